@@ -1,0 +1,40 @@
+# The two commands a fresh machine needs: `make run` and `make test`. See README.md.
+SHELL := /bin/bash
+PY := .venv/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test setup chromium lint format bench worker
+
+setup:
+	@scripts/setup
+
+## Set everything up, load demo data and start the app on the embedded default (SQLite).
+run: export DEBUG ?= 1
+run: setup
+	@$(PY) manage.py demo
+	@echo "Relevance Studio: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
+	@$(PY) manage.py runserver $(HOST):$(PORT)
+
+## Set everything up (Chromium for the browser tests too) and run the whole test suite.
+test: setup chromium
+	@$(PY) -m ruff check .
+	@$(PY) -m ruff format --check .
+	@$(PY) -m pytest $(PYTEST_ARGS)
+
+chromium:
+	@scripts/ensure-chromium
+
+lint:
+	@$(PY) -m ruff check . && $(PY) -m ruff format --check .
+
+format:
+	@$(PY) -m ruff format . && $(PY) -m ruff check --fix .
+
+## Benchmarks against the reference tools (see bench/README.md).
+bench: setup
+	@$(PY) bench/evaluate_bench.py $(BENCH_ARGS)
+
+## A task worker for production-style background work (TASKS_BACKEND=django_tasks_db.DatabaseBackend).
+worker: setup
+	@$(PY) manage.py db_worker --no-reload

@@ -1,0 +1,10 @@
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+application = get_asgi_application()
+
+from config.startup import refuse_development_secret  # noqa: E402  (needs settings loaded)
+
+refuse_development_secret()

@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from evaluation import views as evaluation_views
+
+urlpatterns = [
+    path("", evaluation_views.home, name="home"),
+    path("accounts/", include("accounts.urls")),
+    path("evaluation/", include("evaluation.urls")),
+    path("jobs/", include("jobs.urls")),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,152 @@
+"""Qrels versions, systems, runs and their evaluations.
+
+Qrels versions and runs are immutable once stored, so an evaluation keyed on
+(run, qrels version, options) can never go stale; the options key also carries the measures
+engine version, so a change in how numbers are computed gives new keys, not old numbers.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class ImmutableError(Exception):
+    """Raised when code tries to change a stored qrels version or run."""
+
+
+class QrelsSource(models.TextChoices):
+    IMPORTED = "imported", "Imported from a TREC qrels file"
+    CAMPAIGN = "campaign", "Published from a campaign"
+
+
+class QrelsVersion(models.Model):
+    """A published, immutable, versioned set of (qid, docno, grade)."""
+
+    name = models.SlugField(max_length=100, help_text="Several versions share one name.")
+    version = models.PositiveIntegerField()
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=20, choices=QrelsSource.choices)
+    original_filename = models.CharField(max_length=255, blank=True)
+    checksum = models.CharField(max_length=64, help_text="SHA-256 of the canonical TREC export.")
+    topic_count = models.PositiveIntegerField()
+    judgment_count = models.PositiveIntegerField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="qrels_name_version_unique")
+        ]
+
+    def __str__(self):
+        return self.label
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise ImmutableError(f"qrels {self.label} is published and cannot change")
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self):
+        return reverse("evaluation:qrels-detail", args=[self.pk])
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class QrelsEntry(models.Model):
+    """One (qid, docno, grade) row of a qrels version."""
+
+    qrels = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="entries")
+    qid = models.CharField(max_length=100)
+    docno = models.CharField(max_length=255)
+    grade = models.SmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["qrels", "qid", "docno"], name="qrels_entry_unique")
+        ]
+
+    def __str__(self):
+        return f"{self.qid} {self.docno} {self.grade}"
+
+
+class System(models.Model):
+    """A named ranker; its runs are the files it produced."""
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+def _run_upload_path(run, filename):
+    return f"runs/{run.checksum[:2]}/{run.checksum}/{filename}"
+
+
+class Run(models.Model):
+    """One ranked-list file of a system. The lines live in a Parquet artifact, not in rows."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="runs")
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    tag = models.CharField(max_length=255, blank=True, help_text="The run tag in the file.")
+    original_filename = models.CharField(max_length=255)
+    original_file = models.FileField(upload_to=_run_upload_path, max_length=255)
+    artifact = models.FileField(upload_to=_run_upload_path, max_length=255)
+    checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the upload.")
+    size_bytes = models.BigIntegerField()
+    line_count = models.PositiveIntegerField()
+    topic_count = models.PositiveIntegerField()
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["system__name", "name"]
+        constraints = [models.UniqueConstraint(fields=["system", "name"], name="run_name_unique")]
+
+    def __str__(self):
+        return f"{self.system.name}/{self.name}"
+
+    def get_absolute_url(self):
+        return reverse("evaluation:run-detail", args=[self.pk])
+
+
+class Evaluation(models.Model):
+    """A run scored against one qrels version with one set of options."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="evaluations")
+    qrels = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="evaluations")
+    options_key = models.CharField(max_length=64)
+    options = models.JSONField(help_text="Measures and options, as given to the engine.")
+    measures = models.JSONField(help_text="Output names in trec_eval order.")
+    means = models.JSONField(help_text="trec_eval's 'all' values.")
+    per_topic = models.JSONField(help_text="{qid: {measure: value}} for evaluated topics.")
+    topic_count = models.PositiveIntegerField()
+    seconds = models.FloatField(help_text="Time taken to score.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "qrels", "options_key"], name="evaluation_unique_options"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.run} on {self.qrels}"

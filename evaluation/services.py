@@ -1,0 +1,286 @@
+"""Named operations on qrels, runs and evaluations. Views, API endpoints, commands and tasks
+translate their input and call these; the rules live here.
+
+Imports are all-or-nothing: a file is parsed and validated completely before anything is
+written, and if writing fails half-way the rows roll back and the stored files are deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import time
+from dataclasses import asdict
+from typing import IO
+
+import polars as pl
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+
+from evaluation import measures, trec
+from evaluation.models import Evaluation, QrelsEntry, QrelsSource, QrelsVersion, Run, System
+
+# Bump when a change to evaluation/measures.py can change a number: cached evaluations are
+# keyed on it and recomputed instead of served stale.
+ENGINE_VERSION = "1"
+
+# What dashboards score by default (issue "Evaluation dashboards", item 2).
+DASHBOARD_MEASURES = ("ndcg_cut.1,3,5,10,20,100", "P.5,10", "map", "recip_rank", "judged.10")
+
+MESSAGES = {
+    "duplicate_run": "{filename}: this file was already uploaded as run {run} (same SHA-256).",
+    "run_name_taken": "{filename}: system {system} already has a run named {name!r}.",
+    "empty_name": "a name is required",
+}
+
+
+class ImportRejected(Exception):
+    """An import refused for a reason that is not a line of the file (duplicate, name taken)."""
+
+    def __init__(self, message: str, *, existing=None):
+        super().__init__(message)
+        self.existing = existing
+
+
+def read_upload(source: IO[bytes] | bytes) -> bytes:
+    if isinstance(source, bytes):
+        return source
+    if hasattr(source, "chunks"):  # Django UploadedFile: avoids one huge read() of a temp file
+        return b"".join(source.chunks())
+    return source.read()
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- qrels -------------------------------------------------------------------------------
+
+
+def qrels_to_trec_bytes(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    trec.write_qrels(frame, buffer)
+    return buffer.getvalue()
+
+
+def import_qrels(
+    *,
+    source: IO[bytes] | bytes,
+    filename: str,
+    name: str,
+    description: str = "",
+    user=None,
+    max_bytes: int | None = None,
+) -> QrelsVersion:
+    """Validate a TREC qrels file and publish it as the next version of ``name``."""
+    if not name:
+        raise ImportRejected(MESSAGES["empty_name"])
+    frame = trec.read_qrels(read_upload(source), name=filename, max_bytes=max_bytes)
+    frame = frame.sort(["qid", "docno"])
+    checksum = _sha256(qrels_to_trec_bytes(frame))
+    with transaction.atomic():
+        # Lock the name's versions so two imports of the same name get distinct numbers.
+        latest = (
+            QrelsVersion.objects.select_for_update()
+            .filter(name=name)
+            .order_by("-version")
+            .values_list("version", flat=True)
+            .first()
+        )
+        version = QrelsVersion.objects.create(
+            name=name,
+            version=(latest or 0) + 1,
+            description=description,
+            source=QrelsSource.IMPORTED,
+            original_filename=filename,
+            checksum=checksum,
+            topic_count=frame["qid"].n_unique(),
+            judgment_count=frame.height,
+            created_by=user,
+        )
+        QrelsEntry.objects.bulk_create(
+            (
+                QrelsEntry(qrels=version, qid=qid, docno=docno, grade=grade)
+                for qid, docno, grade in frame.select("qid", "docno", "grade").iter_rows()
+            ),
+            batch_size=5000,
+        )
+    return version
+
+
+def load_qrels_frame(qrels: QrelsVersion) -> pl.DataFrame:
+    rows = qrels.entries.order_by("qid", "docno").values_list("qid", "docno", "grade")
+    return pl.DataFrame(
+        list(rows),
+        schema={"qid": pl.String, "docno": pl.String, "grade": pl.Int64},
+        orient="row",
+    )
+
+
+def find_qrels(label: str) -> QrelsVersion:
+    """``name`` (its latest version) or ``name@N``."""
+    name, _, number = label.partition("@")
+    versions = QrelsVersion.objects.filter(name=name)
+    if number:
+        if not number.isdigit():
+            raise QrelsVersion.DoesNotExist(
+                f"{label!r}: the version must be a number, e.g. {name}@2"
+            )
+        return versions.get(version=int(number))
+    latest = versions.order_by("-version").first()
+    if latest is None:
+        raise QrelsVersion.DoesNotExist(f"no qrels named {name!r}")
+    return latest
+
+
+# --- runs --------------------------------------------------------------------------------
+
+
+def import_run(
+    *,
+    source: IO[bytes] | bytes,
+    filename: str,
+    system: System | str,
+    name: str = "",
+    description: str = "",
+    user=None,
+    max_bytes: int | None = None,
+) -> Run:
+    """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact."""
+    data = read_upload(source)
+    checksum = _sha256(data)
+    existing = Run.objects.filter(checksum=checksum).select_related("system").first()
+    if existing is not None:
+        raise ImportRejected(
+            MESSAGES["duplicate_run"].format(filename=filename, run=existing), existing=existing
+        )
+    frame = trec.read_run(data, name=filename, max_bytes=max_bytes)
+    name = name or _default_run_name(filename)
+    artifact = io.BytesIO()
+    frame.write_parquet(artifact, compression="zstd", statistics=False)
+
+    stored: list[str] = []
+    try:
+        with transaction.atomic():
+            if isinstance(system, str):
+                system, _ = System.objects.get_or_create(name=system, defaults={"created_by": user})
+            if Run.objects.filter(system=system, name=name).exists():
+                raise ImportRejected(
+                    MESSAGES["run_name_taken"].format(filename=filename, system=system, name=name)
+                )
+            run = Run(
+                system=system,
+                name=name,
+                description=description,
+                tag=frame["tag"][-1],  # what trec_eval prints as the runid
+                original_filename=filename,
+                checksum=checksum,
+                size_bytes=len(data),
+                line_count=frame.height,
+                topic_count=frame["qid"].n_unique(),
+                uploaded_by=user,
+            )
+            run.original_file.save(_safe_filename(filename), ContentFile(data), save=False)
+            stored.append(run.original_file.name)
+            run.artifact.save("ranking.parquet", ContentFile(artifact.getvalue()), save=False)
+            stored.append(run.artifact.name)
+            run.save()
+    except IntegrityError:
+        _delete_files(stored)
+        # Lost a race with an identical upload: report it like the check above would have.
+        existing = Run.objects.filter(checksum=checksum).first()
+        if existing is None:
+            raise
+        raise ImportRejected(
+            MESSAGES["duplicate_run"].format(filename=filename, run=existing), existing=existing
+        ) from None
+    except BaseException:
+        _delete_files(stored)
+        raise
+    return run
+
+
+def _default_run_name(filename: str) -> str:
+    base = filename.rsplit("/", 1)[-1]
+    for suffix in (".gz", ".trec", ".run", ".txt", ".tsv"):
+        base = base.removesuffix(suffix)
+    return base or "run"
+
+
+def _safe_filename(filename: str) -> str:
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in base)[:100] or "run.txt"
+
+
+def _delete_files(names: list[str]) -> None:
+    for name in names:
+        default_storage.delete(name)
+
+
+def load_run_frame(run: Run) -> pl.DataFrame:
+    with run.artifact.open("rb") as handle:
+        return pl.read_parquet(handle, columns=["qid", "docno", "score"])
+
+
+def find_run(label: str) -> Run:
+    """``system/run`` or a run name that is unique across systems."""
+    runs = Run.objects.select_related("system")
+    if "/" in label:
+        system, _, name = label.partition("/")
+        return runs.get(system__name=system, name=name)
+    matches = list(runs.filter(name=label)[:2])
+    if len(matches) != 1:
+        raise Run.DoesNotExist(
+            f"no run named {label!r}" if not matches else f"{label!r} is ambiguous: use system/run"
+        )
+    return matches[0]
+
+
+# --- evaluations -------------------------------------------------------------------------
+
+
+def options_key(measure_specs: list[str], options: measures.Options) -> str:
+    canonical = json.dumps(
+        {"engine": ENGINE_VERSION, "measures": measure_specs, "options": asdict(options)},
+        sort_keys=True,
+    )
+    return _sha256(canonical.encode())
+
+
+def evaluate_run(
+    *,
+    run: Run,
+    qrels: QrelsVersion,
+    measure_specs: list[str],
+    options: measures.Options | None = None,
+) -> Evaluation:
+    """Score ``run`` against ``qrels``, or return the stored evaluation for the same inputs."""
+    options = options or measures.Options()
+    key = options_key(measure_specs, options)
+    stored = Evaluation.objects.filter(run=run, qrels=qrels, options_key=key).first()
+    if stored is not None:
+        return stored
+    started = time.perf_counter()
+    result = measures.evaluate(load_qrels_frame(qrels), load_run_frame(run), measure_specs, options)
+    per_topic = {
+        row["qid"]: {name: row[name] for name in result.measures}
+        for row in result.per_topic.iter_rows(named=True)
+    }
+    try:
+        with transaction.atomic():
+            return Evaluation.objects.create(
+                run=run,
+                qrels=qrels,
+                options_key=key,
+                options={"measures": measure_specs, **asdict(options)},
+                measures=result.measures,
+                means=result.means,
+                per_topic=per_topic,
+                topic_count=result.per_topic.height,
+                seconds=time.perf_counter() - started,
+            )
+    except IntegrityError:
+        # Someone scored the same inputs meanwhile; theirs is the same numbers.
+        return Evaluation.objects.get(run=run, qrels=qrels, options_key=key)

@@ -1,0 +1,82 @@
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import FileResponse, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from evaluation import services
+from evaluation.models import Evaluation, QrelsVersion, Run, System
+
+PAGE_SIZE = 50
+
+
+@require_GET
+@login_required
+def home(request):
+    context = {
+        "qrels_count": QrelsVersion.objects.count(),
+        "system_count": System.objects.count(),
+        "run_count": Run.objects.count(),
+        "recent_evaluations": Evaluation.objects.select_related("run__system", "qrels")[:8],
+        "recent_runs": Run.objects.select_related("system").order_by("-uploaded_at")[:5],
+    }
+    return render(request, "home.html", context)
+
+
+@require_GET
+@login_required
+def qrels_list(request):
+    page = Paginator(QrelsVersion.objects.select_related("created_by"), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    return render(request, "evaluation/qrels_list.html", {"page": page})
+
+
+@require_GET
+@login_required
+def qrels_detail(request, pk):
+    qrels = get_object_or_404(QrelsVersion.objects.select_related("created_by"), pk=pk)
+    topics = qrels.entries.values("qid").annotate(judged=Count("id")).order_by("qid")
+    page = Paginator(topics, PAGE_SIZE).get_page(request.GET.get("page"))
+    grades = qrels.entries.values("grade").annotate(n=Count("id")).order_by("grade")
+    return render(
+        request,
+        "evaluation/qrels_detail.html",
+        {"qrels": qrels, "page": page, "grades": grades},
+    )
+
+
+@require_GET
+@login_required
+def qrels_download(request, pk):
+    qrels = get_object_or_404(QrelsVersion, pk=pk)
+    body = services.qrels_to_trec_bytes(services.load_qrels_frame(qrels))
+    response = HttpResponse(body, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{qrels.name}-v{qrels.version}.qrels"'
+    return response
+
+
+@require_GET
+@login_required
+def run_list(request):
+    runs = Run.objects.select_related("system", "uploaded_by")
+    page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "evaluation/run_list.html", {"page": page})
+
+
+@require_GET
+@login_required
+def run_detail(request, pk):
+    run = get_object_or_404(Run.objects.select_related("system", "uploaded_by"), pk=pk)
+    evaluations = run.evaluations.select_related("qrels")
+    return render(request, "evaluation/run_detail.html", {"run": run, "evaluations": evaluations})
+
+
+@require_GET
+@login_required
+def run_download(request, pk):
+    run = get_object_or_404(Run, pk=pk)
+    return FileResponse(
+        run.original_file.open("rb"), as_attachment=True, filename=run.original_filename
+    )

@@ -1,0 +1,53 @@
+"""What a person waits for: one row per long piece of work (an import, a scoring, a pool),
+updated by the background task as it goes, read by the progress bar and the API.
+
+django.tasks runs the work (in-process on the embedded default, on workers in production)
+but has no notion of progress or of a user-facing error list; this row carries both."""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Done"
+    FAILED = "failed", "Failed"
+
+
+class Job(models.Model):
+    kind = models.CharField(max_length=50)
+    title = models.CharField(max_length=300)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    step = models.CharField(max_length=200, blank=True, help_text="What it is doing now.")
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=1)
+    errors = models.JSONField(default=list, blank=True, help_text="file:line errors, capped.")
+    error_total = models.PositiveIntegerField(default=0)
+    result = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.title} ({self.get_status_display()})"
+
+    def get_absolute_url(self):
+        return reverse("jobs:job-detail", args=[self.pk])
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
+
+    @property
+    def percent(self) -> int:
+        if self.status == JobStatus.SUCCEEDED:
+            return 100
+        return min(99, round(100 * self.done / self.total)) if self.total else 0
