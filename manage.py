@@ -10,7 +10,11 @@ def main():
         from evaluation import cli
 
         if cli.files_only(sys.argv[2:]):
-            sys.exit(cli.main(sys.argv[2:]))
+            code = cli.main(sys.argv[2:])
+            sys.stdout.flush()
+            sys.stderr.flush()
+            # Nothing is left to clean up; skipping polars' and numpy's teardown saves ~0.1 s.
+            os._exit(code)
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

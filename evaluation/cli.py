@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+import polars as pl
+
 from evaluation import measures, trec
 
 DESCRIPTION = (
@@ -95,9 +97,13 @@ def options_from(args) -> tuple[list[str], measures.Options]:
     return specs, options
 
 
-def read_file(reader, path: Path):
+# What scoring and the runid need; every line is still checked in full.
+SCORING_COLUMNS = ("qid", "docno", "score", "tag")
+
+
+def read_file(reader, path: Path, **options):
     try:
-        return reader(path, name=str(path))
+        return reader(path, name=str(path), **options)
     except trec.TrecFormatError as error:
         raise UsageError(str(error)) from None
 
@@ -151,7 +157,8 @@ def _csv(result, *, per_topic) -> str:
 
 def runid_of(run_frame) -> str:
     # trec_eval prints the tag of the run file's last line as the runid.
-    return run_frame["tag"][-1] if run_frame.height else ""
+    # An expression: the reader stores a tag shared by every line once, not per line.
+    return run_frame.select(pl.col("tag").last()).item() if run_frame.height else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,7 +182,7 @@ def main(argv: list[str]) -> int:
     try:
         specs, options = options_from(args)
         qrels = read_file(trec.read_qrels, Path(args.qrels))
-        run = read_file(trec.read_run, Path(args.run))
+        run = read_file(trec.read_run, Path(args.run), columns=SCORING_COLUMNS)
         result = score(qrels, run, specs, options)
     except UsageError as error:
         # The same words Django's CommandError prints, so both paths read alike.

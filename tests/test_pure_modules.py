@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PURE_MODULES = ["evaluation.trec", "evaluation.measures", "evaluation.demo"]
+PURE_MODULES = [
+    "evaluation.trec",
+    "evaluation.measures",
+    "evaluation.demo",
+    "evaluation.cli",
+]
 
 PROBE = """
 import importlib, sys

@@ -9,16 +9,19 @@ Every measure we compute depends on a topic's unjudged documents only through ho
 are and where they push the judged ones, so instead of sorting millions of lines with their
 docno strings we:
   1. give each line a 64-bit key that sorts like (topic, score descending): the topic number
-     in the high bits, an order-preserving encoding of the score below it;
+     (or, when each topic's lines form one block, the block number) in the high bits, an
+     order-preserving encoding of the score below it;
   2. sort the keys alone (numbers only, and skipped when the run is already in that order);
-  3. find the judged lines by joining on a 64-bit hash of (topic, docno), then confirm each
-     match by comparing the docno strings;
+  3. find the judged lines by looking up each line's (topic, 64-bit docno hash) in a table
+     of the judgments laid out topic by topic, then confirm each match by comparing the
+     docno strings;
   4. rank each judged line: the lines of its topic with a smaller key come first; lines with
      an equal key (true ties, or for 10.0 doubles that agree in the bits the key keeps) are
      put in exact (score desc, docno desc) order, looking at those few lines only.
 """
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,10 +113,11 @@ def rank_judged_documents(
     line_topic, blocks = run_blocks.topic_numbers(topics)
     kept = line_topic >= 0
     kept_lines = None if kept.all() else np.flatnonzero(kept)
-    docno = run.get_column("docno")
-    scores = run.get_column("score").to_numpy()
+    docno, score = run.get_column("docno"), run.get_column("score")
     if kept_lines is not None:
-        line_topic, scores, docno = line_topic[kept_lines], scores[kept_lines], docno[kept_lines]
+        line_topic, docno, score = line_topic[kept_lines], docno[kept_lines], score[kept_lines]
+    scores = _ranking_scores(score, trec_eval_version)
+    del score
     if blocks is None:
         counts = np.bincount(line_topic, minlength=n_topics)
     else:
@@ -124,12 +128,24 @@ def rank_judged_documents(
     # Matching first, so its large temporaries are gone before the keys are built.
     lines, grade = _judged_lines(judgments, topics, docno, line_topic)
     topic = line_topic[lines].astype(np.int64)
-    scores = _ranking_scores(scores, trec_eval_version)
-    keys = _order_keys(line_topic, scores, n_topics)
-    del line_topic
-    order = _KeyOrder(keys, blocks)
+    if blocks is not None and np.unique(blocks.topic).size == blocks.topic.size:
+        # Each topic's lines form one block. Keys made of the block number instead of the
+        # topic number sort the same lines the same way, but follow the file's order of
+        # topics, so a run that ranks each topic (the usual case) needs no sorting at all.
+        del line_topic
+        block = np.repeat(np.arange(blocks.topic.size, dtype=np.int32), blocks.length)
+        keys = _order_keys(block, scores, blocks.topic.size)
+        del block
+        order = _KeyOrder(keys, None)
+        start_of = np.zeros(n_topics, dtype=np.int64)
+        start_of[blocks.topic] = blocks.start
+    else:
+        keys = _order_keys(line_topic, scores, n_topics)
+        del line_topic
+        order = _KeyOrder(keys, blocks)
+        start_of = topic_start
     first, tied = order.place(lines)
-    rank = first - topic_start[topic] + 1
+    rank = first - start_of[topic] + 1
     if tied.any():
         rank[tied] += _places_among_ties(order, scores, docno, lines[tied], first[tied])
 
@@ -141,15 +157,38 @@ def rank_judged_documents(
     return JudgedRanking(num_ret, topic[by_rank], rank[by_rank], grade[by_rank])
 
 
-def _ranking_scores(scores: np.ndarray, trec_eval_version: int) -> np.ndarray:
+def _ranking_scores(score: pl.Series, trec_eval_version: int) -> np.ndarray:
     """The scores trec_eval compares: float32 in 9.0.8, doubles in 10.0.
 
-    Adding +0.0 turns -0.0 into +0.0; C compares them equal, so they must tie.
+    Converted a slice at a time, so a run read in pieces is never copied whole as doubles
+    first. Adding +0.0 turns -0.0 into +0.0; C compares them equal, so they must tie.
     """
-    with np.errstate(over="ignore"):
-        ranked = scores.astype(np.float32 if trec_eval_version == 9 else np.float64)
-    ranked += ranked.dtype.type(0.0)
+    dtype = np.float32 if trec_eval_version == 9 else np.float64
+    ranked = np.empty(score.len(), dtype=dtype)
+    with np.errstate(over="ignore"):  # doubles beyond float32's range become infinite
+        for start, piece in _slices(score):
+            ranked[start : start + piece.size] = piece
+    ranked += dtype(0.0)
     return ranked
+
+
+def _docno_hashes(docno: pl.Series) -> np.ndarray:
+    """A 64-bit hash of each docno (equal strings hash alike), a slice at a time."""
+    hashes = np.empty(docno.len(), dtype=np.uint64)
+    for start in range(0, docno.len(), _SLICE):
+        piece = docno.slice(start, _SLICE).hash(_HASH_SEED).to_numpy()
+        hashes[start : start + piece.size] = piece
+    return hashes
+
+
+_SLICE = 1 << 20
+
+
+def _slices(series: pl.Series):
+    """(offset, numpy array) for consecutive slices of a series: a series made of many
+    chunks is copied into one array a slice at a time instead of whole."""
+    for start in range(0, series.len(), _SLICE):
+        yield start, series.slice(start, _SLICE).to_numpy()
 
 
 def _order_keys(topic: np.ndarray, scores: np.ndarray, n_topics: int) -> np.ndarray:
@@ -255,29 +294,121 @@ def _judged_lines(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The lines whose (topic, docno) is judged, in line order, and their grades.
 
-    Joining on two columns, one of them strings, over every line is slow; joining on a
-    64-bit hash of the pair is not. Equal pairs always hash alike, so no match is missed, and
-    comparing the docnos of each joined pair discards the rare pair that only collides.
+    Every line's docno is hashed once and looked up in a table of the judged documents'
+    hashes (see _JudgedTable); a line whose topic and 64-bit hash match a judgment is judged
+    once the docno strings agree too, so a mere hash collision never counts.
     """
     judged_docno = judgments.get_column("docno")
-    judged_hash = _pair_hashes(judged_docno, judgments.get_column("topic").to_numpy())
-    _reject_repeated_judgments(judgments, judged_hash, topics)
-    judged = pl.LazyFrame({"hash": judged_hash, "judgment": np.arange(judgments.height)})
-    lines = pl.LazyFrame({"hash": _pair_hashes(docno, line_topic)}).with_row_index("line")
-    pairs = lines.join(judged, on="hash").collect()
-    line = pairs.get_column("line").to_numpy().astype(np.int64)
-    judgment = pairs.get_column("judgment").to_numpy()
+    judged_topic = judgments.get_column("topic").to_numpy()
+    judged_hash = _docno_hashes(judged_docno)
+    _reject_repeated_judgments(judgments, judged_topic, judged_hash, topics)
+    table = _JudgedTable(judged_topic, judged_hash, topics.len())
+    line, judgment = table.lookup(line_topic, docno)
     same = (docno.gather(line) == judged_docno.gather(judgment)).to_numpy()
     line, judgment = line[same], judgment[same]
-    order = np.argsort(line)
-    return line[order], judgments.get_column("grade").to_numpy()[judgment[order]]
+    return line, judgments.get_column("grade").to_numpy()[judgment]
+
+
+class _JudgedTable:
+    """Judgments by (topic, docno hash), for looking up millions of run lines.
+
+    A polars join, or a binary search, of every run line against the judgments costs several
+    random memory accesses per line. Here each topic owns a contiguous region of at least
+    eight slots per judgment, and a judgment sits in its topic's region at the slot its hash
+    picks (one judgment: its index; several: a marker). Run lines come grouped by topic, so
+    their lookups stay within one small region at a time and hit the cache; only the few
+    lines whose slot is shared are matched by a join.
+    """
+
+    _SHARED = -2
+
+    def __init__(self, topic: np.ndarray, hashes: np.ndarray, n_topics: int) -> None:
+        self.topic, self.hashes = topic, hashes
+        per_topic = np.bincount(topic, minlength=n_topics)
+        size = np.left_shift(1, _bit_length(np.maximum(per_topic, 1) * 8 - 1))
+        self.mask = (size - 1).astype(np.uint64)
+        self.base = np.cumsum(size) - size
+        self.slot = self._slots(topic, hashes)
+        self.table = np.full(int(size.sum()), -1, dtype=np.int32)
+        self.table[self.slot] = np.arange(topic.size, dtype=np.int32)
+        ordered = np.sort(self.slot)
+        self.table[ordered[1:][ordered[1:] == ordered[:-1]]] = self._SHARED
+
+    def _slots(self, topic: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        slot = (hashes & self.mask[topic]).view(np.int64)
+        slot += self.base[topic]
+        return slot
+
+    def lookup(self, topic: np.ndarray, docno: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+        """The lines (indices into topic and docno) whose topic and docno hash equal a
+        judgment's, in line order, and that judgment's index. The docnos are hashed a slice
+        at a time, which keeps the temporaries small and in the cache."""
+        hashes = (
+            _docno_hashes(docno.slice(start, _SLICE)) for start in range(0, topic.size, _SLICE)
+        )
+        return self.lookup_hashes(topic, hashes)
+
+    def lookup_hashes(
+        self, topic: np.ndarray, hash_slices: Iterable[np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """As lookup, for the lines' docno hashes given in consecutive slices."""
+        lines, judgments, shared = [], [], []
+        start = 0
+        for hashes in hash_slices:
+            piece_topic = topic[start : start + hashes.size]
+            found = self.table[self._slots(piece_topic, hashes)]
+            line = np.flatnonzero(found >= 0)
+            judgment = found[line].astype(np.int64)
+            # Regions are per topic, so a slot's judgment has the line's topic.
+            hit = self.hashes[judgment] == hashes[line]
+            lines.append(line[hit] + start)
+            judgments.append(judgment[hit])
+            line = np.flatnonzero(found == self._SHARED)
+            if line.size:
+                shared.append((line + start, piece_topic[line], hashes[line]))
+            start += hashes.size
+        if shared:
+            joined = self._join(*(np.concatenate(parts) for parts in zip(*shared, strict=True)))
+            lines.append(joined[0])
+            judgments.append(joined[1])
+        line, judgment = np.concatenate(lines), np.concatenate(judgments)
+        if shared:
+            order = np.argsort(line, kind="stable")
+            line, judgment = line[order], judgment[order]
+        return line, judgment
+
+    def _join(self, line: np.ndarray, topic: np.ndarray, hashes: np.ndarray):
+        lines = pl.LazyFrame({"topic": topic.astype(np.int64), "hash": hashes, "line": line})
+        shared = np.flatnonzero(self.table[self.slot] == self._SHARED)
+        judged = pl.LazyFrame(
+            {
+                "topic": self.topic[shared].astype(np.int64),
+                "hash": self.hashes[shared],
+                "judgment": shared.astype(np.int64),
+            }
+        )
+        pairs = lines.join(judged, on=["topic", "hash"]).collect()
+        return pairs.get_column("line").to_numpy(), pairs.get_column("judgment").to_numpy()
+
+
+def _bit_length(values: np.ndarray) -> np.ndarray:
+    """int.bit_length for each non-negative value (exact: no floating-point logarithm)."""
+    length = np.zeros(values.shape, dtype=np.int64)
+    rest = values.astype(np.int64)
+    for shift in (32, 16, 8, 4, 2, 1):
+        big = rest >= (1 << shift)
+        length += np.where(big, shift, 0)
+        rest = np.where(big, rest >> shift, rest)
+    return length + (rest > 0)
 
 
 def _reject_repeated_judgments(
-    judgments: pl.DataFrame, judged_hash: np.ndarray, topics: pl.Series
+    judgments: pl.DataFrame, topic: np.ndarray, docno_hash: np.ndarray, topics: pl.Series
 ) -> None:
     """trec_eval refuses a topic that judges a document twice; so do we. Repeated pairs
     hash alike, so only pairs whose hash repeats need comparing."""
+    judged_hash = topic.astype(np.uint64) * _SPREAD
+    judged_hash ^= docno_hash
     ordered = np.sort(judged_hash)
     if not (ordered[1:] == ordered[:-1]).any():
         return
@@ -288,13 +419,6 @@ def _reject_repeated_judgments(
         raise ValueError(
             f"qrels: topic {topics[first['topic']]!r} judges document {first['docno']!r} twice"
         )
-
-
-def _pair_hashes(docno: pl.Series, topic: np.ndarray) -> np.ndarray:
-    hashes = topic.astype(np.uint64)
-    hashes *= _SPREAD
-    hashes ^= docno.hash(_HASH_SEED).to_numpy()
-    return hashes
 
 
 def _places_among_ties(

@@ -88,7 +88,7 @@ def evaluate(
     `measures` are trec_eval `-m` arguments ("ndcg_cut.10", "P.5,10", "official"). Topics
     only in the run are ignored; topics only in the qrels are skipped, or with
     `options.complete` scored 0 and counted. A (qid, docno) pair must not repeat in either
-    frame (evaluation/trec.py rejects such files; trec_eval refuses them too); this is
+    frame (evaluation.trec rejects such files; trec_eval refuses them too); this is
     checked for the qrels, not for the run, where the check would cost more than scoring.
 
     Raises ValueError for unknown measures, bad cutoffs, malformed frames, or when no topic

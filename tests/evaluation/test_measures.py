@@ -23,6 +23,7 @@ from evaluation.measures import (
     qrels_frame,
     run_frame,
 )
+from evaluation.measures.ranking import _JudgedTable
 
 TOLERANCE = 1e-12
 
@@ -559,11 +560,23 @@ def test_version_10_ranks_by_double_scores(collection):
 
 
 def run_rows_in(order: str, run: dict, version: int, random) -> pl.DataFrame:
-    """The run's lines in trec_eval's order, grouped by topic in reverse topic order with
-    each topic ranked, or shuffled: the three ways ranking.py reads a run."""
+    """The run's lines in trec_eval's order; grouped by topic in reverse topic order with
+    each topic ranked; grouped by topic but not ranked; each topic split in two blocks, all
+    first halves before all second halves; or shuffled: the ways ranking.py reads a run."""
     rows = [(qid, docno, score) for qid, docs in run.items() for docno, score in docs.items()]
     if order == "shuffled":
         random.shuffle(rows)
+    elif order == "grouped unranked":
+        random.shuffle(rows)
+        rows.sort(key=lambda row: row[0].encode())
+    elif order == "topics split":
+        halves = ([], [])
+        for qid, docs in run.items():
+            items = list(docs.items())
+            random.shuffle(items)
+            for index, (docno, score) in enumerate(items):
+                halves[2 * index >= len(items)].append((qid, docno, score))
+        rows = halves[0] + halves[1]
     else:
         cast = np.float32 if version == 9 else float
         rows.sort(key=lambda row: row[1].encode(), reverse=True)
@@ -574,8 +587,11 @@ def run_rows_in(order: str, run: dict, version: int, random) -> pl.DataFrame:
 
 @PROPERTY
 @given(
-    collections(run_size=(8, 16)),
-    st.sampled_from(["trec_eval", "topics reversed", "shuffled"]),
+    # At least 8 lines per block on average, or the lines are not read as blocks.
+    collections(run_size=(16, 20)),
+    st.sampled_from(
+        ["trec_eval", "topics reversed", "grouped unranked", "topics split", "shuffled"]
+    ),
     st.sampled_from([9, 10]),
     st.randoms(use_true_random=False),
 )
@@ -679,6 +695,18 @@ def test_larger_runs_match_pytrec_eval_with_default_cutoffs_and_trec_eval_means(
         else:
             expected = total / len(order)
         assert result.means[name] == expected, f"{name}: the mean is not trec_eval's to the bit"
+
+
+def test_judged_lookup_matches_lines_whose_slot_several_judgments_share():
+    # Three judgments of topic 0 get a 32-slot region: hashes 5 and 37 share slot 5.
+    topic = np.array([0, 0, 0, 1])
+    hashes = np.array([5, 37, 7, 5], dtype=np.uint64)
+    table = _JudgedTable(topic, hashes, n_topics=2)
+    line_topic = np.array([0, 0, 0, 0, 1, 1, 0])
+    line_hash = np.array([5, 37, 69, 7, 5, 13, 6], dtype=np.uint64)
+    line, judgment = table.lookup_hashes(line_topic, [line_hash[:3], line_hash[3:]])
+    assert line.tolist() == [0, 1, 3, 4], "lines matched to the wrong judgments, or missed"
+    assert judgment.tolist() == [0, 1, 2, 3]
 
 
 # --- invariants --------------------------------------------------------------------------

@@ -1,0 +1,174 @@
+"""Path 1 of the package docstring: polars' CSV reader on files in the usual layouts, a piece
+at a time, after byte-level checks that make its result exact (or decline the file)."""
+
+from __future__ import annotations
+
+import mmap
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import numpy as np
+import polars as pl
+
+from .grammar import Format, pair_hash
+from .source import BOM, has_long_line
+
+__all__ = ["PIECE_BYTES", "read_canonical"]
+
+# Polars parses one piece of about this size at a time: memory stays bounded (a piece's bytes
+# and its all-column frame are dropped once checked), and the byte checks scan a piece while
+# it is in the processor's cache.
+PIECE_BYTES = 16 << 20
+# Runs of whitespace, or whitespace at the start or end of a line; looked for in the first
+# _HEAD_BYTES only (a regular expression over 64 KiB already costs milliseconds).
+_UNUSUAL_LAYOUT = re.compile(rb"[ \t\x0b\x0c]{2}|^[ \t\x0b\x0c]|[ \t\x0b\x0c]\r?$", re.MULTILINE)
+_HEAD_BYTES = 4096
+_TABS_TO_SPACES = bytes.maketrans(b"\t\x0b\x0c", b"   ")
+# Columns that usually hold one value on every line (the run's tag, the qrels' iteration).
+_OFTEN_CONSTANT = ("tag", "iteration")
+
+
+def read_canonical(
+    fmt: Format, data, columns: tuple[str, ...] | None = None, piece_bytes: int | None = None
+) -> pl.DataFrame | None:
+    """The frame of a valid file in the usual layouts (``columns`` of it, default all), or
+    None when not sure.
+
+    Polars' CSV reader splits on single spaces (or single tabs, in pieces without spaces) and
+    parses the numbers. That is sound only without long lines, NUL bytes, CR other than in CRLF
+    line ends (polars trims some whitespace around numbers), a byte-order mark polars would
+    drop (it drops one at the start of what it is given), and with one separator byte, so
+    tabs, VT and FF in pieces that also hold spaces are first turned into spaces (1:1, so the
+    lines keep their lengths). Blank lines come out as all-null rows; any other null means a
+    field was missing or empty (runs of whitespace, leading whitespace): the next path's
+    business. Every field is parsed, also those not in ``columns``, so that every line is
+    checked. Repeated (qid, docno) pairs are found by sorting 64-bit hashes of the pairs; any
+    repeated hash, even a mere collision, leaves the file to the next path.
+    """
+    if not len(data) or has_long_line(data):
+        return None
+    head = data[:_HEAD_BYTES]
+    if _UNUSUAL_LAYOUT.search(head[: head.rfind(b"\n") + 1]):
+        return None  # runs of whitespace in the first lines: bound to fail, skip the attempt
+    columns = fmt.columns if columns is None else columns
+    schema = dict(zip(fmt.raw_names, fmt.raw_types, strict=True))
+    frames, hashes = [], []
+    for start, end in _pieces(data, piece_bytes or PIECE_BYTES):
+        piece = _scanned(data[start:end], first=start == 0)
+        _release(data, start, end)
+        parsed = None if piece is None else _parsed(fmt, piece, schema, columns)
+        if parsed is None:
+            return None
+        frames.append(parsed[0])
+        hashes.append(parsed[1])
+    if not any(frame.height for frame in frames):
+        return None
+    pairs = np.concatenate(hashes)
+    del hashes
+    pairs.sort()
+    if (pairs[1:] == pairs[:-1]).any():
+        return None
+    return frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
+
+
+def _pieces(data, size: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of consecutive pieces of at most ``size`` bytes, each ending after a
+    newline (the last one at the end of the data); a longer line makes a longer piece."""
+    start, length = 0, len(data)
+    while start < length:
+        end = length
+        if length - start > size:
+            newline = data.rfind(b"\n", start, start + size)
+            if newline < 0:  # a line longer than the piece: the piece ends with it
+                newline = data.find(b"\n", start + size)
+            if newline >= 0:
+                end = newline + 1
+        yield start, end
+        start = end
+
+
+def _release(data, start: int, end: int) -> None:
+    """Let the kernel drop a memory map's pages read so far from this process (the file stays
+    in the page cache): otherwise the whole file ends up counted in the process's memory."""
+    if isinstance(data, mmap.mmap):
+        low, high = start - start % mmap.PAGESIZE, end - end % mmap.PAGESIZE
+        if high > low:
+            data.madvise(mmap.MADV_DONTNEED, low, high - low)
+
+
+class _Piece(NamedTuple):
+    data: bytes  # whole lines, no leading blank line; empty when there is nothing but those
+    separator: str
+    comments: bool  # whether a line may be a comment
+
+
+def _scanned(piece: bytes, *, first: bool) -> _Piece | None:
+    """A piece ready for polars, or None when polars might not read it exactly."""
+    if first:
+        piece = piece.removeprefix(BOM)
+    if piece.find(b"\x00") >= 0:
+        return None
+    # Counting CRLF is a slow two-byte search: only for pieces that hold CR at all.
+    if piece.find(b"\r") >= 0 and piece.count(b"\r") != piece.count(b"\r\n"):
+        return None
+    # Polars counts the fields of the first line and fails when it is blank; every CR is part
+    # of a CRLF by now, so these are whole blank lines.
+    piece = piece.lstrip(b"\r\n")
+    if piece.startswith(BOM):  # polars would drop it; here it belongs to the first field
+        return None
+    separator = " "
+    if piece.find(b"\x0b") >= 0 or piece.find(b"\x0c") >= 0:
+        piece = piece.translate(_TABS_TO_SPACES)
+    elif piece.find(b"\t") >= 0:
+        if piece.find(b" ") < 0:
+            separator = "\t"
+        else:
+            piece = piece.translate(_TABS_TO_SPACES)
+    return _Piece(piece, separator, piece.find(b"#") >= 0)
+
+
+def _parsed(
+    fmt: Format, piece: _Piece, schema: dict, columns: tuple[str, ...]
+) -> tuple[pl.DataFrame, np.ndarray] | None:
+    """A piece's frame (``columns`` of it) and the hashes of its (qid, docno) pairs, or None
+    when a line is not valid or polars might have read it wrongly."""
+    if not piece.data:
+        return pl.DataFrame(schema=schema).select(columns), np.empty(0, dtype=np.uint64)
+    try:
+        frame = pl.read_csv(
+            piece.data,
+            has_header=False,
+            separator=piece.separator,
+            quote_char=None,
+            # Looking for comments costs polars about a fifth of its time: only when needed.
+            comment_prefix="#" if piece.comments else None,
+            schema=schema,
+            raise_if_empty=False,
+            glob=False,
+        )
+    except pl.exceptions.PolarsError:
+        return None
+    if frame.null_count().sum_horizontal().item():
+        frame = frame.filter(~pl.all_horizontal(pl.all().is_null()))
+        if frame.null_count().sum_horizontal().item():
+            return None
+    if fmt.floats and frame.height:
+        finite = pl.all_horizontal(pl.col(fmt.raw_names[i]).is_finite().all() for i in fmt.floats)
+        if not frame.select(finite).item():
+            return None
+    hashes = frame.select(pair_hash()).to_series().to_numpy()
+    return _constants_folded(frame.select(columns)), hashes
+
+
+def _constants_folded(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame with each often-constant String column that holds one value throughout made a
+    constant column, which polars keeps as one value instead of a view per row (16 bytes a
+    line)."""
+    for name in _OFTEN_CONSTANT:
+        if name in frame.columns and frame.height:
+            column = frame.get_column(name)
+            value = column[0]
+            if (column == value).all():
+                frame = frame.with_columns(pl.lit(value, dtype=pl.String).alias(name))
+    return frame

@@ -1,0 +1,218 @@
+"""The grammar of run and qrels lines, line by line: the reference that the vectorised readers
+must agree with (the rules are in the package docstring)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
+
+import polars as pl
+
+from .errors import ErrorLog, show
+from .source import line_problem
+
+__all__ = [
+    "QRELS",
+    "QRELS_SCHEMA",
+    "RUN",
+    "RUN_SCHEMA",
+    "Checked",
+    "Format",
+    "QrelsLine",
+    "RunLine",
+    "check_line",
+    "duplicate_message",
+    "has_duplicate_pairs",
+    "pair_hash",
+    "parse",
+]
+
+RUN_SCHEMA = {
+    "qid": pl.String,
+    "docno": pl.String,
+    "rank": pl.Int64,
+    "score": pl.Float64,
+    "tag": pl.String,
+}
+QRELS_SCHEMA = {"qid": pl.String, "iteration": pl.String, "docno": pl.String, "grade": pl.Int64}
+
+# The number grammar, as bytes patterns for the line parser and as polars patterns.
+INT_PATTERN = r"^[+-]?[0-9]+$"
+SCORE_PATTERN = r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
+_INT_RE = re.compile(INT_PATTERN[1:-1].encode())
+_SCORE_RE = re.compile(SCORE_PATTERN[1:-1].encode())
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_NON_FINITE = {"nan", "inf", "infinity"}  # spellings to name in "is not finite" messages
+
+
+class RunLine(NamedTuple):
+    qid: str
+    docno: str
+    rank: int
+    score: float
+    tag: str
+    line: int
+
+
+class QrelsLine(NamedTuple):
+    qid: str
+    iteration: str
+    docno: str
+    grade: int
+    line: int
+
+
+class Format(NamedTuple):
+    """What differs between runs and qrels."""
+
+    kind: str  # "run" or "qrels", as in "file has no run lines"
+    n_fields: int
+    usage: str  # the expected fields, for the field-count message
+    raw_names: tuple[str, ...]  # the fields in file order
+    raw_types: tuple[type[pl.DataType], ...]  # how polars reads them in the fast path
+    ints: tuple[int, ...]  # positions of integer fields
+    floats: tuple[int, ...]  # positions of score fields
+    columns: tuple[str, ...]  # the frame's columns (a subset of raw_names)
+    schema: dict[str, type[pl.DataType]]
+    record: type
+
+
+RUN = Format(
+    kind="run",
+    n_fields=6,
+    usage="qid Q0 docno rank score tag",
+    raw_names=("qid", "q0", "docno", "rank", "score", "tag"),
+    raw_types=(pl.String, pl.String, pl.String, pl.Int64, pl.Float64, pl.String),
+    ints=(3,),
+    floats=(4,),
+    columns=tuple(RUN_SCHEMA),
+    schema=RUN_SCHEMA,
+    record=RunLine,
+)
+QRELS = Format(
+    kind="qrels",
+    n_fields=4,
+    usage="qid iteration docno grade",
+    raw_names=("qid", "iteration", "docno", "grade"),
+    raw_types=(pl.String, pl.String, pl.String, pl.Int64),
+    ints=(3,),
+    floats=(),
+    columns=tuple(QRELS_SCHEMA),
+    schema=QRELS_SCHEMA,
+    record=QrelsLine,
+)
+
+
+def parse_int(what: str, field: bytes) -> tuple[int | None, str | None]:
+    if _INT_RE.fullmatch(field) is None:
+        return None, f"{what} {show(field.decode())} is not an integer"
+    # int() refuses strings of over 4,300 digits: drop leading zeros, and past 19 digits the
+    # value is out of range anyway.
+    digits = field.lstrip(b"+-").lstrip(b"0") or b"0"
+    value = None
+    if len(digits) <= 19:
+        value = -int(digits) if field[:1] == b"-" else int(digits)
+    if value is None or not _INT64_MIN <= value <= _INT64_MAX:
+        return None, f"{what} {show(field.decode())} is out of range"
+    return value, None
+
+
+def parse_score(field: bytes) -> tuple[float | None, str | None]:
+    text = field.decode()
+    if _SCORE_RE.fullmatch(field) is None:
+        if text.lstrip("+-").lower() in _NON_FINITE:
+            return None, f"score {show(text)} is not finite"
+        return None, f"score {show(text)} is not a number"
+    value = float(field)
+    if not math.isfinite(value):
+        return None, f"score {show(text)} is not finite"
+    return value, None
+
+
+class Checked(NamedTuple):
+    problems: list[str]
+    key: tuple[str, str] | None  # (qid, docno) when the line takes part in duplicate checks
+    values: tuple | None  # the record's fields (without the line number) when valid
+
+
+def check_line(fmt: Format, raw: bytes) -> Checked | None:
+    """The grammar for one line (without its ``\\n``): None for a blank or comment line."""
+    fields = raw.split()
+    if fields and fields[0][:1] == b"#":
+        return None
+    # A blank line can only be too long: whitespace holds no NUL and is valid UTF-8.
+    problem = line_problem(raw)
+    if problem is not None:
+        return Checked([problem], None, None)
+    if not fields:
+        return None
+    if len(fields) != fmt.n_fields:
+        message = f"expected {fmt.n_fields} fields ({fmt.usage}), found {len(fields)}"
+        return Checked([message], None, None)
+    problems = []
+    qid, docno = fields[0].decode(), fields[2].decode()
+    if fmt is RUN:
+        rank, problem = parse_int("rank", fields[3])
+        if problem:
+            problems.append(problem)
+        score, problem = parse_score(fields[4])
+        if problem:
+            problems.append(problem)
+        values = (qid, docno, rank, score, fields[5].decode())
+    else:
+        grade, problem = parse_int("grade", fields[3])
+        if problem:
+            problems.append(problem)
+        values = (qid, fields[1].decode(), docno, grade)
+    return Checked(problems, (qid, docno), None if problems else values)
+
+
+def duplicate_message(qid: str, docno: str, first: int) -> str:
+    return f"docno {show(docno)} already appears for topic {show(qid)} on line {first}"
+
+
+def parse(fmt: Format, lines: Iterable[tuple[int, bytes]], log: ErrorLog) -> Iterator:
+    """Check numbered lines one by one, yield the valid records, log every problem."""
+    seen: dict[str, dict[str, int]] = {}
+    content_lines = 0
+    record = fmt.record
+    for number, raw in lines:
+        checked = check_line(fmt, raw)
+        if checked is None:
+            continue
+        content_lines += 1
+        for problem in checked.problems:
+            log.add(number, problem)
+        if checked.key is None:
+            continue
+        qid, docno = checked.key
+        topic = seen.get(qid)
+        if topic is None:
+            topic = seen[qid] = {}
+        first = topic.get(docno)
+        if first is not None:
+            log.add(number, duplicate_message(qid, docno, first))
+            continue
+        topic[docno] = number
+        if checked.values is not None:
+            yield record(*checked.values, number)
+    if content_lines == 0:
+        log.fail(f"file has no {fmt.kind} lines")
+
+
+def has_duplicate_pairs(frame: pl.DataFrame) -> bool:
+    """Whether some (qid, docno) pair occurs twice.
+
+    Counting distinct 64-bit hashes of the pairs is several times faster than polars' exact
+    duplicate search on two string columns; only when two hashes collide is that search run.
+    """
+    hashes = frame.select(pair_hash()).to_series()
+    if hashes.n_unique() == len(hashes):
+        return False
+    return bool(frame.select(pl.struct("qid", "docno").is_duplicated().any()).item())
+
+
+def pair_hash() -> pl.Expr:
+    return pl.col("qid").hash(0x5EED) ^ pl.col("docno").hash(0xD0C)
