@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench worker
+.PHONY: run test setup chromium lint format bench bench-load worker
 
 setup:
 	@scripts/setup
@@ -34,6 +34,10 @@ format:
 ## Benchmarks against the reference tools (see bench/README.md).
 bench: setup
 	@$(PY) bench/evaluate_bench.py $(BENCH_ARGS)
+
+## Judging under load: gunicorn + PostgreSQL on loopback, simulated judges (bench/judging_load.py).
+bench-load: setup
+	@$(PY) bench/judging_load.py $(BENCH_ARGS)
 
 ## A task worker for production-style background work (TASKS_BACKEND=django_tasks_db.DatabaseBackend).
 worker: setup

@@ -2,6 +2,8 @@
 default, so a fresh clone runs on SQLite with nothing configured. The README's configuration
 table lists every variable read here."""
 
+import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -28,6 +30,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_tasks_db",
     "accounts",
     "jobs",
@@ -83,6 +86,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
+    }
+    # Tests use a file too: in-memory shared-cache SQLite fails concurrent writers at once
+    # ("table is locked") instead of waiting, so the concurrency tests could not run on it.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"relevance-test-{os.getpid()}.sqlite3")
     }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -146,6 +154,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Relevance judgments, qrels, runs and trec_eval-exact evaluation.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's files ship in drf-spectacular-sidecar: /api/v1/docs/ needs no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 # Production hardening; `manage.py check --deploy` is clean when DEBUG is off.

@@ -8,5 +8,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("jobs/", include("jobs.urls")),
+    path("campaigns/", include("annotation.urls")),
+    path("api/v1/", include("config.api_urls")),
     path("admin/", admin.site.urls),
 ]

@@ -35,3 +35,21 @@ def media_root(settings, tmp_path):
         return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
     return stored_files
+
+
+@pytest.fixture(autouse=True)
+def _role_groups(request):
+    """Transactional tests (browser tests, races) end by flushing every table, which also
+    removes the role groups the accounts migration created; put them back for the tests
+    that come after, as a fresh database would have them."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = marker is not None and marker.kwargs.get("transaction", False)
+    if not transactional and "transactional_db" not in request.fixturenames:
+        return
+    request.getfixturevalue("transactional_db")  # the database must be open first
+    from django.contrib.auth.models import Group
+
+    from accounts.roles import Role
+
+    for name in Role.values:
+        Group.objects.get_or_create(name=name)

@@ -15,6 +15,11 @@ PURE_MODULES = [
     "evaluation.measures",
     "evaluation.demo",
     "evaluation.cli",
+    "annotation.pooling",
+    "annotation.assignment",
+    "annotation.formats",
+    "annotation.highlight",
+    "annotation.scales",
 ]
 
 PROBE = """

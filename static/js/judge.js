@@ -25,10 +25,10 @@
   const indexOf = new Map(queue.map((item, index) => [item.id, index]));
   const topicOrder = [...new Set(queue.map((item) => item.topic))];
   const scaleByGrade = new Map(config.scale.map((item) => [item.grade, item]));
-  // state: {status, grade, skipReason, note, loaded}; version bumps on every local change so a
+  // state: {status, grade, skipReason, note}; version bumps on every local change so a
   // fragment fetched before the change cannot overwrite it.
   const state = new Map(
-    queue.map((item) => [item.id, { status: item.status, grade: null, skipReason: "", note: "", loaded: false }]),
+    queue.map((item) => [item.id, { status: item.status, grade: null, skipReason: "", note: "" }]),
   );
   const version = new Map();
   const bump = (id) => version.set(id, (version.get(id) || 0) + 1);
@@ -37,25 +37,38 @@
     topic: document.getElementById("topic-slot"),
     document: document.getElementById("document-slot"),
   };
-  const grades = document.querySelector(".grades");
   let current = queue.length; // index in the queue; queue.length means "past the end"
 
   // --- small helpers --------------------------------------------------------------------------
+  // localStorage, or memory once localStorage fails (disabled, full): the outbox then still
+  // holds every unsaved grade for as long as the page is open, and the judge is told.
   const storage = {
+    memory: new Map(),
+    broken: false,
     read(name, fallback) {
-      try {
-        const raw = window.localStorage.getItem(storageKey(name));
-        return raw === null ? fallback : JSON.parse(raw);
-      } catch {
-        return fallback;
+      if (!this.broken) {
+        try {
+          const raw = window.localStorage.getItem(storageKey(name));
+          return raw === null ? fallback : JSON.parse(raw);
+        } catch {
+          this.fail();
+        }
       }
+      return this.memory.has(name) ? structuredClone(this.memory.get(name)) : fallback;
     },
     write(name, value) {
+      this.memory.set(name, structuredClone(value));
+      if (this.broken) return;
       try {
         window.localStorage.setItem(storageKey(name), JSON.stringify(value));
       } catch {
-        // Storage full or disabled: the outbox still works in memory for this page.
+        this.fail();
       }
+    },
+    fail() {
+      if (this.broken) return;
+      this.broken = true;
+      toast("This browser will not store unsaved grades: keep this tab open until they are saved.", "error");
     },
   };
 
@@ -155,7 +168,6 @@
       return this.all().filter((item) => item.id === id);
     },
   };
-  let inFlight = null;
   let flushing = false;
   let failures = 0;
   let retryTimer = null;
@@ -198,10 +210,8 @@
         failures = 0;
         return;
       }
-      inFlight = head.uid;
       renderSaveState();
       const result = await send(head);
-      inFlight = null;
       if (result.ok) {
         outbox.remove(head.uid);
         failures = 0;
@@ -265,8 +275,6 @@
     toast(`Not saved: ${error}`, "error");
     // What we showed was wrong: forget it and ask the server what the pair really is.
     bump(entry.id);
-    const known = state.get(entry.id);
-    if (known) known.loaded = false;
     fragments.delete(entry.id);
     load(entry.id)
       .then(() => {
@@ -330,16 +338,12 @@
     if (!article) return;
     const id = Number(article.dataset.assignment);
     const known = state.get(id);
-    if (!known || (version.get(id) || 0) !== seenVersion || outbox.pendingFor(id).length) {
-      if (known) known.loaded = true;
-      return;
-    }
+    if (!known || (version.get(id) || 0) !== seenVersion || outbox.pendingFor(id).length) return;
     Object.assign(known, {
       status: article.dataset.status,
       grade: article.dataset.grade === "" ? null : Number(article.dataset.grade),
       skipReason: article.dataset.skipReason || "",
       note: article.dataset.note || "",
-      loaded: true,
     });
   }
 
@@ -375,14 +379,22 @@
     } catch {
       if (token === showToken) {
         slots.document.removeAttribute("aria-busy");
-        toast("Could not load this pair. Check the connection and press → or ← to try again.", "error");
+        slots.document.replaceChildren(document.getElementById("load-error-template").content.cloneNode(true));
+        renderAll();
       }
       return;
     }
     if (token !== showToken) return; // the judge has moved on meanwhile
     const template = document.createElement("template");
     template.innerHTML = html;
-    slots.topic.replaceChildren(template.content.querySelector("[data-part=topic]"));
+    const topic = template.content.querySelector("[data-part=topic]");
+    const before = slots.topic.querySelector("[data-part=topic]");
+    if (before && before.dataset.topic && before.dataset.topic !== topic.dataset.topic) {
+      // A new topic: draw the eye to the query, which the judge must read afresh.
+      topic.classList.add("topic-new");
+      toast(`Now judging topic ${topic.querySelector(".qid").textContent}: ${topic.querySelector(".query").textContent}`);
+    }
+    slots.topic.replaceChildren(topic);
     slots.document.replaceChildren(template.content.querySelector("[data-part=document]"));
     slots.document.removeAttribute("aria-busy");
     renderAll();
@@ -427,8 +439,8 @@
 
   function renderPairStatus() {
     const chip = slots.document.querySelector("[data-slot=status]");
-    if (!chip || !queue[current]) return;
-    const id = queue[current].id;
+    const id = currentId();
+    if (!chip || id === null || displayedId() !== id) return; // still showing the last pair
     const known = state.get(id);
     chip.dataset.state = known.status;
     chip.className = "pair-status";
@@ -455,19 +467,20 @@
   function renderPair() {
     const id = queue[current] ? queue[current].id : null;
     const known = id === null ? null : state.get(id);
+    const shown = id !== null && displayedId() === id;
     for (const button of document.querySelectorAll(".grade")) {
       const pressed = Boolean(known && known.status === "done" && known.grade === Number(button.dataset.grade));
       button.setAttribute("aria-pressed", String(pressed));
-      button.disabled = id === null;
+      button.disabled = !shown;
     }
     const position = slots.document.querySelector("[data-slot=position]");
-    if (position && id !== null) {
+    if (position && shown) {
       const inTopic = queue.filter((item) => item.topic === queue[current].topic);
       const at = inTopic.findIndex((item) => item.id === id) + 1;
       position.textContent = `Document ${at} of ${inTopic.length}`;
     }
     const note = slots.document.querySelector("[data-slot=note]");
-    if (note && known) {
+    if (note && shown) {
       const text = known.note || drafts[id] || "";
       note.hidden = !text;
       note.querySelector("[data-slot=note-text]").textContent =
@@ -476,8 +489,8 @@
     const buttons = (action) => document.querySelector(`.pair-actions [data-action=${action}]`);
     buttons("prev").disabled = current === 0;
     buttons("next").disabled = current >= queue.length;
-    buttons("skip").disabled = id === null;
-    buttons("note").disabled = id === null;
+    buttons("skip").disabled = !shown;
+    buttons("note").disabled = !shown;
     buttons("undo").disabled = !undoTarget();
     renderPairStatus();
   }
@@ -531,6 +544,13 @@
     return current < queue.length ? queue[current].id : null;
   }
 
+  // The pair whose document is on screen. Grading waits until it is the current pair, so a
+  // key pressed while the next document is still loading never grades a document unseen.
+  function displayedId() {
+    const article = slots.document.querySelector("[data-part=document][data-assignment]");
+    return article ? Number(article.dataset.assignment) : null;
+  }
+
   function pushUndo(id) {
     const at = undoStack.lastIndexOf(id);
     if (at >= 0) undoStack.splice(at, 1);
@@ -541,11 +561,16 @@
   function recordGrade(grade) {
     const id = currentId();
     if (id === null) return;
+    if (displayedId() !== id) {
+      toast("The document is still loading; grade it once you see it.");
+      return;
+    }
     const button = document.querySelector(`.grade[data-grade="${grade}"]`);
     if (button) {
       button.classList.remove("just-pressed");
       void button.offsetWidth; // restart the flash animation
       button.classList.add("just-pressed");
+      button.addEventListener("animationend", () => button.classList.remove("just-pressed"), { once: true });
     }
     const body = { grade: String(grade), seconds: String(timer.take(id)) };
     applyLocally("grade", id, body);
@@ -557,7 +582,7 @@
 
   function recordSkip(reason) {
     const id = currentId();
-    if (id === null) return;
+    if (id === null || displayedId() !== id) return;
     const body = { reason, seconds: String(timer.take(id)) };
     applyLocally("skip", id, body);
     submit("skip", id, body);
@@ -625,7 +650,7 @@
   };
 
   function openSkip() {
-    if (currentId() === null) return;
+    if (currentId() === null || displayedId() !== currentId()) return;
     const input = document.getElementById("skip-reason");
     const known = state.get(currentId());
     input.value = known.skipReason || config.default_skip_reason;
@@ -635,7 +660,7 @@
 
   function openNote() {
     const id = currentId();
-    if (id === null) return;
+    if (id === null || displayedId() !== id) return;
     const area = document.getElementById("note-text");
     area.value = state.get(id).note || drafts[id] || "";
     document.getElementById("note-hint").textContent =
@@ -646,16 +671,25 @@
     area.focus();
   }
 
+  function release(dialog) {
+    if (dialog.contains(document.activeElement)) document.activeElement.blur();
+  }
+
+  function closeDialog(dialog) {
+    release(dialog);
+    dialog.close();
+  }
+
   document.getElementById("skip-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const reason = document.getElementById("skip-reason").value.trim();
     if (!reason) return;
-    dialogs.skip.close();
+    closeDialog(dialogs.skip);
     recordSkip(reason);
   });
   document.getElementById("note-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    dialogs.note.close();
+    closeDialog(dialogs.note);
     saveNote(document.getElementById("note-text").value);
   });
   document.getElementById("note-text").addEventListener("keydown", (event) => {
@@ -665,9 +699,12 @@
     }
   });
   for (const dialog of Object.values(dialogs)) {
+    // Closing does not always hand focus back at once; an input of a closed dialog keeping it
+    // would swallow the next shortcut.
+    dialog.addEventListener("close", () => release(dialog));
     dialog.addEventListener("click", (event) => {
       // A click on the backdrop (the dialog itself, outside its article) closes it.
-      if (event.target === dialog || event.target.closest("[data-close]")) dialog.close();
+      if (event.target === dialog || event.target.closest("[data-close]")) closeDialog(dialog);
     });
   }
   for (const chip of document.querySelectorAll(".chip[data-reason]")) {
@@ -688,6 +725,7 @@
     help: () => dialogs.help.showModal(),
     retry: () => flush(),
     restart: () => show(0),
+    "reload-pair": () => show(current),
     "first-open": () => {
       const first = queue.findIndex((item) => state.get(item.id).status === "open");
       show(first < 0 ? 0 : first);
@@ -706,9 +744,8 @@
   });
 
   function typing(target) {
-    return Boolean(
-      target.closest && target.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"], dialog'),
-    );
+    if (!target.closest || target.closest("dialog:not([open])")) return false;
+    return Boolean(target.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"], dialog'));
   }
 
   document.addEventListener("keydown", (event) => {

@@ -1,0 +1,104 @@
+"""Admin pages for campaigns and what hangs off them. The rules (overlap, balanced
+assignment, history) live in annotation/services.py, so the admin shows assignments and
+judgments but does not let anyone create or edit them by hand."""
+
+from django.contrib import admin
+
+from annotation.models import (
+    Assignment,
+    Campaign,
+    CampaignJudge,
+    Document,
+    Judgment,
+    JudgmentChange,
+    Pair,
+    Topic,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class CampaignJudgeInline(admin.TabularInline):
+    """Shown, not edited: judges join and leave through the lead's pages, which move their
+    open work with them (annotation.services.add_judge / remove_judge)."""
+
+    model = CampaignJudge
+    extra = 0
+    fields = readonly_fields = ["judge", "added_at"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ["name", "lead", "overlap", "relevance_threshold", "created_at"]
+    list_select_related = ["lead"]
+    search_fields = ["name", "description"]
+    raw_id_fields = ["lead"]
+    readonly_fields = ["seed", "created_at"]
+    inlines = [CampaignJudgeInline]
+
+
+@admin.register(Topic)
+class TopicAdmin(admin.ModelAdmin):
+    list_display = ["qid", "query", "campaign"]
+    list_select_related = ["campaign"]
+    list_filter = ["campaign"]
+    search_fields = ["qid", "query"]
+    raw_id_fields = ["campaign"]
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ["docno", "title", "campaign"]
+    list_select_related = ["campaign"]
+    list_filter = ["campaign"]
+    search_fields = ["docno", "title"]
+    raw_id_fields = ["campaign"]
+
+
+@admin.register(Pair)
+class PairAdmin(ReadOnlyAdmin):
+    list_display = ["topic", "document", "source", "campaign", "added_at"]
+    list_select_related = ["topic", "document", "campaign"]
+    list_filter = ["source", "campaign"]
+    search_fields = ["topic__qid", "document__docno"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(ReadOnlyAdmin):
+    list_display = ["pair", "judge", "slot", "position", "status", "created_at"]
+    list_select_related = ["pair__topic", "pair__document", "judge"]
+    list_filter = ["status", "pair__campaign"]
+    search_fields = ["judge__username", "pair__topic__qid", "pair__document__docno"]
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(ReadOnlyAdmin):
+    list_display = ["assignment", "grade", "skip_reason", "seconds", "updated_at"]
+    list_select_related = [
+        "assignment__pair__topic",
+        "assignment__pair__document",
+        "assignment__judge",
+    ]
+    list_filter = ["assignment__pair__campaign"]
+
+
+@admin.register(JudgmentChange)
+class JudgmentChangeAdmin(ReadOnlyAdmin):
+    list_display = ["assignment", "action", "old_grade", "new_grade", "changed_by", "changed_at"]
+    list_select_related = ["assignment__pair__topic", "assignment__pair__document", "changed_by"]
+    list_filter = ["action"]

@@ -1,0 +1,422 @@
+"""Campaigns (leads create and change theirs; judges read theirs), their progress,
+reassignment and judges."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.response import Response
+
+from accounts.roles import Role
+from annotation import services
+from annotation.api.common import (
+    DEFINITION_CHARS,
+    LABEL_CHARS,
+    MESSAGES,
+    LedCampaignMixin,
+    UserBriefSerializer,
+    leads,
+    messages_of,
+    visible_campaigns,
+)
+from annotation.models import Campaign, CampaignJudge
+from annotation.scales import SCALES
+from config.permissions import IsLead, RolePermissionsMixin
+
+# --- campaigns -----------------------------------------------------------------------------
+
+
+class ScaleItemSerializer(serializers.Serializer):
+    grade = serializers.IntegerField(min_value=0)
+    label = serializers.CharField(max_length=LABEL_CHARS)
+    definition = serializers.CharField(max_length=DEFINITION_CHARS, allow_blank=True)
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": list(SCALES)},
+            {
+                "type": "array",
+                "minItems": 2,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "grade": {"type": "integer", "minimum": 0},
+                        "label": {"type": "string", "maxLength": LABEL_CHARS},
+                        "definition": {"type": "string", "maxLength": DEFINITION_CHARS},
+                    },
+                    "required": ["grade", "label", "definition"],
+                },
+            },
+        ],
+        "description": "A preset (0-3: TREC Deep Learning, 0-5) or the grades 0, 1, … in order.",
+    }
+)
+class ScaleField(serializers.Field):
+    """A preset name or a list of {grade, label, definition}; becomes the list."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, list):
+            for index, item in enumerate(data):
+                if not _is_scale_item(item):
+                    raise ValidationError(MESSAGES["scale_item"].format(grade=index))
+        elif not isinstance(data, str):
+            raise ValidationError(MESSAGES["scale_type"])
+        try:
+            return services.resolve_scale(data)
+        except DjangoValidationError as error:
+            raise ValidationError(messages_of(error)) from None
+
+    def to_representation(self, value):
+        return value
+
+
+def _is_scale_item(item) -> bool:
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("grade"), int)
+        and not isinstance(item.get("grade"), bool)
+        and isinstance(item.get("label"), str)
+        and 0 < len(item["label"].strip()) <= LABEL_CHARS
+        and isinstance(item.get("definition"), str)
+        and len(item["definition"]) <= DEFINITION_CHARS
+    )
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="api:campaign-detail")
+    scale = ScaleItemSerializer(many=True, read_only=True)
+    lead = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, help_text="A username."
+    )
+    role = serializers.SerializerMethodField(help_text="Whether you lead or judge it.")
+    judges = serializers.SerializerMethodField(help_text="Null unless you lead the campaign.")
+    seed = serializers.SerializerMethodField(help_text="Null unless you lead the campaign.")
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "id",
+            "url",
+            "name",
+            "description",
+            "scale",
+            "guidelines",
+            "overlap",
+            "relevance_threshold",
+            "lead",
+            "role",
+            "judges",
+            "seed",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def _leads(self, campaign) -> bool:
+        return leads(self.context["request"].user, campaign)
+
+    @extend_schema_field(serializers.ChoiceField(choices=["lead", "judge"]))
+    def get_role(self, campaign) -> str:
+        return "lead" if self._leads(campaign) else "judge"
+
+    @extend_schema_field(UserBriefSerializer(many=True, allow_null=True))
+    def get_judges(self, campaign) -> list[dict] | None:
+        if not self._leads(campaign):
+            return None
+        judges = sorted(campaign.judges.all(), key=lambda user: user.username)
+        return [{"id": user.pk, "username": user.username} for user in judges]
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_seed(self, campaign) -> int | None:
+        return campaign.seed if self._leads(campaign) else None
+
+
+def _judge_users():
+    return get_user_model().objects.filter(is_active=True, groups__name=Role.JUDGE).distinct()
+
+
+class CampaignCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    scale = ScaleField(required=False, default=lambda: services.resolve_scale("0-3"))
+    guidelines = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Markdown."
+    )
+    overlap = serializers.IntegerField(min_value=1, max_value=32767, default=1)
+    relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, default=1)
+    judges = serializers.PrimaryKeyRelatedField(
+        queryset=_judge_users(),
+        many=True,
+        required=False,
+        default=list,
+        error_messages={"does_not_exist": MESSAGES["not_a_judge_user"]},
+    )
+
+    def validate(self, data):
+        grades = [item["grade"] for item in data["scale"]]
+        if data["relevance_threshold"] not in grades:
+            raise ValidationError(
+                {
+                    "relevance_threshold": MESSAGES["threshold_outside_scale"].format(
+                        threshold=data["relevance_threshold"]
+                    )
+                }
+            )
+        return data
+
+
+class CampaignUpdateSerializer(serializers.Serializer):
+    """The fields a lead may change (judges have their own endpoint)."""
+
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+    scale = ScaleField(required=False)
+    guidelines = serializers.CharField(required=False, allow_blank=True)
+    overlap = serializers.IntegerField(min_value=1, max_value=32767, required=False)
+    relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, required=False)
+    # The rules that involve the campaign (threshold on the scale, grades in use) are checked
+    # by services.update_campaign, under the lock it saves with.
+
+
+class JudgeProgressSerializer(serializers.Serializer):
+    judge_id = serializers.IntegerField()
+    username = serializers.CharField()
+    done = serializers.IntegerField(help_text="Graded or skipped.")
+    total = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    too_fast = serializers.BooleanField(
+        help_text=f"Median below {services.SUSPICIOUSLY_FAST_SECONDS} s per judgment."
+    )
+
+
+class TopicProgressSerializer(serializers.Serializer):
+    topic_id = serializers.IntegerField(source="pair__topic_id")
+    qid = serializers.CharField(source="pair__topic__qid")
+    query = serializers.CharField(source="pair__topic__query")
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class ProgressSerializer(serializers.Serializer):
+    judges = JudgeProgressSerializer(many=True)
+    topics = TopicProgressSerializer(many=True)
+
+
+class ReassignSerializer(serializers.Serializer):
+    from_judge = serializers.PrimaryKeyRelatedField(
+        queryset=get_user_model().objects.all(),
+        error_messages={"does_not_exist": MESSAGES["unknown_user"]},
+    )
+    to_judge = serializers.PrimaryKeyRelatedField(
+        queryset=get_user_model().objects.all(),
+        error_messages={"does_not_exist": MESSAGES["unknown_user"]},
+    )
+    topic = serializers.CharField(
+        max_length=100, required=False, help_text="A qid: move only this topic's pairs."
+    )
+
+    def validate(self, data):
+        campaign: Campaign = self.context["campaign"]
+        if data["from_judge"] == data["to_judge"]:
+            raise ValidationError({"to_judge": MESSAGES["same_judge"]})
+        if not CampaignJudge.objects.filter(campaign=campaign, judge=data["to_judge"]).exists():
+            raise ValidationError(
+                {"to_judge": MESSAGES["not_campaign_judge"].format(user=data["to_judge"])}
+            )
+        if "topic" in data:
+            topic = campaign.topics.filter(qid=data["topic"]).first()
+            if topic is None:
+                raise ValidationError(
+                    {"topic": MESSAGES["unknown_topics"].format(qids=repr(data["topic"]))}
+                )
+            data["topic"] = topic
+        return data
+
+
+class MovedSerializer(serializers.Serializer):
+    moved = serializers.IntegerField(help_text="Open assignments moved to the other judge.")
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Campaigns you lead or judge"),
+    retrieve=extend_schema(summary="A campaign you lead or judge"),
+)
+class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
+    """Campaigns. Leads create campaigns and change the ones they lead; judges read the ones
+    they judge (``role`` says which; ``judges`` and ``seed`` are null for judges)."""
+
+    serializer_class = CampaignSerializer
+    lookup_value_converter = "int"
+    http_method_names = ["get", "post", "patch", "head", "options"]
+    action_permissions = {"create": [IsLead]}
+
+    def get_queryset(self):
+        return (
+            visible_campaigns(self.request.user)
+            .select_related("lead")
+            .prefetch_related("judges")
+            .order_by("-created_at", "-pk")
+        )
+
+    def _led(self) -> Campaign:
+        campaign = self.get_object()
+        if not leads(self.request.user, campaign):
+            raise PermissionDenied(MESSAGES["lead_only"])
+        return campaign
+
+    def _answer(self, campaign: Campaign, code: int = status.HTTP_200_OK) -> Response:
+        body = CampaignSerializer(campaign, context=self.get_serializer_context()).data
+        headers = {}
+        if code == status.HTTP_201_CREATED:
+            headers["Location"] = body["url"]
+        return Response(body, status=code, headers=headers)
+
+    @extend_schema(
+        summary="Create a campaign (leads)",
+        request=CampaignCreateSerializer,
+        responses={201: CampaignSerializer},
+    )
+    def create(self, request):
+        form = CampaignCreateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            campaign = services.create_campaign(lead=request.user, **form.validated_data)
+        except DjangoValidationError as error:
+            raise ValidationError({"non_field_errors": messages_of(error)}) from None
+        return self._answer(self.get_queryset().get(pk=campaign.pk), status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Change a campaign you lead",
+        request=CampaignUpdateSerializer,
+        responses={200: CampaignSerializer},
+    )
+    def partial_update(self, request, pk=None):
+        campaign = self._led()
+        form = CampaignUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            services.update_campaign(campaign=campaign, **form.validated_data)
+        except DjangoValidationError as error:
+            raise ValidationError(error.message_dict) from None
+        return self._answer(self.get_queryset().get(pk=campaign.pk))
+
+    @extend_schema(summary="Per judge and per topic done/total", responses=ProgressSerializer)
+    @action(detail=True)
+    def progress(self, request, pk=None):
+        campaign = self._led()
+        body = {
+            "judges": [vars(row) for row in services.judge_progress(campaign=campaign)],
+            "topics": services.topic_progress(campaign=campaign),
+        }
+        return Response(ProgressSerializer(body).data)
+
+    @extend_schema(
+        summary="Move one judge's open pairs to another judge of the campaign",
+        request=ReassignSerializer,
+        responses=MovedSerializer,
+    )
+    @action(detail=True, methods=["post"])
+    def reassign(self, request, pk=None):
+        campaign = self._led()
+        form = ReassignSerializer(data=request.data, context={"campaign": campaign})
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            moved = services.reassign(
+                campaign=campaign,
+                from_judge=data["from_judge"],
+                to_judge=data["to_judge"],
+                topic=data.get("topic"),
+            )
+        except DjangoValidationError as error:
+            raise ValidationError({"to_judge": messages_of(error)}) from None
+        return Response({"moved": moved})
+
+
+# --- judges ---------------------------------------------------------------------------------
+
+
+class CampaignJudgeSerializer(serializers.ModelSerializer):
+    id = serializers.IntegerField(source="judge_id", read_only=True, help_text="The user's id.")
+    username = serializers.CharField(source="judge.username", read_only=True)
+
+    class Meta:
+        model = CampaignJudge
+        fields = ["id", "username", "added_at"]
+        read_only_fields = fields
+
+
+class AddJudgeSerializer(serializers.Serializer):
+    judge = serializers.PrimaryKeyRelatedField(
+        queryset=_judge_users(), error_messages={"does_not_exist": MESSAGES["not_a_judge_user"]}
+    )
+
+    def validate_judge(self, judge):
+        if CampaignJudge.objects.filter(campaign=self.context["campaign"], judge=judge).exists():
+            raise ValidationError(MESSAGES["already_judge"].format(user=judge))
+        return judge
+
+
+class JudgeAddedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    assigned = serializers.IntegerField(help_text="Pairs given to the new judge.")
+
+
+class JudgeRemovedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    redistributed = serializers.IntegerField(
+        help_text="Their open pairs, given to the other judges (their grades stay)."
+    )
+
+
+@extend_schema_view(list=extend_schema(summary="A campaign's judges"))
+class JudgeViewSet(
+    LedCampaignMixin,
+    RolePermissionsMixin,
+    mixins.ListModelMixin,
+    viewsets.GenericViewSet,
+):
+    """A campaign's judges, for its lead. Removing a judge keeps their grades and gives their
+    open pairs to the other judges."""
+
+    serializer_class = CampaignJudgeSerializer
+    lookup_value_converter = "int"
+
+    def get_queryset(self):
+        if self._fake():
+            return CampaignJudge.objects.none()
+        return (
+            CampaignJudge.objects.filter(campaign=self.campaign)
+            .select_related("judge")
+            .order_by("judge__username")
+        )
+
+    @extend_schema(
+        summary="Add a judge; pairs short of judges go to them",
+        request=AddJudgeSerializer,
+        responses={201: JudgeAddedSerializer},
+    )
+    def create(self, request, campaign_pk=None):
+        form = AddJudgeSerializer(data=request.data, context={"campaign": self.campaign})
+        form.is_valid(raise_exception=True)
+        judge = form.validated_data["judge"]
+        assigned = services.add_judge(campaign=self.campaign, judge=judge)
+        body = {"id": judge.pk, "username": judge.username, "assigned": assigned}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Remove a judge; their open pairs go to the other judges",
+        responses={200: JudgeRemovedSerializer},
+    )
+    def destroy(self, request, campaign_pk=None, pk=None):
+        # judge__pk, not judge_id: only the former turns an out-of-range id into "no match".
+        membership = get_object_or_404(self.get_queryset(), judge__pk=pk)
+        moved = services.remove_judge(campaign=self.campaign, judge=membership.judge)
+        return Response({"id": membership.judge_id, "redistributed": moved})

@@ -1,0 +1,118 @@
+"""From an input file to numbered lines, and from its first line to its format.
+
+The bytes are evaluation.trec.source's: gzip (by content), concatenated members, the
+decompressed size limit (checked while reading, so a gzip bomb stays small), a leading
+byte-order mark, and the line checks (NUL bytes, UTF-8) with their messages. The TREC readers
+and these readers thus refuse the same files with the same words.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
+
+from evaluation.trec.errors import LineError, TrecFormatError, check_max_errors
+from evaluation.trec.source import BOM, display_name, iter_lines, line_problem
+
+from .checks import Errors
+
+__all__ = ["Kind", "Lines", "decode", "extension", "first_content_line", "read"]
+
+# (line number from 1, the line's bytes without "\n" or "\r\n")
+Lines = Iterable[tuple[int, bytes]]
+
+
+class Kind(NamedTuple):
+    """What a reader reads: its noun ("file has no topics"), its formats (name: description,
+    for the message naming the formats accepted), how it detects one from the first non-blank
+    line and the file's name, and the parser of each."""
+
+    noun: str
+    formats: dict[str, str]
+    detect: Callable[[bytes, str], str | None] | None
+    parsers: dict[str, Callable[[Lines, Errors], list]]
+
+
+def read(
+    source,
+    *,
+    name: str | None,
+    fmt: str | None,
+    max_errors: int,
+    max_bytes: int | None,
+    kind: Kind,
+) -> list:
+    """Every record of the file, or TrecFormatError listing its problems."""
+    name = display_name(source, name)
+    check_max_errors(max_errors)
+    if fmt is not None and fmt not in kind.parsers:
+        raise ValueError(
+            f"unknown {kind.noun} format {fmt!r}; choose one of {sorted(kind.parsers)}"
+        )
+    lines = _lines(source, name=name, max_bytes=max_bytes)
+    if fmt is None:
+        first, lines = _peek(lines)
+        if first is None:
+            raise TrecFormatError([LineError(name, 0, f"file has no {kind.noun}")])
+        fmt = kind.detect(first, name)
+        if fmt is None:
+            # Read to the end first: a file that is too large or broken gzip says so instead.
+            for _ in lines:
+                pass
+            accepted = "; ".join(kind.formats.values())
+            raise TrecFormatError(
+                [LineError(name, 0, f"cannot tell the format of the file; accepted: {accepted}")]
+            )
+    errors = Errors(name, max_errors)
+    records = kind.parsers[fmt](lines, errors)
+    if not records and not errors.total:
+        errors.fail(f"file has no {kind.noun}")
+    errors.raise_if_any()
+    return records
+
+
+def decode(raw: bytes, number: int, errors: Errors) -> str | None:
+    """The line as text, or None after reporting why it is not (a NUL byte, not UTF-8)."""
+    problem = line_problem(raw, max_line_bytes=None)
+    if problem:
+        errors.add(number, problem)
+        return None
+    return raw.decode()
+
+
+def first_content_line(data: bytes) -> bytes:
+    """The first of the first 1000 lines that is not blank, stripped; empty if none is."""
+    for raw in data.removeprefix(BOM).split(b"\n", 1000)[:1000]:
+        stripped = raw.strip()
+        if stripped:
+            return stripped
+    return b""
+
+
+def extension(name: str) -> str:
+    """``".tsv"`` for ``topics.TSV.gz``: lower case, ``.gz`` ignored."""
+    base = os.path.basename(name or "").lower().removesuffix(".gz")
+    return os.path.splitext(base)[1]
+
+
+def _lines(source, *, name: str, max_bytes: int | None) -> Iterator[tuple[int, bytes]]:
+    # No line-length limit: a document's text may be long; max_bytes bounds the whole file.
+    # iter_lines checks its arguments at once, so a wrong source fails before any reading.
+    numbered = iter_lines(source, name=name, max_bytes=max_bytes, max_line_bytes=None)
+    return ((number, raw.removesuffix(b"\r")) for number, raw in numbered)
+
+
+def _peek(lines: Iterator[tuple[int, bytes]]) -> tuple[bytes | None, Lines]:
+    """The first non-blank line (stripped; None if there is none) and all the lines again.
+
+    The blank lines before it come back empty rather than kept: every parser skips a blank
+    line, so only their numbers matter, and a file of blank lines then costs no memory.
+    """
+    for number, raw in lines:
+        stripped = raw.strip()
+        if stripped:
+            blanks = ((n, b"") for n in range(1, number))
+            return stripped, itertools.chain(blanks, [(number, raw)], lines)
+    return None, iter(())

@@ -1,0 +1,354 @@
+"""Forms of the lead's pages: a campaign, file imports, pooling, judges and reassignment.
+
+Forms translate and check input; the rules live in annotation/services.py and
+annotation/tasks.py. Messages are constants so tests can assert the exact words.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models import Max
+
+from accounts.roles import Role
+from annotation import formats, services
+from annotation.models import AssignmentStatus, Campaign, CampaignJudge, Judgment, Topic
+from annotation.scales import SCALES
+from evaluation.models import Run
+
+# PositiveSmallIntegerField's ceiling: the form refuses more instead of the database failing.
+MAX_OVERLAP = 32767
+MAX_DEPTH = 10_000
+LABEL_CHARS = 100
+DEFINITION_CHARS = 500
+
+SCALE_CHOICES = [("0-3", "0–3 (TREC Deep Learning)"), ("0-5", "0–5")]
+
+MESSAGES = {
+    "label_required": "Grade {grade} needs a label.",
+    "grade_in_use": (
+        "Judgments already use grade {grade}; a {scale} scale cannot hold it. Keep the "
+        "larger scale."
+    ),
+    "file_too_large": "{name} is larger than the upload limit of {limit} MB.",
+    "not_a_judge_user": "Choose a user in the judge group.",
+    "already_judge": "{user} already judges this campaign.",
+    "not_a_judge": services.MESSAGES["not_a_judge"],
+    "same_judge": "Choose another judge to move the work to.",
+    "unknown_topic": "This campaign has no topic {qid!r}.",
+    "no_topics": "Import topics first: pooling keeps only the campaign's topics.",
+    "no_runs": "Choose at least one run.",
+}
+
+
+def judge_users():
+    """Users who may judge: members of the judge group, by name."""
+    return (
+        get_user_model()
+        .objects.filter(is_active=True, groups__name=Role.JUDGE)
+        .distinct()
+        .order_by("username")
+    )
+
+
+class JudgeChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, user):
+        full = user.get_full_name()
+        return f"{user.username} ({full})" if full else user.username
+
+
+class JudgesField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, user):
+        full = user.get_full_name()
+        return f"{user.username} ({full})" if full else user.username
+
+
+# --- campaign --------------------------------------------------------------------------------
+
+
+def scale_key_of(scale: list[dict]) -> str:
+    """The scale choice ("0-3", "0-5") a stored scale corresponds to, by its grades."""
+    for key, default in SCALES.items():
+        if len(default) == len(scale):
+            return key
+    return "0-3"
+
+
+class CampaignForm(forms.Form):
+    """Create or edit a campaign. The grade rows (``label_<g>``, ``definition_<g>``) follow
+    the chosen scale: an edit keeps the campaign's own wording while the size stays."""
+
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    scale = forms.ChoiceField(choices=SCALE_CHOICES, initial="0-3", label="Scale")
+    guidelines = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8}),
+        help_text="Markdown. Judges see it rendered (sanitised) next to every pair.",
+    )
+    overlap = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_OVERLAP,
+        initial=1,
+        label="Judges per pair",
+        help_text="Every pair goes to this many distinct judges (at most the number of judges).",
+    )
+    relevance_threshold = forms.TypedChoiceField(
+        coerce=int,
+        label="Relevance threshold",
+        help_text="The lowest grade that counts as relevant for binary measures.",
+    )
+    judges = JudgesField(
+        queryset=None,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Users in the judge group.",
+    )
+
+    def __init__(self, *args, campaign: Campaign | None = None, scale_key: str = "", **kwargs):
+        self.campaign = campaign
+        if campaign is not None:
+            kwargs.setdefault(
+                "initial",
+                {
+                    "name": campaign.name,
+                    "description": campaign.description,
+                    "scale": scale_key_of(campaign.scale),
+                    "guidelines": campaign.guidelines,
+                    "overlap": campaign.overlap,
+                    "relevance_threshold": campaign.relevance_threshold,
+                    "judges": list(campaign.judges.all()),
+                },
+            )
+        super().__init__(*args, **kwargs)
+        self.fields["judges"].queryset = judge_users()
+        self.scale_key = self._chosen_scale(scale_key)
+        self.fields["scale"].initial = self.scale_key
+        self._add_grade_fields()
+
+    def _chosen_scale(self, requested: str) -> str:
+        if self.is_bound:
+            requested = self.data.get(self.add_prefix("scale"), "")
+        if requested in SCALES:
+            return requested
+        return self.initial.get("scale", "0-3")
+
+    def _add_grade_fields(self) -> None:
+        default = SCALES[self.scale_key]
+        own = self.campaign.scale if self.campaign is not None else []
+        rows = own if len(own) == len(default) else default
+        self.grade_names = []
+        for item in rows:
+            grade = item["grade"]
+            label, definition = f"label_{grade}", f"definition_{grade}"
+            self.fields[label] = forms.CharField(
+                max_length=LABEL_CHARS,
+                initial=item["label"],
+                label=f"Label of grade {grade}",
+                error_messages={"required": MESSAGES["label_required"].format(grade=grade)},
+            )
+            self.fields[definition] = forms.CharField(
+                max_length=DEFINITION_CHARS,
+                required=False,
+                initial=item["definition"],
+                label=f"Definition of grade {grade}",
+            )
+            self.grade_names.append((grade, label, definition))
+        self.fields["relevance_threshold"].choices = [
+            (item["grade"], f"{item['grade']} · {item['label']}") for item in rows
+        ]
+        # TREC's usual binary cut (grade 1 and up); an edit's own value comes from initial.
+        self.fields["relevance_threshold"].initial = 1
+
+    def grade_rows(self):
+        """(grade, label field, definition field) for the template's table."""
+        return [(g, self[label], self[definition]) for g, label, definition in self.grade_names]
+
+    def clean(self):
+        cleaned = super().clean()
+        if any(label not in cleaned for _, label, _ in self.grade_names):
+            return cleaned
+        scale = [
+            {
+                "grade": grade,
+                "label": cleaned[label].strip(),
+                "definition": cleaned.get(definition, "").strip(),
+            }
+            for grade, label, definition in self.grade_names
+        ]
+        try:
+            cleaned["scale_items"] = services.resolve_scale(scale)
+        except forms.ValidationError as error:
+            self.add_error(None, error)
+            return cleaned
+        if self.campaign is not None:
+            highest = Judgment.objects.filter(assignment__pair__campaign=self.campaign).aggregate(
+                m=Max("grade")
+            )["m"]
+            if highest is not None and highest > scale[-1]["grade"]:
+                self.add_error(
+                    "scale",
+                    MESSAGES["grade_in_use"].format(
+                        grade=highest, scale=dict(SCALE_CHOICES)[cleaned.get("scale", "0-3")]
+                    ),
+                )
+        return cleaned
+
+
+# --- imports ---------------------------------------------------------------------------------
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(allow_empty_file=False)
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        limit = settings.MAX_UPLOAD_MB
+        if upload.size > limit * 1024 * 1024:
+            raise forms.ValidationError(
+                MESSAGES["file_too_large"].format(name=upload.name, limit=limit)
+            )
+        return upload
+
+
+def _format_choices(accepted: dict[str, str]) -> list[tuple[str, str]]:
+    return [("", "Detect from the file"), *accepted.items()]
+
+
+class TopicsImportForm(UploadForm):
+    format = forms.ChoiceField(
+        choices=_format_choices(formats.TOPIC_FORMATS), required=False, label="Format"
+    )
+
+
+class DocumentsImportForm(UploadForm):
+    format = forms.ChoiceField(
+        choices=_format_choices(formats.DOCUMENT_FORMATS), required=False, label="Format"
+    )
+
+
+class PairsImportForm(UploadForm):
+    pass
+
+
+class RunChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, run):
+        return f"{run.system.name}/{run.name} · {run.topic_count:,} topics"
+
+
+class PoolRunsForm(forms.Form):
+    runs = RunChoiceField(
+        queryset=Run.objects.select_related("system").order_by("system__name", "name"),
+        widget=forms.SelectMultiple(attrs={"size": 6}),
+        error_messages={"required": MESSAGES["no_runs"]},
+        help_text="Stored runs (Ctrl- or ⌘-click to choose several).",
+    )
+    depth = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_DEPTH,
+        initial=10,
+        label="Depth k",
+        help_text="Each run's top k documents per topic go into the pool.",
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+
+    def clean(self):
+        cleaned = super().clean()
+        if not self.campaign.topics.exists():
+            raise forms.ValidationError(MESSAGES["no_topics"])
+        return cleaned
+
+
+# --- judges ----------------------------------------------------------------------------------
+
+
+class JudgeForm(forms.Form):
+    """Add a judge to the campaign or remove one."""
+
+    action = forms.ChoiceField(choices=[("add", "Add"), ("remove", "Remove")])
+    judge = JudgeChoiceField(
+        queryset=None, error_messages={"invalid_choice": MESSAGES["not_a_judge_user"]}
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+        self.fields["judge"].queryset = get_user_model().objects.all()
+
+    def clean(self):
+        cleaned = super().clean()
+        judge, action = cleaned.get("judge"), cleaned.get("action")
+        if judge is None or action is None:
+            return cleaned
+        is_member = CampaignJudge.objects.filter(campaign=self.campaign, judge=judge).exists()
+        if action == "add":
+            if not judge_users().filter(pk=judge.pk).exists():
+                self.add_error("judge", MESSAGES["not_a_judge_user"])
+            elif is_member:
+                self.add_error("judge", MESSAGES["already_judge"].format(user=judge))
+        elif not is_member:
+            self.add_error("judge", MESSAGES["not_a_judge"].format(user=judge))
+        return cleaned
+
+
+class AddJudgeForm(forms.Form):
+    """The select of judges who could be added (rendering only; JudgeForm checks)."""
+
+    judge = JudgeChoiceField(queryset=None, empty_label="Choose a judge…")
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = judge_users().exclude(pk__in=campaign.judges.values("pk"))
+
+
+class ReassignForm(forms.Form):
+    """Move one judge's open work (of one topic, or all) to another judge of the campaign."""
+
+    from_judge = JudgeChoiceField(queryset=None, label="Move the open pairs of")
+    to_judge = JudgeChoiceField(
+        queryset=None,
+        label="to",
+        error_messages={"invalid_choice": "Choose a judge of this campaign to move the work to."},
+    )
+    topic = forms.CharField(
+        required=False,
+        max_length=formats.MAX_QID_CHARS,
+        label="Topic",
+        help_text="A qid, or empty for every topic.",
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+        users = get_user_model().objects.order_by("username")
+        self.fields["from_judge"].queryset = users.filter(
+            assignments__pair__campaign=campaign, assignments__status=AssignmentStatus.OPEN
+        ).distinct()
+        self.fields["to_judge"].queryset = users.filter(pk__in=campaign.judges.values("pk"))
+
+    def default_target(self):
+        """Whom to propose as the receiver (a judge other than the first giver), or None
+        when no reassignment is possible."""
+        givers = list(self.fields["from_judge"].queryset[:1])
+        if not givers:
+            return None
+        return self.fields["to_judge"].queryset.exclude(pk=givers[0].pk).first()
+
+    def clean_topic(self):
+        qid = self.cleaned_data["topic"].strip()
+        if not qid:
+            return None
+        topic = Topic.objects.filter(campaign=self.campaign, qid=qid).first()
+        if topic is None:
+            raise forms.ValidationError(MESSAGES["unknown_topic"].format(qid=qid))
+        return topic
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("from_judge") and cleaned.get("from_judge") == cleaned.get("to_judge"):
+            self.add_error("to_judge", MESSAGES["same_judge"])
+        return cleaned

@@ -1,0 +1,233 @@
+"""Campaigns, their topics, documents and pool, who judges what, and every grade given.
+
+The database itself keeps the two promises judges and leads rely on, also when requests
+race: a pair never has more than its campaign's overlap of judges (unique slot per pair,
+slot within the overlap), and a judge never holds the same pair twice.
+"""
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.urls import reverse
+
+from annotation.scales import TREC_DL_SCALE
+
+
+def _new_seed() -> int:
+    return secrets.randbelow(2**31)
+
+
+class Campaign(models.Model):
+    """One judging effort: a scale, guidelines, topics, a pool, judges, an overlap."""
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    scale = models.JSONField(default=list, help_text="[{grade, label, definition}], grades 0..n")
+    guidelines = models.TextField(blank=True, help_text="Markdown, shown to judges sanitised.")
+    overlap = models.PositiveSmallIntegerField(default=1, help_text="Judges per pair.")
+    relevance_threshold = models.PositiveSmallIntegerField(
+        default=1, help_text="Lowest grade that counts as relevant for binary measures."
+    )
+    lead = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="led_campaigns"
+    )
+    judges = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="CampaignJudge", related_name="judged_campaigns"
+    )
+    seed = models.PositiveIntegerField(
+        default=_new_seed, help_text="Seeds each judge's document order (reproducible)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="campaign_overlap_positive"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    def save(self, *args, **kwargs):
+        if not self.scale:
+            self.scale = TREC_DL_SCALE
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self):
+        return reverse("annotation:campaign-detail", args=[self.pk])
+
+    @property
+    def grades(self) -> list[int]:
+        return [item["grade"] for item in self.scale]
+
+
+class CampaignJudge(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE)
+    judge = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "judge"], name="campaign_judge_unique")
+        ]
+
+    def __str__(self):
+        return f"{self.judge} judges {self.campaign}"
+
+
+class Topic(models.Model):
+    """A query with its optional description and narrative; ``qid`` is its external id."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
+    qid = models.CharField(max_length=100)
+    query = models.TextField()
+    description = models.TextField(blank=True)
+    narrative = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["qid"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "qid"], name="topic_qid_unique")]
+
+    def __str__(self):
+        return f"{self.qid}: {self.query[:60]}"
+
+
+class Document(models.Model):
+    """A result that can be judged. Pooling may add a docno before its text is imported."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="documents")
+    docno = models.CharField(max_length=255)
+    title = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+
+    class Meta:
+        ordering = ["docno"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "docno"], name="document_docno_unique")
+        ]
+
+    def __str__(self):
+        return self.docno
+
+    @property
+    def has_text(self) -> bool:
+        return bool(self.text or self.title)
+
+
+class PairSource(models.TextChoices):
+    POOLED = "pooled", "Depth-k pooling of runs"
+    IMPORTED = "imported", "Pairs file"
+    UNJUDGED = "unjudged", "Unjudged documents sent from a dashboard"
+
+
+class Pair(models.Model):
+    """One topic × one document inside a campaign: the thing that is judged."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="pairs")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="pairs")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pairs")
+    source = models.CharField(max_length=20, choices=PairSource.choices)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic__qid", "document__docno"]
+        constraints = [models.UniqueConstraint(fields=["topic", "document"], name="pair_unique")]
+
+    def __str__(self):
+        return f"{self.topic.qid} × {self.document.docno}"
+
+
+class AssignmentStatus(models.TextChoices):
+    OPEN = "open", "To do"
+    DONE = "done", "Graded"
+    SKIPPED = "skipped", "Skipped"
+
+
+class Assignment(models.Model):
+    """One pair given to one judge. ``slot`` numbers the pair's judges 1..overlap; the unique
+    (pair, slot) and the check keep a pair within its overlap even under racing requests."""
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
+    judge = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    slot = models.PositiveSmallIntegerField()
+    overlap = models.PositiveSmallIntegerField(help_text="The campaign's overlap when assigned.")
+    position = models.PositiveIntegerField(help_text="Order in the judge's queue for the topic.")
+    status = models.CharField(
+        max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.OPEN
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pair__topic_id", "position"]  # the judge's working order
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "judge"], name="assignment_judge_once"),
+            models.UniqueConstraint(fields=["pair", "slot"], name="assignment_slot_unique"),
+            models.CheckConstraint(
+                condition=Q(slot__gte=1) & Q(slot__lte=F("overlap")),
+                name="assignment_slot_within_overlap",
+            ),
+        ]
+        indexes = [models.Index(fields=["judge", "status"], name="assignment_queue")]
+
+    def __str__(self):
+        return f"{self.pair} → {self.judge}"
+
+
+class Judgment(models.Model):
+    """A judge's grade for an assigned pair. Every change is kept in JudgmentChange."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="judgment")
+    grade = models.SmallIntegerField(null=True, blank=True, help_text="Empty when skipped.")
+    skip_reason = models.CharField(max_length=200, blank=True)
+    note = models.TextField(blank=True)
+    seconds = models.FloatField(default=0, help_text="Active time spent, summed over visits.")
+    last_request = models.UUIDField(
+        null=True, blank=True, help_text="Id of the last applied submission (retries are no-ops)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(grade__isnull=False) | ~Q(skip_reason=""),
+                name="judgment_graded_or_skipped",
+            ),
+            models.CheckConstraint(condition=Q(seconds__gte=0), name="judgment_seconds_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.assignment}: {self.grade}"
+
+
+class JudgmentAction(models.TextChoices):
+    GRADED = "graded", "Graded"
+    REGRADED = "regraded", "Changed the grade"
+    SKIPPED = "skipped", "Skipped"
+    UNDONE = "undone", "Undid"
+    NOTED = "noted", "Changed the note"
+
+
+class JudgmentChange(models.Model):
+    """History: who changed which judgment when, from what to what."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="changes")
+    action = models.CharField(max_length=10, choices=JudgmentAction.choices)
+    old_grade = models.SmallIntegerField(null=True, blank=True)
+    new_grade = models.SmallIntegerField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["changed_at", "pk"]
+
+    def __str__(self):
+        return f"{self.changed_by} {self.action} {self.assignment_id}: {self.old_grade} → {self.new_grade}"

@@ -1,0 +1,564 @@
+"""Named operations on campaigns, pools, assignments and judgments. Views, the API, commands
+and tasks call these; the rules live here (HackSoft style, STYLE.md)."""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Count, Max, Q
+
+from annotation.assignment import assign_topics, shuffled_order
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    CampaignJudge,
+    Document,
+    Judgment,
+    JudgmentAction,
+    JudgmentChange,
+    Pair,
+    PairSource,
+    Topic,
+)
+from annotation.pooling import pool_runs
+from annotation.scales import SCALES, validate_scale
+
+# Judges whose median active time per judgment is below this are flagged for leads: nobody
+# reads a document and its query properly in under two seconds.
+SUSPICIOUSLY_FAST_SECONDS = 2.0
+
+MESSAGES = {
+    "not_your_assignment": "This pair is assigned to another judge.",
+    "grade_not_in_scale": "Grade {grade} is not on this campaign's scale ({grades}).",
+    "skip_needs_reason": "Say why you skip this pair (for example: can't judge).",
+    "unknown_scale": "Unknown scale {scale!r}; choose one of {choices}.",
+    "threshold_outside_scale": "The relevance threshold {threshold} is not a grade of the scale.",
+    "not_a_judge": "{user} is not a judge of this campaign.",
+    "note_needs_judgment": "Grade the pair before adding a note.",
+    "bad_request_id": "request_id must be a UUID, got {value!r}.",
+    "overlap_below_one": "Overlap must be at least 1.",
+    "grade_in_use": "Judgments already use grade {grade}; this scale stops at grade {top}.",
+}
+
+# What update_campaign may change; judges have their own operations (add_judge, remove_judge).
+CAMPAIGN_FIELDS = ("name", "description", "scale", "guidelines", "overlap", "relevance_threshold")
+
+
+# --- campaigns -----------------------------------------------------------------------------
+
+
+def resolve_scale(scale: str | list) -> list[dict]:
+    if isinstance(scale, str):
+        if scale not in SCALES:
+            raise ValidationError(
+                MESSAGES["unknown_scale"].format(scale=scale, choices=", ".join(SCALES))
+            )
+        return [dict(item) for item in SCALES[scale]]
+    try:
+        return validate_scale(scale)
+    except ValueError as error:
+        raise ValidationError(str(error)) from None
+
+
+def create_campaign(
+    *,
+    lead,
+    name: str,
+    description: str = "",
+    scale: str | list = "0-3",
+    guidelines: str = "",
+    overlap: int = 1,
+    relevance_threshold: int = 1,
+    judges: Iterable = (),
+) -> Campaign:
+    scale = resolve_scale(scale)
+    if relevance_threshold not in [item["grade"] for item in scale]:
+        raise ValidationError(
+            MESSAGES["threshold_outside_scale"].format(threshold=relevance_threshold)
+        )
+    if overlap < 1:
+        raise ValidationError(MESSAGES["overlap_below_one"])
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            lead=lead,
+            name=name,
+            description=description,
+            scale=scale,
+            guidelines=guidelines,
+            overlap=overlap,
+            relevance_threshold=relevance_threshold,
+        )
+        for judge in judges:
+            CampaignJudge.objects.create(campaign=campaign, judge=judge)
+    return campaign
+
+
+@dataclass(frozen=True)
+class CampaignChange:
+    campaign: Campaign
+    assigned: int  # new assignments, when the overlap grew
+
+
+def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
+    """Change some of a campaign's :data:`CAMPAIGN_FIELDS` (``scale`` as for
+    :func:`create_campaign`: a preset name or a list of grades).
+
+    Under a lock on the campaign row, so a judgment or another edit cannot slip in between
+    the checks and the save: the relevance threshold must be a grade of the (new) scale, and a
+    new scale must still hold every grade judgments already use. A larger overlap then gives
+    the pairs short of judges more judges. Raises ValidationError keyed by the field at fault
+    (``scale``, ``relevance_threshold`` or ``overlap``) and saves nothing then.
+    """
+    unknown = sorted(set(changes) - set(CAMPAIGN_FIELDS))
+    if unknown:
+        raise ValueError(
+            f"update_campaign cannot change {', '.join(unknown)}; "
+            f"it changes {', '.join(CAMPAIGN_FIELDS)}"
+        )
+    if "scale" in changes:
+        try:
+            changes["scale"] = resolve_scale(changes["scale"])
+        except ValidationError as error:
+            raise ValidationError({"scale": error.messages}) from None
+    if "overlap" in changes and changes["overlap"] < 1:
+        raise ValidationError({"overlap": MESSAGES["overlap_below_one"]})
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        scale = changes.get("scale", campaign.scale)
+        threshold = changes.get("relevance_threshold", campaign.relevance_threshold)
+        if threshold not in [item["grade"] for item in scale]:
+            field = "relevance_threshold" if "relevance_threshold" in changes else "scale"
+            raise ValidationError(
+                {field: MESSAGES["threshold_outside_scale"].format(threshold=threshold)}
+            )
+        if "scale" in changes:
+            top = scale[-1]["grade"]  # grades run 0..top (validate_scale)
+            used = Judgment.objects.filter(assignment__pair__campaign=campaign).aggregate(
+                m=Max("grade")
+            )["m"]
+            if used is not None and used > top:
+                raise ValidationError(
+                    {"scale": MESSAGES["grade_in_use"].format(grade=used, top=top)}
+                )
+        overlap_before = campaign.overlap
+        for field, value in changes.items():
+            setattr(campaign, field, value)
+        if changes:
+            campaign.save(update_fields=list(changes))
+        assigned = assign_pending(campaign=campaign) if campaign.overlap > overlap_before else 0
+    return CampaignChange(campaign=campaign, assigned=assigned)
+
+
+# --- pool ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolChange:
+    added: int
+    already: int
+    new_documents: int
+    assigned: int
+
+
+def add_pairs(
+    *, campaign: Campaign, pairs: Iterable[tuple[str, str]], source: PairSource
+) -> PoolChange:
+    """Add (qid, docno) pairs to the pool, creating document placeholders for docnos without
+    text yet, then give the new pairs to judges. Unknown qids are refused (callers check and
+    report them with file lines first)."""
+    wanted = sorted(set(pairs))
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        topics = dict(campaign.topics.values_list("qid", "pk"))
+        unknown = sorted({qid for qid, _ in wanted} - set(topics))
+        if unknown:
+            raise ValidationError(f"Topics not in this campaign: {', '.join(unknown[:10])}")
+        docnos = {docno for _, docno in wanted}
+        known = dict(campaign.documents.filter(docno__in=docnos).values_list("docno", "pk"))
+        new_docs = Document.objects.bulk_create(
+            [Document(campaign=campaign, docno=d) for d in sorted(docnos - set(known))],
+            batch_size=2000,
+        )
+        known.update(campaign.documents.filter(docno__in=docnos).values_list("docno", "pk"))
+        existing = set(
+            campaign.pairs.filter(document__docno__in=docnos).values_list("topic_id", "document_id")
+        )
+        fresh = [
+            Pair(campaign=campaign, topic_id=topics[qid], document_id=known[docno], source=source)
+            for qid, docno in wanted
+            if (topics[qid], known[docno]) not in existing
+        ]
+        Pair.objects.bulk_create(fresh, batch_size=2000)
+        assigned = assign_pending(campaign=campaign)
+    return PoolChange(
+        added=len(fresh),
+        already=len(wanted) - len(fresh),
+        new_documents=len(new_docs),
+        assigned=assigned,
+    )
+
+
+def pool_from_runs(*, campaign: Campaign, run_frames: Sequence, depth: int) -> PoolChange:
+    """Depth-k pooling of run frames (qid, docno, score) over the campaign's topics."""
+    qids = list(campaign.topics.values_list("qid", flat=True))
+    pool = pool_runs(run_frames, depth=depth, topics=qids)
+    return add_pairs(
+        campaign=campaign, pairs=pool.select("qid", "docno").iter_rows(), source=PairSource.POOLED
+    )
+
+
+# --- assignments ---------------------------------------------------------------------------
+
+
+def assign_pending(*, campaign: Campaign) -> int:
+    """Give every pair that has fewer than ``overlap`` judges to more judges, balanced and
+    topic by topic. Returns the number of new assignments. Runs under a lock on the campaign
+    row so concurrent calls cannot both fill the same slot (the database would refuse it)."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        judges = list(
+            CampaignJudge.objects.filter(campaign=campaign)
+            .order_by("judge_id")
+            .values_list("judge_id", flat=True)
+        )
+        if not judges:
+            return 0
+        overlap = min(campaign.overlap, len(judges))
+        counts = dict(
+            campaign.pairs.annotate(n=Count("assignments"))
+            .filter(n__lt=overlap)
+            .values_list("pk", "n")
+        )
+        if not counts:
+            return 0
+        pending = campaign.pairs.filter(pk__in=counts).values_list("pk", "topic_id")
+        topics: dict[int, list[int]] = defaultdict(list)
+        for pair_id, topic_id in pending:
+            topics[topic_id].append(pair_id)
+        already: dict[int, list[int]] = defaultdict(list)
+        used_slots: dict[int, set[int]] = defaultdict(set)
+        for pair_id, judge_id, slot in Assignment.objects.filter(pair_id__in=counts).values_list(
+            "pair_id", "judge_id", "slot"
+        ):
+            already[pair_id].append(judge_id)
+            used_slots[pair_id].add(slot)
+        load = dict(
+            Assignment.objects.filter(pair__campaign=campaign, status=AssignmentStatus.OPEN)
+            .values("judge_id")
+            .annotate(n=Count("pk"))
+            .values_list("judge_id", "n")
+        )
+        given = assign_topics(
+            {str(t): p for t, p in topics.items()},
+            judges,
+            overlap=overlap,
+            load=load,
+            already=already,
+            seed=campaign.seed,
+        )
+        topic_of = {pair_id: topic_id for topic_id, ps in topics.items() for pair_id in ps}
+        last_position = dict(
+            Assignment.objects.filter(pair__campaign=campaign)
+            .values("judge_id")
+            .annotate(m=Max("position"))
+            .values_list("judge_id", "m")
+        )
+        new = []
+        for judge_id, pair_ids in given.items():
+            position = last_position.get(judge_id) or 0
+            by_topic: dict[int, list[int]] = defaultdict(list)
+            for pair_id in pair_ids:
+                by_topic[topic_of[pair_id]].append(pair_id)
+            for topic_id in sorted(by_topic):
+                for pair_id in shuffled_order(
+                    sorted(by_topic[topic_id]), seed=(campaign.seed, judge_id, topic_id)
+                ):
+                    slot = min(set(range(1, campaign.overlap + 1)) - used_slots[pair_id])
+                    used_slots[pair_id].add(slot)
+                    position += 1
+                    new.append(
+                        Assignment(
+                            pair_id=pair_id,
+                            judge_id=judge_id,
+                            slot=slot,
+                            overlap=campaign.overlap,
+                            position=position,
+                        )
+                    )
+        Assignment.objects.bulk_create(new, batch_size=2000)
+    return len(new)
+
+
+def add_judge(*, campaign: Campaign, judge) -> int:
+    """Add a judge; pairs still short of judges go to them. Returns new assignments."""
+    with transaction.atomic():
+        CampaignJudge.objects.get_or_create(campaign=campaign, judge=judge)
+        return assign_pending(campaign=campaign)
+
+
+def remove_judge(*, campaign: Campaign, judge) -> int:
+    """Remove a judge: their grades stay, their open work goes to the others. Returns how
+    many of their open assignments were redistributed."""
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        deleted, _ = Assignment.objects.filter(
+            pair__campaign=campaign, judge=judge, status=AssignmentStatus.OPEN
+        ).delete()
+        CampaignJudge.objects.filter(campaign=campaign, judge=judge).delete()
+        assign_pending(campaign=campaign)
+    return deleted
+
+
+def reassign(*, campaign: Campaign, from_judge, to_judge, topic: Topic | None = None) -> int:
+    """Move ``from_judge``'s open assignments (of one topic, or all) to ``to_judge``, except
+    pairs ``to_judge`` already holds. Returns how many moved."""
+    if not CampaignJudge.objects.filter(campaign=campaign, judge=to_judge).exists():
+        raise ValidationError(MESSAGES["not_a_judge"].format(user=to_judge))
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        movable = Assignment.objects.filter(
+            pair__campaign=campaign, judge=from_judge, status=AssignmentStatus.OPEN
+        ).exclude(pair__assignments__judge=to_judge)
+        if topic is not None:
+            movable = movable.filter(pair__topic=topic)
+        position = (
+            Assignment.objects.filter(pair__campaign=campaign, judge=to_judge).aggregate(
+                m=Max("position")
+            )["m"]
+            or 0
+        )
+        moved = 0
+        for assignment in movable.order_by("pair__topic_id", "position"):
+            position += 1
+            assignment.judge = to_judge
+            assignment.position = position
+            assignment.save(update_fields=["judge", "position"])
+            moved += 1
+    return moved
+
+
+# --- judging -------------------------------------------------------------------------------
+
+
+def judge_queue(*, campaign: Campaign, judge) -> list[int]:
+    """The judge's assignment ids in working order: topic by topic, then their own shuffled
+    order inside the topic."""
+    return list(
+        Assignment.objects.filter(pair__campaign=campaign, judge=judge)
+        .order_by("pair__topic_id", "position")
+        .values_list("pk", flat=True)
+    )
+
+
+def next_open_assignment(*, campaign: Campaign, judge) -> Assignment | None:
+    """Where the judge left off: the first open assignment in their queue."""
+    return (
+        Assignment.objects.filter(
+            pair__campaign=campaign, judge=judge, status=AssignmentStatus.OPEN
+        )
+        .select_related("pair__topic", "pair__document")
+        .order_by("pair__topic_id", "position")
+        .first()
+    )
+
+
+def _request_uuid(request_id) -> uuid.UUID | None:
+    """Retries are recognised by their id; accept the text form API clients send."""
+    if request_id is None or request_id == "" or isinstance(request_id, uuid.UUID):
+        return request_id or None
+    try:
+        return uuid.UUID(str(request_id))
+    except ValueError:
+        raise ValidationError(MESSAGES["bad_request_id"].format(value=request_id)) from None
+
+
+def _own_assignment(assignment_id: int, judge) -> Assignment:
+    assignment = (
+        Assignment.objects.select_for_update()
+        .select_related("pair__campaign")
+        .get(pk=assignment_id)
+    )
+    if assignment.judge_id != judge.pk:
+        raise PermissionDenied(MESSAGES["not_your_assignment"])
+    return assignment
+
+
+def record_judgment(
+    *,
+    assignment_id: int,
+    judge,
+    grade: int,
+    seconds: float = 0.0,
+    request_id: uuid.UUID | None = None,
+) -> Judgment:
+    """Record (or change) the judge's grade for their assignment. ``request_id`` makes a
+    retried submission a no-op, so a flaky connection never counts time twice."""
+    request_id = _request_uuid(request_id)
+    with transaction.atomic():
+        assignment = _own_assignment(assignment_id, judge)
+        grades = assignment.pair.campaign.grades
+        if grade not in grades:
+            raise ValidationError(
+                MESSAGES["grade_not_in_scale"].format(
+                    grade=grade, grades=", ".join(map(str, grades))
+                )
+            )
+        judgment = Judgment.objects.filter(assignment=assignment).first()
+        if judgment is not None and request_id is not None and judgment.last_request == request_id:
+            return judgment
+        old_grade = judgment.grade if judgment else None
+        if judgment is None:
+            judgment = Judgment(assignment=assignment)
+        judgment.grade = grade
+        judgment.skip_reason = ""
+        judgment.seconds += max(0.0, float(seconds))
+        judgment.last_request = request_id
+        judgment.save()
+        if old_grade != grade:
+            JudgmentChange.objects.create(
+                assignment=assignment,
+                action=JudgmentAction.GRADED if old_grade is None else JudgmentAction.REGRADED,
+                old_grade=old_grade,
+                new_grade=grade,
+                changed_by=judge,
+            )
+        if assignment.status != AssignmentStatus.DONE:
+            assignment.status = AssignmentStatus.DONE
+            assignment.save(update_fields=["status"])
+    return judgment
+
+
+def skip_assignment(
+    *,
+    assignment_id: int,
+    judge,
+    reason: str,
+    seconds: float = 0.0,
+    request_id: uuid.UUID | None = None,
+) -> Judgment:
+    request_id = _request_uuid(request_id)
+    reason = reason.strip()
+    if not reason:
+        raise ValidationError(MESSAGES["skip_needs_reason"])
+    with transaction.atomic():
+        assignment = _own_assignment(assignment_id, judge)
+        judgment = Judgment.objects.filter(assignment=assignment).first() or Judgment(
+            assignment=assignment
+        )
+        if judgment.pk and request_id is not None and judgment.last_request == request_id:
+            return judgment
+        old_grade = judgment.grade
+        judgment.grade = None
+        judgment.skip_reason = reason[:200]
+        judgment.seconds += max(0.0, float(seconds))
+        judgment.last_request = request_id
+        judgment.save()
+        JudgmentChange.objects.create(
+            assignment=assignment,
+            action=JudgmentAction.SKIPPED,
+            old_grade=old_grade,
+            note=reason,
+            changed_by=judge,
+        )
+        assignment.status = AssignmentStatus.SKIPPED
+        assignment.save(update_fields=["status"])
+    return judgment
+
+
+def undo_judgment(*, assignment_id: int, judge) -> Assignment:
+    """Take back a grade or a skip: the pair is open again; the history keeps what it was."""
+    with transaction.atomic():
+        assignment = _own_assignment(assignment_id, judge)
+        judgment = Judgment.objects.filter(assignment=assignment).first()
+        if judgment is None:
+            return assignment
+        JudgmentChange.objects.create(
+            assignment=assignment,
+            action=JudgmentAction.UNDONE,
+            old_grade=judgment.grade,
+            # What is taken back: the skip reason, or the note that goes with the grade.
+            note=judgment.skip_reason or judgment.note,
+            changed_by=judge,
+        )
+        judgment.delete()
+        assignment.status = AssignmentStatus.OPEN
+        assignment.save(update_fields=["status"])
+    return assignment
+
+
+def set_note(*, assignment_id: int, judge, note: str) -> Judgment | None:
+    """Attach a note to the judge's judgment of the pair (kept in the history too)."""
+    with transaction.atomic():
+        assignment = _own_assignment(assignment_id, judge)
+        judgment = Judgment.objects.filter(assignment=assignment).first()
+        if judgment is None:
+            raise ValidationError(MESSAGES["note_needs_judgment"])
+        if judgment.note != note:
+            judgment.note = note
+            judgment.save(update_fields=["note", "updated_at"])
+            JudgmentChange.objects.create(
+                assignment=assignment,
+                action=JudgmentAction.NOTED,
+                old_grade=judgment.grade,
+                new_grade=judgment.grade,
+                note=note,
+                changed_by=judge,
+            )
+    return judgment
+
+
+# --- progress ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeProgress:
+    judge_id: int
+    username: str
+    done: int
+    total: int
+    median_seconds: float | None
+    too_fast: bool
+
+
+def judge_progress(*, campaign: Campaign) -> list[JudgeProgress]:
+    rows = (
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("judge_id", "judge__username")
+        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
+        .order_by("judge__username")
+    )
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for judge_id, value in Judgment.objects.filter(
+        assignment__pair__campaign=campaign, grade__isnull=False
+    ).values_list("assignment__judge_id", "seconds"):
+        seconds[judge_id].append(value)
+    result = []
+    for row in rows:
+        median = statistics.median(seconds[row["judge_id"]]) if seconds[row["judge_id"]] else None
+        result.append(
+            JudgeProgress(
+                judge_id=row["judge_id"],
+                username=row["judge__username"],
+                done=row["done"],
+                total=row["total"],
+                median_seconds=median,
+                too_fast=median is not None and median < SUSPICIOUSLY_FAST_SECONDS,
+            )
+        )
+    return result
+
+
+def topic_progress(*, campaign: Campaign) -> list[dict]:
+    return list(
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("pair__topic_id", "pair__topic__qid", "pair__topic__query")
+        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
+        .order_by("pair__topic_id")
+    )

@@ -1,0 +1,371 @@
+"""Work on a campaign that can take a while: importing topics, documents and pairs, and
+pooling stored runs.
+
+Each piece of work has two layers:
+
+- a plain function (``import_topics``, ``import_documents``, ``import_pairs``,
+  ``pool_stored_runs``) that validates everything first and then stores it in one
+  transaction, raising :class:`~evaluation.trec.TrecFormatError` (file:line problems) or
+  ``ValidationError`` (a refusal that is no line of the file), so nothing is stored on
+  failure. The management commands call these directly;
+- a ``@task`` (``*_job``) that runs the function inside :func:`jobs.services.running`, reading
+  the upload staged in storage and deleting it afterwards, and turns those two errors into
+  :class:`~jobs.services.JobFailed` so the job page lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.tasks import task
+from django.urls import reverse
+
+from annotation import formats, services
+from annotation.models import Campaign, Document, PairSource, Topic
+from evaluation.models import Run
+from evaluation.services import load_run_frame
+from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
+from jobs.models import Job
+from jobs.services import JobFailed, Progress, drop_staged, running, stage_upload, start_job
+
+BATCH = 2000
+
+MESSAGES = {
+    "no_topics": "The campaign has no topics yet: import topics before building its pool.",
+    "no_shared_topics": (
+        "None of the runs' topics are in this campaign (the runs have {run_qids}; "
+        "the campaign has {campaign_qids})."
+    ),
+    "unknown_topic": "topic {qid} is not in this campaign (import it first)",
+    "campaign_gone": "The campaign no longer exists.",
+    "runs_gone": "Some of the chosen runs no longer exist; choose the runs again.",
+}
+
+
+def max_upload_bytes() -> int:
+    """Largest file an import reads (after decompression), from settings.MAX_UPLOAD_MB."""
+    return settings.MAX_UPLOAD_MB * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ImportCounts:
+    noun: str  # "topic" or "document"
+    created: int
+    updated: int
+    unchanged: int
+
+    @property
+    def total(self) -> int:
+        return self.created + self.updated + self.unchanged
+
+    @property
+    def summary(self) -> str:
+        plural = "" if self.total == 1 else "s"
+        return (
+            f"Imported {self.total:,} {self.noun}{plural}: {self.created:,} new, "
+            f"{self.updated:,} updated, {self.unchanged:,} unchanged."
+        )
+
+
+def _count_of(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def pool_summary(change: services.PoolChange) -> str:
+    return (
+        f"Added {_count_of(change.added, 'pair')} to the pool ({change.already:,} already in "
+        f"it; {_count_of(change.new_documents, 'new document')} without text yet); "
+        f"{_count_of(change.assigned, 'assignment')} made."
+    )
+
+
+def _step(progress: Progress | None, text: str, done: int, total: int | None = None) -> None:
+    if progress is not None:
+        progress.step(text, done=done, total=total)
+
+
+# --- the work --------------------------------------------------------------------------------
+
+
+def import_topics(
+    *,
+    campaign: Campaign,
+    source,
+    filename: str,
+    fmt: str | None = None,
+    max_bytes: int | None = None,
+    progress: Progress | None = None,
+) -> ImportCounts:
+    """Add the file's topics to the campaign; a qid already there gets the file's query,
+    description and narrative. All or nothing."""
+    _step(progress, f"Reading {filename}", done=0, total=3)
+    records = formats.read_topics(source, name=filename, fmt=fmt, max_bytes=max_bytes)
+    _step(progress, f"Storing {len(records):,} topics", done=1)
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        existing = {topic.qid: topic for topic in campaign.topics.all()}
+        new, changed = [], []
+        for record in records:
+            topic = existing.get(record.qid)
+            if topic is None:
+                new.append(
+                    Topic(
+                        campaign=campaign,
+                        qid=record.qid,
+                        query=record.query,
+                        description=record.description,
+                        narrative=record.narrative,
+                    )
+                )
+            elif (topic.query, topic.description, topic.narrative) != record[1:4]:
+                topic.query, topic.description, topic.narrative = record[1:4]
+                changed.append(topic)
+        Topic.objects.bulk_create(new, batch_size=BATCH)
+        Topic.objects.bulk_update(changed, ["query", "description", "narrative"], batch_size=BATCH)
+    return ImportCounts("topic", len(new), len(changed), len(records) - len(new) - len(changed))
+
+
+def import_documents(
+    *,
+    campaign: Campaign,
+    source,
+    filename: str,
+    fmt: str | None = None,
+    max_bytes: int | None = None,
+    progress: Progress | None = None,
+) -> ImportCounts:
+    """Add the file's documents to the campaign; a docno already there (for instance a
+    placeholder pooling created) gets the file's title, text and url. All or nothing."""
+    _step(progress, f"Reading {filename}", done=0, total=3)
+    records = formats.read_documents(source, name=filename, fmt=fmt, max_bytes=max_bytes)
+    _step(progress, f"Storing {len(records):,} documents", done=1)
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        known = dict(campaign.documents.values_list("docno", "pk"))
+        new, changed, unchanged = [], [], 0
+        fresh = [r for r in records if r.docno not in known]
+        old = [r for r in records if r.docno in known]
+        for record in fresh:
+            new.append(
+                Document(
+                    campaign=campaign,
+                    docno=record.docno,
+                    title=record.title,
+                    text=record.text,
+                    url=record.url,
+                )
+            )
+        for start in range(0, len(old), BATCH):
+            chunk = {r.docno: r for r in old[start : start + BATCH]}
+            for document in campaign.documents.filter(docno__in=list(chunk)):
+                record = chunk[document.docno]
+                if (document.title, document.text, document.url) == record[1:4]:
+                    unchanged += 1
+                    continue
+                document.title, document.text, document.url = record[1:4]
+                changed.append(document)
+        Document.objects.bulk_create(new, batch_size=BATCH)
+        Document.objects.bulk_update(changed, ["title", "text", "url"], batch_size=BATCH)
+    return ImportCounts("document", len(new), len(changed), unchanged)
+
+
+def import_pairs(
+    *,
+    campaign: Campaign,
+    source,
+    filename: str,
+    max_bytes: int | None = None,
+    progress: Progress | None = None,
+) -> services.PoolChange:
+    """Add the file's (qid, docno) pairs to the pool and assign them. Every qid must be a
+    topic of the campaign (reported with its lines); docnos without a document get a
+    placeholder to fill by a documents import. All or nothing."""
+    _step(progress, f"Reading {filename}", done=0, total=3)
+    records = formats.read_pairs(source, name=filename, max_bytes=max_bytes)
+    qids = set(campaign.topics.values_list("qid", flat=True))
+    unknown = [
+        LineError(filename, r.line, MESSAGES["unknown_topic"].format(qid=formats.quote(r.qid)))
+        for r in records
+        if r.qid not in qids
+    ]
+    if unknown:
+        raise TrecFormatError(unknown[:MAX_ERRORS], len(unknown))
+    _step(progress, f"Adding {len(records):,} pairs and assigning them", done=1)
+    return services.add_pairs(
+        campaign=campaign,
+        pairs=[(r.qid, r.docno) for r in records],
+        source=PairSource.IMPORTED,
+    )
+
+
+def pool_stored_runs(
+    *, campaign: Campaign, runs: Sequence[Run], depth: int, progress: Progress | None = None
+) -> services.PoolChange:
+    """Depth-k pooling of stored runs over the campaign's topics, then assignment. Refused
+    (ValidationError) when the campaign has no topics or shares none with the runs."""
+    if not runs:
+        raise ValueError("pooling needs at least one run")
+    total = len(runs) + 2
+    qids = set(campaign.topics.values_list("qid", flat=True))
+    if not qids:
+        raise ValidationError(MESSAGES["no_topics"])
+    frames = []
+    for index, run in enumerate(runs):
+        _step(progress, f"Reading run {run}", done=index, total=total)
+        frames.append(load_run_frame(run))
+    run_qids = set().union(*(set(frame["qid"].unique().to_list()) for frame in frames))
+    if not qids & run_qids:
+        raise ValidationError(
+            MESSAGES["no_shared_topics"].format(
+                run_qids=_some(run_qids) or "no topics", campaign_qids=_some(qids)
+            )
+        )
+    _step(progress, f"Pooling at depth {depth} and assigning the pairs", done=len(runs))
+    return services.pool_from_runs(campaign=campaign, run_frames=frames, depth=depth)
+
+
+def _some(values: set[str], shown: int = 5) -> str:
+    ordered = sorted(values, key=lambda v: (len(v), v))
+    text = ", ".join(ordered[:shown])
+    return text + (f" and {len(ordered) - shown:,} more" if len(ordered) > shown else "")
+
+
+# --- the jobs --------------------------------------------------------------------------------
+
+
+def _failure(error: TrecFormatError | ValidationError, filename: str = "") -> JobFailed:
+    if isinstance(error, TrecFormatError):
+        return JobFailed(
+            f"{filename} was not imported",
+            errors=[str(line) for line in error.errors],
+            total=error.total,
+        )
+    return JobFailed(" ".join(error.messages))
+
+
+def _campaign(campaign_id: int) -> Campaign:
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        raise JobFailed(MESSAGES["campaign_gone"])
+    return campaign
+
+
+def _result(campaign: Campaign, summary: str, *, pool: bool = False) -> dict:
+    """What the job page shows when done: a link back (to the pool page after pool work)."""
+    if pool:
+        url, label = reverse("annotation:pool-detail", args=[campaign.pk]), "See the pool"
+    else:
+        url, label = campaign.get_absolute_url(), "Back to the campaign"
+    return {"url": url, "label": label, "summary": summary, "campaign": campaign.pk}
+
+
+def _announce(progress: Progress, campaign: Campaign, *, pool: bool = False) -> None:
+    """Tie the job to its campaign before the work starts, so that a failed job too is
+    listed on the campaign's page and links back to it (running() keeps ``result`` as it is
+    on failure and replaces it with ``progress.result`` on success)."""
+    progress.result = _result(campaign, "", pool=pool)
+    Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
+
+
+def _run_import(job_id, campaign_id, staged, filename, work, *, pool: bool = False) -> None:
+    try:
+        with running(job_id) as progress:
+            campaign = _campaign(campaign_id)
+            _announce(progress, campaign, pool=pool)
+            try:
+                with default_storage.open(staged, "rb") as file:
+                    outcome = work(campaign, file, progress)
+            except (TrecFormatError, ValidationError) as error:
+                raise _failure(error, filename) from None
+            summary = pool_summary(outcome) if pool else outcome.summary
+            progress.result = _result(campaign, summary, pool=pool)
+    finally:
+        drop_staged(staged)
+
+
+@task
+def import_topics_job(
+    *, job_id: int, campaign_id: int, staged: str, filename: str, fmt: str | None = None
+) -> None:
+    def work(campaign, file, progress):
+        return import_topics(
+            campaign=campaign,
+            source=file,
+            filename=filename,
+            fmt=fmt,
+            max_bytes=max_upload_bytes(),
+            progress=progress,
+        )
+
+    _run_import(job_id, campaign_id, staged, filename, work)
+
+
+@task
+def import_documents_job(
+    *, job_id: int, campaign_id: int, staged: str, filename: str, fmt: str | None = None
+) -> None:
+    def work(campaign, file, progress):
+        return import_documents(
+            campaign=campaign,
+            source=file,
+            filename=filename,
+            fmt=fmt,
+            max_bytes=max_upload_bytes(),
+            progress=progress,
+        )
+
+    _run_import(job_id, campaign_id, staged, filename, work)
+
+
+@task
+def import_pairs_job(*, job_id: int, campaign_id: int, staged: str, filename: str) -> None:
+    def work(campaign, file, progress):
+        return import_pairs(
+            campaign=campaign,
+            source=file,
+            filename=filename,
+            max_bytes=max_upload_bytes(),
+            progress=progress,
+        )
+
+    _run_import(job_id, campaign_id, staged, filename, work, pool=True)
+
+
+@task
+def pool_runs_job(*, job_id: int, campaign_id: int, run_ids: list[int], depth: int) -> None:
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign, pool=True)
+        runs = list(Run.objects.select_related("system").filter(pk__in=run_ids))
+        if len(runs) != len(set(run_ids)):
+            raise JobFailed(MESSAGES["runs_gone"])
+        try:
+            change = pool_stored_runs(campaign=campaign, runs=runs, depth=depth, progress=progress)
+        except ValidationError as error:
+            raise _failure(error) from None
+        progress.result = _result(campaign, pool_summary(change), pool=True)
+
+
+def start_import_job(*, campaign: Campaign, upload, user, what: str, task, **params) -> Job:
+    """Stage an uploaded file and start the job that imports it (web form and API alike)."""
+    staged = stage_upload(upload, prefix=f"campaign-{campaign.pk}/{what}")
+    try:
+        return start_job(
+            kind=f"annotation.import_{what}",
+            title=f"Import {what} into {campaign.name}",
+            user=user,
+            task=task,
+            campaign_id=campaign.pk,
+            staged=staged,
+            filename=upload.name,
+            **params,
+        )
+    except BaseException:
+        # The job never started, so nothing else will delete the staged file.
+        drop_staged(staged)
+        raise

@@ -1,0 +1,28 @@
+from django.urls import path
+
+from annotation.views import campaigns, imports, judging, pool, progress
+
+app_name = "annotation"
+
+urlpatterns = [
+    # Leads: campaigns, imports, the pool, judges and progress (annotation/views/).
+    path("", campaigns.campaign_list, name="campaign-list"),
+    path("new/", campaigns.campaign_create, name="campaign-create"),
+    path("<int:pk>/", campaigns.campaign_detail, name="campaign-detail"),
+    path("<int:pk>/edit/", campaigns.campaign_edit, name="campaign-edit"),
+    path("<int:pk>/judges/", progress.campaign_judges, name="campaign-judges"),
+    path("<int:pk>/topics/import/", imports.topics_import, name="topics-import"),
+    path("<int:pk>/documents/import/", imports.documents_import, name="documents-import"),
+    path("<int:pk>/pool/", pool.pool_detail, name="pool-detail"),
+    path("<int:pk>/pool/runs/", pool.pool_from_runs, name="pool-from-runs"),
+    path("<int:pk>/pool/pairs/", imports.pairs_import, name="pairs-import"),
+    path("<int:pk>/progress/", progress.progress, name="progress"),
+    path("<int:pk>/reassign/", progress.reassign, name="reassign"),
+    # Judges: grade pairs from the keyboard (annotation/views/judging.py).
+    path("<int:pk>/judge/", judging.judge_page, name="judge"),
+    path("<int:pk>/judge/<int:assignment>/", judging.pair_fragment, name="judge-pair"),
+    path("<int:pk>/judge/<int:assignment>/grade/", judging.grade, name="judge-grade"),
+    path("<int:pk>/judge/<int:assignment>/skip/", judging.skip, name="judge-skip"),
+    path("<int:pk>/judge/<int:assignment>/undo/", judging.undo, name="judge-undo"),
+    path("<int:pk>/judge/<int:assignment>/note/", judging.note, name="judge-note"),
+]

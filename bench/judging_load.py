@@ -1,0 +1,332 @@
+"""Judging under load: simulated judges grade concurrently against gunicorn + PostgreSQL.
+
+    .venv/bin/python bench/judging_load.py [--judges 50] [--seconds 60] [--workers 3]
+
+Loopback only and bounded in time. It creates a scratch PostgreSQL database, migrates it,
+sets up one campaign with a queue of pairs for every judge, starts gunicorn (production
+settings, plain http on 127.0.0.1), and lets each judge log in and grade their queue as fast
+as the server answers, on one keep-alive connection per judge, until the time is up. Then it
+reports submit latency (p50/p95/p99) and throughput and checks that the database holds
+exactly one judgment per acknowledged submission, with no duplicates. The database is
+dropped at the end. Exit status 1 if a check fails (a target missed is only reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+TARGET_P95_MS = 50.0
+PASSWORD = "load-test-password"
+SETUP = """
+import json, sys
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from annotation import services
+from annotation.models import PairSource, Topic
+
+judges_wanted, per_judge = int(sys.argv[1]), int(sys.argv[2])
+User = get_user_model()
+group = Group.objects.get(name="judge")
+lead = User.objects.create_user("load-lead", password=sys.argv[3])
+judges = []
+for i in range(judges_wanted):
+    user = User.objects.create_user(f"judge{i:02d}", password=sys.argv[3])
+    user.groups.add(group)
+    judges.append(user)
+campaign = services.create_campaign(lead=lead, name="load", overlap=1, judges=judges)
+Topic.objects.bulk_create(
+    Topic(campaign=campaign, qid=f"q{t:02d}", query=f"query number {t}") for t in range(judges_wanted)
+)
+services.add_pairs(
+    campaign=campaign,
+    pairs=[(f"q{t:02d}", f"d{t:02d}-{d:05d}") for t in range(judges_wanted) for d in range(per_judge)],
+    source=PairSource.IMPORTED,
+)
+queues = {j.username: services.judge_queue(campaign=campaign, judge=j) for j in judges}
+print(json.dumps({"campaign": campaign.pk, "queues": queues}))
+"""
+CHECK = """
+import json
+from django.db.models import Count
+from annotation.models import Judgment, JudgmentChange
+duplicates = (
+    JudgmentChange.objects.filter(action="graded").values("assignment").annotate(n=Count("pk")).filter(n__gt=1).count()
+)
+print(json.dumps({
+    "judgments": Judgment.objects.count(),
+    "graded_changes": JudgmentChange.objects.filter(action="graded").count(),
+    "assignments_with_two_first_grades": duplicates,
+}))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def postgres_base() -> str:
+    """Trust auth over TCP on these machines, else the unix socket (as .ci/run does)."""
+    probe = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-w", "-d", "postgres", "-c", "select 1"],
+        capture_output=True,
+    )
+    if probe.returncode == 0:
+        return "postgres://postgres@127.0.0.1:5432/{db}"
+    return "postgres:///{db}?host=/var/run/postgresql&user=postgres"
+
+
+def psql(sql: str) -> None:
+    subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-w", "-d", "postgres", "-q", "-c", sql],
+        check=True,
+        capture_output=True,
+    )
+
+
+def django(env: dict, code: str, *args: str) -> str:
+    result = subprocess.run(
+        [
+            PYTHON,
+            "manage.py",
+            "shell",
+            "-c",
+            f"import sys; sys.argv = ['x', *{list(args)!r}]\n{code}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode:
+        raise SystemExit(f"setup failed:\n{result.stderr}")
+    return result.stdout.strip().splitlines()[-1]
+
+
+class Judge(threading.Thread):
+    """One simulated judge: logs in, then grades its queue until told to stop."""
+
+    def __init__(self, name, queue, campaign, port, ready, stop):
+        super().__init__(daemon=True)
+        self.name_, self.queue, self.campaign, self.port = name, queue, campaign, port
+        self.ready, self.stop = ready, stop
+        self.latencies: list[float] = []
+        self.acknowledged = 0
+        self.errors: list[str] = []
+        self.cookies: dict[str, str] = {}
+
+    def request(self, conn, method, path, body=None, headers=None):
+        headers = dict(headers or {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        for value in response.headers.get_all("Set-Cookie") or []:
+            key, _, rest = value.partition("=")
+            self.cookies[key] = rest.split(";", 1)[0]
+        return response.status, data
+
+    def run(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            self.request(conn, "GET", "/accounts/login/")
+            form = urllib.parse.urlencode(
+                {
+                    "username": self.name_,
+                    "password": PASSWORD,
+                    "csrfmiddlewaretoken": self.cookies["csrftoken"],
+                }
+            )
+            status, _ = self.request(
+                conn,
+                "POST",
+                "/accounts/login/",
+                form,
+                {
+                    "Content-Type": "application/x-www-form-urlencoded",
+                    "Referer": f"http://127.0.0.1:{self.port}/",
+                },
+            )
+            if status != 302:
+                self.errors.append(f"login answered {status}")
+            # Everyone starts grading at once, after every judge has logged in.
+            self.ready.wait()
+            if status != 302:
+                return
+            for assignment in self.queue:
+                if self.stop.is_set():
+                    break
+                body = urllib.parse.urlencode(
+                    {"grade": assignment % 4, "seconds": "3.5", "request_id": str(uuid.uuid4())}
+                )
+                started = time.perf_counter()
+                status, data = self.request(
+                    conn,
+                    "POST",
+                    f"/campaigns/{self.campaign}/judge/{assignment}/grade/",
+                    body,
+                    {
+                        "Content-Type": "application/x-www-form-urlencoded",
+                        "X-CSRFToken": self.cookies["csrftoken"],
+                        "Referer": f"http://127.0.0.1:{self.port}/",
+                    },
+                )
+                elapsed = time.perf_counter() - started
+                if status == 200 and json.loads(data).get("status") == "done":
+                    self.latencies.append(elapsed)
+                    self.acknowledged += 1
+                else:
+                    self.errors.append(f"grade answered {status}: {data[:200]!r}")
+        except Exception as error:  # reported, not raised: the other judges go on
+            self.errors.append(f"{type(error).__name__}: {error}")
+        finally:
+            conn.close()
+
+
+def percentile(values: list[float], q: float) -> float:
+    return (
+        statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1]
+        if len(values) > 1
+        else values[0]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judges", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--pairs-per-judge", type=int, default=1500)
+    args = parser.parse_args()
+    if not 0 < args.seconds <= 600:
+        parser.error("--seconds must be in (0, 600]: the load is bounded in time")
+
+    database = f"relevance_load_{secrets.token_hex(4)}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": postgres_base().format(db=database),
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(40),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_COOKIES": "0",
+        "SECURE_HSTS_SECONDS": "0",
+        "LOG_LEVEL": "WARNING",
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    psql(f"create database {database}")
+    server = None
+    try:
+        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        print(f"setting up {args.judges} judges × {args.pairs_per_judge} pairs…", flush=True)
+        setup = json.loads(
+            django(env, SETUP, str(args.judges), str(args.pairs_per_judge), PASSWORD)
+        )
+        port = free_port()
+        server = subprocess.Popen(
+            [
+                PYTHON,
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(args.workers),
+                "--threads",
+                str(args.threads),
+                "--worker-class",
+                "gthread",
+                "--keep-alive",
+                "30",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        stop = threading.Event()
+        ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
+        judges = [
+            Judge(name, queue, setup["campaign"], port, ready, stop)
+            for name, queue in setup["queues"].items()
+        ]
+        for judge in judges:
+            judge.start()
+        ready.wait()
+        started = time.perf_counter()
+        stop.wait(args.seconds)
+        stop.set()
+        for judge in judges:
+            judge.join(60)
+        elapsed = time.perf_counter() - started
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(30)
+
+    try:
+        stored = json.loads(django(env, CHECK))
+    finally:
+        psql(f"drop database if exists {database}")
+
+    latencies = sorted(x for judge in judges for x in judge.latencies)
+    acknowledged = sum(judge.acknowledged for judge in judges)
+    errors = [e for judge in judges for e in judge.errors]
+    if not latencies:
+        print("no submission was acknowledged", *errors[:10], sep="\n")
+        return 1
+    p50, p95, p99 = (1000 * percentile(latencies, q) for q in (50, 95, 99))
+    print(
+        f"\n| judges | seconds | gunicorn | acknowledged | per second | p50 ms | p95 ms | p99 ms | errors |\n"
+        f"|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
+        f"| {args.judges} | {elapsed:.1f} | {args.workers}×{args.threads} gthread | {acknowledged} "
+        f"| {acknowledged / elapsed:.0f} | {p50:.1f} | {p95:.1f} | {p99:.1f} | {len(errors)} |"
+    )
+    print(
+        f"\nstored judgments {stored['judgments']}, first grades in history {stored['graded_changes']}, "
+        f"assignments graded twice {stored['assignments_with_two_first_grades']}"
+    )
+    ok = (
+        stored["judgments"] == acknowledged
+        and stored["graded_changes"] == acknowledged
+        and stored["assignments_with_two_first_grades"] == 0
+        and not errors
+    )
+    print("check:", "stored == acknowledged, no duplicates, no errors" if ok else "FAILED")
+    for error in errors[:10]:
+        print("  ", error)
+    print(f"target p95 <= {TARGET_P95_MS:.0f} ms:", "met" if p95 <= TARGET_P95_MS else "NOT met")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

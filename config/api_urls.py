@@ -1,0 +1,56 @@
+"""The REST API, version 1 (mounted at /api/v1/ by config/urls.py).
+
+Authentication: the browser session, or a token sent as ``Authorization: Token <key>``
+(create one with ``manage.py drf_create_token USERNAME``). The OpenAPI 3 schema is at
+``schema/`` and the interactive docs at ``docs/`` (Swagger UI).
+"""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.routers import DefaultRouter
+
+from annotation import api as annotation
+from evaluation import api as evaluation
+from jobs import api as jobs
+
+app_name = "api"
+
+# Path converters (<int:…>) rather than regular expressions, so the schema types every id.
+router = DefaultRouter(use_regex_path=False)
+router.include_format_suffixes = False
+router.register("qrels", evaluation.QrelsViewSet, basename="qrels")
+router.register("systems", evaluation.SystemViewSet, basename="system")
+router.register("runs", evaluation.RunViewSet, basename="run")
+router.register("evaluations", evaluation.EvaluationViewSet, basename="evaluation")
+router.register("campaigns", annotation.CampaignViewSet, basename="campaign")
+router.register(
+    "campaigns/<int:campaign_pk>/topics", annotation.TopicViewSet, basename="campaign-topic"
+)
+router.register(
+    "campaigns/<int:campaign_pk>/documents",
+    annotation.DocumentViewSet,
+    basename="campaign-document",
+)
+router.register(
+    "campaigns/<int:campaign_pk>/pairs", annotation.PairViewSet, basename="campaign-pair"
+)
+router.register(
+    "campaigns/<int:campaign_pk>/judges", annotation.JudgeViewSet, basename="campaign-judge"
+)
+router.register("assignments", annotation.AssignmentViewSet, basename="assignment")
+router.register("judgments", annotation.JudgmentViewSet, basename="judgment")
+router.register("jobs", jobs.JobViewSet, basename="job")
+
+# The schema and the docs are for logged-in users, like everything else here. GET only: the
+# docs page renders through a template that OPTIONS would not have. Swagger UI's "split"
+# view serves its start-up script from docs/?script rather than inline, so the page runs
+# under a Content Security Policy without 'unsafe-inline' scripts. (Redoc is left out: its
+# template inlines a script and loads Google Fonts.)
+DOCS = {"permission_classes": [IsAuthenticated], "http_method_names": ["get", "head"]}
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(**DOCS), name="schema"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema", **DOCS), name="docs"),
+    *router.urls,
+]

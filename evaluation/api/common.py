@@ -1,0 +1,85 @@
+"""What the evaluation API's modules share (and the annotation API borrows): validation
+messages, list filters read from the query string, and the answers to an upload."""
+
+from __future__ import annotations
+
+import hashlib
+
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from evaluation import services
+from evaluation.trec import TrecFormatError
+
+MESSAGES = {
+    "system_name_taken": "A system with this name already exists.",
+    "duplicate_run": services.MESSAGES["duplicate_run"],
+    "run_name_taken": services.MESSAGES["run_name_taken"],
+    "unknown_run": "No run with id {pk_value}.",
+    "unknown_qrels": "No qrels version with id {pk_value}.",
+    "no_measures": "Name at least one measure, e.g. ndcg_cut.10.",
+    "tag_too_long": "A tag has at most 50 characters.",
+    "whole_number": "Send a whole number.",
+    "qrels_name": "A qrels name is letters, digits, hyphens and underscores, e.g. dl-2019.",
+}
+
+MAX_TAGS = 20
+MAX_ID = 2**63 - 1
+MAX_MEASURES = 50
+
+
+def sha256_of(upload) -> str:
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def created(body, request, view_name: str, pk: int) -> Response:
+    location = reverse(view_name, args=[pk], request=request)
+    return Response(body, status=status.HTTP_201_CREATED, headers={"Location": location})
+
+
+class TrecErrorsSerializer(serializers.Serializer):
+    """A refused file: every problem as ``file:line: problem`` (the first ones), and how many
+    there were in all."""
+
+    errors = serializers.ListField(child=serializers.CharField())
+    total = serializers.IntegerField()
+
+
+def trec_errors(error: TrecFormatError) -> Response:
+    return Response(
+        {"errors": [str(line) for line in error.errors], "total": error.total},
+        status=status.HTTP_400_BAD_REQUEST,
+    )
+
+
+class QueryParameters(serializers.Serializer):
+    """Base of the list filters: validated like a body, so a bad filter is a 400 naming it.
+    ``lookups`` maps a parameter to the queryset lookup it filters on (default: its name)."""
+
+    lookups: dict[str, str] = {}
+
+    @classmethod
+    def read(cls, request) -> dict:
+        """The filters given, as lookups: ``runs.filter(**RunFilter.read(request))``."""
+        params = cls(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        return {
+            cls.lookups.get(name, name): value
+            for name, value in params.validated_data.items()
+            if value is not None
+        }
+
+
+def whole_number(**kwargs) -> serializers.IntegerField:
+    # Capped at the largest database id: a larger number must be a 400, not an overflow.
+    return serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        error_messages={"invalid": MESSAGES["whole_number"]},
+        **kwargs,
+    )

@@ -1,0 +1,248 @@
+"""Systems and their runs: read by leads and engineers, managed by engineers. A run upload
+is imported by a background job."""
+
+from __future__ import annotations
+
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Count
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.response import Response
+from rest_framework.validators import UniqueValidator
+
+from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
+from evaluation import tasks
+from evaluation.api.common import MAX_TAGS, MESSAGES, QueryParameters, sha256_of, whole_number
+from evaluation.models import Run, System
+from jobs.api import JobSerializer, accepted
+from jobs.services import drop_staged, stage_upload, start_job
+
+# --- systems -------------------------------------------------------------------------------
+
+
+class SystemSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="api:system-detail")
+    name = serializers.CharField(
+        max_length=100,
+        validators=[
+            UniqueValidator(queryset=System.objects.all(), message=MESSAGES["system_name_taken"])
+        ],
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(
+            max_length=50, error_messages={"max_length": MESSAGES["tag_too_long"]}
+        ),
+        required=False,
+        max_length=MAX_TAGS,
+    )
+    run_count = serializers.IntegerField(read_only=True)
+    created_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, help_text="A username."
+    )
+
+    class Meta:
+        model = System
+        fields = [
+            "id",
+            "url",
+            "name",
+            "description",
+            "tags",
+            "run_count",
+            "created_by",
+            "created_at",
+        ]
+        read_only_fields = ["created_at"]
+
+
+def delete_run_files(runs) -> None:
+    """Delete the stored upload and artifact of ``runs`` once the deletion commits (if it
+    rolls back, the rows still point at their files)."""
+    names = [name for run in runs for name in (run.original_file.name, run.artifact.name) if name]
+
+    def delete_files():
+        for name in names:
+            default_storage.delete(name)
+
+    transaction.on_commit(delete_files)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Systems with their number of runs"),
+    retrieve=extend_schema(summary="One system"),
+    create=extend_schema(summary="Create a system"),
+    partial_update=extend_schema(summary="Change a system's name, description or tags"),
+    destroy=extend_schema(summary="Delete a system with its runs and their evaluations"),
+)
+class SystemViewSet(RolePermissionsMixin, viewsets.ModelViewSet):
+    """Named rankers. Leads and engineers read them; engineers create, change and delete."""
+
+    serializer_class = SystemSerializer
+    lookup_value_converter = "int"
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+    action_permissions = {
+        "list": [IsLeadOrEngineer],
+        "retrieve": [IsLeadOrEngineer],
+        "create": [IsEngineer],
+        "partial_update": [IsEngineer],
+        "destroy": [IsEngineer],
+    }
+
+    def get_queryset(self):
+        return (
+            System.objects.select_related("created_by")
+            .annotate(run_count=Count("runs"))
+            .order_by("name")
+        )
+
+    def perform_create(self, serializer):
+        serializer.save(created_by=self.request.user)
+
+    def perform_destroy(self, instance):
+        with transaction.atomic():
+            delete_run_files(list(instance.runs.all()))
+            instance.delete()
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+class RunSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="api:run-detail")
+    system_name = serializers.CharField(source="system.name", read_only=True)
+    uploaded_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, help_text="A username."
+    )
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "url",
+            "system",
+            "system_name",
+            "name",
+            "description",
+            "tag",
+            "original_filename",
+            "checksum",
+            "size_bytes",
+            "line_count",
+            "topic_count",
+            "uploaded_by",
+            "uploaded_at",
+        ]
+        read_only_fields = fields
+
+
+class RunUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="A TREC run file (qid Q0 docno rank score tag), gzip ok."
+    )
+    system = serializers.CharField(
+        max_length=100, help_text="The system's name; a new name creates the system."
+    )
+    name = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Defaults to the file name without its extension.",
+    )
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    run = serializers.IntegerField(help_text="The run already stored.")
+
+
+def _conflict(message: str, run: Run) -> Response:
+    return Response({"detail": message, "run": run.pk}, status=status.HTTP_409_CONFLICT)
+
+
+class RunFilter(QueryParameters):
+    system = whole_number(help_text="Only this system's runs.")
+    lookups = {"system": "system_id"}
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Runs", parameters=[RunFilter]),
+    retrieve=extend_schema(summary="One run"),
+    destroy=extend_schema(summary="Delete a run, its stored files and its evaluations"),
+)
+class RunViewSet(
+    RolePermissionsMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.ReadOnlyModelViewSet,
+):
+    """Runs (ranked-list files) of systems. Leads and engineers read them; engineers upload
+    and delete. An upload is imported by a background job: the answer is 202 with the job to
+    poll, whose result names the new run."""
+
+    serializer_class = RunSerializer
+    lookup_value_converter = "int"
+    action_permissions = {
+        "list": [IsLeadOrEngineer],
+        "retrieve": [IsLeadOrEngineer],
+        "create": [IsEngineer],
+        "destroy": [IsEngineer],
+    }
+    upload_actions = frozenset({"create"})
+
+    def get_queryset(self):
+        runs = Run.objects.select_related("system", "uploaded_by")
+        if self.action == "list":
+            runs = runs.filter(**RunFilter.read(self.request))
+        return runs
+
+    @extend_schema(
+        summary="Upload a run file; a job imports it",
+        request={"multipart/form-data": RunUploadSerializer},
+        responses={
+            202: JobSerializer,
+            409: OpenApiResponse(
+                ConflictSerializer, description="The same file, or the same run name, exists."
+            ),
+        },
+    )
+    def create(self, request, *args, **kwargs):
+        form = RunUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        upload = data["file"]
+        existing = Run.objects.filter(checksum=sha256_of(upload)).select_related("system").first()
+        if existing is not None:
+            message = MESSAGES["duplicate_run"].format(filename=upload.name, run=existing)
+            return _conflict(message, existing)
+        if data["name"]:
+            taken = Run.objects.filter(system__name=data["system"], name=data["name"]).first()
+            if taken is not None:
+                message = MESSAGES["run_name_taken"].format(
+                    filename=upload.name, system=data["system"], name=data["name"]
+                )
+                return _conflict(message, taken)
+        staged = stage_upload(upload, prefix="runs")
+        try:
+            job = start_job(
+                kind="evaluation.import_run",
+                title=f"Import run {upload.name} of {data['system']}",
+                user=request.user,
+                task=tasks.import_run_task,
+                staged=staged,
+                filename=upload.name,
+                system=data["system"],
+                name=data["name"],
+                description=data["description"],
+            )
+        except BaseException:
+            drop_staged(staged)
+            raise
+        return accepted(job, request)
+
+    def perform_destroy(self, instance):
+        with transaction.atomic():
+            delete_run_files([instance])
+            instance.delete()

@@ -1,0 +1,71 @@
+"""Evaluation work that can take a while, run as background tasks (DESIGN.md, "Work that takes
+time"): importing an uploaded run.
+
+The task reads the upload staged in storage (jobs.services.stage_upload), hands it to
+services.import_run inside jobs.services.running, deletes the staged file whatever happens,
+and turns a refused file into JobFailed so the job lists the file's errors.
+"""
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.tasks import task
+
+from evaluation import services
+from evaluation.trec import TrecFormatError
+from jobs.services import JobFailed, drop_staged, running
+
+MESSAGES = {
+    "not_imported": "{filename} was not imported.",
+    "imported": "Imported {filename} as run {run}: {lines:,} lines, {topics:,} topics.",
+}
+
+
+def max_upload_bytes() -> int:
+    """Largest file an import reads (after decompression), from settings.MAX_UPLOAD_MB."""
+    return settings.MAX_UPLOAD_MB * 1024 * 1024
+
+
+@task
+def import_run_task(
+    *,
+    job_id: int,
+    staged: str,
+    filename: str,
+    system: str,
+    name: str = "",
+    description: str = "",
+) -> None:
+    """Import the staged run file as a run of ``system`` (created if new). The job's result
+    names the new run: {"run": id, "url": its page, "label", "summary"}."""
+    try:
+        with running(job_id) as progress:
+            progress.step(f"Reading {filename}", done=0, total=2)
+            try:
+                with default_storage.open(staged, "rb") as file:
+                    run = services.import_run(
+                        source=file,
+                        filename=filename,
+                        system=system,
+                        name=name,
+                        description=description,
+                        user=progress.job.created_by,
+                        max_bytes=max_upload_bytes(),
+                    )
+            except TrecFormatError as error:
+                raise JobFailed(
+                    MESSAGES["not_imported"].format(filename=filename),
+                    errors=[str(line) for line in error.errors],
+                    total=error.total,
+                ) from None
+            except services.ImportRejected as rejected:
+                raise JobFailed(str(rejected)) from None
+            progress.result = {
+                "run": run.pk,
+                "url": run.get_absolute_url(),
+                "label": "See the run",
+                "summary": MESSAGES["imported"].format(
+                    filename=filename, run=run, lines=run.line_count, topics=run.topic_count
+                ),
+            }
+    finally:
+        drop_staged(staged)

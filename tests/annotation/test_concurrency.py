@@ -1,0 +1,122 @@
+"""Racing requests cannot break the overlap promise (issue: judging, item 4).
+
+Each thread gets its own database connection (Django connections are per thread), so on
+PostgreSQL these are real concurrent transactions. The services serialise assignment on a
+row lock of the campaign; the unique (pair, slot) and (pair, judge) constraints and the
+slot <= overlap check are the last line of defence, tested here directly as well.
+"""
+
+import threading
+from collections import Counter
+
+import pytest
+from django.db import IntegrityError, close_old_connections, connection
+
+from annotation import services
+from annotation.models import Assignment, CampaignJudge, Pair, PairSource, Topic
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+THREADS = 8
+
+
+def race(target, count=THREADS):
+    """Run ``target(i)`` in ``count`` threads released at the same instant; return what each
+    returned or raised."""
+    barrier = threading.Barrier(count)
+    outcomes = [None] * count
+
+    def run(i):
+        try:
+            barrier.wait()
+            outcomes[i] = target(i)
+        except Exception as error:  # collected and asserted on by the test
+            outcomes[i] = error
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return outcomes
+
+
+@pytest.fixture
+def campaign(django_user_model):
+    lead = django_user_model.objects.create_user("lead")
+    judges = [django_user_model.objects.create_user(f"j{i}") for i in range(4)]
+    campaign = services.create_campaign(lead=lead, name="race", overlap=2)
+    for qid in ("1", "2", "3"):
+        Topic.objects.create(campaign=campaign, qid=qid, query=f"q{qid}")
+    # Pairs first, judges later: every concurrent add_judge below assigns.
+    services.add_pairs(
+        campaign=campaign,
+        pairs=[(q, f"d{i}") for q in ("1", "2", "3") for i in range(20)],
+        source=PairSource.IMPORTED,
+    )
+    return campaign, judges
+
+
+def assert_overlap_kept(campaign):
+    per_pair = Counter(
+        Assignment.objects.filter(pair__campaign=campaign).values_list("pair", flat=True)
+    )
+    assert len(per_pair) == Pair.objects.filter(campaign=campaign).count()
+    assert set(per_pair.values()) == {campaign.overlap}, "every pair has exactly `overlap` judges"
+    pairs_judges = Assignment.objects.filter(pair__campaign=campaign).values_list("pair", "judge")
+    assert len(set(pairs_judges)) == len(pairs_judges), "no judge holds a pair twice"
+
+
+def test_judges_added_concurrently_never_exceed_the_overlap(campaign):
+    campaign, judges = campaign
+    outcomes = race(lambda i: services.add_judge(campaign=campaign, judge=judges[i % 4]))
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    assert CampaignJudge.objects.filter(campaign=campaign).count() == 4
+    assert_overlap_kept(campaign)
+
+
+def test_concurrent_assign_pending_fills_each_slot_once(campaign):
+    campaign, judges = campaign
+    for judge in judges:
+        CampaignJudge.objects.create(campaign=campaign, judge=judge)
+    outcomes = race(lambda i: services.assign_pending(campaign=campaign))
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    assert sum(outcomes) == 60 * 2, "the pairs' slots were filled once in all"
+    assert_overlap_kept(campaign)
+
+
+def test_the_database_lets_exactly_one_racer_take_a_slot(campaign):
+    campaign, judges = campaign
+    pair = Pair.objects.filter(campaign=campaign).first()
+    outcomes = race(
+        lambda i: Assignment.objects.create(
+            pair=pair, judge=judges[i % 4], slot=1, overlap=2, position=i
+        ),
+        count=4,
+    )
+    assert sum(isinstance(o, Assignment) for o in outcomes) == 1
+    assert all(isinstance(o, IntegrityError) for o in outcomes if not isinstance(o, Assignment))
+
+
+def test_racing_retries_of_one_grade_store_one_judgment(campaign):
+    import uuid
+
+    from annotation.models import Judgment, JudgmentChange
+
+    campaign, judges = campaign
+    services.add_judge(campaign=campaign, judge=judges[0])
+    services.add_judge(campaign=campaign, judge=judges[1])
+    assignment = services.next_open_assignment(campaign=campaign, judge=judges[0])
+    request_id = uuid.uuid4()
+    outcomes = race(
+        lambda i: services.record_judgment(
+            assignment_id=assignment.pk, judge=judges[0], grade=2, seconds=3, request_id=request_id
+        )
+    )
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    judgment = Judgment.objects.get(assignment=assignment)
+    assert (judgment.grade, judgment.seconds) == (2, 3)
+    assert JudgmentChange.objects.filter(assignment=assignment).count() == 1

@@ -1,0 +1,421 @@
+"""annotation/formats/: strict, all-or-nothing readers for topics, documents and pairs.
+
+Pure: run with `pytest tests/annotation/test_formats.py -p no:django`.
+"""
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from annotation import formats
+from annotation.formats import DocumentRecord, PairRecord, TopicRecord
+from evaluation.trec import TrecFormatError
+
+
+def errors_of(reader, data: bytes, name: str = "f", **options) -> list[str]:
+    with pytest.raises(TrecFormatError) as caught:
+        reader(data, name=name, **options)
+    return [str(error) for error in caught.value.errors]
+
+
+ROBUST04_STYLE = b"""<top>
+<num> Number: 301
+<title> International Organized Crime
+
+<desc> Description:
+Identify organizations that participate in international criminal
+activity.
+
+<narr> Narrative:
+A relevant document must name the organization.
+
+</top>
+
+<top>
+<num> Number: 302 </num>
+<title> Topic: Poliomyelitis and Post-Polio </title>
+</top>
+"""
+
+
+# --- topics: TSV ------------------------------------------------------------------------------
+
+
+def test_tsv_topics_are_read_in_file_order_with_their_lines():
+    records = formats.read_topics(b"1\tdog walking\n\n2\tcat food\n", name="t.tsv")
+    assert records == [
+        TopicRecord("1", "dog walking", "", "", 1),
+        TopicRecord("2", "cat food", "", "", 3),
+    ]
+
+
+def test_tsv_topics_accept_a_header_crlf_bom_and_gzip():
+    data = b"\xef\xbb\xbfqid\tquery\r\n1\tdog walking\r\n"
+    assert formats.read_topics(gzip.compress(data), name="t.tsv.gz") == [
+        TopicRecord("1", "dog walking", "", "", 2)
+    ]
+
+
+def test_tsv_topic_errors_name_every_bad_line():
+    data = b"1\tdog\n1\tcat\n2\n3\t \n\tno qid\n4 4\tspace in qid\n5\ta\tb\n\xff\tx\n"
+    assert errors_of(formats.read_topics, data, fmt="tsv") == [
+        "f:2: qid '1' already appears on line 1",
+        "f:3: expected qid<TAB>query (2 fields separated by one tab), found 1",
+        "f:4: topic '3' has an empty query",
+        "f:5: empty qid",
+        "f:6: qid '4 4' contains whitespace",
+        "f:7: expected qid<TAB>query (2 fields separated by one tab), found 3",
+        "f:8: line is not valid UTF-8",
+    ]
+
+
+def test_a_qid_longer_than_the_database_column_is_refused():
+    qid = "q" * (formats.MAX_QID_CHARS + 1)
+    assert errors_of(formats.read_topics, f"{qid}\tquery\n".encode()) == [
+        f"f:1: qid '{'q' * 57}...' is longer than {formats.MAX_QID_CHARS} characters"
+    ]
+
+
+# --- topics: JSONL ----------------------------------------------------------------------------
+
+
+def test_jsonl_topics_take_title_as_the_query_and_keep_description_and_narrative():
+    data = (
+        b'{"qid": 301, "title": " crime ", "description": "Find orgs.", "narrative": "Name it."}\n'
+        b'{"qid": "302", "query": "polio", "description": null}\n'
+    )
+    assert formats.read_topics(data, name="t.jsonl") == [
+        TopicRecord("301", "crime", "Find orgs.", "Name it.", 1),
+        TopicRecord("302", "polio", "", "", 2),
+    ]
+
+
+def test_jsonl_topic_errors_are_specific():
+    data = (
+        b'{"qid": 1, "title": "a", "narative": "typo"}\n'
+        b'{"qid": 2, "title": "a", "query": "b"}\n'
+        b"[1, 2]\n"
+        b'{"qid": 3, "title": \n'
+        b'{"qid": 4.5, "title": "x"}\n'
+        b'{"qid": 5, "title": 7}\n'
+        b'{"qid": 6}\n'
+        b'{"title": "no qid"}\n'
+        b'{"qid": 9, "title": ""}\n'
+    )
+    assert errors_of(formats.read_topics, data) == [
+        "f:1: unknown field 'narative' (expected qid, title, query, description, narrative)",
+        "f:2: give the query as title or as query, not both",
+        "f:3: expected a JSON object, found a list",
+        "f:4: not valid JSON: Expecting value (column 21)",
+        "f:5: qid must be a string or an integer, found a number",
+        "f:6: title must be a string, found a number",
+        "f:7: missing 'title' (the query)",
+        "f:8: missing 'qid'",
+        "f:9: topic '9' has an empty title (the query)",
+    ]
+
+
+# --- topics: TREC -----------------------------------------------------------------------------
+
+
+def test_trec_topic_files_are_read_with_prefixes_dropped_and_lines_joined():
+    records = formats.read_topics(ROBUST04_STYLE, name="topics.301-450")
+    assert records == [
+        TopicRecord(
+            "301",
+            "International Organized Crime",
+            "Identify organizations that participate in international criminal activity.",
+            "A relevant document must name the organization.",
+            3,
+        ),
+        TopicRecord("302", "Poliomyelitis and Post-Polio", "", "", 16),
+    ]
+
+
+def test_trec_topics_may_sit_on_one_line():
+    data = b"<top><num>7</num><title>seven</title><desc>d</desc></top>\n"
+    assert formats.read_topics(data) == [TopicRecord("7", "seven", "d", "", 1)]
+
+
+def test_trec_topic_errors_point_at_the_right_lines():
+    data = (
+        b"stray text\n"  # 1
+        b"<top>\n"  # 2
+        b"<title> no number\n"  # 3
+        b"</top>\n"  # 4
+        b"<top>\n"  # 5
+        b"<num> Number: 301\n"  # 6
+        b"<title> crime\n"  # 7
+        b"<con> concepts\n"  # 8
+        b"</top>\n"  # 9
+        b"<top>\n"  # 10
+        b"<num> Number: 301\n"  # 11
+        b"<title> crime again\n"  # 12
+        b"</top>\n"  # 13
+        b"<top>\n"  # 14
+        b"<num> Number: 302\n"  # 15
+        b"</top>\n"  # 16
+        b"<top>\n"  # 17
+        b"<num> 303\n"  # 18
+        b"<title> open\n"  # 19
+    )
+    assert errors_of(formats.read_topics, data, fmt="trec") == [
+        "f:1: text outside <top> … </top>",
+        "f:2: topic has no <num>",
+        "f:8: unknown tag <con>; a TREC topic has <top>, <num>, <title>, <desc> and <narr>",
+        "f:11: qid '301' already appears on line 6",
+        "f:14: topic '302' has no <title> (the query)",
+        "f:17: <top> is never closed by </top>",
+    ]
+
+
+def test_a_repeated_field_in_a_trec_topic_names_the_first():
+    data = b"<top>\n<num> 1\n<title> a\n<title> b\n</top>\n"
+    assert errors_of(formats.read_topics, data) == [
+        "f:4: second <title> in one topic (the first is on line 3)"
+    ]
+
+
+# --- topics: format detection -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "expected"),
+    [
+        (b'\n{"qid": 1}\n', "topics.txt", "jsonl"),
+        (b"  <TOP>\n", "topics", "trec"),
+        (b"1\tq\n", "queries.txt", "tsv"),
+        (b"1 q\n", "queries.tsv", "tsv"),  # content cannot tell; the extension can
+        (b"1 q\n", "queries.jsonl.gz", "jsonl"),
+        (b"1 q\n", "queries.txt", None),
+    ],
+)
+def test_topic_format_is_detected_from_content_then_extension(data, name, expected):
+    assert formats.detect_topic_format(data, name) == expected
+
+
+def test_an_unknown_topic_format_is_refused_naming_the_formats_accepted():
+    [error] = errors_of(formats.read_topics, b"1 dog walking\n", name="q.txt")
+    assert error.startswith("q.txt:0: cannot tell the format of the file; accepted: TSV")
+    assert "JSONL" in error and "TREC topic file" in error
+
+
+def test_an_explicit_format_overrides_detection():
+    assert errors_of(formats.read_topics, b"1\tq\n", fmt="jsonl") == [
+        "f:1: not valid JSON: Extra data (column 3)"
+    ]
+    with pytest.raises(ValueError, match="unknown topics format 'xml'"):
+        formats.read_topics(b"1\tq\n", fmt="xml")
+
+
+def test_a_file_without_topics_is_an_error_on_line_zero():
+    assert errors_of(formats.read_topics, b"\n  \n") == ["f:0: file has no topics"]
+    assert errors_of(formats.read_topics, b"qid\tquery\n") == ["f:0: file has no topics"]
+
+
+# --- documents --------------------------------------------------------------------------------
+
+
+def test_jsonl_documents_are_read():
+    data = (
+        b'{"docno": "d1", "title": "T", "text": "body", "url": "https://x.org/1"}\n{"docno": 7}\n'
+    )
+    assert formats.read_documents(data, name="docs.jsonl") == [
+        DocumentRecord("d1", "T", "body", "https://x.org/1", 1),
+        DocumentRecord("7", "", "", "", 2),
+    ]
+
+
+def test_csv_documents_need_a_header_and_may_quote_newlines_and_commas():
+    data = b'text,docno,url\n"line one\nline two, with a comma",d1,\n"say ""hi""",d2,http://x.org\n'
+    assert formats.read_documents(data, name="docs.csv") == [
+        DocumentRecord("d1", "", "line one\nline two, with a comma", "", 2),
+        DocumentRecord("d2", "", 'say "hi"', "http://x.org", 4),
+    ]
+
+
+def test_tsv_documents_need_a_header():
+    data = b"docno\ttitle\ttext\nd1\tT\tbody\n"
+    assert formats.read_documents(data, name="docs.tsv") == [
+        DocumentRecord("d1", "T", "body", "", 2)
+    ]
+    [error] = errors_of(formats.read_documents, b"d1\tbody\n", fmt="tsv")
+    assert error == (
+        "f:1: the first row must be a header naming the columns, with docno among them "
+        "(for example 'docno\\ttitle\\ttext\\turl')"
+    )
+
+
+def test_document_errors_name_every_bad_line():
+    data = (
+        b"docno,title,text,url\n"  # 1
+        b"d1,a,b,https://x.org\n"  # 2
+        b"d1,again,b,\n"  # 3
+        b",no docno,b,\n"  # 4
+        b"d3,a,b,javascript:alert(1)\n"  # 5
+        b"d4,too,few\n"  # 6
+        b'd5,"unclosed,b,\n'  # 7
+    )
+    assert errors_of(formats.read_documents, data) == [
+        "f:3: docno 'd1' already appears on line 2",
+        "f:4: empty docno",
+        "f:5: url 'javascript:alert(1)' is not an http(s) address",
+        "f:6: expected 4 fields as in the header, found 3",
+        "f:7: not valid CSV: unexpected end of data; reading stopped here",
+    ]
+
+
+def test_unknown_or_repeated_columns_are_refused():
+    assert errors_of(formats.read_documents, b"docno,body,url,url\nd1,x,,\n", fmt="csv") == [
+        "f:1: unknown column 'body' (expected docno, title, text, url)",
+        "f:1: column 'url' appears twice",
+    ]
+    assert errors_of(formats.read_documents, b'{"doc_id": "d1"}\n') == [
+        "f:1: unknown field 'doc_id' (expected docno, title, text, url)",
+        "f:1: missing 'docno'",
+    ]
+
+
+def test_a_csv_field_longer_than_the_csv_modules_default_limit_is_read():
+    text = "x" * 300_000
+    records = formats.read_documents(f"docno,text\nd1,{text}\n".encode(), fmt="csv")
+    assert records[0].text == text
+
+
+@pytest.mark.parametrize(
+    ("first_line", "expected"),
+    [(b'{"docno": 1}', "jsonl"), (b"docno\ttext", "tsv"), (b"docno,text", "csv")],
+)
+def test_document_format_is_detected_from_the_first_line(first_line, expected):
+    assert formats.detect_document_format(first_line + b"\n", "docs.txt") == expected
+
+
+def test_a_single_column_document_file_is_told_apart_by_its_extension():
+    assert formats.read_documents(b"docno\nd1\n", name="ids.csv") == [
+        DocumentRecord("d1", "", "", "", 2)
+    ]
+    [error] = errors_of(formats.read_documents, b"docno\nd1\n", name="ids.txt")
+    assert "cannot tell the format" in error
+
+
+# --- pairs ------------------------------------------------------------------------------------
+
+
+def test_pairs_are_qid_docno_per_line_with_comments_and_any_ascii_whitespace():
+    data = b"# pool for round 2\n1 d1\n\n1\t\td2  \r\n"
+    assert formats.read_pairs(data, name="pairs.txt") == [
+        PairRecord("1", "d1", 2),
+        PairRecord("1", "d2", 4),
+    ]
+
+
+def test_pair_errors_hint_at_qrels_and_run_files():
+    data = b"1 d1\n1 d1\n1 0 d2 1\n1 Q0 d3 1 2.5 run\n2\n"
+    assert errors_of(formats.read_pairs, data) == [
+        "f:2: pair '1' 'd1' already appears on line 1",
+        "f:3: expected 2 fields (qid docno), found 4 (a qrels line?)",
+        "f:4: expected 2 fields (qid docno), found 6 (a run line? pool runs on the pool page)",
+        "f:5: expected 2 fields (qid docno), found 1",
+    ]
+
+
+def test_an_empty_pairs_file_is_an_error():
+    assert errors_of(formats.read_pairs, b"# only a comment\n") == ["f:0: file has no pairs"]
+
+
+# --- shared: error cap, input ----------------------------------------------------------------
+
+
+def test_errors_are_capped_in_line_order_and_all_counted():
+    data = b"".join(b"%d\n" % i for i in range(120))
+    with pytest.raises(TrecFormatError) as caught:
+        formats.read_pairs(data, name="p", max_errors=5)
+    error = caught.value
+    assert error.total == 120
+    assert [e.line for e in error.errors] == [1, 2, 3, 4, 5]
+    assert str(error).endswith("... and 115 more errors")
+
+
+def test_input_may_be_a_path_or_a_binary_file(tmp_path):
+    path = tmp_path / "pairs.txt"
+    path.write_bytes(b"1 d1\n")
+    assert formats.read_pairs(path) == [PairRecord("1", "d1", 1)]
+    with path.open("rb") as file:
+        assert formats.read_pairs(file) == [PairRecord("1", "d1", 1)]
+    with pytest.raises(TrecFormatError, match=r"pairs\.txt:1: expected 2 fields"):
+        formats.read_pairs(b"x\n", name="pairs.txt")
+    with pytest.raises(ValueError, match="binary mode"), path.open() as text_file:
+        formats.read_pairs(text_file)
+    with pytest.raises(ValueError, match="not int"):
+        formats.read_pairs(3)
+
+
+def test_gzip_is_recognised_by_content_and_bad_gzip_is_reported():
+    assert formats.read_pairs(gzip.compress(b"1 d1\n") + gzip.compress(b"1 d2\n")) == [
+        PairRecord("1", "d1", 1),
+        PairRecord("1", "d2", 2),
+    ]
+    assert errors_of(formats.read_pairs, gzip.compress(b"1 d1\n" * 100)[:-4]) == [
+        "f:0: gzip stream is truncated"
+    ]
+    assert errors_of(formats.read_pairs, b"\x1f\x8b\x08\x00garbage-garbage") == [
+        "f:0: not a valid gzip file"
+    ]
+
+
+def test_the_size_limit_counts_decompressed_bytes():
+    bomb = gzip.compress(b"1 d1\n" * 1_000_000)
+    assert errors_of(formats.read_pairs, bomb, max_bytes=1000) == [
+        "f:0: file is larger than the limit of 1000 bytes (after decompression)"
+    ]
+    assert formats.read_pairs(b"1 d1\n", max_bytes=5) == [PairRecord("1", "d1", 1)]
+
+
+def test_a_nul_byte_is_an_error():
+    assert errors_of(formats.read_pairs, b"1 d\x001\n") == ["f:1: line contains a NUL byte"]
+
+
+def test_errors_found_at_the_end_of_a_trec_topic_still_come_first_under_the_cap():
+    # The missing <num> of the topic opened on line 1 is only known at its </top> (line 4),
+    # after the unknown tag on line 2 was reported.
+    data = b"<top>\n<con> x\n<title> a\n</top>\n"
+    with pytest.raises(TrecFormatError) as caught:
+        formats.read_topics(data, name="f", max_errors=1)
+    assert [str(e) for e in caught.value.errors] == ["f:1: topic has no <num>"]
+    assert caught.value.total == 2
+
+
+def test_blank_lines_before_the_first_record_keep_their_numbers():
+    data = b"\n  \r\n\ndocno,text\nd1,x\nd1,y\n"
+    assert errors_of(formats.read_documents, data) == ["f:6: docno 'd1' already appears on line 5"]
+    assert formats.read_documents(data[:-5]) == [DocumentRecord("d1", "", "x", "", 5)]
+
+
+def test_a_file_too_large_is_reported_as_such_even_when_its_format_is_unknown():
+    bomb = gzip.compress(b"1 dog walking\n" * 100_000)
+    assert errors_of(formats.read_topics, bomb, name="q.txt", max_bytes=1000) == [
+        "q.txt:0: file is larger than the limit of 1000 bytes (after decompression)"
+    ]
+
+
+def test_a_byte_order_mark_only_counts_at_the_very_start():
+    assert formats.read_pairs(b"\xef\xbb\xbf1 d1\n") == [PairRecord("1", "d1", 1)]
+    # Anywhere else it is data (U+FEFF is not whitespace), as in run and qrels files.
+    assert formats.read_pairs(b"1 d1\n\xef\xbb\xbf1 d2\n")[1] == PairRecord("\ufeff1", "d2", 2)
+
+
+def test_formats_imports_no_django():
+    probe = (
+        "import sys, annotation.formats; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework'}))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]", (
+        f"annotation.formats loads {result.stdout.strip()}; it must stay pure (no Django)"
+    )

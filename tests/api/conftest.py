@@ -1,0 +1,152 @@
+"""Fixtures for the API tests: users by role, API clients logged in as them, and ``world``, a
+small instance with one of everything (made on demand, per test)."""
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from annotation import services as annotation
+from annotation.models import Assignment, Campaign, Document, Judgment, PairSource, Topic
+from evaluation import services as evaluation
+from evaluation.models import Evaluation, QrelsVersion, Run, System
+from jobs.models import Job
+
+QRELS = b"1 0 d1 2\n1 0 d2 0\n2 0 d3 1\n2 0 d4 3\n"
+RUN = b"1 Q0 d1 1 3.0 bm25\n1 Q0 d2 2 2.0 bm25\n2 Q0 d4 1 5.5 bm25\n2 Q0 d3 2 1.5 bm25\n"
+OTHER_RUN = b"1 Q0 d2 1 9.0 dense\n1 Q0 d1 2 8.0 dense\n2 Q0 d3 1 7.0 dense\n"
+TOPICS = b"1\tcheap flights\n2\tsourdough starter\n3\tnew topic\n"
+DOCUMENTS = b'{"docno": "d9", "title": "Nine", "text": "Ninth document."}\n'
+
+
+def upload(name: str, data: bytes) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, data, content_type="application/octet-stream")
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str, *roles: str, superuser: bool = False):
+        if superuser:
+            return django_user_model.objects.create_superuser(username, password=None)
+        user = django_user_model.objects.create_user(username)  # no password: hashing is slow
+        if roles:
+            user.groups.add(*Group.objects.filter(name__in=roles))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def api():
+    """``api(user)``: an APIClient with ``user``'s session (``api()``: anonymous)."""
+
+    def client_for(user=None) -> APIClient:
+        client = APIClient()
+        if user is not None:
+            client.force_login(user)
+        return client
+
+    return client_for
+
+
+@pytest.fixture
+def run_jobs(django_capture_on_commit_callbacks):
+    """``with run_jobs(): client.post(...)``: jobs are enqueued when the request's transaction
+    commits, which a test's transaction never does; this runs the captured callbacks (the
+    immediate task backend then runs the task in place)."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@dataclass
+class World:
+    users: dict
+    campaign: Campaign
+    topic: Topic
+    document: Document
+    assignment: Assignment  # the judge's, graded 2
+    other_assignment: Assignment  # the other judge's, graded 0
+    judgment: Judgment
+    qrels: QrelsVersion
+    system: System
+    run: Run
+    evaluation: Evaluation
+    job: Job  # the engineer's
+
+    @property
+    def ids(self) -> dict:
+        return {
+            "campaign": self.campaign.pk,
+            "topic": self.topic.pk,
+            "document": self.document.pk,
+            "pair": self.assignment.pair_id,
+            "assignment": self.assignment.pk,
+            "other_assignment": self.other_assignment.pk,
+            "judgment": self.judgment.pk,
+            "qrels": self.qrels.pk,
+            "system": self.system.pk,
+            "run": self.run.pk,
+            "evaluation": self.evaluation.pk,
+            "job": self.job.pk,
+            "judge": self.users["judge"].pk,
+            "other_judge": self.users["other_judge"].pk,
+            "spare_judge": self.users["spare_judge"].pk,
+        }
+
+
+@pytest.fixture
+def world(make_user, media_root) -> World:
+    """A campaign led by ``lead`` with topics 1 and 2, documents d1–d4, every pair in the
+    pool, overlap 1 between ``judge`` and ``other_judge`` (``spare_judge`` judges nothing);
+    one graded assignment each; qrels, a system with a run and its evaluation; a job of the
+    engineer's. ``other_lead`` leads nothing here; ``nobody`` holds no role."""
+    users = {
+        "nobody": make_user("nobody"),
+        "judge": make_user("ann", "judge"),
+        "other_judge": make_user("bob", "judge"),
+        "spare_judge": make_user("cy", "judge"),
+        "lead": make_user("lea", "lead"),
+        "other_lead": make_user("leo", "lead"),
+        "engineer": make_user("eng", "engineer"),
+        "admin": make_user("root", superuser=True),
+    }
+    campaign = annotation.create_campaign(
+        lead=users["lead"],
+        name="Robust",
+        judges=[users["judge"], users["other_judge"]],
+    )
+    for qid, query in (("1", "cheap flights"), ("2", "sourdough starter")):
+        Topic.objects.create(campaign=campaign, qid=qid, query=query)
+    annotation.add_pairs(
+        campaign=campaign,
+        pairs=[("1", "d1"), ("1", "d2"), ("2", "d3"), ("2", "d4")],
+        source=PairSource.IMPORTED,
+    )
+    Document.objects.filter(campaign=campaign, docno="d1").update(title="One", text="First.")
+    mine = Assignment.objects.filter(judge=users["judge"]).order_by("pk").first()
+    theirs = Assignment.objects.filter(judge=users["other_judge"]).order_by("pk").first()
+    judgment = annotation.record_judgment(assignment_id=mine.pk, judge=users["judge"], grade=2)
+    annotation.record_judgment(assignment_id=theirs.pk, judge=users["other_judge"], grade=0)
+    qrels = evaluation.import_qrels(source=QRELS, filename="dl.qrels", name="dl")
+    run = evaluation.import_run(
+        source=RUN, filename="bm25.run", system="bm25", user=users["engineer"]
+    )
+    scored = evaluation.evaluate_run(run=run, qrels=qrels, measure_specs=["ndcg_cut.10", "map"])
+    job = Job.objects.create(
+        kind="evaluation.import_run", title="Import", created_by=users["engineer"]
+    )
+    return World(
+        users=users,
+        campaign=campaign,
+        topic=campaign.topics.get(qid="1"),
+        document=campaign.documents.get(docno="d1"),
+        assignment=mine,
+        other_assignment=theirs,
+        judgment=judgment,
+        qrels=qrels,
+        system=run.system,
+        run=run,
+        evaluation=scored,
+        job=job,
+    )

@@ -1,0 +1,233 @@
+"""The API's permission matrix: every role × endpoint × method, with the status it gets.
+
+Columns (tests/api/conftest.py, ``world``): anonymous; ``nobody`` (logged in, no role);
+``judge`` (judges the campaign, owns the assignment and judgment); ``other_judge`` (judges the
+same campaign, owns neither: guessing their ids); ``lead`` (leads the campaign);
+``other_lead`` (leads another campaign); ``engineer`` (owns the job); ``admin`` (superuser).
+
+Rules: objects a user may not see are 404 (a guessed id confirms nothing); objects they see
+but may not change are 403; a whole resource type their role may not use is 403; a method an
+endpoint does not offer is 405 for every logged-in user. Anonymous requests are 403 ("Authentication
+credentials were not provided.": the session authenticator comes first in settings).
+"""
+
+import pytest
+from django.db import transaction
+
+from tests.api.conftest import DOCUMENTS, OTHER_RUN, QRELS, TOPICS, upload
+
+pytestmark = pytest.mark.django_db
+
+ROLES = (
+    "anonymous",
+    "nobody",
+    "judge",
+    "other_judge",
+    "lead",
+    "other_lead",
+    "engineer",
+    "admin",
+)
+
+
+def everyone(ok):
+    return (403, ok, ok, ok, ok, ok, ok, ok)
+
+
+def campaign_members(ok):
+    """Whoever judges or leads the campaign; the rest cannot see it."""
+    return (403, 404, ok, ok, ok, 404, 404, ok)
+
+
+def campaign_lead(ok):
+    """The campaign's lead (and admins); its judges see it but may not do this."""
+    return (403, 404, 403, 403, ok, 404, 404, ok)
+
+
+def judge_reads(ok):
+    """The assignment's judge and the campaign's lead; nobody else sees it."""
+    return (403, 404, ok, 404, ok, 404, 404, ok)
+
+
+def judge_acts(ok):
+    """Only the assignment's own judge; the lead (and admins) see it but may not grade."""
+    return (403, 404, ok, 404, 403, 404, 404, 403)
+
+
+def leads_and_engineers(ok):
+    return (403, 403, 403, 403, ok, ok, ok, ok)
+
+
+def leads(ok):
+    return (403, 403, 403, 403, ok, ok, 403, ok)
+
+
+def engineers(ok):
+    return (403, 403, 403, 403, 403, 403, ok, ok)
+
+
+def job_owner(ok):
+    return (403, 404, 404, 404, 404, 404, ok, ok)
+
+
+def not_allowed():
+    return everyone(405)
+
+
+C = "campaigns/{campaign}"
+
+# (method, path under /api/v1/, body, statuses in ROLES order)
+MATRIX = [
+    # campaigns
+    ("GET", "campaigns/", None, everyone(200)),
+    ("POST", "campaigns/", "campaign", leads(201)),
+    ("GET", C + "/", None, campaign_members(200)),
+    ("PATCH", C + "/", "campaign_patch", campaign_lead(200)),
+    ("PUT", C + "/", "campaign_patch", not_allowed()),
+    ("DELETE", C + "/", None, not_allowed()),
+    ("GET", C + "/progress/", None, campaign_lead(200)),
+    ("POST", C + "/reassign/", "reassign", campaign_lead(200)),
+    # a campaign's topics, documents, pool and judges
+    ("GET", C + "/topics/", None, campaign_lead(200)),
+    ("POST", C + "/topics/", "topics_file", campaign_lead(202)),
+    ("GET", C + "/topics/{topic}/", None, campaign_lead(200)),
+    ("PUT", C + "/topics/{topic}/", None, campaign_lead(405)),
+    ("GET", C + "/documents/", None, campaign_lead(200)),
+    ("POST", C + "/documents/", "documents_file", campaign_lead(202)),
+    ("GET", C + "/documents/{document}/", None, campaign_lead(200)),
+    ("GET", C + "/pairs/", None, campaign_lead(200)),
+    ("POST", C + "/pairs/", "pairs", campaign_lead(200)),
+    ("GET", C + "/pairs/{pair}/", None, campaign_lead(200)),
+    ("POST", C + "/pairs/pool/", "pool", campaign_lead(202)),
+    ("GET", C + "/judges/", None, campaign_lead(200)),
+    ("POST", C + "/judges/", "add_judge", campaign_lead(201)),
+    ("DELETE", C + "/judges/{other_judge}/", None, campaign_lead(200)),
+    # assignments and judgments
+    ("GET", "assignments/", None, everyone(200)),
+    ("GET", "assignments/{assignment}/", None, judge_reads(200)),
+    ("GET", "assignments/{assignment}/history/", None, judge_reads(200)),
+    ("POST", "assignments/{assignment}/grade/", "grade", judge_acts(200)),
+    ("POST", "assignments/{assignment}/skip/", "skip", judge_acts(200)),
+    ("POST", "assignments/{assignment}/undo/", None, judge_acts(200)),
+    ("POST", "assignments/{assignment}/note/", "note", judge_acts(200)),
+    ("DELETE", "assignments/{assignment}/", None, not_allowed()),
+    ("GET", "judgments/", None, everyone(200)),
+    ("GET", "judgments/{judgment}/", None, judge_reads(200)),
+    ("PATCH", "judgments/{judgment}/", "grade", not_allowed()),
+    # qrels
+    ("GET", "qrels/", None, everyone(200)),
+    ("POST", "qrels/", "qrels_file", leads_and_engineers(201)),
+    ("GET", "qrels/{qrels}/", None, everyone(200)),
+    ("GET", "qrels/{qrels}/download/", None, everyone(200)),
+    ("DELETE", "qrels/{qrels}/", None, not_allowed()),
+    # systems
+    ("GET", "systems/", None, leads_and_engineers(200)),
+    ("POST", "systems/", "system", engineers(201)),
+    ("GET", "systems/{system}/", None, leads_and_engineers(200)),
+    ("PATCH", "systems/{system}/", "system_patch", engineers(200)),
+    ("PUT", "systems/{system}/", "system", not_allowed()),
+    ("DELETE", "systems/{system}/", None, engineers(204)),
+    # runs
+    ("GET", "runs/", None, leads_and_engineers(200)),
+    ("POST", "runs/", "run_file", engineers(202)),
+    ("GET", "runs/{run}/", None, leads_and_engineers(200)),
+    ("PATCH", "runs/{run}/", "system_patch", not_allowed()),
+    ("DELETE", "runs/{run}/", None, engineers(204)),
+    # evaluations
+    ("GET", "evaluations/", None, leads_and_engineers(200)),
+    ("POST", "evaluations/", "evaluation", engineers(201)),
+    ("GET", "evaluations/{evaluation}/", None, leads_and_engineers(200)),
+    ("DELETE", "evaluations/{evaluation}/", None, not_allowed()),
+    # jobs
+    ("GET", "jobs/", None, everyone(200)),
+    ("GET", "jobs/{job}/", None, job_owner(200)),
+    ("DELETE", "jobs/{job}/", None, not_allowed()),
+    # the contract itself
+    ("GET", "", None, everyone(200)),
+    ("GET", "schema/", None, everyone(200)),
+    ("GET", "docs/", None, everyone(200)),
+]
+
+BODIES = {
+    "campaign": lambda w: ({"name": "Another campaign"}, "json"),
+    "campaign_patch": lambda w: ({"description": "Changed."}, "json"),
+    "reassign": lambda w: (
+        {"from_judge": w.ids["judge"], "to_judge": w.ids["other_judge"]},
+        "json",
+    ),
+    "topics_file": lambda w: ({"file": upload("t.tsv", TOPICS), "format": "tsv"}, "multipart"),
+    "documents_file": lambda w: ({"file": upload("d.jsonl", DOCUMENTS)}, "multipart"),
+    "pairs": lambda w: ({"pairs": [{"qid": "1", "docno": "d9"}]}, "json"),
+    "pool": lambda w: ({"runs": [w.ids["run"]], "depth": 5}, "json"),
+    "add_judge": lambda w: ({"judge": w.ids["spare_judge"]}, "json"),
+    "grade": lambda w: ({"grade": 3}, "json"),
+    "skip": lambda w: ({"reason": "can't judge"}, "json"),
+    "note": lambda w: ({"note": "Hard one."}, "json"),
+    "qrels_file": lambda w: ({"file": upload("dl.qrels", QRELS), "name": "dl"}, "multipart"),
+    "system": lambda w: ({"name": "dense"}, "json"),
+    "system_patch": lambda w: ({"description": "A dense retriever."}, "json"),
+    "run_file": lambda w: (
+        {"file": upload("dense.run", OTHER_RUN), "system": "dense"},
+        "multipart",
+    ),
+    "evaluation": lambda w: (
+        {"run": w.ids["run"], "qrels": w.ids["qrels"], "measures": ["P.5"]},
+        "json",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "statuses"),
+    [pytest.param(*row, id=f"{row[0]} {row[1]}") for row in MATRIX],
+)
+def test_permission_matrix(api, world, subtests, method, path, body, statuses):
+    """One subtest per role. Each role's request runs in a transaction rolled back
+    afterwards, so every role meets the same world (a deletion by one is not a 404 for the
+    next)."""
+    url = "/api/v1/" + path.format(**world.ids)
+    for role, expected in zip(ROLES, statuses, strict=True):
+        with subtests.test(msg=f"as {role}"), transaction.atomic():
+            client = api(world.users.get(role))  # "anonymous" is no user
+            data, fmt = BODIES[body](world) if body else (None, None)
+            call = getattr(client, method.lower())
+            response = call(url) if data is None else call(url, data, format=fmt)
+            transaction.set_rollback(True)
+            assert response.status_code == expected, (
+                f"{role} {method} {url}: the matrix says {expected}, the API answered "
+                f"{response.status_code}: {response.content[:300]!r}"
+            )
+
+
+def test_the_matrix_covers_every_route_of_the_api():
+    """A new endpoint must get its row: every routed path appears in MATRIX."""
+    from django.urls import get_resolver
+
+    resolver = get_resolver()
+    routed = set()
+    for pattern in resolver.url_patterns:
+        if str(pattern.pattern) == "api/v1/":
+            for inner in pattern.url_patterns:
+                routed.add(str(inner.pattern))
+    in_matrix = {path for _, path, _, _ in MATRIX}
+    normalised = {_route_of(path) for path in in_matrix}
+    missing = sorted(route for route in routed if _route_of(route) not in normalised)
+    assert not missing, f"add rows to MATRIX for {missing}"
+
+
+def _route_of(path: str) -> str:
+    """'campaigns/<int:campaign_pk>/topics/<int:pk>/' and 'campaigns/{campaign}/topics/{topic}/'
+    both become 'campaigns/*/topics/*/'."""
+    parts = [part for part in path.strip("/").split("/") if part]
+    return "/".join("*" if part.startswith(("<", "{")) else part for part in parts) + "/"
+
+
+def matrix_as_markdown() -> str:
+    """The README's table (the lead pastes it): one row per endpoint and method."""
+    header = "| method | endpoint | " + " | ".join(ROLES) + " |"
+    rule = "| --- | --- |" + " --- |" * len(ROLES)
+    rows = [
+        f"| {method} | `/api/v1/{path}` | " + " | ".join(map(str, statuses)) + " |"
+        for method, path, _, statuses in MATRIX
+    ]
+    return "\n".join([header, rule, *rows])
