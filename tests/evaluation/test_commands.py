@@ -154,5 +154,12 @@ def test_demo_creates_a_login_per_role_and_scored_runs(media_root):
         assert " ".join(line.split()) in " ".join(text.split())
     assert Run.objects.count() == 3
     assert Evaluation.objects.count() == 3
+    from annotation.models import Assignment
+
+    judge_work = Assignment.objects.filter(
+        judge__username="judge", pair__campaign__name="Demo campaign"
+    )
+    assert judge_work.exists(), "the demo judge should have pairs to judge"
+    assert not judge_work.filter(pair__document__text="").exists()
     means = {e.run.system.name: e.means["ndcg_cut_10"] for e in Evaluation.objects.all()}
     assert means["dense-retriever"] > means["bm25"], "the demo systems should differ in quality"

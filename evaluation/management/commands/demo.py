@@ -4,8 +4,10 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from accounts.roles import Role
+from annotation import services as annotation_services
+from annotation.models import Campaign, Document, Topic
 from evaluation import demo, services
-from evaluation.models import QrelsVersion
+from evaluation.models import QrelsVersion, Run
 
 DEMO_USERS = [
     # username, password, role (None: superuser)
@@ -15,6 +17,8 @@ DEMO_USERS = [
     ("engineer", "engineer-demo", Role.ENGINEER),
 ]
 DEMO_QRELS = "demo-graded"
+DEMO_CAMPAIGN = "Demo campaign"
+DEMO_TOPICS = 5
 
 
 class Command(BaseCommand):
@@ -51,6 +55,45 @@ class Command(BaseCommand):
                 )
             self.stdout.write(f"Created {qrels.label} and {len(demo.DEMO_SYSTEMS)} scored runs.")
 
+        if not Campaign.objects.filter(name=DEMO_CAMPAIGN).exists():
+            self._create_campaign(User)
+
         self.stdout.write("Demo logins (username / password):")
         for username, password, role in DEMO_USERS:
             self.stdout.write(f"  {role or 'admin':<9} {username} / {password}")
+
+    def _create_campaign(self, User):
+        """A campaign for the demo judge: a few of the demo topics, pooled from two runs."""
+        campaign = annotation_services.create_campaign(
+            lead=User.objects.get(username="lead"),
+            name=DEMO_CAMPAIGN,
+            description="Judge the top 5 documents of two demo systems for five topics.",
+            guidelines="Grade how well the **document** answers the query. "
+            "Read the description and narrative first.",
+            judges=[User.objects.get(username="judge")],
+        )
+        qids = [str(1001 + t) for t in range(DEMO_TOPICS)]
+        Topic.objects.bulk_create(
+            Topic(
+                campaign=campaign,
+                qid=qid,
+                query=f"demo question {qid}",
+                description=f"The searcher wants the answer to demo question {qid}.",
+                narrative="Documents that answer it are relevant; ones only about it are related.",
+            )
+            for qid in qids
+        )
+        runs = Run.objects.filter(system__name__in=["bm25", "dense-retriever"])
+        change = annotation_services.pool_from_runs(
+            campaign=campaign,
+            run_frames=[services.load_run_frame(run) for run in runs],
+            depth=5,
+        )
+        for document in Document.objects.filter(campaign=campaign):
+            document.title = f"Demo document {document.docno}"
+            document.text = (
+                f"This synthetic passage stands for document {document.docno}. It may or may "
+                "not answer the demo question; in a real campaign its text comes from your corpus."
+            )
+            document.save(update_fields=["title", "text"])
+        self.stdout.write(f"Created {campaign.name}: {change.added} pairs for the demo judge.")
