@@ -20,7 +20,7 @@ from .checks import (
     quote,
     unknown_keys,
 )
-from .source import Kind, Lines, decode, extension, first_content_line, read
+from .source import Kind, Lines, decode, extension, first_content_line, read, text_lines
 
 __all__ = [
     "DOCUMENT_COLUMNS",
@@ -106,10 +106,7 @@ def _seen_docnos() -> Seen:
 def _documents_jsonl(lines: Lines, errors: Errors) -> list[DocumentRecord]:
     records = []
     seen = _seen_docnos()
-    for number, raw in lines:
-        line = decode(raw, number, errors)
-        if line is None or not line.strip():
-            continue
+    for number, line in text_lines(lines, errors):
         obj = json_object(line, number, errors)
         if obj is None:
             continue
@@ -163,10 +160,7 @@ def _documents_tsv(lines: Lines, errors: Errors) -> list[DocumentRecord]:
     records = []
     seen = _seen_docnos()
     names = None
-    for number, raw in lines:
-        line = decode(raw, number, errors)
-        if line is None or not line.strip():
-            continue
+    for number, line in text_lines(lines, errors):
         fields = line.split("\t")
         if names is None:
             names = _header(fields, "\t", errors, number)

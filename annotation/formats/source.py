@@ -82,6 +82,15 @@ def decode(raw: bytes, number: int, errors: Errors) -> str | None:
     return raw.decode()
 
 
+def text_lines(lines, errors: Errors):
+    """(number, text) of each line that decodes and is not blank; undecodable lines are
+    reported through ``decode``."""
+    for number, raw in lines:
+        line = decode(raw, number, errors)
+        if line is not None and line.strip():
+            yield number, line
+
+
 def first_content_line(data: bytes) -> bytes:
     """The first of the first 1000 lines that is not blank, stripped; empty if none is."""
     for raw in data.removeprefix(BOM).split(b"\n", 1000)[:1000]:

@@ -18,7 +18,7 @@ from .checks import (
     quote,
     unknown_keys,
 )
-from .source import Kind, Lines, decode, extension, first_content_line, read
+from .source import Kind, Lines, decode, extension, first_content_line, read, text_lines
 
 __all__ = ["TOPIC_FORMATS", "TopicRecord", "detect_topic_format", "read_topics"]
 
@@ -104,10 +104,7 @@ def _seen_qids() -> Seen:
 def _topics_tsv(lines: Lines, errors: Errors) -> list[TopicRecord]:
     records = []
     seen = _seen_qids()
-    for number, raw in lines:
-        line = decode(raw, number, errors)
-        if line is None or not line.strip():
-            continue
+    for number, line in text_lines(lines, errors):
         fields = line.split("\t")
         if len(fields) != 2:
             errors.add(
@@ -130,10 +127,7 @@ def _topics_tsv(lines: Lines, errors: Errors) -> list[TopicRecord]:
 def _topics_jsonl(lines: Lines, errors: Errors) -> list[TopicRecord]:
     records = []
     seen = _seen_qids()
-    for number, raw in lines:
-        line = decode(raw, number, errors)
-        if line is None or not line.strip():
-            continue
+    for number, line in text_lines(lines, errors):
         obj = json_object(line, number, errors)
         if obj is None:
             continue
