@@ -1,11 +1,14 @@
 """Judging under load: simulated judges grade concurrently against gunicorn + PostgreSQL.
 
-    .venv/bin/python bench/judging_load.py [--judges 50] [--seconds 60] [--workers 3]
+    .venv/bin/python bench/judging_load.py [--judges 50] [--seconds 60] [--think 1.0]
 
 Loopback only and bounded in time. It creates a scratch PostgreSQL database, migrates it,
-sets up one campaign with a queue of pairs for every judge, starts gunicorn (production
-settings, plain http on 127.0.0.1), and lets each judge log in and grade their queue as fast
-as the server answers, on one keep-alive connection per judge, until the time is up. Then it
+sets up one campaign with a queue of pairs for every judge (and a logged-in session each),
+starts gunicorn (production settings, plain http on 127.0.0.1), and lets each judge open the
+judging page and grade their queue on one keep-alive connection, reading for ``--think``
+seconds on average before each grade (exponentially distributed; 1 s by default, half the
+time below which the app flags a judge as suspiciously fast; 0 grades as fast as the server
+answers, which measures capacity rather than what judges see) until the time is up. Then it
 reports submit latency (p50/p95/p99) and throughput and checks that the database holds
 exactly one judgment per acknowledged submission, with no duplicates. The database is
 dropped at the end. Exit status 1 if a check fails (a target missed is only reported).
@@ -17,6 +20,7 @@ import argparse
 import http.client
 import json
 import os
+import random
 import secrets
 import signal
 import socket
@@ -32,21 +36,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 TARGET_P95_MS = 50.0
-PASSWORD = "load-test-password"
 SETUP = """
 import json, sys
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.test import Client
 from annotation import services
 from annotation.models import PairSource, Topic
 
 judges_wanted, per_judge = int(sys.argv[1]), int(sys.argv[2])
 User = get_user_model()
 group = Group.objects.get(name="judge")
-lead = User.objects.create_user("load-lead", password=sys.argv[3])
+lead = User.objects.create_user("load-lead")
 judges = []
 for i in range(judges_wanted):
-    user = User.objects.create_user(f"judge{i:02d}", password=sys.argv[3])
+    user = User.objects.create_user(f"judge{i:02d}")
     user.groups.add(group)
     judges.append(user)
 campaign = services.create_campaign(lead=lead, name="load", overlap=1, judges=judges)
@@ -59,7 +63,14 @@ services.add_pairs(
     source=PairSource.IMPORTED,
 )
 queues = {j.username: services.judge_queue(campaign=campaign, judge=j) for j in judges}
-print(json.dumps({"campaign": campaign.pk, "queues": queues}))
+# Logged-in sessions made here, not through the login form: 50 password hashes would cost
+# the server minutes of CPU before the first grade, and logging in is not what is measured.
+sessions = {}
+for judge in judges:
+    client = Client()
+    client.force_login(judge)
+    sessions[judge.username] = client.cookies["sessionid"].value
+print(json.dumps({"campaign": campaign.pk, "queues": queues, "sessions": sessions}))
 """
 CHECK = """
 import json
@@ -122,21 +133,23 @@ def django(env: dict, code: str, *args: str) -> str:
 
 
 class Judge(threading.Thread):
-    """One simulated judge: logs in, then grades its queue until told to stop."""
+    """One simulated judge: opens the judging page, then grades their queue, pausing
+    ``think`` seconds on average (exponentially distributed, seeded) before each grade, until
+    told to stop."""
 
-    def __init__(self, name, queue, campaign, port, ready, stop):
+    def __init__(self, name, session, queue, campaign, port, think, ready, stop):
         super().__init__(daemon=True)
         self.name_, self.queue, self.campaign, self.port = name, queue, campaign, port
-        self.ready, self.stop = ready, stop
+        self.think, self.ready, self.stop = think, ready, stop
+        self.random = random.Random(name)
         self.latencies: list[float] = []
         self.acknowledged = 0
         self.errors: list[str] = []
-        self.cookies: dict[str, str] = {}
+        self.cookies: dict[str, str] = {"sessionid": session}
 
     def request(self, conn, method, path, body=None, headers=None):
         headers = dict(headers or {})
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         conn.request(method, path, body=body, headers=headers)
         response = conn.getresponse()
         data = response.read()
@@ -148,31 +161,20 @@ class Judge(threading.Thread):
     def run(self):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
-            self.request(conn, "GET", "/accounts/login/")
-            form = urllib.parse.urlencode(
-                {
-                    "username": self.name_,
-                    "password": PASSWORD,
-                    "csrfmiddlewaretoken": self.cookies["csrftoken"],
-                }
-            )
-            status, _ = self.request(
-                conn,
-                "POST",
-                "/accounts/login/",
-                form,
-                {
-                    "Content-Type": "application/x-www-form-urlencoded",
-                    "Referer": f"http://127.0.0.1:{self.port}/",
-                },
-            )
-            if status != 302:
-                self.errors.append(f"login answered {status}")
-            # Everyone starts grading at once, after every judge has logged in.
+            status, _ = self.request(conn, "GET", f"/campaigns/{self.campaign}/judge/")
+            if status != 200 or "csrftoken" not in self.cookies:
+                raise RuntimeError(f"the judging page answered {status}")
+        except Exception as error:  # reported; the run stops at the start line
+            self.errors.append(f"{type(error).__name__}: {error}")
+            self.ready.abort()
+            conn.close()
+            return
+        try:
+            # Everyone starts at once, after every judge has the page open.
             self.ready.wait()
-            if status != 302:
-                return
             for assignment in self.queue:
+                if self.think and self.stop.wait(self.random.expovariate(1 / self.think)):
+                    break
                 if self.stop.is_set():
                     break
                 body = urllib.parse.urlencode(
@@ -217,6 +219,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
     parser.add_argument("--pairs-per-judge", type=int, default=1500)
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=1.0,
+        help="mean seconds a judge reads before each grade (0: grade as fast as answered)",
+    )
     args = parser.parse_args()
     if not 0 < args.seconds <= 600:
         parser.error("--seconds must be in (0, 600]: the load is bounded in time")
@@ -239,9 +247,7 @@ def main() -> int:
     try:
         subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
         print(f"setting up {args.judges} judges × {args.pairs_per_judge} pairs…", flush=True)
-        setup = json.loads(
-            django(env, SETUP, str(args.judges), str(args.pairs_per_judge), PASSWORD)
-        )
+        setup = json.loads(django(env, SETUP, str(args.judges), str(args.pairs_per_judge)))
         port = free_port()
         server = subprocess.Popen(
             [
@@ -276,12 +282,26 @@ def main() -> int:
         stop = threading.Event()
         ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
         judges = [
-            Judge(name, queue, setup["campaign"], port, ready, stop)
+            Judge(
+                name,
+                setup["sessions"][name],
+                queue,
+                setup["campaign"],
+                port,
+                args.think,
+                ready,
+                stop,
+            )
             for name, queue in setup["queues"].items()
         ]
         for judge in judges:
             judge.start()
-        ready.wait()
+        try:
+            ready.wait()
+        except threading.BrokenBarrierError:
+            errors = [e for judge in judges for e in judge.errors]
+            print("judges could not all open the page:", *sorted(set(errors))[:10], sep="\n  ")
+            return 1
         started = time.perf_counter()
         stop.wait(args.seconds)
         stop.set()
@@ -306,9 +326,9 @@ def main() -> int:
         return 1
     p50, p95, p99 = (1000 * percentile(latencies, q) for q in (50, 95, 99))
     print(
-        f"\n| judges | seconds | gunicorn | acknowledged | per second | p50 ms | p95 ms | p99 ms | errors |\n"
-        f"|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
-        f"| {args.judges} | {elapsed:.1f} | {args.workers}×{args.threads} gthread | {acknowledged} "
+        f"\n| judges | think s | seconds | gunicorn | acknowledged | per second | p50 ms | p95 ms | p99 ms | errors |\n"
+        f"|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
+        f"| {args.judges} | {args.think:g} | {elapsed:.1f} | {args.workers}×{args.threads} gthread | {acknowledged} "
         f"| {acknowledged / elapsed:.0f} | {p50:.1f} | {p95:.1f} | {p99:.1f} | {len(errors)} |"
     )
     print(

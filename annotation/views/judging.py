@@ -11,8 +11,7 @@ import math
 import uuid
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Count, Q
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -21,7 +20,7 @@ from django.views.decorators.http import require_GET
 
 from annotation import services
 from annotation.access import get_assignment_for_judge, get_campaign_for_judge
-from annotation.models import Assignment, AssignmentStatus, Judgment
+from annotation.models import Assignment, Judgment
 
 # Longest active time one submission may add (an hour): a clock gone wrong in a browser must
 # not poison the leads' median-seconds statistics.
@@ -66,7 +65,7 @@ def json_post(view):
             return _error(ERRORS["login"], 401)
         try:
             return view(request, *args, **kwargs)
-        except Http404:
+        except (Http404, ObjectDoesNotExist):
             return _error(ERRORS["not_found"], 404)
         except PermissionDenied as denied:
             return _error(str(denied) or "Not allowed.", 403)
@@ -95,20 +94,6 @@ def _request_id(request) -> uuid.UUID | None:
         return uuid.UUID(raw)
     except ValueError:
         raise ValidationError(ERRORS["request_id_invalid"]) from None
-
-
-def _progress(campaign, judge, topic_id: int) -> dict:
-    """The judge's done/total for the pair's topic and for the whole campaign (skipped pairs
-    count as done: they are off the judge's list), in one query."""
-    finished = ~Q(status=AssignmentStatus.OPEN)
-    in_topic = Q(pair__topic_id=topic_id)
-    counts = Assignment.objects.filter(pair__campaign=campaign, judge=judge).aggregate(
-        done=Count("pk", filter=finished),
-        total=Count("pk"),
-        topic_done=Count("pk", filter=finished & in_topic),
-        topic_total=Count("pk", filter=in_topic),
-    )
-    return {key: counts[key] for key in ("topic_done", "topic_total", "done", "total")}
 
 
 def _state(assignment, judgment) -> dict:
@@ -200,70 +185,58 @@ def pair_fragment(request, pk, assignment):
 
 
 # --- submissions (JSON) --------------------------------------------------------------------
+# Each is one call into services, which finds the judge's own assignment in this campaign
+# under a row lock (anything else is a 404). Progress is not sent back: judge.js keeps the
+# judge's queue and counts it itself, and the grade path stays as short as it can be.
 
 
 @json_post
 def grade(request, pk, assignment):
     """Record or revise the judge's grade: POST grade, seconds (active time), request_id
-    (a UUID; a repeat is a no-op). Returns the new state and progress."""
-    campaign = get_campaign_for_judge(request.user, pk)
-    own = get_assignment_for_judge(request.user, campaign, assignment)
+    (a UUID; a repeat is a no-op). Returns the judge's judgment of the pair as it now is."""
     try:
         value = int(request.POST.get("grade", ""))
     except ValueError:
         raise ValidationError(ERRORS["grade_missing"]) from None
     judgment = services.record_judgment(
-        assignment_id=own.pk,
+        assignment_id=assignment,
+        campaign_id=pk,
         judge=request.user,
         grade=value,
         seconds=_seconds(request),
         request_id=_request_id(request),
     )
-    own.status = AssignmentStatus.DONE
-    return JsonResponse(
-        {**_state(own, judgment), "progress": _progress(campaign, request.user, own.pair.topic_id)}
-    )
+    return JsonResponse(_state(judgment.assignment, judgment))
 
 
 @json_post
 def skip(request, pk, assignment):
     """Skip the pair with a reason: POST reason, seconds, request_id."""
-    campaign = get_campaign_for_judge(request.user, pk)
-    own = get_assignment_for_judge(request.user, campaign, assignment)
     judgment = services.skip_assignment(
-        assignment_id=own.pk,
+        assignment_id=assignment,
+        campaign_id=pk,
         judge=request.user,
         reason=request.POST.get("reason", ""),
         seconds=_seconds(request),
         request_id=_request_id(request),
     )
-    own.status = AssignmentStatus.SKIPPED
-    return JsonResponse(
-        {**_state(own, judgment), "progress": _progress(campaign, request.user, own.pair.topic_id)}
-    )
+    return JsonResponse(_state(judgment.assignment, judgment))
 
 
 @json_post
 def undo(request, pk, assignment):
     """Take back the grade or skip: the pair is open again, the history keeps what it was."""
-    campaign = get_campaign_for_judge(request.user, pk)
-    own = get_assignment_for_judge(request.user, campaign, assignment)
-    reopened = services.undo_judgment(assignment_id=own.pk, judge=request.user)
-    return JsonResponse(
-        {
-            **_state(reopened, None),
-            "progress": _progress(campaign, request.user, own.pair.topic_id),
-        }
-    )
+    reopened = services.undo_judgment(assignment_id=assignment, campaign_id=pk, judge=request.user)
+    return JsonResponse(_state(reopened, None))
 
 
 @json_post
 def note(request, pk, assignment):
     """Set the note on the judge's judgment of the pair: POST note (empty clears it)."""
-    campaign = get_campaign_for_judge(request.user, pk)
-    own = get_assignment_for_judge(request.user, campaign, assignment)
     text = request.POST.get("note", "").strip()
     if len(text) > MAX_NOTE:
         raise ValidationError(ERRORS["note_too_long"].format(limit=MAX_NOTE))
-    judgment = services.set_note(assignment_id=own.pk, judge=request.user, note=text)
-    return JsonResponse(_state(own, judgment))
+    judgment = services.set_note(
+        assignment_id=assignment, campaign_id=pk, judge=request.user, note=text
+    )
+    return JsonResponse(_state(judgment.assignment, judgment))

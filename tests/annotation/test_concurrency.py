@@ -3,17 +3,30 @@
 Each thread gets its own database connection (Django connections are per thread), so on
 PostgreSQL these are real concurrent transactions. The services serialise assignment on a
 row lock of the campaign; the unique (pair, slot) and (pair, judge) constraints and the
-slot <= overlap check are the last line of defence, tested here directly as well.
+slot <= overlap check are the last line of defence, tested here directly as well. Grading
+locks only the graded assignment's row, so the lead's operations that touch assignments
+(reassigning, changing the scale) lock those rows too; the races between them are below.
 """
 
 import threading
+import uuid
 from collections import Counter
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, close_old_connections, connection
 
 from annotation import services
-from annotation.models import Assignment, CampaignJudge, Pair, PairSource, Topic
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    CampaignJudge,
+    Judgment,
+    JudgmentChange,
+    Pair,
+    PairSource,
+    Topic,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -102,10 +115,6 @@ def test_the_database_lets_exactly_one_racer_take_a_slot(campaign):
 
 
 def test_racing_retries_of_one_grade_store_one_judgment(campaign):
-    import uuid
-
-    from annotation.models import Judgment, JudgmentChange
-
     campaign, judges = campaign
     services.add_judge(campaign=campaign, judge=judges[0])
     services.add_judge(campaign=campaign, judge=judges[1])
@@ -120,3 +129,56 @@ def test_racing_retries_of_one_grade_store_one_judgment(campaign):
     judgment = Judgment.objects.get(assignment=assignment)
     assert (judgment.grade, judgment.seconds) == (2, 3)
     assert JudgmentChange.objects.filter(assignment=assignment).count() == 1
+
+
+def test_reassigning_waits_for_a_grade_in_flight_and_leaves_that_pair_alone(campaign):
+    from django.db import transaction
+
+    campaign, judges = campaign
+    for judge in judges[:3]:
+        # j0 and j1 hold every pair (overlap 2); j2 comes when nothing is left to give.
+        services.add_judge(campaign=campaign, judge=judge)
+    graded = services.judge_queue(campaign=campaign, judge=judges[0])[0]
+    moved = []
+    with transaction.atomic():
+        # A grade in flight: its transaction holds the assignment's row lock.
+        services.record_judgment(
+            assignment_id=graded, judge=judges[0], grade=1, campaign_id=campaign.pk
+        )
+        mover = threading.Thread(
+            target=lambda: moved.append(
+                services.reassign(campaign=campaign, from_judge=judges[0], to_judge=judges[2])
+            )
+        )
+        mover.start()
+        mover.join(0.5)
+        assert mover.is_alive(), "reassign must wait for the grade to commit"
+    mover.join(30)
+    assert moved == [59]  # all of j0's 60 pairs but the graded one
+    assignment = Assignment.objects.get(pk=graded)
+    assert (assignment.judge_id, assignment.status) == (judges[0].pk, AssignmentStatus.DONE)
+    assert services.judge_queue(campaign=campaign, judge=judges[0]) == [graded]
+    assert_overlap_kept(campaign)
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_grade_and_a_narrower_scale_never_both_win(campaign, attempt):
+    campaign, judges = campaign
+    services.update_campaign(campaign=campaign, scale="0-5")
+    services.add_judge(campaign=campaign, judge=judges[0])
+    services.add_judge(campaign=campaign, judge=judges[1])
+    queue = services.judge_queue(campaign=campaign, judge=judges[0])
+
+    def act(i):
+        if i == 0:
+            return services.update_campaign(campaign=campaign, scale="0-3")
+        return services.record_judgment(
+            assignment_id=queue[i], judge=judges[0], grade=5, request_id=uuid.uuid4()
+        )
+
+    outcomes = race(act, count=4)
+    scale_changed = not isinstance(outcomes[0], Exception)
+    grades_stored = Judgment.objects.filter(grade=5).count()
+    assert not (scale_changed and grades_stored), outcomes
+    assert all(isinstance(o, ValidationError) for o in outcomes if isinstance(o, Exception))
+    assert JudgmentChange.objects.count() == grades_stored

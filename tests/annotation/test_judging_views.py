@@ -286,7 +286,7 @@ def test_submissions_need_the_csrf_token(world):
 # --- grade ---------------------------------------------------------------------------------
 
 
-def test_grading_records_the_grade_and_returns_state_and_progress(world):
+def test_grading_records_the_grade_and_returns_the_state(world):
     queue = queue_of(world, "judy")
     response = client_for(world, "judy").post(
         url("judge-grade", world, queue[0]),
@@ -299,7 +299,6 @@ def test_grading_records_the_grade_and_returns_state_and_progress(world):
         "grade": 2,
         "skip_reason": "",
         "note": "",
-        "progress": {"topic_done": 1, "topic_total": 3, "done": 1, "total": 4},
     }
     judgment = Judgment.objects.get(assignment_id=queue[0])
     assert (judgment.grade, judgment.seconds) == (2, 7.25)
@@ -407,7 +406,6 @@ def test_skipping_needs_a_reason_and_is_recorded(world):
     assert response.status_code == 200
     body = response.json()
     assert (body["status"], body["grade"], body["skip_reason"]) == ("skipped", None, "can't judge")
-    assert body["progress"]["done"] == 1
     assert Assignment.objects.get(pk=assignment).status == AssignmentStatus.SKIPPED
 
 
@@ -432,7 +430,6 @@ def test_undo_reopens_the_pair_and_the_page_resumes_there(world):
     assert response.status_code == 200
     body = response.json()
     assert (body["status"], body["grade"]) == ("open", None)
-    assert body["progress"]["done"] == 1
     assert not Judgment.objects.filter(assignment_id=queue[0]).exists()
     assert list(
         JudgmentChange.objects.filter(assignment_id=queue[0]).values_list("action", "old_grade")
@@ -488,34 +485,31 @@ def test_an_open_pairs_fragment_costs_the_same_four_queries(world, django_assert
         client.get(url("judge-pair", world, assignment))
 
 
-def test_a_first_grade_costs_twelve_queries(world, django_assert_num_queries):
+def test_a_first_grade_costs_ten_queries(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
-    # 1 session, 2 user, 3 the campaign if the user judges it, 4 the assignment (access
-    # check), then services.record_judgment: 5 savepoint, 6 the assignment again, locked
-    # (select_for_update), 7 look for a judgment (none), 8 insert it, 9 insert the
-    # JudgmentChange, 10 mark the assignment done, 11 release the savepoint; 12 the progress
-    # counts (one aggregate).
-    with django_assert_num_queries(12):
+    # 1 session, 2 user, then services.record_judgment: 3 savepoint (BEGIN outside tests),
+    # 4 the judge's assignment in this campaign, locked (the access check and the lock in one
+    # statement), 5 the campaign's scale, 6 look for a judgment (none), 7 insert it, 8 insert
+    # the JudgmentChange, 9 mark the assignment done, 10 release the savepoint (COMMIT).
+    with django_assert_num_queries(10):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
 
 
-def test_a_revised_grade_costs_eleven_queries(world, django_assert_num_queries):
+def test_a_revised_grade_costs_nine_queries(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     services.record_judgment(assignment_id=assignment, judge=world["judy"], grade=1)
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
-    # 1 session, 2 user, 3 the campaign if the user judges it, 4 the assignment (access
-    # check), then services.record_judgment: 5 savepoint, 6 the assignment again, locked
-    # (select_for_update), 7 the judgment, 8 update it, 9 insert the JudgmentChange,
-    # 10 release the savepoint; 11 the progress counts (one aggregate).
-    with django_assert_num_queries(11):
+    # 1 session, 2 user, 3 savepoint, 4 the locked assignment, 5 the scale, 6 the judgment,
+    # 7 update it, 8 insert the JudgmentChange, 9 release the savepoint.
+    with django_assert_num_queries(9):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
-    # A retry stops after the judgment lookup: 1-7, release, progress.
-    with django_assert_num_queries(9):
+    # A retry stops after the judgment lookup: 1-6, then release.
+    with django_assert_num_queries(7):
         client.post(url("judge-grade", world, assignment), data)
 
 

@@ -1,17 +1,15 @@
-"""Named operations on campaigns, pools, assignments and judgments. Views, the API, commands
-and tasks call these; the rules live here (HackSoft style, STYLE.md)."""
+"""Campaigns, their pools and who judges what: the lead's operations (HackSoft style,
+STYLE.md). Views, the API, commands and tasks call these; the rules live here."""
 
 from __future__ import annotations
 
-import statistics
-import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 
 from annotation.assignment import assign_topics, shuffled_order
 from annotation.models import (
@@ -21,31 +19,13 @@ from annotation.models import (
     CampaignJudge,
     Document,
     Judgment,
-    JudgmentAction,
-    JudgmentChange,
     Pair,
     PairSource,
     Topic,
 )
 from annotation.pooling import pool_runs
 from annotation.scales import SCALES, validate_scale
-
-# Judges whose median active time per judgment is below this are flagged for leads: nobody
-# reads a document and its query properly in under two seconds.
-SUSPICIOUSLY_FAST_SECONDS = 2.0
-
-MESSAGES = {
-    "not_your_assignment": "This pair is assigned to another judge.",
-    "grade_not_in_scale": "Grade {grade} is not on this campaign's scale ({grades}).",
-    "skip_needs_reason": "Say why you skip this pair (for example: can't judge).",
-    "unknown_scale": "Unknown scale {scale!r}; choose one of {choices}.",
-    "threshold_outside_scale": "The relevance threshold {threshold} is not a grade of the scale.",
-    "not_a_judge": "{user} is not a judge of this campaign.",
-    "note_needs_judgment": "Grade the pair before adding a note.",
-    "bad_request_id": "request_id must be a UUID, got {value!r}.",
-    "overlap_below_one": "Overlap must be at least 1.",
-    "grade_in_use": "Judgments already use grade {grade}; this scale stops at grade {top}.",
-}
+from annotation.services.common import MESSAGES
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
 CAMPAIGN_FIELDS = ("name", "description", "scale", "guidelines", "overlap", "relevance_threshold")
@@ -139,6 +119,13 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
                 {field: MESSAGES["threshold_outside_scale"].format(threshold=threshold)}
             )
         if "scale" in changes:
+            # Grading locks only its assignment (services.judging), so wait for grades in
+            # flight and hold new ones back until the new scale is committed.
+            list(
+                Assignment.objects.select_for_update()
+                .filter(pair__campaign=campaign)
+                .values_list("pk", flat=True)
+            )
             top = scale[-1]["grade"]  # grades run 0..top (validate_scale)
             used = Judgment.objects.filter(assignment__pair__campaign=campaign).aggregate(
                 m=Max("grade")
@@ -323,9 +310,13 @@ def reassign(*, campaign: Campaign, from_judge, to_judge, topic: Topic | None = 
         raise ValidationError(MESSAGES["not_a_judge"].format(user=to_judge))
     with transaction.atomic():
         Campaign.objects.select_for_update().get(pk=campaign.pk)
-        movable = Assignment.objects.filter(
-            pair__campaign=campaign, judge=from_judge, status=AssignmentStatus.OPEN
-        ).exclude(pair__assignments__judge=to_judge)
+        # Locked, so a pair graded meanwhile stays with the judge who graded it (grading
+        # locks only its assignment row, not the campaign).
+        movable = (
+            Assignment.objects.select_for_update(of=("self",))
+            .filter(pair__campaign=campaign, judge=from_judge, status=AssignmentStatus.OPEN)
+            .exclude(pair__assignments__judge=to_judge)
+        )
         if topic is not None:
             movable = movable.filter(pair__topic=topic)
         position = (
@@ -342,223 +333,3 @@ def reassign(*, campaign: Campaign, from_judge, to_judge, topic: Topic | None = 
             assignment.save(update_fields=["judge", "position"])
             moved += 1
     return moved
-
-
-# --- judging -------------------------------------------------------------------------------
-
-
-def judge_queue(*, campaign: Campaign, judge) -> list[int]:
-    """The judge's assignment ids in working order: topic by topic, then their own shuffled
-    order inside the topic."""
-    return list(
-        Assignment.objects.filter(pair__campaign=campaign, judge=judge)
-        .order_by("pair__topic_id", "position")
-        .values_list("pk", flat=True)
-    )
-
-
-def next_open_assignment(*, campaign: Campaign, judge) -> Assignment | None:
-    """Where the judge left off: the first open assignment in their queue."""
-    return (
-        Assignment.objects.filter(
-            pair__campaign=campaign, judge=judge, status=AssignmentStatus.OPEN
-        )
-        .select_related("pair__topic", "pair__document")
-        .order_by("pair__topic_id", "position")
-        .first()
-    )
-
-
-def _request_uuid(request_id) -> uuid.UUID | None:
-    """Retries are recognised by their id; accept the text form API clients send."""
-    if request_id is None or request_id == "" or isinstance(request_id, uuid.UUID):
-        return request_id or None
-    try:
-        return uuid.UUID(str(request_id))
-    except ValueError:
-        raise ValidationError(MESSAGES["bad_request_id"].format(value=request_id)) from None
-
-
-def _own_assignment(assignment_id: int, judge) -> Assignment:
-    assignment = (
-        Assignment.objects.select_for_update()
-        .select_related("pair__campaign")
-        .get(pk=assignment_id)
-    )
-    if assignment.judge_id != judge.pk:
-        raise PermissionDenied(MESSAGES["not_your_assignment"])
-    return assignment
-
-
-def record_judgment(
-    *,
-    assignment_id: int,
-    judge,
-    grade: int,
-    seconds: float = 0.0,
-    request_id: uuid.UUID | None = None,
-) -> Judgment:
-    """Record (or change) the judge's grade for their assignment. ``request_id`` makes a
-    retried submission a no-op, so a flaky connection never counts time twice."""
-    request_id = _request_uuid(request_id)
-    with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge)
-        grades = assignment.pair.campaign.grades
-        if grade not in grades:
-            raise ValidationError(
-                MESSAGES["grade_not_in_scale"].format(
-                    grade=grade, grades=", ".join(map(str, grades))
-                )
-            )
-        judgment = Judgment.objects.filter(assignment=assignment).first()
-        if judgment is not None and request_id is not None and judgment.last_request == request_id:
-            return judgment
-        old_grade = judgment.grade if judgment else None
-        if judgment is None:
-            judgment = Judgment(assignment=assignment)
-        judgment.grade = grade
-        judgment.skip_reason = ""
-        judgment.seconds += max(0.0, float(seconds))
-        judgment.last_request = request_id
-        judgment.save()
-        if old_grade != grade:
-            JudgmentChange.objects.create(
-                assignment=assignment,
-                action=JudgmentAction.GRADED if old_grade is None else JudgmentAction.REGRADED,
-                old_grade=old_grade,
-                new_grade=grade,
-                changed_by=judge,
-            )
-        if assignment.status != AssignmentStatus.DONE:
-            assignment.status = AssignmentStatus.DONE
-            assignment.save(update_fields=["status"])
-    return judgment
-
-
-def skip_assignment(
-    *,
-    assignment_id: int,
-    judge,
-    reason: str,
-    seconds: float = 0.0,
-    request_id: uuid.UUID | None = None,
-) -> Judgment:
-    request_id = _request_uuid(request_id)
-    reason = reason.strip()
-    if not reason:
-        raise ValidationError(MESSAGES["skip_needs_reason"])
-    with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge)
-        judgment = Judgment.objects.filter(assignment=assignment).first() or Judgment(
-            assignment=assignment
-        )
-        if judgment.pk and request_id is not None and judgment.last_request == request_id:
-            return judgment
-        old_grade = judgment.grade
-        judgment.grade = None
-        judgment.skip_reason = reason[:200]
-        judgment.seconds += max(0.0, float(seconds))
-        judgment.last_request = request_id
-        judgment.save()
-        JudgmentChange.objects.create(
-            assignment=assignment,
-            action=JudgmentAction.SKIPPED,
-            old_grade=old_grade,
-            note=reason,
-            changed_by=judge,
-        )
-        assignment.status = AssignmentStatus.SKIPPED
-        assignment.save(update_fields=["status"])
-    return judgment
-
-
-def undo_judgment(*, assignment_id: int, judge) -> Assignment:
-    """Take back a grade or a skip: the pair is open again; the history keeps what it was."""
-    with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge)
-        judgment = Judgment.objects.filter(assignment=assignment).first()
-        if judgment is None:
-            return assignment
-        JudgmentChange.objects.create(
-            assignment=assignment,
-            action=JudgmentAction.UNDONE,
-            old_grade=judgment.grade,
-            # What is taken back: the skip reason, or the note that goes with the grade.
-            note=judgment.skip_reason or judgment.note,
-            changed_by=judge,
-        )
-        judgment.delete()
-        assignment.status = AssignmentStatus.OPEN
-        assignment.save(update_fields=["status"])
-    return assignment
-
-
-def set_note(*, assignment_id: int, judge, note: str) -> Judgment | None:
-    """Attach a note to the judge's judgment of the pair (kept in the history too)."""
-    with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge)
-        judgment = Judgment.objects.filter(assignment=assignment).first()
-        if judgment is None:
-            raise ValidationError(MESSAGES["note_needs_judgment"])
-        if judgment.note != note:
-            judgment.note = note
-            judgment.save(update_fields=["note", "updated_at"])
-            JudgmentChange.objects.create(
-                assignment=assignment,
-                action=JudgmentAction.NOTED,
-                old_grade=judgment.grade,
-                new_grade=judgment.grade,
-                note=note,
-                changed_by=judge,
-            )
-    return judgment
-
-
-# --- progress ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JudgeProgress:
-    judge_id: int
-    username: str
-    done: int
-    total: int
-    median_seconds: float | None
-    too_fast: bool
-
-
-def judge_progress(*, campaign: Campaign) -> list[JudgeProgress]:
-    rows = (
-        Assignment.objects.filter(pair__campaign=campaign)
-        .values("judge_id", "judge__username")
-        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
-        .order_by("judge__username")
-    )
-    seconds: dict[int, list[float]] = defaultdict(list)
-    for judge_id, value in Judgment.objects.filter(
-        assignment__pair__campaign=campaign, grade__isnull=False
-    ).values_list("assignment__judge_id", "seconds"):
-        seconds[judge_id].append(value)
-    result = []
-    for row in rows:
-        median = statistics.median(seconds[row["judge_id"]]) if seconds[row["judge_id"]] else None
-        result.append(
-            JudgeProgress(
-                judge_id=row["judge_id"],
-                username=row["judge__username"],
-                done=row["done"],
-                total=row["total"],
-                median_seconds=median,
-                too_fast=median is not None and median < SUSPICIOUSLY_FAST_SECONDS,
-            )
-        )
-    return result
-
-
-def topic_progress(*, campaign: Campaign) -> list[dict]:
-    return list(
-        Assignment.objects.filter(pair__campaign=campaign)
-        .values("pair__topic_id", "pair__topic__qid", "pair__topic__query")
-        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
-        .order_by("pair__topic_id")
-    )

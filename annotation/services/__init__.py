@@ -1,0 +1,61 @@
+"""Named operations on campaigns, pools, assignments and judgments. Views, the API, commands
+and tasks call these; the rules live here (HackSoft style, STYLE.md).
+
+campaigns.py holds the lead's operations (campaigns, pools, who judges what), judging.py the
+judge's (grading, skipping, undoing, notes) and the progress leads read.
+"""
+
+from annotation.scales import SCALES
+from annotation.services.campaigns import (
+    CAMPAIGN_FIELDS,
+    CampaignChange,
+    PoolChange,
+    add_judge,
+    add_pairs,
+    assign_pending,
+    create_campaign,
+    pool_from_runs,
+    reassign,
+    remove_judge,
+    resolve_scale,
+    update_campaign,
+)
+from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
+from annotation.services.judging import (
+    JudgeProgress,
+    judge_progress,
+    judge_queue,
+    next_open_assignment,
+    record_judgment,
+    set_note,
+    skip_assignment,
+    topic_progress,
+    undo_judgment,
+)
+
+__all__ = [
+    "CAMPAIGN_FIELDS",
+    "MESSAGES",
+    "SCALES",
+    "SUSPICIOUSLY_FAST_SECONDS",
+    "CampaignChange",
+    "JudgeProgress",
+    "PoolChange",
+    "add_judge",
+    "add_pairs",
+    "assign_pending",
+    "create_campaign",
+    "judge_progress",
+    "judge_queue",
+    "next_open_assignment",
+    "pool_from_runs",
+    "reassign",
+    "record_judgment",
+    "remove_judge",
+    "resolve_scale",
+    "set_note",
+    "skip_assignment",
+    "topic_progress",
+    "undo_judgment",
+    "update_campaign",
+]

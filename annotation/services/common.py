@@ -1,0 +1,18 @@
+"""What the annotation services share: their messages and the fast-judge threshold."""
+
+# Judges whose median active time per judgment is below this are flagged for leads: nobody
+# reads a document and its query properly in under two seconds.
+SUSPICIOUSLY_FAST_SECONDS = 2.0
+
+MESSAGES = {
+    "not_your_assignment": "This pair is assigned to another judge.",
+    "grade_not_in_scale": "Grade {grade} is not on this campaign's scale ({grades}).",
+    "skip_needs_reason": "Say why you skip this pair (for example: can't judge).",
+    "unknown_scale": "Unknown scale {scale!r}; choose one of {choices}.",
+    "threshold_outside_scale": "The relevance threshold {threshold} is not a grade of the scale.",
+    "not_a_judge": "{user} is not a judge of this campaign.",
+    "note_needs_judgment": "Grade the pair before adding a note.",
+    "bad_request_id": "request_id must be a UUID, got {value!r}.",
+    "overlap_below_one": "Overlap must be at least 1.",
+    "grade_in_use": "Judgments already use grade {grade}; this scale stops at grade {top}.",
+}

@@ -1,0 +1,269 @@
+"""The judge's operations: their queue, grading, skipping, undoing, notes, and the
+progress leads read."""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Count, Q
+
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    Judgment,
+    JudgmentAction,
+    JudgmentChange,
+)
+from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
+
+# --- judging -------------------------------------------------------------------------------
+
+
+def judge_queue(*, campaign: Campaign, judge) -> list[int]:
+    """The judge's assignment ids in working order: topic by topic, then their own shuffled
+    order inside the topic."""
+    return list(
+        Assignment.objects.filter(pair__campaign=campaign, judge=judge)
+        .order_by("pair__topic_id", "position")
+        .values_list("pk", flat=True)
+    )
+
+
+def next_open_assignment(*, campaign: Campaign, judge) -> Assignment | None:
+    """Where the judge left off: the first open assignment in their queue."""
+    return (
+        Assignment.objects.filter(
+            pair__campaign=campaign, judge=judge, status=AssignmentStatus.OPEN
+        )
+        .select_related("pair__topic", "pair__document")
+        .order_by("pair__topic_id", "position")
+        .first()
+    )
+
+
+def _request_uuid(request_id) -> uuid.UUID | None:
+    """Retries are recognised by their id; accept the text form API clients send."""
+    if request_id is None or request_id == "" or isinstance(request_id, uuid.UUID):
+        return request_id or None
+    try:
+        return uuid.UUID(str(request_id))
+    except ValueError:
+        raise ValidationError(MESSAGES["bad_request_id"].format(value=request_id)) from None
+
+
+def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -> Assignment:
+    """The judge's assignment, locked until the change commits (only the assignment row:
+    judges grading other pairs of the campaign never wait for each other).
+
+    With ``campaign_id`` (the judging page's URL), an assignment of another judge, of another
+    campaign, or of a campaign the judge no longer judges is ``Assignment.DoesNotExist``;
+    without it, another judge's assignment is PermissionDenied (the API's contract).
+    """
+    locked = Assignment.objects.select_for_update(of=("self",)).select_related("pair")
+    if campaign_id is None:
+        assignment = locked.get(pk=assignment_id)
+        if assignment.judge_id != judge.pk:
+            raise PermissionDenied(MESSAGES["not_your_assignment"])
+    else:
+        assignment = locked.get(
+            pk=assignment_id,
+            judge=judge,
+            pair__campaign_id=campaign_id,
+            pair__campaign__judges=judge,
+        )
+    # The campaign is read after the lock, in a statement of its own, so it is never older
+    # than the lock: update_campaign locks every assignment of the campaign before it
+    # changes the scale, so a grade is checked against the scale it is stored under.
+    assignment.pair.campaign = Campaign.objects.get(pk=assignment.pair.campaign_id)
+    return assignment
+
+
+def _own_judgment(assignment: Assignment) -> Judgment | None:
+    # A statement of its own after the lock (not a join in it): a retry that waited for the
+    # lock must see the judgment the first attempt committed.
+    judgment = Judgment.objects.filter(assignment=assignment).first()
+    if judgment is not None:
+        judgment.assignment = assignment  # the locked instance, not a fresh query's
+    return judgment
+
+
+def record_judgment(
+    *,
+    assignment_id: int,
+    judge,
+    grade: int,
+    seconds: float = 0.0,
+    request_id: uuid.UUID | None = None,
+    campaign_id: int | None = None,
+) -> Judgment:
+    """Record (or change) the judge's grade for their assignment. ``request_id`` makes a
+    retried submission a no-op, so a flaky connection never counts time twice."""
+    request_id = _request_uuid(request_id)
+    with transaction.atomic():
+        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        grades = assignment.pair.campaign.grades
+        if grade not in grades:
+            raise ValidationError(
+                MESSAGES["grade_not_in_scale"].format(
+                    grade=grade, grades=", ".join(map(str, grades))
+                )
+            )
+        judgment = _own_judgment(assignment)
+        if judgment is not None and request_id is not None and judgment.last_request == request_id:
+            return judgment
+        old_grade = judgment.grade if judgment else None
+        if judgment is None:
+            judgment = Judgment(assignment=assignment)
+        judgment.grade = grade
+        judgment.skip_reason = ""
+        judgment.seconds += max(0.0, float(seconds))
+        judgment.last_request = request_id
+        judgment.save()
+        if old_grade != grade:
+            JudgmentChange.objects.create(
+                assignment=assignment,
+                action=JudgmentAction.GRADED if old_grade is None else JudgmentAction.REGRADED,
+                old_grade=old_grade,
+                new_grade=grade,
+                changed_by=judge,
+            )
+        if assignment.status != AssignmentStatus.DONE:
+            assignment.status = AssignmentStatus.DONE
+            assignment.save(update_fields=["status"])
+    return judgment
+
+
+def skip_assignment(
+    *,
+    assignment_id: int,
+    judge,
+    reason: str,
+    seconds: float = 0.0,
+    request_id: uuid.UUID | None = None,
+    campaign_id: int | None = None,
+) -> Judgment:
+    request_id = _request_uuid(request_id)
+    reason = reason.strip()
+    if not reason:
+        raise ValidationError(MESSAGES["skip_needs_reason"])
+    with transaction.atomic():
+        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        judgment = _own_judgment(assignment) or Judgment(assignment=assignment)
+        if judgment.pk and request_id is not None and judgment.last_request == request_id:
+            return judgment
+        old_grade = judgment.grade
+        judgment.grade = None
+        judgment.skip_reason = reason[:200]
+        judgment.seconds += max(0.0, float(seconds))
+        judgment.last_request = request_id
+        judgment.save()
+        JudgmentChange.objects.create(
+            assignment=assignment,
+            action=JudgmentAction.SKIPPED,
+            old_grade=old_grade,
+            note=reason,
+            changed_by=judge,
+        )
+        assignment.status = AssignmentStatus.SKIPPED
+        assignment.save(update_fields=["status"])
+    return judgment
+
+
+def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) -> Assignment:
+    """Take back a grade or a skip: the pair is open again; the history keeps what it was."""
+    with transaction.atomic():
+        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        judgment = _own_judgment(assignment)
+        if judgment is None:
+            return assignment
+        JudgmentChange.objects.create(
+            assignment=assignment,
+            action=JudgmentAction.UNDONE,
+            old_grade=judgment.grade,
+            # What is taken back: the skip reason, or the note that goes with the grade.
+            note=judgment.skip_reason or judgment.note,
+            changed_by=judge,
+        )
+        judgment.delete()
+        assignment.status = AssignmentStatus.OPEN
+        assignment.save(update_fields=["status"])
+    return assignment
+
+
+def set_note(
+    *, assignment_id: int, judge, note: str, campaign_id: int | None = None
+) -> Judgment | None:
+    """Attach a note to the judge's judgment of the pair (kept in the history too)."""
+    with transaction.atomic():
+        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        judgment = _own_judgment(assignment)
+        if judgment is None:
+            raise ValidationError(MESSAGES["note_needs_judgment"])
+        if judgment.note != note:
+            judgment.note = note
+            judgment.save(update_fields=["note", "updated_at"])
+            JudgmentChange.objects.create(
+                assignment=assignment,
+                action=JudgmentAction.NOTED,
+                old_grade=judgment.grade,
+                new_grade=judgment.grade,
+                note=note,
+                changed_by=judge,
+            )
+    return judgment
+
+
+# --- progress ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeProgress:
+    judge_id: int
+    username: str
+    done: int
+    total: int
+    median_seconds: float | None
+    too_fast: bool
+
+
+def judge_progress(*, campaign: Campaign) -> list[JudgeProgress]:
+    rows = (
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("judge_id", "judge__username")
+        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
+        .order_by("judge__username")
+    )
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for judge_id, value in Judgment.objects.filter(
+        assignment__pair__campaign=campaign, grade__isnull=False
+    ).values_list("assignment__judge_id", "seconds"):
+        seconds[judge_id].append(value)
+    result = []
+    for row in rows:
+        median = statistics.median(seconds[row["judge_id"]]) if seconds[row["judge_id"]] else None
+        result.append(
+            JudgeProgress(
+                judge_id=row["judge_id"],
+                username=row["judge__username"],
+                done=row["done"],
+                total=row["total"],
+                median_seconds=median,
+                too_fast=median is not None and median < SUSPICIOUSLY_FAST_SECONDS,
+            )
+        )
+    return result
+
+
+def topic_progress(*, campaign: Campaign) -> list[dict]:
+    return list(
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("pair__topic_id", "pair__topic__qid", "pair__topic__query")
+        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
+        .order_by("pair__topic_id")
+    )
