@@ -13,7 +13,14 @@ from django.db.models import Max
 
 from accounts.roles import Role
 from annotation import formats, services
-from annotation.models import AssignmentStatus, Campaign, CampaignJudge, Judgment, Topic
+from annotation.models import (
+    AdjudicationRule,
+    AssignmentStatus,
+    Campaign,
+    CampaignJudge,
+    Judgment,
+    Topic,
+)
 from annotation.scales import SCALES
 from evaluation.models import Run
 
@@ -99,6 +106,21 @@ class CampaignForm(forms.Form):
         label="Relevance threshold",
         help_text="The lowest grade that counts as relevant for binary measures.",
     )
+    adjudication_rule = forms.ChoiceField(
+        choices=AdjudicationRule.choices,
+        initial=AdjudicationRule.MAJORITY,
+        required=False,
+        label="When judges disagree",
+        help_text="Unanimous pairs are accepted as they are; this settles the others.",
+    )
+    gold_min_accuracy = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0.7,
+        required=False,
+        label="Calibration threshold",
+        help_text="Judges below this on calibration pairs are flagged (0 to 1).",
+    )
     judges = JudgesField(
         queryset=None,
         required=False,
@@ -118,6 +140,8 @@ class CampaignForm(forms.Form):
                     "guidelines": campaign.guidelines,
                     "overlap": campaign.overlap,
                     "relevance_threshold": campaign.relevance_threshold,
+                    "adjudication_rule": campaign.adjudication_rule,
+                    "gold_min_accuracy": campaign.gold_min_accuracy,
                     "judges": list(campaign.judges.all()),
                 },
             )
@@ -167,6 +191,14 @@ class CampaignForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
+        # Left out of a post (an older form, a script): the campaign's value, or the default.
+        for name in ("adjudication_rule", "gold_min_accuracy"):
+            if cleaned.get(name) in (None, ""):
+                cleaned[name] = (
+                    getattr(self.campaign, name)
+                    if self.campaign is not None
+                    else self.fields[name].initial
+                )
         if any(label not in cleaned for _, label, _ in self.grade_names):
             return cleaned
         scale = [

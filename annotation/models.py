@@ -19,6 +19,14 @@ def _new_seed() -> int:
     return secrets.randbelow(2**31)
 
 
+class AdjudicationRule(models.TextChoices):
+    """What settles a pair whose judges disagree (unanimous pairs are always accepted)."""
+
+    MAJORITY = "majority", "Majority (a tie goes to the lead)"
+    MEDIAN = "median", "Median (the lower median on ties)"
+    LEAD = "lead", "The lead decides every disagreement"
+
+
 class Campaign(models.Model):
     """One judging effort: a scale, guidelines, topics, a pool, judges, an overlap."""
 
@@ -39,12 +47,26 @@ class Campaign(models.Model):
     seed = models.PositiveIntegerField(
         default=_new_seed, help_text="Seeds each judge's document order (reproducible)."
     )
+    adjudication_rule = models.CharField(
+        max_length=10,
+        choices=AdjudicationRule.choices,
+        default=AdjudicationRule.MAJORITY,
+        help_text="How disagreements are settled before the lead steps in.",
+    )
+    gold_min_accuracy = models.FloatField(
+        default=0.7,
+        help_text="Judges whose accuracy on calibration pairs is below this are flagged.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(overlap__gte=1), name="campaign_overlap_positive"),
+            models.CheckConstraint(
+                condition=Q(gold_min_accuracy__gte=0) & Q(gold_min_accuracy__lte=1),
+                name="campaign_gold_min_accuracy_fraction",
+            ),
         ]
 
     def __str__(self):
@@ -121,6 +143,7 @@ class PairSource(models.TextChoices):
     POOLED = "pooled", "Depth-k pooling of runs"
     IMPORTED = "imported", "Pairs file"
     UNJUDGED = "unjudged", "Unjudged documents sent from a dashboard"
+    GOLD = "gold", "Calibration pair with a known grade"
 
 
 class Pair(models.Model):
@@ -130,6 +153,11 @@ class Pair(models.Model):
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="pairs")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pairs")
     source = models.CharField(max_length=20, choices=PairSource.choices)
+    gold_grade = models.SmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Known grade of a calibration pair: every judge gets it, unmarked.",
+    )
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -231,3 +259,91 @@ class JudgmentChange(models.Model):
 
     def __str__(self):
         return f"{self.changed_by} {self.action} {self.assignment_id}: {self.old_grade} → {self.new_grade}"
+
+
+class LeadDecision(models.Model):
+    """A lead's decision on a pair's final grade, with the reason. Append-only: a new
+    decision supersedes the pair's current one, and each decision can be superseded once
+    (a one-to-one), so two leads deciding at once cannot both win: the second is a
+    conflict, not a silent overwrite."""
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="decisions")
+    grade = models.SmallIntegerField()
+    reason = models.TextField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(auto_now_add=True)
+    supersedes = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    )
+
+    class Meta:
+        ordering = ["decided_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pair"],
+                condition=Q(supersedes__isnull=True),
+                name="lead_decision_first_once",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.pair_id}: {self.grade} by {self.decided_by}"
+
+
+class GradeBasis(models.TextChoices):
+    """Why a published pair has its grade (its provenance)."""
+
+    UNANIMOUS = "unanimous", "Every judge gave it"
+    MAJORITY = "majority", "Most judges gave it"
+    MEDIAN = "median", "The median of the judges' grades"
+    LEAD = "lead", "The lead decided"
+    GOLD = "gold", "Known grade of a calibration pair"
+
+
+class Publication(models.Model):
+    """A campaign's adjudicated grades frozen as a qrels version, and how they were made."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="publications")
+    qrels = models.OneToOneField(
+        "evaluation.QrelsVersion", on_delete=models.PROTECT, related_name="publication"
+    )
+    rule = models.CharField(max_length=10, choices=AdjudicationRule.choices)
+    counts = models.JSONField(help_text="Published pairs per basis, and pairs left out.")
+    left_out = models.JSONField(default=list, help_text="[qid, docno, why] of undecided pairs.")
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    published_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-published_at"]
+
+    def __str__(self):
+        return f"{self.campaign} → {self.qrels}"
+
+
+class PublishedGrade(models.Model):
+    """Provenance of one published grade: its basis and every judge's grade."""
+
+    publication = models.ForeignKey(Publication, on_delete=models.CASCADE, related_name="grades")
+    qid = models.CharField(max_length=100)
+    docno = models.CharField(max_length=255)
+    grade = models.SmallIntegerField()
+    basis = models.CharField(max_length=10, choices=GradeBasis.choices)
+    judges = models.JSONField(help_text="{username: grade} of the judges who graded it.")
+    decision = models.ForeignKey(
+        LeadDecision, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["qid", "docno"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["publication", "qid", "docno"], name="published_grade_once"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.qid} {self.docno} {self.grade} ({self.basis})"

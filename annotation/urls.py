@@ -1,6 +1,14 @@
 from django.urls import path
 
-from annotation.views import campaigns, imports, judging, pool, progress
+from annotation.views import (
+    adjudication,
+    agreement,
+    campaigns,
+    imports,
+    judging,
+    pool,
+    progress,
+)
 
 app_name = "annotation"
 
@@ -18,6 +26,20 @@ urlpatterns = [
     path("<int:pk>/pool/pairs/", imports.pairs_import, name="pairs-import"),
     path("<int:pk>/progress/", progress.progress, name="progress"),
     path("<int:pk>/reassign/", progress.reassign, name="reassign"),
+    # Leads: agreement and calibration (annotation/views/agreement.py).
+    path("<int:pk>/agreement/", agreement.report, name="agreement"),
+    path(
+        "<int:pk>/agreement/download/<str:fmt>/",
+        agreement.download,
+        name="agreement-download",
+    ),
+    path("<int:pk>/calibration/", agreement.calibration, name="calibration"),
+    path("<int:pk>/calibration/gold/", agreement.gold_import, name="gold-import"),
+    # Leads: disagreements, decisions, publishing qrels, downloads (views/adjudication.py).
+    path("<int:pk>/adjudicate/", adjudication.queue, name="adjudication"),
+    path("<int:pk>/adjudicate/<int:pair>/", adjudication.pair, name="adjudicate-pair"),
+    path("<int:pk>/publish/", adjudication.publish, name="publish"),
+    path("<int:pk>/download/<slug:what>/", adjudication.download, name="campaign-download"),
     # Judges: grade pairs from the keyboard (annotation/views/judging.py).
     path("<int:pk>/judge/", judging.judge_page, name="judge"),
     path("<int:pk>/judge/<int:assignment>/", judging.pair_fragment, name="judge-pair"),

@@ -1,11 +1,15 @@
 """The REST API, version 1 (mounted at /api/v1/ by config/urls.py).
 
-Authentication: the browser session, or a token sent as ``Authorization: Token <key>``
-(create one with ``manage.py drf_create_token USERNAME``). The OpenAPI 3 schema is at
+Authentication: the browser session, or a personal token sent as ``Authorization: Bearer
+<key>`` (or ``Token <key>``), made at /accounts/tokens/ or with ``manage.py create_token
+USERNAME --name NAME`` (accounts/authentication.py). The OpenAPI 3 schema is at
 ``schema/`` and the interactive docs at ``docs/`` (Swagger UI).
 """
 
+from django.conf import settings
 from django.urls import path
+from django.utils.csp import CSP
+from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.routers import DefaultRouter
@@ -38,6 +42,26 @@ router.register(
 router.register(
     "campaigns/<int:campaign_pk>/judges", annotation.JudgeViewSet, basename="campaign-judge"
 )
+router.register(
+    "campaigns/<int:campaign_pk>/disagreements",
+    annotation.DisagreementViewSet,
+    basename="campaign-disagreement",
+)
+router.register(
+    "campaigns/<int:campaign_pk>/decisions",
+    annotation.DecisionViewSet,
+    basename="campaign-decision",
+)
+router.register(
+    "campaigns/<int:campaign_pk>/publications",
+    annotation.PublicationViewSet,
+    basename="campaign-publication",
+)
+router.register(
+    "campaigns/<int:campaign_pk>/raw-judgments",
+    annotation.RawJudgmentViewSet,
+    basename="campaign-raw-judgment",
+)
 router.register("assignments", annotation.AssignmentViewSet, basename="assignment")
 router.register("judgments", annotation.JudgmentViewSet, basename="judgment")
 router.register("jobs", jobs.JobViewSet, basename="job")
@@ -48,9 +72,20 @@ router.register("jobs", jobs.JobViewSet, basename="job")
 # under a Content Security Policy without 'unsafe-inline' scripts. (Redoc is left out: its
 # template inlines a script and loads Google Fonts.)
 DOCS = {"permission_classes": [IsAuthenticated], "http_method_names": ["get", "head"]}
+# Swagger UI adds <style> elements from its script, so the docs page alone allows inline
+# styles; scripts stay our own files only, as everywhere.
+DOCS_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]}
 
 urlpatterns = [
+    # The dashboards (evaluation/api/dashboards.py); a run's topics are runs/{id}/topics/.
+    path("leaderboard/", evaluation.LeaderboardView.as_view(), name="leaderboard"),
+    path("leaderboard/topics/<str:qid>/", evaluation.TopicView.as_view(), name="topic"),
+    path("comparison/", evaluation.ComparisonView.as_view(), name="comparison"),
     path("schema/", SpectacularAPIView.as_view(**DOCS), name="schema"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema", **DOCS), name="docs"),
+    path(
+        "docs/",
+        csp_override(DOCS_CSP)(SpectacularSwaggerSplitView.as_view(url_name="api:schema", **DOCS)),
+        name="docs",
+    ),
     *router.urls,
 ]

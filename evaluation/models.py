@@ -136,6 +136,13 @@ class Evaluation(models.Model):
     measures = models.JSONField(help_text="Output names in trec_eval order.")
     means = models.JSONField(help_text="trec_eval's 'all' values.")
     per_topic = models.JSONField(help_text="{qid: {measure: value}} for evaluated topics.")
+    # Filled once per row (evaluation.services.ensure_intervals) so the leaderboard reads them
+    # instead of resampling every run's topics on each request.
+    intervals = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="{measure: [low, high]}: 95% bootstrap interval of the mean over topics.",
+    )
     topic_count = models.PositiveIntegerField()
     seconds = models.FloatField(help_text="Time taken to score.")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -7,19 +7,21 @@ written, and if writing fails half-way the rows roll back and the stored files a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import IO
 
+import numpy as np
 import polars as pl
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
-from evaluation import measures, trec
+from evaluation import measures, significance, topk, trec
 from evaluation.models import Evaluation, QrelsEntry, QrelsSource, QrelsVersion, Run, System
 
 # Bump when a change to evaluation/measures.py can change a number: cached evaluations are
@@ -78,6 +80,27 @@ def import_qrels(
     if not name:
         raise ImportRejected(MESSAGES["empty_name"])
     frame = trec.read_qrels(read_upload(source), name=filename, max_bytes=max_bytes)
+    return store_qrels(
+        frame=frame,
+        name=name,
+        description=description,
+        source=QrelsSource.IMPORTED,
+        filename=filename,
+        user=user,
+    )
+
+
+def store_qrels(
+    *,
+    frame: pl.DataFrame,
+    name: str,
+    source: QrelsSource,
+    description: str = "",
+    filename: str = "",
+    user=None,
+) -> QrelsVersion:
+    """Store valid (qid, docno, grade) rows as the next version of ``name``; the checksum
+    is that of the canonical TREC export, so equal grades give equal checksums."""
     frame = frame.sort(["qid", "docno"])
     checksum = _sha256(qrels_to_trec_bytes(frame))
     with transaction.atomic():
@@ -93,7 +116,7 @@ def import_qrels(
             name=name,
             version=(latest or 0) + 1,
             description=description,
-            source=QrelsSource.IMPORTED,
+            source=source,
             original_filename=filename,
             checksum=checksum,
             topic_count=frame["qid"].n_unique(),
@@ -108,6 +131,31 @@ def import_qrels(
             batch_size=5000,
         )
     return version
+
+
+@dataclass(frozen=True)
+class QrelsDiff:
+    added: list[tuple[str, str, int]]
+    removed: list[tuple[str, str, int]]
+    changed: list[tuple[str, str, int, int]]  # qid, docno, old grade, new grade
+    unchanged: int
+
+
+def diff_qrels(old: QrelsVersion, new: QrelsVersion) -> QrelsDiff:
+    """What changed from one qrels version to another, pair by pair."""
+    before = {(q, d): g for q, d, g in old.entries.values_list("qid", "docno", "grade")}
+    after = {(q, d): g for q, d, g in new.entries.values_list("qid", "docno", "grade")}
+    changed = sorted(
+        (q, d, before[q, d], g)
+        for (q, d), g in after.items()
+        if (q, d) in before and before[q, d] != g
+    )
+    return QrelsDiff(
+        added=sorted((q, d, g) for (q, d), g in after.items() if (q, d) not in before),
+        removed=sorted((q, d, g) for (q, d), g in before.items() if (q, d) not in after),
+        changed=changed,
+        unchanged=sum(1 for key, g in after.items() if before.get(key) == g),
+    )
 
 
 def load_qrels_frame(qrels: QrelsVersion) -> pl.DataFrame:
@@ -284,3 +332,159 @@ def evaluate_run(
     except IntegrityError:
         # Someone scored the same inputs meanwhile; theirs is the same numbers.
         return Evaluation.objects.get(run=run, qrels=qrels, options_key=key)
+
+
+# --- dashboards (issue "Evaluation dashboards") -------------------------------------------
+# Leaderboards show each measure's mean with a 95% percentile bootstrap interval over topics.
+# Intervals are computed once per evaluation and kept on its row; every row uses the same
+# settings and seed, and topics in byte order, so the same evaluation always gets the same
+# interval on SQLite and PostgreSQL (jsonb does not keep key order), on every page and in
+# the API.
+
+INTERVAL_LEVEL = 0.95
+INTERVAL_RESAMPLES = 1000
+INTERVAL_SEED = 0
+# Output names whose "all" value is not the mean of the per-topic values: sums and counts,
+# and gm_map (a geometric mean). No interval or comparison is computed for them.
+NOT_MEANS = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "gm_map"})
+
+
+def mean_measures(evaluation: Evaluation) -> list[str]:
+    """The evaluation's measures whose mean is the mean over topics (what intervals and
+    comparisons are computed for), in its order."""
+    return [name for name in evaluation.measures if name not in NOT_MEANS]
+
+
+def topic_matrix(per_topic: dict, names: list[str]) -> tuple[list[str], np.ndarray]:
+    """From an evaluation's ``per_topic``: its qids in byte order and a names × topics array."""
+    qids = sorted(per_topic)
+    matrix = np.array([[per_topic[qid][name] for qid in qids] for name in names], dtype=float)
+    return qids, matrix.reshape(len(names), len(qids))
+
+
+def ensure_intervals(evaluations: list[Evaluation]) -> None:
+    """Fill ``intervals`` on the evaluations that lack them, with one vectorised bootstrap
+    per topic count (significance.bootstrap_mean_interval on measures × topics), and save
+    them. Reads the per-topic values of those evaluations only (one query)."""
+    missing = [e for e in evaluations if not e.intervals and e.topic_count and mean_measures(e)]
+    if not missing:
+        return
+    deferred = [e.pk for e in missing if "per_topic" in e.get_deferred_fields()]
+    loaded = dict(Evaluation.objects.filter(pk__in=deferred).values_list("pk", "per_topic"))
+    groups: dict[int, list[tuple[Evaluation, list[str], np.ndarray]]] = {}
+    for evaluation in missing:
+        per_topic = loaded.get(evaluation.pk)
+        if per_topic is None:
+            per_topic = evaluation.per_topic
+        names = mean_measures(evaluation)
+        qids, matrix = topic_matrix(per_topic, names)
+        groups.setdefault(len(qids), []).append((evaluation, names, matrix))
+    for rows in groups.values():
+        # Rows of equal topic count draw the same resamples, so one call for all of them
+        # gives each row the interval it would get alone.
+        lows, highs = significance.bootstrap_mean_interval(
+            np.vstack([matrix for _, _, matrix in rows]),
+            resamples=INTERVAL_RESAMPLES,
+            level=INTERVAL_LEVEL,
+            seed=INTERVAL_SEED,
+        )
+        at = 0
+        for evaluation, names, _ in rows:
+            evaluation.intervals = {
+                name: [float(lows[at + i]), float(highs[at + i])] for i, name in enumerate(names)
+            }
+            at += len(names)
+    Evaluation.objects.bulk_update(missing, ["intervals"])
+
+
+def score_run(
+    *,
+    run: Run,
+    qrels: QrelsVersion,
+    measure_specs: list[str],
+    options: measures.Options | None = None,
+) -> Evaluation:
+    """``evaluate_run`` plus the evaluation's bootstrap intervals: what dashboards show."""
+    evaluation = evaluate_run(run=run, qrels=qrels, measure_specs=measure_specs, options=options)
+    ensure_intervals([evaluation])
+    return evaluation
+
+
+@functools.lru_cache(maxsize=4)
+def _qrels_frame(pk: int, checksum: str) -> pl.DataFrame:
+    return load_qrels_frame(QrelsVersion(pk=pk))
+
+
+def cached_qrels_frame(qrels: QrelsVersion) -> pl.DataFrame:
+    """``load_qrels_frame``, kept for the last few versions: qrels never change once
+    published, and the dashboards read the same version on every page."""
+    return _qrels_frame(qrels.pk, qrels.checksum)
+
+
+def load_run_topics(run: Run, qids: list[str]) -> pl.DataFrame:
+    """The run's (qid, docno, score) lines of these topics only: the Parquet artifact is
+    scanned with the filter pushed down, not read whole."""
+    try:
+        source = run.artifact.path  # local storage: let polars read only what it needs
+    except NotImplementedError:  # object storage: no local path
+        with run.artifact.open("rb") as handle:
+            source = io.BytesIO(handle.read())
+    return (
+        pl.scan_parquet(source)
+        .filter(pl.col("qid").is_in(qids))
+        .select("qid", "docno", "score")
+        .collect()
+    )
+
+
+def unjudged_top_k(
+    *,
+    runs: list[Run],
+    qrels: QrelsVersion,
+    k: int,
+    options: measures.Options,
+    qids: list[str] | None = None,
+) -> list[tuple[str, str]]:
+    """The (qid, docno) pairs in the runs' top k (trec_eval's order) that ``qrels`` does not
+    judge, over ``qids`` or every topic of the runs; sorted, each once."""
+    judged = cached_qrels_frame(qrels)
+    pairs: set[tuple[str, str]] = set()
+    for run in runs:
+        frame = load_run_frame(run) if qids is None else load_run_topics(run, qids)
+        top = topk.top_k(frame, k, trec_eval_version=options.trec_eval_version, depth=options.depth)
+        pairs.update(topk.unjudged_pairs(topk.with_grades(top, judged)))
+    return sorted(pairs)
+
+
+@dataclass(frozen=True)
+class SentToJudging:
+    """What ``send_unjudged_to_judging`` did: pairs added to the pool, pairs it already had,
+    and the topics left out because the campaign does not have them."""
+
+    added: int
+    already: int
+    assigned: int
+    missing_qids: list[str]
+    left_out: int
+
+
+def send_unjudged_to_judging(*, campaign, pairs: list[tuple[str, str]]) -> SentToJudging:
+    """Add unjudged (qid, docno) pairs to a campaign's pool (annotation.services.add_pairs,
+    source "unjudged"). Pairs of topics the campaign does not have are left out and their
+    qids reported: a pool pair needs the campaign's topic."""
+    from annotation import services as annotation  # annotation imports evaluation
+    from annotation.models import PairSource
+
+    topics = set(campaign.topics.values_list("qid", flat=True))
+    kept = [(qid, docno) for qid, docno in pairs if qid in topics]
+    missing = sorted({qid for qid, _ in pairs if qid not in topics})
+    if not kept:
+        return SentToJudging(0, 0, 0, missing, len(pairs))
+    change = annotation.add_pairs(campaign=campaign, pairs=kept, source=PairSource.UNJUDGED)
+    return SentToJudging(
+        added=change.added,
+        already=change.already,
+        assigned=change.assigned,
+        missing_qids=missing,
+        left_out=len(pairs) - len(kept),
+    )

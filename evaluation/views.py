@@ -1,4 +1,6 @@
+import polars as pl
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import FileResponse, HttpResponse
@@ -50,11 +52,39 @@ def qrels_detail(request, pk):
 @require_GET
 @login_required
 def qrels_download(request, pk):
+    """The TREC qrels file; ``?binary=1`` maps grades to 0/1 at the relevance threshold
+    (``?threshold=N``, else the publishing campaign's, else 1)."""
     qrels = get_object_or_404(QrelsVersion, pk=pk)
-    body = services.qrels_to_trec_bytes(services.load_qrels_frame(qrels))
+    frame = services.load_qrels_frame(qrels)
+    filename = f"{qrels.name}-v{qrels.version}"
+    if request.GET.get("binary"):
+        threshold = _threshold(request, qrels)
+        frame = frame.with_columns((frame["grade"] >= threshold).cast(pl.Int64).alias("grade"))
+        filename += f"-binary-at-{threshold}"
+    body = services.qrels_to_trec_bytes(frame)
     response = HttpResponse(body, content_type="text/plain; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{qrels.name}-v{qrels.version}.qrels"'
+    response["Content-Disposition"] = f'attachment; filename="{filename}.qrels"'
     return response
+
+
+def _threshold(request, qrels) -> int:
+    raw = request.GET.get("threshold", "")
+    if raw.lstrip("-").isdigit():
+        return int(raw)
+    try:  # published from a campaign (annotation.Publication): its threshold
+        return qrels.publication.campaign.relevance_threshold
+    except ObjectDoesNotExist:
+        return 1
+
+
+@require_GET
+@login_required
+def qrels_diff(request, pk, other):
+    """What changed from qrels version ``other`` to version ``pk``."""
+    new = get_object_or_404(QrelsVersion, pk=pk)
+    old = get_object_or_404(QrelsVersion, pk=other)
+    diff = services.diff_qrels(old, new)
+    return render(request, "evaluation/qrels_diff.html", {"old": old, "new": new, "diff": diff})
 
 
 @require_GET
@@ -63,14 +93,6 @@ def run_list(request):
     runs = Run.objects.select_related("system", "uploaded_by")
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "evaluation/run_list.html", {"page": page})
-
-
-@require_GET
-@login_required
-def run_detail(request, pk):
-    run = get_object_or_404(Run.objects.select_related("system", "uploaded_by"), pk=pk)
-    evaluations = run.evaluations.select_related("qrels")
-    return render(request, "evaluation/run_detail.html", {"run": run, "evaluations": evaluations})
 
 
 @require_GET

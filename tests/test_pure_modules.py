@@ -20,6 +20,9 @@ PURE_MODULES = [
     "annotation.formats",
     "annotation.highlight",
     "annotation.scales",
+    "annotation.agreement",
+    "annotation.adjudication",
+    "evaluation.significance",
 ]
 
 PROBE = """

@@ -9,9 +9,17 @@ tests/api/test_permissions.py):
   assignments and judgments, and grades, skips, undoes and notes their own assignments;
 - a campaign, assignment or judgment the user may not see is a 404 (a guessed id confirms
   nothing); one they see but may not change is a 403.
-Imports and pooling run as background jobs: the answer is 202 with the job to poll.
+Imports and pooling run as background jobs: the answer is 202 with the job to poll. A lead's
+decision on a pair that another lead decided meanwhile, and publishing while pairs are
+undecided, are 409s that say why.
 """
 
+from annotation.api.adjudication import (
+    DecisionViewSet,
+    DisagreementViewSet,
+    PublicationViewSet,
+    RawJudgmentViewSet,
+)
 from annotation.api.campaigns import CampaignViewSet, JudgeViewSet
 from annotation.api.common import MESSAGES
 from annotation.api.judging import AssignmentViewSet, JudgmentViewSet
@@ -21,9 +29,13 @@ __all__ = [
     "MESSAGES",
     "AssignmentViewSet",
     "CampaignViewSet",
+    "DecisionViewSet",
+    "DisagreementViewSet",
     "DocumentViewSet",
     "JudgeViewSet",
     "JudgmentViewSet",
     "PairViewSet",
+    "PublicationViewSet",
+    "RawJudgmentViewSet",
     "TopicViewSet",
 ]

@@ -6,7 +6,12 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -14,6 +19,7 @@ from rest_framework.response import Response
 
 from accounts.roles import Role
 from annotation import services
+from annotation.api import agreement as agreement_api
 from annotation.api.common import (
     DEFINITION_CHARS,
     LABEL_CHARS,
@@ -24,9 +30,10 @@ from annotation.api.common import (
     messages_of,
     visible_campaigns,
 )
-from annotation.models import Campaign, CampaignJudge
+from annotation.models import AdjudicationRule, Campaign, CampaignJudge
 from annotation.scales import SCALES
 from config.permissions import IsLead, RolePermissionsMixin
+from evaluation.api.common import TrecErrorsSerializer
 
 # --- campaigns -----------------------------------------------------------------------------
 
@@ -110,6 +117,8 @@ class CampaignSerializer(serializers.ModelSerializer):
             "guidelines",
             "overlap",
             "relevance_threshold",
+            "adjudication_rule",
+            "gold_min_accuracy",
             "lead",
             "role",
             "judges",
@@ -150,6 +159,10 @@ class CampaignCreateSerializer(serializers.Serializer):
     )
     overlap = serializers.IntegerField(min_value=1, max_value=32767, default=1)
     relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, default=1)
+    adjudication_rule = serializers.ChoiceField(
+        choices=AdjudicationRule.choices, default=AdjudicationRule.MAJORITY
+    )
+    gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, default=0.7)
     judges = serializers.PrimaryKeyRelatedField(
         queryset=_judge_users(),
         many=True,
@@ -158,17 +171,8 @@ class CampaignCreateSerializer(serializers.Serializer):
         error_messages={"does_not_exist": MESSAGES["not_a_judge_user"]},
     )
 
-    def validate(self, data):
-        grades = [item["grade"] for item in data["scale"]]
-        if data["relevance_threshold"] not in grades:
-            raise ValidationError(
-                {
-                    "relevance_threshold": MESSAGES["threshold_outside_scale"].format(
-                        threshold=data["relevance_threshold"]
-                    )
-                }
-            )
-        return data
+    # The rules that involve several fields (the threshold on the scale) are checked by
+    # services.create_campaign, whose errors are keyed by field like these.
 
 
 class CampaignUpdateSerializer(serializers.Serializer):
@@ -180,6 +184,8 @@ class CampaignUpdateSerializer(serializers.Serializer):
     guidelines = serializers.CharField(required=False, allow_blank=True)
     overlap = serializers.IntegerField(min_value=1, max_value=32767, required=False)
     relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, required=False)
+    adjudication_rule = serializers.ChoiceField(choices=AdjudicationRule.choices, required=False)
+    gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)
     # The rules that involve the campaign (threshold on the scale, grades in use) are checked
     # by services.update_campaign, under the lock it saves with.
 
@@ -288,7 +294,7 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         try:
             campaign = services.create_campaign(lead=request.user, **form.validated_data)
         except DjangoValidationError as error:
-            raise ValidationError({"non_field_errors": messages_of(error)}) from None
+            raise ValidationError(error.message_dict) from None
         return self._answer(self.get_queryset().get(pk=campaign.pk), status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -337,6 +343,27 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         except DjangoValidationError as error:
             raise ValidationError({"to_judge": messages_of(error)}) from None
         return Response({"moved": moved})
+
+    @extend_schema(
+        summary="The agreement report: kappa, alpha, per judge pair, topic and judge",
+        parameters=[agreement_api.AgreementParameters],
+        responses=agreement_api.AgreementReportSerializer,
+    )
+    @action(detail=True)
+    def agreement(self, request, pk=None):
+        return agreement_api.agreement_response(request, self._led())
+
+    @extend_schema(
+        summary="Mark calibration (gold) pairs from a file of known grades; all or nothing",
+        request={"multipart/form-data": agreement_api.GoldUploadSerializer},
+        responses={
+            200: agreement_api.GoldImportedSerializer,
+            400: OpenApiResponse(TrecErrorsSerializer, description="The file was refused."),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def gold(self, request, pk=None):
+        return agreement_api.gold_response(request, self._led())
 
 
 # --- judges ---------------------------------------------------------------------------------

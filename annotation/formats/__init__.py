@@ -37,6 +37,11 @@ Documents (:func:`read_documents`), one of:
 Pairs (:func:`read_pairs`): ``qid docno`` per line, separated by ASCII whitespace as in TREC
 files; blank lines and lines starting with ``#`` are skipped.
 
+Gold grades (:func:`read_gold`): ``qid docno grade`` per line, or TREC qrels lines
+``qid iter docno grade`` (iter ignored); the first line fixes which, blank lines and ``#``
+comments are skipped as for pairs; a grade is an integer (its place on the campaign's scale
+is the caller's check).
+
 Everywhere: qids and docnos are stripped of surrounding whitespace, must be non-empty, contain
 no whitespace (runs and qrels could never name them) and fit the database's columns
 (:data:`MAX_QID_CHARS`, :data:`MAX_DOCNO_CHARS`); a query must be non-empty; a url must be an
@@ -54,7 +59,7 @@ The names below are the API; the modules' other names are the package's own.
 
 from .checks import MAX_DOCNO_CHARS, MAX_QID_CHARS, MAX_URL_CHARS, quote
 from .documents import DOCUMENT_FORMATS, DocumentRecord, detect_document_format, read_documents
-from .pairs import PairRecord, read_pairs
+from .pairs import GoldRecord, PairRecord, read_gold, read_pairs
 from .topics import TOPIC_FORMATS, TopicRecord, detect_topic_format, read_topics
 
 __all__ = [
@@ -64,12 +69,14 @@ __all__ = [
     "MAX_URL_CHARS",
     "TOPIC_FORMATS",
     "DocumentRecord",
+    "GoldRecord",
     "PairRecord",
     "TopicRecord",
     "detect_document_format",
     "detect_topic_format",
     "quote",
     "read_documents",
+    "read_gold",
     "read_pairs",
     "read_topics",
 ]

@@ -1,7 +1,10 @@
-"""Pairs files: ``qid docno`` per line, for adding chosen pairs to a campaign's pool."""
+"""Pairs files: ``qid docno`` per line, for adding chosen pairs to a campaign's pool; and
+gold files: ``qid docno grade`` (or TREC qrels ``qid iter docno grade``) per line, for
+calibration pairs with a known grade."""
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from evaluation.trec.errors import MAX_ERRORS
@@ -9,7 +12,7 @@ from evaluation.trec.errors import MAX_ERRORS
 from .checks import MAX_DOCNO_CHARS, MAX_QID_CHARS, Errors, Seen, check_id, quote
 from .source import Kind, Lines, decode, read
 
-__all__ = ["PairRecord", "read_pairs"]
+__all__ = ["GoldRecord", "PairRecord", "read_gold", "read_pairs"]
 
 # A pairs file that is really a qrels or run file is a likely mistake: say so.
 _HINTS = {4: " (a qrels line?)", 6: " (a run line? pool runs on the pool page)"}
@@ -71,3 +74,95 @@ def _pairs(lines: Lines, errors: Errors) -> list[PairRecord]:
 
 
 _PAIRS = Kind("pairs", {"pairs": "qid docno per line"}, None, {"pairs": _pairs})
+
+
+# --- gold ---------------------------------------------------------------------------------
+
+# A grade is a whole number; the database keeps it in a small integer (Pair.gold_grade).
+_GRADE = re.compile(r"[+-]?[0-9]+")
+_GRADE_LIMIT = 32767
+_GOLD_LAYOUTS = {3: "qid docno grade", 4: "qid iter docno grade"}
+
+
+class GoldRecord(NamedTuple):
+    qid: str
+    docno: str
+    grade: int
+    line: int
+
+
+def read_gold(
+    source,
+    *,
+    name: str | None = None,
+    max_errors: int = MAX_ERRORS,
+    max_bytes: int | None = None,
+) -> list[GoldRecord]:
+    """Read a gold file into records in file order: ``qid docno grade`` per line, or TREC
+    qrels lines ``qid iter docno grade`` (the iteration field is ignored, as trec_eval does).
+    The first line fixes the layout; every other line must follow it. Raises
+    :class:`~evaluation.trec.TrecFormatError` listing every problem."""
+    return read(
+        source, name=name, fmt="gold", max_errors=max_errors, max_bytes=max_bytes, kind=_GOLDEN
+    )
+
+
+def _gold(lines: Lines, errors: Errors) -> list[GoldRecord]:
+    records = []
+    seen = Seen(lambda pair: f"pair {quote(pair[0])} {quote(pair[1])}")
+    layout: tuple[int, int] | None = None  # (fields per line, the first line with them)
+    for number, raw in lines:
+        fields = raw.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        line = decode(raw, number, errors)
+        if line is None:
+            continue
+        fields = line.split()
+        if layout is None and len(fields) in _GOLD_LAYOUTS:
+            layout = (len(fields), number)
+        if layout is None or len(fields) != layout[0]:
+            expected = (
+                f"3 fields ({_GOLD_LAYOUTS[3]}) or 4 ({_GOLD_LAYOUTS[4]})"
+                if layout is None
+                else f"{layout[0]} fields ({_GOLD_LAYOUTS[layout[0]]}) as on line {layout[1]}"
+            )
+            errors.add(number, f"expected {expected}, found {len(fields)}")
+            continue
+        if layout[0] == 3:
+            qid, docno, grade_text = fields
+        else:
+            qid, _, docno, grade_text = fields
+        problems = [
+            problem
+            for problem in (
+                check_id("qid", qid, MAX_QID_CHARS),
+                check_id("docno", docno, MAX_DOCNO_CHARS),
+                _grade_problem(grade_text),
+            )
+            if problem
+        ]
+        for problem in problems:
+            errors.add(number, problem)
+        if problems or not seen.check((qid, docno), number, errors):
+            continue
+        records.append(GoldRecord(qid, docno, int(grade_text), number))
+    return records
+
+
+def _grade_problem(text: str) -> str | None:
+    if _GRADE.fullmatch(text) is None:
+        return f"grade {quote(text)} is not an integer"
+    # Checked on the digits first: int() of thousands of digits is slow or refused.
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > 5 or abs(int(text)) > _GRADE_LIMIT:
+        return f"grade {quote(text)} is out of range"
+    return None
+
+
+_GOLDEN = Kind(
+    "gold grades",
+    {"gold": "qid docno grade, or qid iter docno grade (TREC qrels), per line"},
+    None,
+    {"gold": _gold},
+)

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from annotation.assignment import assign_topics, shuffled_order
 from annotation.models import (
+    AdjudicationRule,
     Assignment,
     AssignmentStatus,
     Campaign,
@@ -28,7 +29,16 @@ from annotation.scales import SCALES, validate_scale
 from annotation.services.common import MESSAGES
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
-CAMPAIGN_FIELDS = ("name", "description", "scale", "guidelines", "overlap", "relevance_threshold")
+CAMPAIGN_FIELDS = (
+    "name",
+    "description",
+    "scale",
+    "guidelines",
+    "overlap",
+    "relevance_threshold",
+    "adjudication_rule",
+    "gold_min_accuracy",
+)
 
 
 # --- campaigns -----------------------------------------------------------------------------
@@ -56,15 +66,29 @@ def create_campaign(
     guidelines: str = "",
     overlap: int = 1,
     relevance_threshold: int = 1,
+    adjudication_rule: str = AdjudicationRule.MAJORITY,
+    gold_min_accuracy: float = 0.7,
     judges: Iterable = (),
 ) -> Campaign:
-    scale = resolve_scale(scale)
+    """Raises ValidationError keyed by the field at fault, and creates nothing then."""
+    try:
+        scale = resolve_scale(scale)
+    except ValidationError as error:
+        raise ValidationError({"scale": error.messages}) from None
     if relevance_threshold not in [item["grade"] for item in scale]:
         raise ValidationError(
-            MESSAGES["threshold_outside_scale"].format(threshold=relevance_threshold)
+            {
+                "relevance_threshold": MESSAGES["threshold_outside_scale"].format(
+                    threshold=relevance_threshold
+                )
+            }
         )
     if overlap < 1:
-        raise ValidationError(MESSAGES["overlap_below_one"])
+        raise ValidationError({"overlap": MESSAGES["overlap_below_one"]})
+    if adjudication_rule not in AdjudicationRule:
+        raise ValidationError({"adjudication_rule": f"Unknown rule {adjudication_rule!r}."})
+    if not 0 <= gold_min_accuracy <= 1:
+        raise ValidationError({"gold_min_accuracy": "Give a fraction between 0 and 1."})
     with transaction.atomic():
         campaign = Campaign.objects.create(
             lead=lead,
@@ -74,6 +98,8 @@ def create_campaign(
             guidelines=guidelines,
             overlap=overlap,
             relevance_threshold=relevance_threshold,
+            adjudication_rule=adjudication_rule,
+            gold_min_accuracy=gold_min_accuracy,
         )
         for judge in judges:
             CampaignJudge.objects.create(campaign=campaign, judge=judge)
@@ -109,6 +135,12 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
             raise ValidationError({"scale": error.messages}) from None
     if "overlap" in changes and changes["overlap"] < 1:
         raise ValidationError({"overlap": MESSAGES["overlap_below_one"]})
+    if "adjudication_rule" in changes and changes["adjudication_rule"] not in AdjudicationRule:
+        raise ValidationError(
+            {"adjudication_rule": f"Unknown rule {changes['adjudication_rule']!r}."}
+        )
+    if "gold_min_accuracy" in changes and not 0 <= changes["gold_min_accuracy"] <= 1:
+        raise ValidationError({"gold_min_accuracy": "Give a fraction between 0 and 1."})
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         scale = changes.get("scale", campaign.scale)
@@ -118,18 +150,21 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
             raise ValidationError(
                 {field: MESSAGES["threshold_outside_scale"].format(threshold=threshold)}
             )
-        if "scale" in changes:
-            # Grading locks only its assignment (services.judging), so wait for grades in
-            # flight and hold new ones back until the new scale is committed.
+        if "scale" in changes and scale[-1]["grade"] < campaign.grades[-1]:
+            # A shorter scale may drop a grade in use. Grading locks only its assignment
+            # (services.judging), so wait for grades in flight and hold new ones back until
+            # the new scale is committed.
             list(
                 Assignment.objects.select_for_update()
                 .filter(pair__campaign=campaign)
                 .values_list("pk", flat=True)
             )
             top = scale[-1]["grade"]  # grades run 0..top (validate_scale)
-            used = Judgment.objects.filter(assignment__pair__campaign=campaign).aggregate(
+            graded = Judgment.objects.filter(assignment__pair__campaign=campaign).aggregate(
                 m=Max("grade")
             )["m"]
+            gold = campaign.pairs.aggregate(m=Max("gold_grade"))["m"]
+            used = max((g for g in (graded, gold) if g is not None), default=None)
             if used is not None and used > top:
                 raise ValidationError(
                     {"scale": MESSAGES["grade_in_use"].format(grade=used, top=top)}
@@ -155,7 +190,11 @@ class PoolChange:
 
 
 def add_pairs(
-    *, campaign: Campaign, pairs: Iterable[tuple[str, str]], source: PairSource
+    *,
+    campaign: Campaign,
+    pairs: Iterable[tuple[str, str]],
+    source: PairSource,
+    assign: bool = True,
 ) -> PoolChange:
     """Add (qid, docno) pairs to the pool, creating document placeholders for docnos without
     text yet, then give the new pairs to judges. Unknown qids are refused (callers check and
@@ -183,7 +222,7 @@ def add_pairs(
             if (topics[qid], known[docno]) not in existing
         ]
         Pair.objects.bulk_create(fresh, batch_size=2000)
-        assigned = assign_pending(campaign=campaign)
+        assigned = assign_pending(campaign=campaign) if assign else 0
     return PoolChange(
         added=len(fresh),
         already=len(wanted) - len(fresh),
@@ -206,8 +245,10 @@ def pool_from_runs(*, campaign: Campaign, run_frames: Sequence, depth: int) -> P
 
 def assign_pending(*, campaign: Campaign) -> int:
     """Give every pair that has fewer than ``overlap`` judges to more judges, balanced and
-    topic by topic. Returns the number of new assignments. Runs under a lock on the campaign
-    row so concurrent calls cannot both fill the same slot (the database would refuse it)."""
+    topic by topic, and every calibration (gold) pair to every judge, shuffled in among the
+    topic's other pairs. Returns the number of new assignments. Runs under a lock on the
+    campaign row so concurrent calls cannot both fill the same slot (the database would
+    refuse it)."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         judges = list(
@@ -218,20 +259,27 @@ def assign_pending(*, campaign: Campaign) -> int:
         if not judges:
             return 0
         overlap = min(campaign.overlap, len(judges))
-        counts = dict(
+        short = (
             campaign.pairs.annotate(n=Count("assignments"))
-            .filter(n__lt=overlap)
-            .values_list("pk", "n")
+            .filter(
+                Q(gold_grade__isnull=True, n__lt=overlap)
+                | Q(gold_grade__isnull=False, n__lt=len(judges))
+            )
+            .values_list("pk", "topic_id", "gold_grade")
         )
-        if not counts:
-            return 0
-        pending = campaign.pairs.filter(pk__in=counts).values_list("pk", "topic_id")
         topics: dict[int, list[int]] = defaultdict(list)
-        for pair_id, topic_id in pending:
-            topics[topic_id].append(pair_id)
+        topic_of, gold = {}, set()
+        for pair_id, topic_id, gold_grade in short:
+            topic_of[pair_id] = topic_id
+            if gold_grade is None:
+                topics[topic_id].append(pair_id)
+            else:
+                gold.add(pair_id)
+        if not topic_of:
+            return 0
         already: dict[int, list[int]] = defaultdict(list)
         used_slots: dict[int, set[int]] = defaultdict(set)
-        for pair_id, judge_id, slot in Assignment.objects.filter(pair_id__in=counts).values_list(
+        for pair_id, judge_id, slot in Assignment.objects.filter(pair_id__in=topic_of).values_list(
             "pair_id", "judge_id", "slot"
         ):
             already[pair_id].append(judge_id)
@@ -242,15 +290,22 @@ def assign_pending(*, campaign: Campaign) -> int:
             .annotate(n=Count("pk"))
             .values_list("judge_id", "n")
         )
-        given = assign_topics(
-            {str(t): p for t, p in topics.items()},
-            judges,
-            overlap=overlap,
-            load=load,
-            already=already,
-            seed=campaign.seed,
-        )
-        topic_of = {pair_id: topic_id for topic_id, ps in topics.items() for pair_id in ps}
+        given: dict[int, list[int]] = defaultdict(list)
+        if topics:
+            given.update(
+                assign_topics(
+                    {str(t): p for t, p in topics.items()},
+                    judges,
+                    overlap=overlap,
+                    load=load,
+                    already=already,
+                    seed=campaign.seed,
+                )
+            )
+        for pair_id in sorted(gold):
+            for judge_id in judges:
+                if judge_id not in already[pair_id]:
+                    given[judge_id].append(pair_id)
         last_position = dict(
             Assignment.objects.filter(pair__campaign=campaign)
             .values("judge_id")
@@ -267,7 +322,9 @@ def assign_pending(*, campaign: Campaign) -> int:
                 for pair_id in shuffled_order(
                     sorted(by_topic[topic_id]), seed=(campaign.seed, judge_id, topic_id)
                 ):
-                    slot = min(set(range(1, campaign.overlap + 1)) - used_slots[pair_id])
+                    # A gold pair has a slot for every judge; the row's overlap says so.
+                    width = len(judges) if pair_id in gold else campaign.overlap
+                    slot = min(set(range(1, width + 1)) - used_slots[pair_id])
                     used_slots[pair_id].add(slot)
                     position += 1
                     new.append(
@@ -275,12 +332,45 @@ def assign_pending(*, campaign: Campaign) -> int:
                             pair_id=pair_id,
                             judge_id=judge_id,
                             slot=slot,
-                            overlap=campaign.overlap,
+                            overlap=width,
                             position=position,
                         )
                     )
         Assignment.objects.bulk_create(new, batch_size=2000)
     return len(new)
+
+
+def set_gold(*, campaign: Campaign, entries: Iterable[tuple[str, str, int]]) -> PoolChange:
+    """Mark (qid, docno) pairs as calibration pairs with a known grade, adding those not yet
+    in the pool; every judge of the campaign gets each of them, unmarked among their other
+    pairs. A grade off the scale or an unknown qid is refused and nothing changes."""
+    entries = list(entries)
+    grades = campaign.grades
+    wrong = sorted({g for _, _, g in entries if g not in grades})
+    if wrong:
+        raise ValidationError(
+            MESSAGES["grade_not_in_scale"].format(
+                grade=", ".join(map(str, wrong)), grades=", ".join(map(str, grades))
+            )
+        )
+    with transaction.atomic():
+        change = add_pairs(
+            campaign=campaign,
+            pairs=[(qid, docno) for qid, docno, _ in entries],
+            source=PairSource.GOLD,
+            assign=False,
+        )
+        for qid, docno, grade in entries:
+            campaign.pairs.filter(topic__qid=qid, document__docno=docno).update(gold_grade=grade)
+        assigned = assign_pending(campaign=campaign)
+    return PoolChange(change.added, change.already, change.new_documents, assigned)
+
+
+def clear_gold(*, campaign: Campaign, pair_ids: Iterable[int]) -> int:
+    """Make calibration pairs ordinary pairs again (their judges' grades stay)."""
+    return campaign.pairs.filter(pk__in=list(pair_ids), gold_grade__isnull=False).update(
+        gold_grade=None
+    )
 
 
 def add_judge(*, campaign: Campaign, judge) -> int:

@@ -101,6 +101,8 @@ def campaign_create(request):
                     guidelines=data["guidelines"],
                     overlap=data["overlap"],
                     relevance_threshold=data["relevance_threshold"],
+                    adjudication_rule=data["adjudication_rule"],
+                    gold_min_accuracy=data["gold_min_accuracy"],
                     judges=data["judges"],
                 )
             except ValidationError as error:
@@ -166,6 +168,8 @@ def _save_campaign(campaign: Campaign, data: dict) -> list[tuple[int, str]]:
             guidelines=data["guidelines"],
             overlap=data["overlap"],
             relevance_threshold=data["relevance_threshold"],
+            adjudication_rule=data["adjudication_rule"],
+            gold_min_accuracy=data["gold_min_accuracy"],
         )
         campaign = change.campaign
         if change.assigned:

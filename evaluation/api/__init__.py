@@ -8,8 +8,18 @@ is blind to which system retrieved a document.
 """
 
 from evaluation.api.common import MESSAGES
+from evaluation.api.dashboards import ComparisonView, LeaderboardView, TopicView
 from evaluation.api.evaluations import EvaluationViewSet
 from evaluation.api.qrels import QrelsViewSet
 from evaluation.api.runs import RunViewSet, SystemViewSet
 
-__all__ = ["MESSAGES", "EvaluationViewSet", "QrelsViewSet", "RunViewSet", "SystemViewSet"]
+__all__ = [
+    "MESSAGES",
+    "ComparisonView",
+    "EvaluationViewSet",
+    "LeaderboardView",
+    "QrelsViewSet",
+    "RunViewSet",
+    "SystemViewSet",
+    "TopicView",
+]

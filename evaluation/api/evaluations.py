@@ -178,7 +178,8 @@ class EvaluationViewSet(
             run=run, qrels=qrels, options_key=services.options_key(specs, options)
         ).exists()
         try:
-            evaluation = services.evaluate_run(
+            # With its bootstrap intervals, so its leaderboard row is ready too.
+            evaluation = services.score_run(
                 run=run, qrels=qrels, measure_specs=specs, options=options
             )
         except ValueError as error:  # e.g. no topic in common between the run and the qrels

@@ -8,13 +8,23 @@ from django.db import transaction
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.validators import UniqueValidator
 
 from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
-from evaluation import tasks
-from evaluation.api.common import MAX_TAGS, MESSAGES, QueryParameters, sha256_of, whole_number
-from evaluation.models import Run, System
+from evaluation import dashboards, scoring_tasks, tasks
+from evaluation.api.common import (
+    MAX_MEASURES,
+    MAX_TAGS,
+    MESSAGES,
+    QueryParameters,
+    sha256_of,
+    whole_number,
+)
+from evaluation.api.dashboards import RUN_TOPICS_SCHEMA, run_topics_response
+from evaluation.models import QrelsVersion, Run, System
 from jobs.api import JobSerializer, accepted
 from jobs.services import drop_staged, stage_upload, start_job
 
@@ -151,6 +161,39 @@ class RunUploadSerializer(serializers.Serializer):
         help_text="Defaults to the file name without its extension.",
     )
     description = serializers.CharField(required=False, allow_blank=True, default="")
+    qrels = serializers.PrimaryKeyRelatedField(
+        queryset=QrelsVersion.objects.all(),
+        required=False,
+        allow_null=True,
+        default=None,
+        error_messages={"does_not_exist": MESSAGES["unknown_qrels"]},
+        help_text="Score the run against this qrels version as soon as it is imported (the "
+        "same job): its leaderboard row is ready when the job finishes.",
+    )
+    measures = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        max_length=MAX_MEASURES,
+        help_text="With qrels: trec_eval -m arguments (default: the dashboard set).",
+    )
+    gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
+    relevance_level = serializers.IntegerField(min_value=1, max_value=32767, default=1)
+    complete = serializers.BooleanField(default=False, help_text="With qrels: -c.")
+
+    def validate(self, data: dict) -> dict:
+        data["scoring"] = None
+        if data["qrels"] is not None:
+            try:
+                data["scoring"] = dashboards.make_scoring(
+                    qrels=data["qrels"],
+                    measure_specs=data.get("measures") or None,
+                    gain=data["gain"],
+                    relevance_level=data["relevance_level"],
+                    complete=data["complete"],
+                )
+            except dashboards.ScoringError as error:
+                raise ValidationError({"measures": [str(error)]}) from None
+        return data
 
 
 class ConflictSerializer(serializers.Serializer):
@@ -189,6 +232,7 @@ class RunViewSet(
         "retrieve": [IsLeadOrEngineer],
         "create": [IsEngineer],
         "destroy": [IsEngineer],
+        "topics": [IsLeadOrEngineer],
     }
     upload_actions = frozenset({"create"})
 
@@ -225,18 +269,31 @@ class RunViewSet(
                 )
                 return _conflict(message, taken)
         staged = stage_upload(upload, prefix="runs")
+        params = {
+            "staged": staged,
+            "filename": upload.name,
+            "system": data["system"],
+            "name": data["name"],
+            "description": data["description"],
+        }
         try:
-            job = start_job(
-                kind="evaluation.import_run",
-                title=f"Import run {upload.name} of {data['system']}",
-                user=request.user,
-                task=tasks.import_run_task,
-                staged=staged,
-                filename=upload.name,
-                system=data["system"],
-                name=data["name"],
-                description=data["description"],
-            )
+            if data["scoring"] is None:
+                job = start_job(
+                    kind="evaluation.import_run",
+                    title=f"Import run {upload.name} of {data['system']}",
+                    user=request.user,
+                    task=tasks.import_run_task,
+                    **params,
+                )
+            else:
+                job = start_job(
+                    kind="evaluation.import_and_score",
+                    title=f"Import run {upload.name} of {data['system']}",
+                    user=request.user,
+                    task=scoring_tasks.import_and_score_task,
+                    scoring=scoring_tasks.scoring_params(data["scoring"]),
+                    **params,
+                )
         except BaseException:
             drop_staged(staged)
             raise
@@ -246,3 +303,8 @@ class RunViewSet(
         with transaction.atomic():
             delete_run_files([instance])
             instance.delete()
+
+    @RUN_TOPICS_SCHEMA
+    @action(detail=True, methods=["get"], url_path="topics")
+    def topics(self, request, pk=None):
+        return run_topics_response(request, self.get_object())

@@ -182,3 +182,34 @@ def test_a_grade_and_a_narrower_scale_never_both_win(campaign, attempt):
     assert not (scale_changed and grades_stored), outcomes
     assert all(isinstance(o, ValidationError) for o in outcomes if isinstance(o, Exception))
     assert JudgmentChange.objects.count() == grades_stored
+
+
+def test_two_leads_deciding_one_pair_at_once_make_one_decision_and_one_conflict(
+    campaign, django_user_model
+):
+    from annotation.models import LeadDecision
+    from annotation.services import adjudication
+
+    campaign, judges = campaign
+    services.add_judge(campaign=campaign, judge=judges[0])
+    services.add_judge(campaign=campaign, judge=judges[1])
+    leads = [campaign.lead, django_user_model.objects.create_user("co-lead")]
+    pair = Pair.objects.filter(campaign=campaign).first()
+    outcomes = race(
+        lambda i: adjudication.decide_pair(
+            campaign=campaign,
+            pair_id=pair.pk,
+            lead=leads[i % 2],
+            grade=i % 4,
+            reason=f"lead {i}",
+            based_on=None,
+        )
+    )
+    decided = [o for o in outcomes if isinstance(o, LeadDecision)]
+    conflicts = [o for o in outcomes if isinstance(o, adjudication.DecisionConflict)]
+    assert len(decided) == 1 and len(conflicts) == THREADS - 1, outcomes
+    assert LeadDecision.objects.filter(pair=pair).count() == 1
+    winner = decided[0]
+    for conflict in conflicts:
+        assert conflict.current.pk == winner.pk
+        assert f"decided this pair as {winner.grade}" in str(conflict)

@@ -9,7 +9,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotation import services as annotation
-from annotation.models import Assignment, Campaign, Document, Judgment, PairSource, Topic
+from annotation.models import (
+    Assignment,
+    Campaign,
+    Document,
+    Judgment,
+    PairSource,
+    Publication,
+    Topic,
+)
+from annotation.services import adjudication
 from evaluation import services as evaluation
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from jobs.models import Job
@@ -73,6 +82,7 @@ class World:
     run: Run
     evaluation: Evaluation
     job: Job  # the engineer's
+    publication: Publication  # the campaign's two graded pairs, as qrels "robust" v1
 
     @property
     def ids(self) -> dict:
@@ -89,9 +99,11 @@ class World:
             "run": self.run.pk,
             "evaluation": self.evaluation.pk,
             "job": self.job.pk,
+            "publication": self.publication.pk,
             "judge": self.users["judge"].pk,
             "other_judge": self.users["other_judge"].pk,
             "spare_judge": self.users["spare_judge"].pk,
+            "qid": self.topic.qid,
         }
 
 
@@ -136,6 +148,9 @@ def world(make_user, media_root) -> World:
     job = Job.objects.create(
         kind="evaluation.import_run", title="Import", created_by=users["engineer"]
     )
+    publication = adjudication.publish(
+        campaign=campaign, user=users["lead"], leave_out_undecided=True
+    )
     return World(
         users=users,
         campaign=campaign,
@@ -149,4 +164,5 @@ def world(make_user, media_root) -> World:
         run=run,
         evaluation=scored,
         job=job,
+        publication=publication,
     )

@@ -731,3 +731,69 @@ def test_a_json_body_over_the_limit_is_413_before_it_is_parsed(lead, world, sett
         "detail": "The request body is larger than the limit of 1,000 bytes; send files as uploads."
     }
     assert Pair.objects.filter(campaign=world.campaign).count() == 4
+
+
+# --- adjudication and publishing -----------------------------------------------------------
+
+
+def test_a_decision_over_the_api_and_a_stale_one_is_a_409(lead, world, api, django_user_model):
+    url = f"{CAMPAIGNS_URL}{world.campaign.pk}/decisions/"
+    body = {"pair": world.ids["pair"], "grade": 1, "reason": "checked", "based_on": None}
+    first = lead.post(url, body, format="json")
+    assert first.status_code == 201, first.content
+    assert (first.json()["grade"], first.json()["decided_by"]) == (1, "lea")
+    stale = lead.post(url, {**body, "grade": 3}, format="json")
+    assert stale.status_code == 409
+    assert "lea decided this pair as 1" in stale.json()["detail"]
+    assert stale.json()["current"]["id"] == first.json()["id"]
+    newer = lead.post(url, {**body, "grade": 3, "based_on": first.json()["id"]}, format="json")
+    assert newer.status_code == 201 and newer.json()["supersedes"] == first.json()["id"]
+    assert [d["grade"] for d in lead.get(url).json()["results"]] == [1, 3]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"pair": 999999, "grade": 1, "reason": "x"}, "pair"),
+        ({"grade": 9, "reason": "x"}, "non_field_errors"),
+        ({"grade": 1, "reason": ""}, "reason"),
+    ],
+)
+def test_a_bad_decision_over_the_api_is_a_400_naming_the_problem(lead, world, body, field):
+    body = {"pair": world.ids["pair"], **body}
+    response = lead.post(f"{CAMPAIGNS_URL}{world.campaign.pk}/decisions/", body, format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_publishing_over_the_api_409s_on_undecided_pairs_then_publishes(lead, world):
+    url = f"{CAMPAIGNS_URL}{world.campaign.pk}/publications/"
+    blocked = lead.post(url, {"name": "robust"}, format="json")
+    assert blocked.status_code == 409
+    undecided = blocked.json()["undecided"]
+    assert len(undecided) == 2 and all(p["open"] == 1 and p["grade"] is None for p in undecided)
+    done = lead.post(url, {"name": "robust", "leave_out_undecided": True}, format="json")
+    assert done.status_code == 201
+    assert done.json()["label"] == "robust v2"  # the world published v1
+    assert done.json()["counts"] == {"unanimous": 2, "left_out": 2}
+    provenance = lead.get(f"{url}{done.json()['id']}/provenance/").json()["results"]
+    assert sorted((g["grade"], g["basis"]) for g in provenance) == [
+        (0, "unanimous"),
+        (2, "unanimous"),
+    ]
+    raw = lead.get(f"{CAMPAIGNS_URL}{world.campaign.pk}/raw-judgments/").json()["results"]
+    assert sorted((r["judge"], r["grade"]) for r in raw) == [("ann", 2), ("bob", 0)]
+
+
+def test_the_disagreement_queue_over_the_api(lead, world, api):
+    # Give the judge's graded pair a second, different grade: overlap 2 on that pair.
+    world.campaign.overlap = 2
+    world.campaign.save()
+    services.assign_pending(campaign=world.campaign)
+    second = Assignment.objects.get(pair_id=world.ids["pair"], judge=world.users["other_judge"])
+    services.record_judgment(assignment_id=second.pk, judge=world.users["other_judge"], grade=0)
+    queue = lead.get(f"{CAMPAIGNS_URL}{world.campaign.pk}/disagreements/?show=all").json()
+    assert [(p["pair"], sorted(j["grade"] for j in p["judgments"])) for p in queue] == [
+        (world.ids["pair"], [0, 2])
+    ]
+    assert (queue[0]["spread"], queue[0]["grade"]) == (2, None)  # a 1-1 tie: the lead decides

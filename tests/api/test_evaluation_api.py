@@ -2,8 +2,8 @@
 evaluations. Who may call what is in test_permissions.py; this is what each call does."""
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from accounts.tokens import create_token
 from evaluation import api as evaluation_api
 from evaluation import measures, services, trec
 from evaluation.models import Evaluation, QrelsEntry, QrelsVersion, Run, System
@@ -457,8 +457,8 @@ def test_listing_evaluations_costs_the_same_few_queries_however_many_there_are(
 
 def test_a_token_authenticates_without_a_session(api, engineer, run):
     client = api()
-    token = Token.objects.create(user=engineer)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    _token, key = create_token(user=engineer, name="ci")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
 
     assert client.get(RUNS_URL).status_code == 200
     client.credentials(HTTP_AUTHORIZATION="Token not-a-token")

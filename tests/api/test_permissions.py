@@ -87,6 +87,8 @@ MATRIX = [
     ("DELETE", C + "/", None, not_allowed()),
     ("GET", C + "/progress/", None, campaign_lead(200)),
     ("POST", C + "/reassign/", "reassign", campaign_lead(200)),
+    ("GET", C + "/agreement/", None, campaign_lead(200)),
+    ("POST", C + "/gold/", "gold_file", campaign_lead(200)),
     # a campaign's topics, documents, pool and judges
     ("GET", C + "/topics/", None, campaign_lead(200)),
     ("POST", C + "/topics/", "topics_file", campaign_lead(202)),
@@ -102,6 +104,16 @@ MATRIX = [
     ("GET", C + "/judges/", None, campaign_lead(200)),
     ("POST", C + "/judges/", "add_judge", campaign_lead(201)),
     ("DELETE", C + "/judges/{other_judge}/", None, campaign_lead(200)),
+    # adjudication and publishing
+    ("GET", C + "/disagreements/", None, campaign_lead(200)),
+    ("GET", C + "/decisions/", None, campaign_lead(200)),
+    ("POST", C + "/decisions/", "decision", campaign_lead(201)),
+    ("GET", C + "/publications/", None, campaign_lead(200)),
+    ("POST", C + "/publications/", "publish", campaign_lead(201)),
+    ("GET", C + "/publications/{publication}/", None, campaign_lead(200)),
+    ("DELETE", C + "/publications/{publication}/", None, campaign_lead(405)),
+    ("GET", C + "/publications/{publication}/provenance/", None, campaign_lead(200)),
+    ("GET", C + "/raw-judgments/", None, campaign_lead(200)),
     # assignments and judgments
     ("GET", "assignments/", None, everyone(200)),
     ("GET", "assignments/{assignment}/", None, judge_reads(200)),
@@ -138,6 +150,13 @@ MATRIX = [
     ("POST", "evaluations/", "evaluation", engineers(201)),
     ("GET", "evaluations/{evaluation}/", None, leads_and_engineers(200)),
     ("DELETE", "evaluations/{evaluation}/", None, not_allowed()),
+    # dashboards: read like runs and evaluations (judges never learn which system ranked what)
+    ("GET", "leaderboard/", "scoring", leads_and_engineers(200)),
+    ("GET", "leaderboard/topics/{qid}/", "scoring", leads_and_engineers(200)),
+    ("GET", "runs/{run}/topics/", "scoring", leads_and_engineers(200)),
+    ("POST", "runs/{run}/topics/", None, not_allowed()),
+    ("GET", "comparison/", "comparison", leads_and_engineers(200)),
+    ("POST", "comparison/", None, not_allowed()),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -160,7 +179,13 @@ BODIES = {
     "pairs": lambda w: ({"pairs": [{"qid": "1", "docno": "d9"}]}, "json"),
     "pool": lambda w: ({"runs": [w.ids["run"]], "depth": 5}, "json"),
     "add_judge": lambda w: ({"judge": w.ids["spare_judge"]}, "json"),
+    "gold_file": lambda w: ({"file": upload("gold.txt", b"1 d1 2\n2 d9 0\n")}, "multipart"),
     "grade": lambda w: ({"grade": 3}, "json"),
+    "decision": lambda w: (
+        {"pair": w.ids["pair"], "grade": 1, "reason": "checked", "based_on": None},
+        "json",
+    ),
+    "publish": lambda w: ({"name": "robust", "leave_out_undecided": True}, "json"),
     "skip": lambda w: ({"reason": "can't judge"}, "json"),
     "note": lambda w: ({"note": "Hard one."}, "json"),
     "qrels_file": lambda w: ({"file": upload("dl.qrels", QRELS), "name": "dl"}, "multipart"),
@@ -170,11 +195,31 @@ BODIES = {
         {"file": upload("dense.run", OTHER_RUN), "system": "dense"},
         "multipart",
     ),
+    # GET query parameters; the world's evaluation was scored with these measures.
+    "scoring": lambda w: ({"qrels": w.ids["qrels"], "measures": ["ndcg_cut.10", "map"]}, "json"),
+    "comparison": lambda w: (
+        {
+            "qrels": w.ids["qrels"],
+            "measures": ["ndcg_cut.10", "map"],
+            "baseline": w.ids["run"],
+            "runs": [scored_other_run(w)],
+        },
+        "json",
+    ),
     "evaluation": lambda w: (
         {"run": w.ids["run"], "qrels": w.ids["qrels"], "measures": ["P.5"]},
         "json",
     ),
 }
+
+
+def scored_other_run(world) -> int:
+    """A second run scored like the world's (made inside each role's rolled-back request)."""
+    from evaluation import services
+
+    run = services.import_run(source=OTHER_RUN, filename="dense.run", system="dense")
+    services.evaluate_run(run=run, qrels=world.qrels, measure_specs=["ndcg_cut.10", "map"])
+    return run.pk
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,6 @@ import yaml
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.urls import get_resolver
-from rest_framework.authtoken.models import Token
 
 pytestmark = pytest.mark.django_db
 
@@ -96,13 +95,14 @@ def test_the_docs_page_needs_no_internet(api, make_user, settings):
             assert finders.find(path), f"{path} is not a static file: is {SIDECAR} installed?"
 
 
-def test_drf_create_token_makes_a_token_the_api_accepts(api, make_user):
-    user = make_user("eng", "engineer")
+def test_create_token_makes_a_token_the_api_accepts(api, make_user):
+    make_user("eng", "engineer")
+    out = io.StringIO()
 
-    call_command("drf_create_token", "eng", stdout=io.StringIO())
+    call_command("create_token", "eng", "--name", "ci", stdout=out, stderr=io.StringIO())
 
     client = api()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {out.getvalue().strip()}")
     assert client.get("/api/v1/runs/").status_code == 200
 
 

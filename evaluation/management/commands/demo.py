@@ -5,7 +5,7 @@ from django.db import transaction
 
 from accounts.roles import Role
 from annotation import services as annotation_services
-from annotation.models import Campaign, Document, Topic
+from annotation.models import Assignment, Campaign, Document, Topic
 from evaluation import demo, services
 from evaluation.models import QrelsVersion, Run
 
@@ -19,6 +19,9 @@ DEMO_USERS = [
 DEMO_QRELS = "demo-graded"
 DEMO_CAMPAIGN = "Demo campaign"
 DEMO_TOPICS = 5
+# A campaign three synthetic judges have finished, for the agreement report and adjudication.
+DEMO_PANEL_CAMPAIGN = "Demo panel (judged)"
+DEMO_PANEL = {"ann": 0.85, "bob": 0.7, "cy": 0.55}  # how often each gives the true grade
 
 
 class Command(BaseCommand):
@@ -57,6 +60,8 @@ class Command(BaseCommand):
 
         if not Campaign.objects.filter(name=DEMO_CAMPAIGN).exists():
             self._create_campaign(User)
+        if not Campaign.objects.filter(name=DEMO_PANEL_CAMPAIGN).exists():
+            self._create_panel_campaign(User)
 
         self.stdout.write("Demo logins (username / password):")
         for username, password, role in DEMO_USERS:
@@ -72,6 +77,54 @@ class Command(BaseCommand):
             "Read the description and narrative first.",
             judges=[User.objects.get(username="judge")],
         )
+        change = self._fill(campaign)
+        self.stdout.write(f"Created {campaign.name}: {change.added} pairs for the demo judge.")
+
+    def _create_panel_campaign(self, User):
+        """The same pool judged by three synthetic judges of differing care, every pair by
+        all three: the lead's agreement report and disagreement queue have work in them."""
+        panel = []
+        for username in DEMO_PANEL:
+            user, created = User.objects.get_or_create(username=username)
+            if created:
+                user.set_unusable_password()
+                user.save()
+            user.groups.add(Group.objects.get(name=Role.JUDGE))
+            panel.append(user)
+        campaign = annotation_services.create_campaign(
+            lead=User.objects.get(username="lead"),
+            name=DEMO_PANEL_CAMPAIGN,
+            description="Three judges graded every pair: read their agreement, settle the "
+            "disagreements and publish qrels.",
+            overlap=len(panel),
+            judges=panel,
+        )
+        self._fill(campaign)
+        truth = {
+            (qid, docno): grade
+            for qid, docno, grade in QrelsVersion.objects.get(
+                name=DEMO_QRELS, version=1
+            ).entries.values_list("qid", "docno", "grade")
+        }
+        for judge in panel:
+            for assignment in Assignment.objects.filter(
+                pair__campaign=campaign, judge=judge
+            ).select_related("pair__topic", "pair__document"):
+                qid, docno = assignment.pair.topic.qid, assignment.pair.document.docno
+                grade = demo.judge_grade(
+                    truth.get((qid, docno), 0),
+                    judge=judge.username,
+                    qid=qid,
+                    docno=docno,
+                    care=DEMO_PANEL[judge.username],
+                )
+                annotation_services.record_judgment(
+                    assignment_id=assignment.pk, judge=judge, grade=grade, seconds=12.0
+                )
+        self.stdout.write(f"Created {campaign.name}: judged by {', '.join(DEMO_PANEL)}.")
+
+    def _fill(self, campaign):
+        """Five demo topics, pooled at depth 5 from two demo runs, with placeholder text."""
         qids = [str(1001 + t) for t in range(DEMO_TOPICS)]
         Topic.objects.bulk_create(
             Topic(
@@ -96,4 +149,4 @@ class Command(BaseCommand):
                 "not answer the demo question; in a real campaign its text comes from your corpus."
             )
             document.save(update_fields=["title", "text"])
-        self.stdout.write(f"Created {campaign.name}: {change.added} pairs for the demo judge.")
+        return change

@@ -1,17 +1,26 @@
-"""`trec_eval` with the same flags and byte-identical `trec` output, on files or stored data.
+"""`trec_eval` with the same flags and byte-identical `trec` output, on files or stored data;
+with ``--baseline`` also a paired comparison per measure, and with ``--fail-if-worse`` a gate
+a CI pipeline can use (exit status 1 when the run is significantly worse).
 
 Two plain files never reach this class when started from `manage.py` (it runs
-evaluation.cli directly, without setting Django up); `call_command` and stored names do.
+evaluation.cli directly, without setting Django up); `call_command`, stored names and
+``--baseline`` do.
 """
 
 import argparse
+import csv
+import io
+import json
 import sys
 from pathlib import Path
 
+import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import cli, services, trec
+from evaluation import cli, dashboards, measures, services, significance, trec
 from evaluation.models import QrelsVersion, Run
+
+GATE_TEST = "randomisation"
 
 
 class Command(BaseCommand):
@@ -21,8 +30,35 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         cli.add_arguments(parser)
+        parser.add_argument(
+            "--baseline",
+            metavar="RUN",
+            help="compare RUN with this run (a file or stored SYSTEM/RUN) on every measure "
+            "that is a mean over topics: mean Δ with a 95%% bootstrap interval, paired "
+            "t-test, Wilcoxon signed-rank and randomisation test, over the topics both have",
+        )
+        parser.add_argument(
+            "--fail-if-worse",
+            action="store_true",
+            help="with --baseline: exit with status 1 when RUN is significantly worse than the "
+            "baseline on a measure (randomisation test, p < --alpha)",
+        )
+        parser.add_argument("--alpha", type=float, default=dashboards.ALPHA, help="default 0.05")
+        parser.add_argument(
+            "--permutations",
+            type=int,
+            default=dashboards.PERMUTATIONS,
+            help="sign flips of the randomisation test (default 10000)",
+        )
+        parser.add_argument("--seed", type=int, default=dashboards.COMPARISON_SEED)
 
     def handle(self, *args, **opts):
+        if opts["fail_if_worse"] and not opts["baseline"]:
+            raise CommandError("--fail-if-worse needs --baseline RUN")
+        if not 0 < opts["alpha"] < 1:
+            raise CommandError(f"--alpha {opts['alpha']}: give a number between 0 and 1")
+        if opts["permutations"] < 1:
+            raise CommandError("--permutations must be at least 1")
         try:
             specs, options = cli.options_from(argparse.Namespace(**opts))
             qrels_frame, stored_qrels = self._load_qrels(opts["qrels"])
@@ -30,17 +66,36 @@ class Command(BaseCommand):
             if opts["save"]:
                 if stored_qrels is None or stored_run is None:
                     raise CommandError("--save needs a stored qrels version and a stored run")
-                services.evaluate_run(
+                services.score_run(
                     run=stored_run, qrels=stored_qrels, measure_specs=specs, options=options
                 )
             result = cli.score(qrels_frame, run_frame, specs, options)
+            gate = None
+            if opts["baseline"]:
+                baseline_frame, _, _ = self._load_run(opts["baseline"])
+                baseline = cli.score(qrels_frame, baseline_frame, specs, options)
+                gate = compare_evaluations(
+                    baseline, result, permutations=opts["permutations"], seed=opts["seed"]
+                )
         except cli.UsageError as error:
             raise CommandError(str(error)) from None
+        output = cli.render(result, fmt=opts["format"], per_topic=opts["per_topic"], runid=runid)
+        if gate is not None:
+            output = with_comparison(output, gate, opts)
         # Byte for byte: no styling and no extra newline from self.stdout.write.
-        sys.stdout.write(
-            cli.render(result, fmt=opts["format"], per_topic=opts["per_topic"], runid=runid)
-        )
+        sys.stdout.write(output)
         sys.stdout.flush()
+        if gate is not None and opts["fail_if_worse"]:
+            worse = [
+                name
+                for name, comparison in gate.comparisons.items()
+                if dashboards.verdict_of(comparison, opts["alpha"]) == "worse"
+            ]
+            if worse:
+                raise CommandError(
+                    f"{opts['run']} is significantly worse than the baseline {opts['baseline']} "
+                    f"on {', '.join(worse)} ({GATE_TEST} test, p < {opts['alpha']})"
+                )
 
     def _load_qrels(self, label):
         path = Path(label)
@@ -62,3 +117,140 @@ class Command(BaseCommand):
         except Run.DoesNotExist as error:
             raise CommandError(f"{label}: not a file, and {error or 'no such run'}") from None
         return services.load_run_frame(stored), stored, stored.tag
+
+
+class Gate:
+    """A run against its baseline, measure by measure, on the topics both have."""
+
+    def __init__(self, topics: int, left_out: int, comparisons: dict, permutations: int, seed: int):
+        self.topics = topics
+        self.left_out = left_out
+        self.comparisons = comparisons  # output name -> significance.Comparison
+        self.permutations = permutations
+        self.seed = seed
+
+
+def compare_evaluations(
+    baseline: measures.Evaluation, run: measures.Evaluation, *, permutations: int, seed: int
+) -> Gate:
+    """significance.compare on each mean measure's per-topic values of the topics both
+    evaluations have, in byte order of qid (the pages' order, so the numbers are theirs)."""
+    names = [
+        name
+        for name in run.measures
+        if name not in services.NOT_MEANS and name in baseline.per_topic.columns
+    ]
+    ours = run.per_topic.select("qid", *names)
+    theirs = baseline.per_topic.select("qid", *names)
+    paired = theirs.join(ours, on="qid", how="inner", suffix="__run")
+    qids = paired.get_column("qid").to_list()
+    order = sorted(range(len(qids)), key=lambda i: qids[i].encode())
+    every = set(qids) | set(ours.get_column("qid")) | set(theirs.get_column("qid"))
+    if not qids:
+        raise cli.UsageError("the run and the baseline have no evaluated topic in common")
+    comparisons = {
+        name: significance.compare(
+            np.asarray(paired.get_column(name).to_numpy())[order],
+            np.asarray(paired.get_column(f"{name}__run").to_numpy())[order],
+            permutations=permutations,
+            seed=seed,
+        )
+        for name in names
+    }
+    return Gate(len(qids), len(every) - len(qids), comparisons, permutations, seed)
+
+
+def with_comparison(output: str, gate: Gate, opts: dict) -> str:
+    """The evaluation's output followed by the comparison: a table (trec), a second CSV
+    block (csv), or a "comparison" member (json)."""
+    alpha = opts["alpha"]
+    rows = []
+    for name, c in gate.comparisons.items():
+        rows.append(
+            {
+                "measure": name,
+                "mean_baseline": c.mean_a,
+                "mean_run": c.mean_b,
+                "mean_delta": c.mean_delta,
+                "delta_interval": [c.delta_interval.low, c.delta_interval.high],
+                "wins": c.wins,
+                "ties": c.ties,
+                "losses": c.losses,
+                "t_test_p": c.t_test.p_value,
+                "wilcoxon_p": c.wilcoxon.p_value,
+                "randomisation_p": c.randomisation.p_value,
+                "cohens_d": c.cohens_d,
+                "verdict": dashboards.verdict_of(c, alpha),
+            }
+        )
+    if opts["format"] == "json":
+        document = json.loads(output)
+        document["comparison"] = {
+            "baseline": opts["baseline"],
+            "topics": gate.topics,
+            "left_out": gate.left_out,
+            "permutations": gate.permutations,
+            "seed": gate.seed,
+            "alpha": alpha,
+            "measures": rows,
+        }
+        return json.dumps(document, indent=2) + "\n"
+    if opts["format"] == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        header = ["measure", "mean_baseline", "mean_run", "mean_delta", "delta_low", "delta_high"]
+        header += ["wins", "ties", "losses", "t_test_p", "wilcoxon_p", "randomisation_p"]
+        writer.writerow([*header, "cohens_d", "verdict"])
+        for row in rows:
+            low, high = row["delta_interval"]
+            values = [row[k] for k in ("mean_baseline", "mean_run", "mean_delta")]
+            tests = [row[k] for k in ("t_test_p", "wilcoxon_p", "randomisation_p")]
+            writer.writerow(
+                [
+                    row["measure"],
+                    *map(_repr, [*values, low, high]),
+                    row["wins"],
+                    row["ties"],
+                    row["losses"],
+                    *map(_repr, [*tests, row["cohens_d"]]),
+                    row["verdict"],
+                ]
+            )
+        return output + "\n" + buffer.getvalue()
+    return output + "\n" + comparison_table(gate, opts)
+
+
+def _repr(value) -> str:
+    return "" if value is None else repr(value)
+
+
+def comparison_table(gate: Gate, opts: dict) -> str:
+    """The comparison as people read it: 4 decimals, p-values as the pages print them."""
+    left_out = f"; {gate.left_out} only one of them has are left out" if gate.left_out else ""
+    lines = [
+        f"Compared with the baseline {opts['baseline']} on {gate.topics} topics{left_out}.",
+        f"Δ = run − baseline; 95% bootstrap interval of Δ; two-sided paired tests; "
+        f"randomisation with {gate.permutations:,} sign flips (seed {gate.seed}); "
+        f"alpha {opts['alpha']}.",
+    ]
+    header = (
+        f"{'measure':<16}{'baseline':>10}{'run':>10}{'Δ':>10}  {'95% interval of Δ':<22}"
+        f"{'W/T/L':>12}{'t-test p':>10}{'Wilcoxon p':>12}{'rand. p':>10}{'d':>9}  verdict"
+    )
+    lines.append(header)
+    for name, c in gate.comparisons.items():
+        interval = (
+            "undefined"
+            if c.delta_interval.low is None
+            else f"{c.delta_interval.low:+.4f} to {c.delta_interval.high:+.4f}"
+        )
+        d = "—" if c.cohens_d is None else f"{c.cohens_d:+.4f}"
+        lines.append(
+            f"{name:<16}{c.mean_a:>10.4f}{c.mean_b:>10.4f}{c.mean_delta:>+10.4f}  {interval:<22}"
+            f"{f'{c.wins}/{c.ties}/{c.losses}':>12}"
+            f"{dashboards.format_p(c.t_test.p_value):>10}"
+            f"{dashboards.format_p(c.wilcoxon.p_value):>12}"
+            f"{dashboards.format_p(c.randomisation.p_value):>10}{d:>9}  "
+            f"{dashboards.VERDICTS[dashboards.verdict_of(c, opts['alpha'])]}"
+        )
+    return "\n".join(lines) + "\n"

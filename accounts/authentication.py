@@ -1,0 +1,44 @@
+"""API authentication by personal token: ``Authorization: Bearer <key>``, or
+``Authorization: Token <key>`` (Django REST Framework's spelling, which older scripts send)."""
+
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed
+
+from accounts.tokens import find_active_token, note_token_use
+
+KEYWORDS = (b"bearer", b"token")
+MESSAGES = {
+    "no_key": "Invalid token header. No credentials provided.",
+    "spaces": "Invalid token header. Token string should not contain spaces.",
+    "encoding": "Invalid token header. Token string should not contain invalid characters.",
+    "invalid": "Invalid token.",
+    "inactive": "User inactive or deleted.",
+}
+
+
+class PersonalTokenAuthentication(BaseAuthentication):
+    """Finds the active token by the key's hash; a revoked or unknown key is refused.
+    ``request.auth`` is the ``PersonalToken``."""
+
+    def authenticate(self, request):
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() not in KEYWORDS:
+            return None  # not ours: another scheme, or no header at all
+        if len(parts) == 1:
+            raise AuthenticationFailed(MESSAGES["no_key"])
+        if len(parts) > 2:
+            raise AuthenticationFailed(MESSAGES["spaces"])
+        try:
+            key = parts[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise AuthenticationFailed(MESSAGES["encoding"]) from None
+        token = find_active_token(key)
+        if token is None:
+            raise AuthenticationFailed(MESSAGES["invalid"])
+        if not token.user.is_active:
+            raise AuthenticationFailed(MESSAGES["inactive"])
+        note_token_use(token)
+        return token.user, token
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="api"'

@@ -1,0 +1,59 @@
+"""Personal API tokens and the failed logins that rate limiting counts."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class PersonalToken(models.Model):
+    """A key a user made in the browser (or with ``manage.py create_token``) to call the API.
+    Only the key's SHA-256 hash is stored; ``prefix`` (its first characters) tells tokens
+    apart on the page. A revoked token keeps its row, so the page can say when it was
+    revoked and what it was last used for."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="personal_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "name"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="accounts_token_name_unique_while_active",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class LoginFailure(models.Model):
+    """One failed login (or one in progress: see accounts/login_limits.py). ``username`` is
+    case-folded; ``ip`` is the client's address (an IPv6 client's /64 network), or empty when
+    unknown."""
+
+    username = models.CharField(max_length=150)
+    ip = models.CharField(max_length=49, blank=True)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["username", "at"], name="accounts_failure_user_at"),
+            models.Index(fields=["ip", "at"], name="accounts_failure_ip_at"),
+            models.Index(fields=["at"], name="accounts_failure_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.username} from {self.ip or 'unknown'} at {self.at:%Y-%m-%d %H:%M:%S}"

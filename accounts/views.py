@@ -1,0 +1,77 @@
+"""Log in (rate limited) and personal API tokens."""
+
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.forms import LoginForm, TokenForm
+from accounts.models import PersonalToken
+from accounts.tokens import create_token, revoke_token
+
+REVOKED_SHOWN = 20
+MESSAGES = {
+    "revoked": "Token “{name}” revoked: requests with its key are refused from now on.",
+    "already_revoked": "Token “{name}” was already revoked.",
+}
+
+
+def answer_refusal(response, form):
+    """A login refused by the rate limit answers 429 Too Many Requests with Retry-After."""
+    refused = getattr(form, "refused", None)
+    if refused is not None:
+        response.status_code = 429
+        response["Retry-After"] = str(refused.seconds_left())
+    return response
+
+
+class LoginView(auth_views.LoginView):
+    authentication_form = LoginForm
+    redirect_authenticated_user = True
+
+    def form_invalid(self, form):
+        return answer_refusal(super().form_invalid(form), form)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+@never_cache  # the page may show a key
+def tokens(request):
+    form, created, status = TokenForm(), None, 200
+    if request.method == "POST":
+        form, status = TokenForm(request.POST), 400
+        if form.is_valid():
+            try:
+                token, key = create_token(user=request.user, name=form.cleaned_data["name"])
+            except ValidationError as error:
+                form.add_error("name", error)
+            else:
+                # Rendered here rather than redirected: the key would otherwise have to wait
+                # in the session store, in clear, for the next request.
+                form, created, status = TokenForm(), {"token": token, "key": key}, 201
+    mine = PersonalToken.objects.filter(user=request.user)
+    revoked = mine.filter(revoked_at__isnull=False).order_by("-revoked_at", "-pk")
+    context = {
+        "form": form,
+        "created": created,
+        "active": mine.filter(revoked_at__isnull=True),
+        "revoked": revoked[:REVOKED_SHOWN],
+        "revoked_count": revoked.count(),
+        "api_root": request.build_absolute_uri(reverse("api:api-root")),
+    }
+    return render(request, "accounts/tokens.html", context, status=status)
+
+
+@require_POST
+@login_required
+def token_revoke(request, pk):
+    token = get_object_or_404(PersonalToken, pk=pk, user=request.user)
+    if revoke_token(token=token):
+        messages.success(request, MESSAGES["revoked"].format(name=token.name))
+    else:
+        messages.info(request, MESSAGES["already_revoked"].format(name=token.name))
+    return redirect("accounts:tokens")

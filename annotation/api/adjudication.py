@@ -1,0 +1,266 @@
+"""A campaign's way to qrels over the API, for its lead: the disagreement queue, decisions
+(409 when another lead decided first), publications with the provenance of every grade, and
+every judge's raw judgments. Thin over annotation/services/adjudication.py."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from annotation.api.common import LedCampaignMixin, messages_of
+from annotation.models import GradeBasis, LeadDecision, Publication
+from annotation.services import adjudication as service
+from config.permissions import RolePermissionsMixin
+from evaluation.api.common import QueryParameters
+
+
+class JudgeGradeSerializer(serializers.Serializer):
+    judge = serializers.CharField(source="username")
+    grade = serializers.IntegerField(allow_null=True, help_text="Null: skipped.")
+    skip_reason = serializers.CharField()
+    note = serializers.CharField()
+    seconds = serializers.FloatField()
+
+
+class PairStateSerializer(serializers.Serializer):
+    pair = serializers.IntegerField(source="pair_id")
+    qid = serializers.CharField()
+    docno = serializers.CharField()
+    judgments = JudgeGradeSerializer(many=True)
+    open = serializers.IntegerField(help_text="Judges who have not graded it yet.")
+    spread = serializers.IntegerField()
+    grade = serializers.IntegerField(allow_null=True, help_text="The final grade, if any.")
+    basis = serializers.ChoiceField(choices=GradeBasis.choices, allow_null=True)
+    why = serializers.CharField(help_text="How the grade was reached, or why there is none.")
+    decision = serializers.IntegerField(
+        source="decision.pk", allow_null=True, default=None, help_text="The current decision."
+    )
+
+
+class QueueParameters(QueryParameters):
+    topic = serializers.IntegerField(required=False, help_text="One topic's pairs (its id).")
+    show = serializers.ChoiceField(
+        choices=["undecided", "all"], default="undecided", help_text="Undecided only, or all."
+    )
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="Disputed pairs in the order to decide them",
+        parameters=[QueueParameters],
+        responses=PairStateSerializer(many=True),
+    )
+)
+class DisagreementViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.ViewSet):
+    """Pairs whose judges disagree: those straddling the relevance threshold first, then by
+    spread, widest first."""
+
+    serializer_class = PairStateSerializer
+
+    def list(self, request, campaign_pk=None):
+        query = QueueParameters.read(request)
+        states = service.disagreement_queue(
+            campaign=self.campaign,
+            topic_id=query.get("topic"),
+            undecided_only=query["show"] == "undecided",
+        )
+        return Response(PairStateSerializer(states, many=True).data)
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    qid = serializers.CharField(source="pair.topic.qid", read_only=True)
+    docno = serializers.CharField(source="pair.document.docno", read_only=True)
+
+    class Meta:
+        model = LeadDecision
+        fields = ["id", "pair", "qid", "docno", "grade", "reason", "decided_by", "decided_at"]
+        fields += ["supersedes"]
+        read_only_fields = fields
+
+
+class DecideSerializer(serializers.Serializer):
+    pair = serializers.IntegerField()
+    grade = serializers.IntegerField()
+    reason = serializers.CharField(max_length=service.MAX_REASON)
+    based_on = serializers.IntegerField(
+        allow_null=True,
+        default=None,
+        help_text="The current decision you saw (null: none). Another one since is a 409.",
+    )
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Every decision on the campaign's pairs, oldest first"),
+    create=extend_schema(
+        summary="Decide a pair's final grade",
+        request=DecideSerializer,
+        responses={201: DecisionSerializer, 409: DecisionSerializer},
+    ),
+)
+class DecisionViewSet(
+    LedCampaignMixin, RolePermissionsMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    serializer_class = DecisionSerializer
+
+    def get_queryset(self):
+        if self._fake():
+            return LeadDecision.objects.none()
+        return LeadDecision.objects.filter(pair__campaign=self.campaign).select_related(
+            "decided_by", "pair__topic", "pair__document"
+        )
+
+    def list(self, request, campaign_pk=None):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(DecisionSerializer(page, many=True).data)
+
+    def create(self, request, campaign_pk=None):
+        form = DecideSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        if not self.campaign.pairs.filter(pk=data["pair"]).exists():
+            raise ValidationError({"pair": "No such pair in this campaign."})
+        try:
+            decision = service.decide_pair(
+                campaign=self.campaign,
+                pair_id=data["pair"],
+                lead=request.user,
+                grade=data["grade"],
+                reason=data["reason"],
+                based_on=data["based_on"],
+            )
+        except service.DecisionConflict as conflict:
+            body = {"detail": str(conflict)}
+            if conflict.current is not None:
+                body["current"] = DecisionSerializer(conflict.current).data
+            return Response(body, status=status.HTTP_409_CONFLICT)
+        except DjangoValidationError as error:
+            raise ValidationError({"non_field_errors": messages_of(error)}) from None
+        return Response(
+            DecisionSerializer(self.get_queryset().get(pk=decision.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class PublicationSerializer(serializers.ModelSerializer):
+    qrels = serializers.IntegerField(source="qrels.pk")
+    label = serializers.CharField(source="qrels.label")
+    checksum = serializers.CharField(source="qrels.checksum")
+    published_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Publication
+        fields = ["id", "qrels", "label", "checksum", "rule", "counts", "left_out"]
+        fields += ["published_by", "published_at"]
+        read_only_fields = fields
+
+
+class PublishSerializer(serializers.Serializer):
+    name = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, help_text="Default: the campaign's slug."
+    )
+    description = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    leave_out_undecided = serializers.BooleanField(
+        default=False, help_text="Publish without the undecided pairs (else they block it)."
+    )
+
+
+class PublishedGradeSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    docno = serializers.CharField()
+    grade = serializers.IntegerField()
+    basis = serializers.ChoiceField(choices=GradeBasis.choices)
+    judges = serializers.DictField(child=serializers.IntegerField(allow_null=True))
+    reason = serializers.CharField(source="decision.reason", default="")
+
+
+@extend_schema_view(
+    list=extend_schema(summary="The campaign's published qrels versions"),
+    retrieve=extend_schema(summary="One publication: counts and the pairs left out"),
+    create=extend_schema(
+        summary="Publish the final grades as the next qrels version",
+        request=PublishSerializer,
+        responses={201: PublicationSerializer, 409: PairStateSerializer(many=True)},
+    ),
+)
+class PublicationViewSet(
+    LedCampaignMixin,
+    RolePermissionsMixin,
+    mixins.CreateModelMixin,
+    viewsets.ReadOnlyModelViewSet,
+):
+    serializer_class = PublicationSerializer
+    lookup_value_converter = "int"
+
+    def get_queryset(self):
+        if self._fake():
+            return Publication.objects.none()
+        return Publication.objects.filter(campaign=self.campaign).select_related(
+            "qrels", "published_by"
+        )
+
+    def create(self, request, campaign_pk=None):
+        form = PublishSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            publication = service.publish(
+                campaign=self.campaign,
+                user=request.user,
+                name=data.get("name", ""),
+                description=data.get("description", ""),
+                leave_out_undecided=data["leave_out_undecided"],
+            )
+        except service.PublishBlocked as blocked:
+            return Response(
+                {
+                    "detail": str(blocked),
+                    "undecided": PairStateSerializer(blocked.undecided, many=True).data,
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
+        except DjangoValidationError as error:
+            raise ValidationError({"non_field_errors": messages_of(error)}) from None
+        return Response(
+            PublicationSerializer(self.get_queryset().get(pk=publication.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(
+        summary="Provenance of every published grade", responses=PublishedGradeSerializer(many=True)
+    )
+    @action(detail=True)
+    def provenance(self, request, campaign_pk=None, pk=None):
+        publication = self.get_object()
+        grades = publication.grades.select_related("decision")
+        page = self.paginate_queryset(grades)
+        return self.get_paginated_response(PublishedGradeSerializer(page, many=True).data)
+
+
+class RawJudgmentSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    docno = serializers.CharField()
+    judge = serializers.CharField()
+    grade = serializers.IntegerField(allow_null=True)
+    skip_reason = serializers.CharField()
+    note = serializers.CharField()
+    seconds = serializers.FloatField()
+    time = serializers.DateTimeField()
+
+
+FIELDS = ("qid", "docno", "judge", "grade", "skip_reason", "note", "seconds", "time")
+
+
+@extend_schema_view(list=extend_schema(summary="Every judge's own judgment of every pair"))
+class RawJudgmentViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.GenericViewSet):
+    serializer_class = RawJudgmentSerializer
+
+    def list(self, request, campaign_pk=None):
+        rows = service.judgment_rows(self.campaign)
+        page = self.paginate_queryset(rows)
+        data = [dict(zip(FIELDS, row, strict=True)) for row in page]
+        return self.get_paginated_response(RawJudgmentSerializer(data, many=True).data)

@@ -1,0 +1,99 @@
+"""Backing up a whole campaign to one JSON file, and restoring it on any instance.
+
+``manage.py export_campaign ID -o backup.json[.gz]`` writes it; ``manage.py import_campaign
+backup.json[.gz]`` creates it again as a new campaign. The file holds everything the
+campaign is made of: topics, documents, the pool, assignments, judgments with their whole
+history, lead decisions, and publications with their qrels versions and provenance.
+
+Format ``relevance-studio-campaign``, version 1
+-----------------------------------------------
+One UTF-8 JSON object (gzip-compressed when the file name ends in ``.gz``; the importer
+recognises gzip by its first bytes). Database ids never appear: rows name each other by
+natural keys — a user by ``username``, a topic by ``qid``, a document by ``docno``, a pair by
+``qid`` + ``docno``, an assignment (and its judgment and history) by ``qid`` + ``docno`` +
+``judge`` — and lead decisions, which form chains, by a file-local ``id`` (1, 2, …). Times are
+ISO 8601 with their UTC offset and microseconds (``2026-11-20T09:30:00.123456+00:00``). Every
+key below is required and no other key is allowed; the order of keys does not matter. Lists
+are in the order the rows were created, and the importer creates them in that order::
+
+    {
+      "format": "relevance-studio-campaign",
+      "version": 1,
+      "exported_at": time,
+      "campaign": {"name", "description", "scale": [{"grade", "label", "definition"}, …],
+                   "guidelines", "overlap", "relevance_threshold", "seed",
+                   "adjudication_rule", "gold_min_accuracy", "created_at", "lead": username},
+      "users": [{"username", "first_name", "last_name", "email",
+                 "roles": ["judge" | "lead" | "engineer", …]}],
+      "judges": [{"username", "added_at"}],
+      "topics": [{"qid", "query", "description", "narrative"}],
+      "documents": [{"docno", "title", "text", "url"}],
+      "pairs": [{"qid", "docno", "source", "gold_grade", "added_at"}],
+      "assignments": [{"qid", "docno", "judge", "slot", "overlap", "position", "status",
+                       "created_at"}],
+      "judgments": [{"qid", "docno", "judge", "grade", "skip_reason", "note", "seconds",
+                     "last_request", "created_at", "updated_at"}],
+      "changes": [{"qid", "docno", "judge", "action", "old_grade", "new_grade", "note",
+                   "changed_by", "changed_at"}],
+      "decisions": [{"id", "qid", "docno", "grade", "reason", "decided_by", "decided_at",
+                     "supersedes": id | null}],
+      "publications": [{"rule", "counts", "left_out", "published_by", "published_at",
+                        "qrels": {"name", "version", "description", "source",
+                                  "original_filename", "checksum", "topic_count",
+                                  "judgment_count", "created_by", "created_at",
+                                  "entries": [[qid, docno, grade], …]},
+                        "grades": [{"qid", "docno", "grade", "basis", "judges",
+                                    "decision": id | null}]}]
+    }
+
+``users`` lists everyone the campaign names (lead, judges, whoever graded, changed, decided or
+published) with their roles; never passwords, admin rights or other groups. A decision
+``supersedes`` one listed before it, of the same pair. Values are those of the model fields
+(annotation/models.py, evaluation/models.py), null where the field allows it.
+
+Importing
+---------
+All or nothing, in one transaction, after the whole document is checked
+(:mod:`annotation.backup.checking` lists what; problems name their JSON path, e.g.
+``backup.json: topics[3].qid: missing``). It always creates a new campaign, also when one of
+the same name exists. People are matched by username; a missing one is created inactive, with
+an unusable password and the roles of the file, and the command says so (``--no-create-users``
+refuses instead); existing users are left as they are. A qrels name and version that already
+exists is refused (qrels versions are immutable and evaluations point at them), except when it
+holds exactly the same grades (same checksum and entries) and no campaign published it: then
+the publication points at it, and the command says it was reused. So importing the same
+backup twice is refused when the campaign published qrels, and gives a second campaign when
+it did not. Identifiers that only matter inside the database (ids) are new; note that pairs
+assigned after the import are shuffled by the new ids, so they get a different (equally
+random) order than they would have on the old instance.
+"""
+
+from annotation.backup.checking import Backup, BackupError
+from annotation.backup.exporting import ExportSummary, export_campaign, write_campaign_file
+from annotation.backup.reading import parse_backup, read_backup
+from annotation.backup.restoring import ImportSummary, restore_backup
+from annotation.backup.schema import FORMAT, VERSION
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Backup",
+    "BackupError",
+    "ExportSummary",
+    "ImportSummary",
+    "export_campaign",
+    "import_campaign",
+    "parse_backup",
+    "read_backup",
+    "restore_backup",
+    "write_campaign_file",
+]
+
+
+def import_campaign(
+    source, *, name: str | None = None, max_bytes: int | None = None, create_users: bool = True
+) -> ImportSummary:
+    """Read, check and store a backup (a path, bytes or a binary file) as a new campaign."""
+    return restore_backup(
+        read_backup(source, name=name, max_bytes=max_bytes), create_users=create_users
+    )

@@ -1,0 +1,709 @@
+"""Checking a whole backup document before anything is stored.
+
+Every problem is reported with the JSON path of the value at fault
+(``backup.json: topics[3].qid: missing``), the first :data:`MAX_PROBLEMS` of them and a count
+of the rest. Checked: every key present and no unknown key, in every object; types, lengths,
+ranges and choices of each value as its model field needs them; duplicates (a qid, a docno,
+a pair, an assignment, a judgment, a decision id, a qrels name and version, a qrels entry, a
+published grade); references (to users, topics, documents, pairs, assignments and
+decisions); the database's constraints (a slot within its overlap, one judge per slot, a
+judgment graded or skipped, one first decision per pair and each decision superseded at most
+once, a decision superseding one of its own pair listed before it); judgments' and
+calibration grades on the campaign's scale (what update_campaign keeps true; decisions,
+history and published grades may hold grades of an earlier, longer scale); and each qrels
+version's checksum, topic and judgment counts against its entries.
+
+Nothing here reads or writes the database; :mod:`annotation.backup.restoring` checks what
+depends on the target instance (users, existing qrels versions).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from accounts.roles import Role
+from annotation.backup import schema
+from annotation.backup.schema import Bad, Checker, checkers, integer_checker, text_checker
+from annotation.models import Topic
+from annotation.scales import validate_scale
+from evaluation.models import QrelsEntry
+from evaluation.services import qrels_to_trec_bytes
+
+MAX_PROBLEMS = 50
+
+
+class BackupError(ValueError):
+    """A backup refused: ``problems`` holds the first ones (``path: message``), ``total``
+    counts them all; ``str()`` gives one ``file: path: message`` per line."""
+
+    def __init__(self, name: str, problems: list[str], total: int | None = None):
+        self.name = name
+        self.problems = problems
+        self.total = len(problems) if total is None else total
+        super().__init__(name, problems, self.total)
+
+    def __str__(self) -> str:
+        lines = [f"{self.name}: {problem}" for problem in self.problems]
+        rest = self.total - len(self.problems)
+        if rest > 0:
+            lines.append(f"... and {rest} more problem{'s' if rest > 1 else ''}")
+        return "\n".join(lines)
+
+
+@dataclass
+class Backup:
+    """A checked backup document: model field values by section, references still as
+    natural keys (usernames, qid and docno, file-local decision ids)."""
+
+    name: str
+    exported_at: dt.datetime
+    campaign: dict[str, Any]
+    users: list[dict[str, Any]]
+    judges: list[dict[str, Any]]
+    topics: list[dict[str, Any]]
+    documents: list[dict[str, Any]]
+    pairs: list[dict[str, Any]]
+    assignments: list[dict[str, Any]]
+    judgments: list[dict[str, Any]]
+    changes: list[dict[str, Any]]
+    decisions: list[dict[str, Any]]
+    publications: list[dict[str, Any]]
+
+
+def check_document(document: Any, *, name: str) -> Backup:
+    """The checked backup, from a parsed JSON document; raises :class:`BackupError`."""
+    return _Check(name).document(document)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+_QID = text_checker(Topic._meta.get_field("qid").max_length)
+_DOCNO = text_checker(QrelsEntry._meta.get_field("docno").max_length)
+_ENTRY_GRADE = integer_checker(*schema.INTEGER_RANGES["SmallIntegerField"])
+_DECISION_ID = integer_checker(1, 2**63 - 1)
+
+
+class _Check:
+    def __init__(self, name: str):
+        self.name = name
+        self.problems: list[str] = []
+        self.total = 0
+        self.usernames: set[str] = set()
+        self.grades: list[int] | None = None  # the campaign's scale, once known to be valid
+        self.topics: dict[str, int] = {}
+        self.documents: dict[str, int] = {}
+        self.pairs: dict[tuple[str, str], int] = {}
+        self.assignments: dict[tuple[str, str, str], int] = {}
+        self.decisions: dict[int, tuple[int, tuple[str, str]]] = {}  # id -> (index, pair)
+
+    # --- reporting ----------------------------------------------------------------------
+
+    def add(self, path: str, message: str) -> None:
+        self.total += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"{path}: {message}")
+
+    def fail(self) -> BackupError:
+        return BackupError(self.name, self.problems, self.total)
+
+    # --- shapes -------------------------------------------------------------------------
+
+    def object(
+        self, path: str, value: Any, checks: dict[str, Checker], refs: tuple[str, ...] = ()
+    ) -> tuple[dict[str, Any], bool]:
+        """The object's checked values (references as given) and whether all were fine:
+        every key of ``checks`` and ``refs`` present, no other key, no key twice."""
+        if type(value) is dict and value.keys() == checks.keys() | refs:
+            # The common case, quickly: exactly the expected keys.
+            try:
+                result = {key: check(value[key]) for key, check in checks.items()}
+            except Bad:
+                pass  # reported below, with the key's path
+            else:
+                for key in refs:
+                    result[key] = value[key]
+                return result, True
+        if not isinstance(value, dict):
+            self.add(path or "document", "must be an object")
+            return {}, False
+        ok = True
+        for key in getattr(value, "duplicates", ()):
+            self.add(path or "document", f"key {key!r} appears more than once")
+            ok = False
+        result: dict[str, Any] = {}
+        for key, check in checks.items():
+            if key not in value:
+                self.add(_join(path, key), "missing")
+                ok = False
+                continue
+            try:
+                result[key] = check(value[key])
+            except Bad as bad:
+                self.add(_join(path, key), str(bad))
+                ok = False
+        for key in refs:
+            if key not in value:
+                self.add(_join(path, key), "missing")
+                ok = False
+            else:
+                result[key] = value[key]
+        if len(value) > len(checks) + len(refs):
+            for key in value:
+                if key not in checks and key not in refs:
+                    self.add(_join(path, key), "unknown key")
+                    ok = False
+        return result, ok
+
+    def list(self, path: str, value: Any) -> list:
+        if not isinstance(value, list):
+            self.add(path, "must be a list")
+            return []
+        return value
+
+    def check(self, path: str, check: Checker, value: Any) -> Any:
+        """The checked value, or None after reporting it."""
+        try:
+            return check(value)
+        except Bad as bad:
+            self.add(path, str(bad))
+            return None
+
+    # --- references ---------------------------------------------------------------------
+
+    def user(self, path: str, value: Any, *, nullable: bool) -> str | None:
+        """The username, or None (null, or reported as wrong)."""
+        if value is None and nullable:
+            return None
+        if type(value) is not str:
+            self.add(path, "must be a username" + (" or null" if nullable else ""))
+            return None
+        if value not in self.usernames:
+            self.add(path, f"user {_show(value)} is not in users")
+            return None
+        return value
+
+    def pair(self, path: str, row: dict) -> tuple[str, str] | None:
+        qid, docno = row["qid"], row["docno"]
+        if type(qid) is str and type(docno) is str and (qid, docno) in self.pairs:
+            return qid, docno  # a known pair is valid text
+        qid = self.check(f"{path}.qid", _QID, row["qid"])
+        docno = self.check(f"{path}.docno", _DOCNO, row["docno"])
+        if qid is None or docno is None:
+            return None
+        if (qid, docno) not in self.pairs:
+            self.add(path, f"pair ({_show(qid)}, {_show(docno)}) is not in pairs")
+            return None
+        return qid, docno
+
+    def assignment(self, path: str, row: dict) -> tuple[str, str, str] | None:
+        key = (row["qid"], row["docno"], row["judge"])
+        if all(type(part) is str for part in key) and key in self.assignments:
+            return key  # a known assignment is valid text
+        pair = self.pair(path, row)
+        judge = row["judge"]
+        if type(judge) is not str:
+            self.add(f"{path}.judge", "must be a username")
+            return None
+        if pair is None:
+            return None
+        key = (*pair, judge)
+        if key not in self.assignments:
+            self.add(
+                path,
+                f"pair ({_show(pair[0])}, {_show(pair[1])}) is not assigned to {_show(judge)} "
+                "in assignments",
+            )
+            return None
+        return key
+
+    def on_scale(self, path: str, grade: int | None) -> None:
+        if grade is not None and self.grades is not None and grade not in self.grades:
+            shown = ", ".join(map(str, self.grades))
+            self.add(path, f"grade {grade} is not on the campaign's scale ({shown})")
+
+    # --- the document -------------------------------------------------------------------
+
+    def document(self, document: Any) -> Backup:
+        if not isinstance(document, dict):
+            raise BackupError(self.name, ["the document must be a JSON object"])
+        if document.get("format") != schema.FORMAT:
+            raise BackupError(
+                self.name,
+                [
+                    f"format: must be {schema.FORMAT!r} (this is not a Relevance Studio "
+                    "campaign backup)"
+                ],
+            )
+        version = document.get("version")
+        if type(version) is not int:
+            raise BackupError(self.name, ["version: must be an integer"])
+        if version != schema.VERSION:
+            raise BackupError(
+                self.name,
+                [
+                    f"version: {version} is not a version this Relevance Studio reads "
+                    f"(it reads version {schema.VERSION})"
+                ],
+            )
+        top, _ = self.object(
+            "",
+            document,
+            {"exported_at": schema.field_checker(schema.Campaign._meta.get_field("created_at"))},
+            tuple(k for k in schema.TOP_KEYS if k != "exported_at"),
+        )
+        get = top.get  # a missing section is reported once, as missing, and read as empty
+        users = self.users(get("users", []))
+        campaign = self.campaign(get("campaign")) if "campaign" in top else {}
+        judges = self.judges(get("judges", []))
+        topics = self.keyed("topics", get("topics", []), schema.TOPIC, "qid", self.topics)
+        documents = self.keyed(
+            "documents", get("documents", []), schema.DOCUMENT, "docno", self.documents
+        )
+        pairs = self.pair_rows(get("pairs", []))
+        assignments = self.assignment_rows(get("assignments", []))
+        judgments = self.judgment_rows(get("judgments", []))
+        changes = self.change_rows(get("changes", []))
+        decisions = self.decision_rows(get("decisions", []))
+        publications = self.publication_rows(get("publications", []))
+        if self.total:
+            raise self.fail()
+        return Backup(
+            name=self.name,
+            exported_at=top["exported_at"],
+            campaign=campaign,
+            users=users,
+            judges=judges,
+            topics=topics,
+            documents=documents,
+            pairs=pairs,
+            assignments=assignments,
+            judgments=judgments,
+            changes=changes,
+            decisions=decisions,
+            publications=publications,
+        )
+
+    def rows(
+        self,
+        section: str,
+        value: Any,
+        checks: dict[str, Checker],
+        refs: tuple[str, ...],
+        each: Callable[[str, dict], bool],
+    ) -> list[dict]:
+        """The section's rows that passed ``object`` and then ``each``, which checks the
+        references (all present) and reports its problems."""
+        result = []
+        for index, item in enumerate(self.list(section, value)):
+            path = f"{section}[{index}]"
+            row, ok = self.object(path, item, checks, refs)
+            if row and (ok or all(key in row for key in refs)) and each(path, row) and ok:
+                result.append(row)
+        return result
+
+    def users(self, value: Any) -> list[dict]:
+        username = schema.username_checker()
+        user_model = schema.get_user_model()
+        checks = {
+            "username": username,
+            **{
+                key: text_checker(user_model._meta.get_field(key).max_length)
+                for key in schema.USER
+                if key != "username"
+            },
+        }
+        first: dict[str, int] = {}
+
+        def each(path: str, row: dict) -> bool:
+            ok = True
+            name = row.get("username")
+            if name is not None:
+                if name in first:
+                    self.add(f"{path}.username", f"{_show(name)} is already users[{first[name]}]")
+                    ok = False
+                else:
+                    first[name] = int(path[6:-1])
+                    self.usernames.add(name)
+                    row["path"] = path
+            if "roles" in row:
+                roles = row["roles"]
+                if not isinstance(roles, list) or any(
+                    type(r) is not str or r not in Role.values for r in roles
+                ):
+                    self.add(
+                        f"{path}.roles",
+                        f"must be a list of roles out of {', '.join(Role.values)}",
+                    )
+                    ok = False
+                elif len(set(roles)) != len(roles):
+                    self.add(f"{path}.roles", "names a role more than once")
+                    ok = False
+            return ok
+
+        return self.rows("users", value, checks, schema.USER_REFS, each)
+
+    def campaign(self, value: Any) -> dict:
+        row, ok = self.object(
+            "campaign",
+            value,
+            checkers(schema.Campaign, schema.CAMPAIGN),
+            schema.CAMPAIGN_REFS,
+        )
+        if "lead" in row:
+            self.user("campaign.lead", row["lead"], nullable=False)
+        if "scale" in row:
+            try:
+                validate_scale(row["scale"])
+                self.grades = [item["grade"] for item in row["scale"]]
+            except ValueError as error:
+                self.add("campaign.scale", str(error))
+        threshold = row.get("relevance_threshold")
+        if None not in (self.grades, threshold) and threshold not in self.grades:
+            self.add("campaign.relevance_threshold", f"{threshold} is not a grade of the scale")
+        if row.get("overlap") == 0:
+            self.add("campaign.overlap", "must be at least 1")
+        accuracy = row.get("gold_min_accuracy")
+        if accuracy is not None and not 0 <= accuracy <= 1:
+            self.add("campaign.gold_min_accuracy", "must be a fraction between 0 and 1")
+        return row if ok else {}
+
+    def judges(self, value: Any) -> list[dict]:
+        first: dict[str, str] = {}
+
+        def each(path: str, row: dict) -> bool:
+            name = self.user(f"{path}.username", row["username"], nullable=False)
+            if name is None:
+                return False
+            if name in first:
+                self.add(f"{path}.username", f"{_show(name)} is already {first[name]}")
+                return False
+            first[name] = path
+            return True
+
+        return self.rows(
+            "judges", value, checkers(schema.CampaignJudge, schema.JUDGE), schema.JUDGE_REFS, each
+        )
+
+    def keyed(
+        self, section: str, value: Any, fields: dict[str, str], key: str, known: dict[str, int]
+    ) -> list[dict]:
+        """Topics or documents: unique by qid or docno."""
+
+        def each(path: str, row: dict) -> bool:
+            if key not in row:
+                return True
+            index = int(path[len(section) + 1 : -1])
+            if row[key] in known:
+                self.add(
+                    f"{path}.{key}", f"{_show(row[key])} is already {section}[{known[row[key]]}]"
+                )
+                return False
+            known[row[key]] = index
+            return True
+
+        return self.rows(section, value, checkers(schema.MODELS[section], fields), (), each)
+
+    def pair_rows(self, value: Any) -> list[dict]:
+        def each(path: str, row: dict) -> bool:
+            qid = self.check(f"{path}.qid", _QID, row["qid"])
+            docno = self.check(f"{path}.docno", _DOCNO, row["docno"])
+            ok = qid is not None and docno is not None
+            if qid is not None and qid not in self.topics:
+                self.add(f"{path}.qid", f"topic {_show(qid)} is not in topics")
+                ok = False
+            if docno is not None and docno not in self.documents:
+                self.add(f"{path}.docno", f"document {_show(docno)} is not in documents")
+                ok = False
+            if qid is not None and docno is not None:
+                if (qid, docno) in self.pairs:
+                    self.add(path, f"the pair is already pairs[{self.pairs[qid, docno]}]")
+                    return False
+                self.pairs[qid, docno] = int(path[6:-1])
+            if "gold_grade" in row:
+                self.on_scale(f"{path}.gold_grade", row["gold_grade"])
+            return ok
+
+        return self.rows("pairs", value, checkers(schema.Pair, schema.PAIR), schema.PAIR_REFS, each)
+
+    def assignment_rows(self, value: Any) -> list[dict]:
+        slots: dict[tuple[str, str, int], int] = {}
+
+        def each(path: str, row: dict) -> bool:
+            pair = self.pair(path, row)
+            judge = self.user(f"{path}.judge", row["judge"], nullable=False)
+            index = int(path[12:-1])
+            ok = pair is not None and judge is not None
+            if ok:
+                key = (*pair, judge)
+                if key in self.assignments:
+                    self.add(
+                        path,
+                        f"the pair is already assigned to {_show(judge)} at "
+                        f"assignments[{self.assignments[key]}]",
+                    )
+                    return False
+                self.assignments[key] = index
+            slot, overlap = row.get("slot"), row.get("overlap")
+            if slot is not None and overlap is not None:
+                if not 1 <= slot <= overlap:
+                    self.add(f"{path}.slot", f"must be between 1 and the overlap ({overlap})")
+                    ok = False
+                elif pair is not None:
+                    if (*pair, slot) in slots:
+                        self.add(
+                            f"{path}.slot",
+                            f"slot {slot} of the pair is already taken at "
+                            f"assignments[{slots[*pair, slot]}]",
+                        )
+                        ok = False
+                    else:
+                        slots[*pair, slot] = index
+            return ok
+
+        return self.rows(
+            "assignments",
+            value,
+            checkers(schema.Assignment, schema.ASSIGNMENT),
+            schema.ASSIGNMENT_REFS,
+            each,
+        )
+
+    def judgment_rows(self, value: Any) -> list[dict]:
+        judged: dict[tuple[str, str, str], str] = {}
+
+        def each(path: str, row: dict) -> bool:
+            key = self.assignment(path, row)
+            ok = key is not None
+            if key is not None:
+                if key in judged:
+                    self.add(path, f"the assignment already has a judgment at {judged[key]}")
+                    ok = False
+                judged[key] = path
+            if "grade" in row and "skip_reason" in row:
+                if row["grade"] is None and row["skip_reason"] == "":
+                    self.add(path, "a judgment needs a grade or a skip reason")
+                    ok = False
+                self.on_scale(f"{path}.grade", row["grade"])
+            if row.get("seconds") is not None and row["seconds"] < 0:
+                self.add(f"{path}.seconds", "must not be negative")
+                ok = False
+            return ok
+
+        return self.rows(
+            "judgments",
+            value,
+            checkers(schema.Judgment, schema.JUDGMENT),
+            schema.JUDGMENT_REFS,
+            each,
+        )
+
+    def change_rows(self, value: Any) -> list[dict]:
+        def each(path: str, row: dict) -> bool:
+            key = self.assignment(path, row)
+            self.user(f"{path}.changed_by", row["changed_by"], nullable=True)
+            return key is not None
+
+        return self.rows(
+            "changes",
+            value,
+            checkers(schema.JudgmentChange, schema.CHANGE),
+            schema.CHANGE_REFS,
+            each,
+        )
+
+    def decision_rows(self, value: Any) -> list[dict]:
+        first: dict[tuple[str, str], str] = {}  # pair -> path of its first decision
+        superseded: dict[int, str] = {}  # id -> path of the decision superseding it
+
+        def each(path: str, row: dict) -> bool:
+            index = int(path[10:-1])
+            number = self.check(f"{path}.id", _DECISION_ID, row["id"])
+            pair = self.pair(path, row)
+            self.user(f"{path}.decided_by", row["decided_by"], nullable=True)
+            ok = number is not None and pair is not None
+            if number is not None:
+                if number in self.decisions:
+                    self.add(
+                        f"{path}.id", f"{number} is already decisions[{self.decisions[number][0]}]"
+                    )
+                    return False
+                self.decisions[number] = (index, pair)
+            earlier = row["supersedes"]
+            if earlier is None:
+                if pair is not None and pair in first:
+                    self.add(
+                        f"{path}.supersedes",
+                        f"the pair's first decision is {first[pair]}: a later one must "
+                        "supersede the pair's current decision",
+                    )
+                    ok = False
+                elif pair is not None:
+                    first[pair] = path
+            elif type(earlier) is not int or earlier not in self.decisions or earlier == number:
+                self.add(
+                    f"{path}.supersedes",
+                    f"decision {_show(earlier)} is not among the decisions listed before this one",
+                )
+                ok = False
+            else:
+                before_index, before_pair = self.decisions[earlier]
+                if None not in (pair, before_pair) and before_pair != pair:
+                    self.add(
+                        f"{path}.supersedes",
+                        f"decisions[{before_index}] is about another pair",
+                    )
+                    ok = False
+                if earlier in superseded:
+                    self.add(
+                        f"{path}.supersedes",
+                        f"decisions[{before_index}] is already superseded by {superseded[earlier]}",
+                    )
+                    ok = False
+                superseded[earlier] = path
+            return ok
+
+        return self.rows(
+            "decisions",
+            value,
+            checkers(schema.LeadDecision, schema.DECISION),
+            schema.DECISION_REFS,
+            each,
+        )
+
+    def publication_rows(self, value: Any) -> list[dict]:
+        labels: dict[tuple[str, int], str] = {}
+
+        def each(path: str, row: dict) -> bool:
+            self.user(f"{path}.published_by", row["published_by"], nullable=True)
+            qrels = self.qrels(f"{path}.qrels", row["qrels"])
+            ok = qrels is not None
+            if qrels is not None:
+                label = (qrels["name"], qrels["version"])
+                if label in labels:
+                    self.add(
+                        f"{path}.qrels",
+                        f"qrels {label[0]} v{label[1]} is already published at {labels[label]}",
+                    )
+                    ok = False
+                labels[label] = f"{path}.qrels"
+                row["qrels"] = qrels
+            grades = self.published_grades(f"{path}.grades", row["grades"])
+            ok = ok and grades is not None
+            row["grades"] = grades
+            row["path"] = path
+            return ok
+
+        return self.rows(
+            "publications",
+            value,
+            checkers(schema.Publication, schema.PUBLICATION),
+            schema.PUBLICATION_REFS,
+            each,
+        )
+
+    def qrels(self, path: str, value: Any) -> dict | None:
+        row, ok = self.object(
+            path, value, checkers(schema.QrelsVersion, schema.QRELS), schema.QRELS_REFS
+        )
+        if "created_by" in row:
+            self.user(f"{path}.created_by", row["created_by"], nullable=True)
+        if "entries" not in row:
+            return None
+        if not isinstance(row["entries"], list):
+            self.add(f"{path}.entries", "must be a list")
+            return None
+        entries = []
+        seen: set[tuple[str, str]] = set()
+        for index, entry in enumerate(row["entries"]):
+            where = f"{path}.entries[{index}]"
+            if not isinstance(entry, list) or len(entry) != 3:
+                self.add(where, "must be [qid, docno, grade]")
+                ok = False
+                continue
+            qid = self.check(f"{where}[0]", _QID, entry[0])
+            docno = self.check(f"{where}[1]", _DOCNO, entry[1])
+            grade = self.check(f"{where}[2]", _ENTRY_GRADE, entry[2])
+            if qid is None or docno is None or grade is None:
+                ok = False
+                continue
+            if (qid, docno) in seen:
+                self.add(where, f"({_show(qid)}, {_show(docno)}) is listed twice")
+                ok = False
+            seen.add((qid, docno))
+            entries.append((qid, docno, grade))
+        if not ok:
+            return None
+        row["entries"] = entries
+        if not entries:
+            self.add(f"{path}.entries", "a qrels version has at least one entry")
+            return None
+        frame = pl.DataFrame(
+            entries,
+            schema={"qid": pl.String, "docno": pl.String, "grade": pl.Int64},
+            orient="row",
+        ).sort(["qid", "docno"])
+        try:
+            checksum = hashlib.sha256(qrels_to_trec_bytes(frame)).hexdigest()
+        except ValueError as error:
+            self.add(f"{path}.entries", str(error))
+            return None
+        if checksum != row["checksum"]:
+            self.add(
+                f"{path}.checksum",
+                f"does not match the entries (their canonical TREC export has sha256 {checksum})",
+            )
+            ok = False
+        if row["judgment_count"] != len(entries):
+            self.add(f"{path}.judgment_count", f"the entries hold {len(entries)} grades")
+            ok = False
+        topics = frame["qid"].n_unique()
+        if row["topic_count"] != topics:
+            self.add(f"{path}.topic_count", f"the entries hold {topics} topics")
+            ok = False
+        return row if ok else None
+
+    def published_grades(self, path: str, value: Any) -> list[dict] | None:
+        seen: dict[tuple[str, str], int] = {}
+        all_ok = True
+
+        def each(where: str, row: dict) -> bool:
+            nonlocal all_ok
+            ok = True
+            key = (row["qid"], row["docno"]) if "qid" in row and "docno" in row else None
+            if key is not None:
+                if key in seen:
+                    self.add(where, f"the pair is already {path}[{seen[key]}]")
+                    ok = False
+                seen[key] = int(where[len(path) + 1 : -1])
+            number = row["decision"]
+            if number is not None:
+                if type(number) is not int or number not in self.decisions:
+                    self.add(f"{where}.decision", f"decision {_show(number)} is not in decisions")
+                    ok = False
+                elif None not in (key, self.decisions[number][1]) and (
+                    self.decisions[number][1] != key
+                ):
+                    index = self.decisions[number][0]
+                    self.add(f"{where}.decision", f"decisions[{index}] is about another pair")
+                    ok = False
+            all_ok = all_ok and ok
+            return ok
+
+        before = self.total
+        rows = self.rows(
+            path, value, checkers(schema.PublishedGrade, schema.GRADE), schema.GRADE_REFS, each
+        )
+        return rows if all_ok and self.total == before else None

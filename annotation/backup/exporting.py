@@ -1,0 +1,341 @@
+"""Writing a campaign as a backup document (see the package docstring for the format).
+
+The document is streamed: one list item per line, read from the database in chunks, so a
+campaign of any size is written in bounded memory. Everything is read in one snapshot
+(a REPEATABLE READ transaction on PostgreSQL, a deferred read transaction on SQLite), so the
+file is consistent even while judges work, and they are never held up by it. Rows are listed in the order they were created (primary key order): the importer
+creates them in the same order, which keeps every ordering that breaks ties by creation
+(a judge's topics, the history) as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gzip
+import io
+import json
+import os
+import tempfile
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from django.contrib.auth import get_user_model
+from django.db import connection, models, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.roles import Role
+from annotation.backup import schema
+from annotation.models import (
+    Assignment,
+    Campaign,
+    CampaignJudge,
+    Judgment,
+    JudgmentChange,
+    LeadDecision,
+    Publication,
+)
+
+CHUNK = 2000
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    campaign: Campaign
+    counts: dict[str, int]  # rows per top-level list, publications' qrels entries as "entries"
+
+    @property
+    def text(self) -> str:
+        return ", ".join(f"{n:,} {key}" for key, n in self.counts.items())
+
+
+def write_campaign_file(*, campaign: Campaign, path: str | os.PathLike) -> ExportSummary:
+    """Write the backup to ``path`` (gzip-compressed when the name ends in ``.gz``). The file
+    appears whole or not at all: it is written next to its place and renamed at the end."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as raw:
+            binary: IO[bytes] = raw
+            if path.name.endswith(".gz"):
+                # mtime 0: the same campaign gives the same bytes, whenever it is compressed.
+                binary = gzip.GzipFile(
+                    filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0
+                )
+            text = io.TextIOWrapper(binary, encoding="utf-8", newline="\n")
+            summary = export_campaign(campaign=campaign, out=text)
+            text.flush()
+            text.detach()
+            if binary is not raw:
+                binary.close()  # writes the gzip trailer; raw stays open
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    return summary
+
+
+def export_campaign(*, campaign: Campaign, out: IO[str]) -> ExportSummary:
+    """Write the campaign's backup document to a text stream."""
+    with _snapshot():
+        campaign = Campaign.objects.select_related("lead").get(pk=campaign.pk)
+        counts: dict[str, int] = {}
+        out.write("{")
+        _write(out, "format", schema.FORMAT)
+        out.write(",")
+        _write(out, "version", schema.VERSION)
+        out.write(",")
+        _write(out, "exported_at", schema.to_json_time(timezone.now()))
+        out.write(",\n")
+        _write(out, "campaign", _campaign(campaign))
+        sections = {
+            "users": _users(campaign),
+            "judges": _judges(campaign),
+            "topics": _values(campaign.topics, schema.TOPIC),
+            "documents": _values(campaign.documents, schema.DOCUMENT),
+            "pairs": _pairs(campaign),
+            "assignments": _assignments(campaign),
+            "judgments": _judgments(campaign),
+            "changes": _changes(campaign),
+            "decisions": _decisions(campaign),
+            "publications": _publications(campaign, counts),
+        }
+        for key, items in sections.items():
+            out.write(",\n")
+            counts[key] = _write_list(out, key, items)
+        out.write("\n}\n")
+    counts["entries"] = counts.pop("entries", 0)
+    return ExportSummary(campaign=campaign, counts=counts)
+
+
+@contextlib.contextmanager
+def _snapshot() -> Iterator[None]:
+    """One consistent view of the database for the whole export."""
+    if connection.in_atomic_block:  # the caller's transaction is the snapshot
+        yield
+        return
+    if connection.vendor == "sqlite":
+        # Django starts our SQLite transactions IMMEDIATE (config/settings.py), which takes
+        # the write lock: judges could not save a grade until the export ends. A deferred
+        # read transaction is a snapshot too (WAL mode) and blocks no writer.
+        with connection.cursor() as cursor:
+            cursor.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("COMMIT")
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def _write(out: IO[str], key: str, value) -> None:
+    out.write(f"{_dumps(key)}:{_dumps(value)}")
+
+
+def _write_list(out: IO[str], key: str, items: Iterable) -> int:
+    out.write(f"{_dumps(key)}:[")
+    n = 0
+    for item in items:
+        out.write(",\n" if n else "\n")
+        out.write(_dumps(item))
+        n += 1
+    out.write("\n]" if n else "]")
+    return n
+
+
+def _json_value(value):
+    if isinstance(value, dt.datetime):
+        return schema.to_json_time(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def _rows(queryset, keys: Iterable[str], lookups: Iterable[str]) -> Iterator[dict]:
+    """The queryset's rows in creation order as {key: JSON value}."""
+    keys, lookups = tuple(keys), tuple(lookups)
+    # Only the model's own times and UUIDs need converting (values across joins are text),
+    # so the columns to convert are found once, not tested value by value.
+    convert = []
+    for index, lookup in enumerate(lookups):
+        if "__" not in lookup and lookup != "pk":
+            field = queryset.model._meta.get_field(lookup)
+            if isinstance(field, models.DateTimeField):
+                convert.append((index, schema.to_json_time))
+            elif isinstance(field, models.UUIDField):
+                convert.append((index, str))
+    for row in queryset.order_by("pk").values_list(*lookups).iterator(chunk_size=CHUNK):
+        if convert:
+            row = list(row)
+            for index, function in convert:
+                if row[index] is not None:
+                    row[index] = function(row[index])
+        yield dict(zip(keys, row, strict=True))
+
+
+def _values(queryset, fields: dict[str, str]) -> Iterator[dict]:
+    return _rows(queryset, fields, fields.values())
+
+
+def _campaign(campaign: Campaign) -> dict:
+    row = {key: _json_value(getattr(campaign, name)) for key, name in schema.CAMPAIGN.items()}
+    row["lead"] = campaign.lead.get_username()
+    return row
+
+
+def _users(campaign: Campaign) -> Iterator[dict]:
+    """Every person the campaign names, with their roles (never passwords or admin rights)."""
+    in_campaign = Q(pair__campaign=campaign)
+    ids = {campaign.lead_id}
+    ids.update(CampaignJudge.objects.filter(campaign=campaign).values_list("judge_id", flat=True))
+    # order_by(): the models' default orderings would otherwise join DISTINCT.
+    ids.update(
+        Assignment.objects.filter(in_campaign)
+        .order_by()
+        .values_list("judge_id", flat=True)
+        .distinct()
+    )
+    ids.update(
+        JudgmentChange.objects.filter(assignment__pair__campaign=campaign, changed_by__isnull=False)
+        .order_by()
+        .values_list("changed_by_id", flat=True)
+        .distinct()
+    )
+    ids.update(
+        LeadDecision.objects.filter(in_campaign, decided_by__isnull=False)
+        .order_by()
+        .values_list("decided_by_id", flat=True)
+        .distinct()
+    )
+    for publication in Publication.objects.filter(campaign=campaign).select_related("qrels"):
+        ids.update(u for u in (publication.published_by_id, publication.qrels.created_by_id) if u)
+    users = get_user_model().objects.filter(pk__in=ids).prefetch_related("groups")
+    for user in users.order_by("username"):
+        row = {key: getattr(user, key) for key in schema.USER}
+        row["roles"] = sorted(g.name for g in user.groups.all() if g.name in Role.values)
+        yield row
+
+
+def _judges(campaign: Campaign) -> Iterator[dict]:
+    return _rows(
+        CampaignJudge.objects.filter(campaign=campaign),
+        ("username", "added_at"),
+        ("judge__username", "added_at"),
+    )
+
+
+def _pairs(campaign: Campaign) -> Iterator[dict]:
+    return _rows(
+        campaign.pairs,
+        (*schema.PAIR_REFS, *schema.PAIR),
+        ("topic__qid", "document__docno", *schema.PAIR.values()),
+    )
+
+
+_ASSIGNMENT_LOOKUPS = ("pair__topic__qid", "pair__document__docno", "judge__username")
+
+
+def _assignments(campaign: Campaign) -> Iterator[dict]:
+    return _rows(
+        Assignment.objects.filter(pair__campaign=campaign),
+        (*schema.ASSIGNMENT_REFS, *schema.ASSIGNMENT),
+        (*_ASSIGNMENT_LOOKUPS, *schema.ASSIGNMENT.values()),
+    )
+
+
+def _judgments(campaign: Campaign) -> Iterator[dict]:
+    return _rows(
+        Judgment.objects.filter(assignment__pair__campaign=campaign),
+        (*schema.JUDGMENT_REFS, *schema.JUDGMENT),
+        (*(f"assignment__{x}" for x in _ASSIGNMENT_LOOKUPS), *schema.JUDGMENT.values()),
+    )
+
+
+def _changes(campaign: Campaign) -> Iterator[dict]:
+    return _rows(
+        JudgmentChange.objects.filter(assignment__pair__campaign=campaign),
+        (*schema.CHANGE_REFS, *schema.CHANGE),
+        (
+            *(f"assignment__{x}" for x in _ASSIGNMENT_LOOKUPS),
+            "changed_by__username",
+            *schema.CHANGE.values(),
+        ),
+    )
+
+
+def _decision_ids(campaign: Campaign) -> dict[int, int]:
+    """Database id → file-local id (1, 2, … in creation order) of the campaign's decisions."""
+    pks = LeadDecision.objects.filter(pair__campaign=campaign).order_by("pk")
+    return {pk: n for n, pk in enumerate(pks.values_list("pk", flat=True), 1)}
+
+
+def _decisions(campaign: Campaign) -> Iterator[dict]:
+    local = _decision_ids(campaign)
+    rows = _rows(
+        LeadDecision.objects.filter(pair__campaign=campaign),
+        ("pk", "qid", "docno", "decided_by", "supersedes", *schema.DECISION),
+        (
+            "pk",
+            "pair__topic__qid",
+            "pair__document__docno",
+            "decided_by__username",
+            "supersedes_id",
+            *schema.DECISION.values(),
+        ),
+    )
+    for row in rows:
+        row["id"] = local[row.pop("pk")]
+        if row["supersedes"] is not None:
+            row["supersedes"] = local[row["supersedes"]]
+        yield row
+
+
+def _publications(campaign: Campaign, counts: dict[str, int]) -> Iterator[dict]:
+    local = _decision_ids(campaign)
+    publications = (
+        Publication.objects.filter(campaign=campaign)
+        .select_related("qrels__created_by", "published_by")
+        .order_by("pk")
+    )
+    for publication in publications:
+        qrels = publication.qrels
+        row = {k: _json_value(getattr(publication, f)) for k, f in schema.PUBLICATION.items()}
+        row["published_by"] = _username(publication.published_by)
+        qrels_row = {k: _json_value(getattr(qrels, f)) for k, f in schema.QRELS.items()}
+        qrels_row["created_by"] = _username(qrels.created_by)
+        qrels_row["entries"] = [
+            list(entry)
+            for entry in qrels.entries.order_by("pk").values_list("qid", "docno", "grade")
+        ]
+        counts["entries"] = counts.get("entries", 0) + len(qrels_row["entries"])
+        row["qrels"] = qrels_row
+        grades = []
+        for values in (
+            publication.grades.order_by("pk")
+            .values_list(*schema.GRADE.values(), "decision_id")
+            .iterator(chunk_size=CHUNK)
+        ):
+            grade = dict(zip(schema.GRADE, values[:-1], strict=True))
+            grade["decision"] = None if values[-1] is None else local[values[-1]]
+            grades.append(grade)
+        row["grades"] = grades
+        yield row
+
+
+def _username(user) -> str | None:
+    return None if user is None else user.get_username()

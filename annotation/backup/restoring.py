@@ -1,0 +1,437 @@
+"""Storing a checked backup as a new campaign, in one transaction: all of it or nothing.
+
+Rows are written with statements built from the models' metadata (:func:`_insert`), every
+column given, in the file's order. Two reasons not to use
+``bulk_create``: it sets ``auto_now_add`` and ``auto_now`` fields to the present, so every
+creation time would need a second UPDATE per row; and for a campaign of 100,000 assignments
+(some 400,000 rows with judgments and history) the ORM's per-object work alone takes about a
+minute on this machine, against a few seconds for the statements. Ids are assigned in
+insertion order, so the rows keep the relative order they had, and every ordering that
+breaks ties by id (a judge's topics, the history) is as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import IntegrityError, connection, models, transaction
+
+from accounts.roles import Role
+from annotation.backup import schema
+from annotation.backup.checking import Backup, BackupError
+from annotation.models import (
+    Assignment,
+    Campaign,
+    CampaignJudge,
+    Document,
+    Judgment,
+    JudgmentChange,
+    LeadDecision,
+    Pair,
+    Publication,
+    PublishedGrade,
+    Topic,
+)
+from evaluation.models import QrelsEntry, QrelsVersion
+
+# Parameters per INSERT: under SQLite's limit of 32,766 variables.
+MAX_PARAMETERS = 30_000
+MAX_ROWS = 1000
+
+
+@dataclass
+class ImportSummary:
+    campaign: Campaign
+    counts: dict[str, int]
+    created_users: list[str] = field(default_factory=list)
+    existing_users: list[str] = field(default_factory=list)
+    created_qrels: list[str] = field(default_factory=list)
+    reused_qrels: list[str] = field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        """What the import did, for people (the import command prints these)."""
+        lines = [
+            f"Created campaign {self.campaign.name!r} (id {self.campaign.pk}): "
+            + ", ".join(f"{n:,} {key}" for key, n in self.counts.items())
+            + "."
+        ]
+        if self.created_qrels:
+            lines.append(f"Created qrels {', '.join(self.created_qrels)}.")
+        if self.reused_qrels:
+            lines.append(
+                f"Reused qrels {', '.join(self.reused_qrels)}: already here with the same grades."
+            )
+        if self.existing_users:
+            lines.append(
+                f"Linked {len(self.existing_users)} existing user(s), left unchanged: "
+                + ", ".join(self.existing_users)
+                + "."
+            )
+        if self.created_users:
+            lines.append(
+                f"Created {len(self.created_users)} user(s), inactive and without a password "
+                "(an admin activates them and sets a password): "
+                + ", ".join(self.created_users)
+                + "."
+            )
+        return lines
+
+
+def restore_backup(backup: Backup, *, create_users: bool = True) -> ImportSummary:
+    """Create the backup's campaign (always a new one, whatever campaigns exist) with
+    everything in it. Users are matched by username; missing ones are created inactive with
+    an unusable password and their roles, or refused when ``create_users`` is False. A qrels
+    name and version that already exists is refused, unless it has the same checksum and
+    entries and no campaign published it: then it is reused. Raises :class:`BackupError`
+    and stores nothing on any problem."""
+    try:
+        with transaction.atomic():
+            return _Restore(backup).run(create_users=create_users)
+    except IntegrityError as error:
+        # Checked before writing; only a concurrent writer can get here (e.g. the same qrels
+        # name and version published meanwhile).
+        raise BackupError(backup.name, [f"the database refused the import: {error}"]) from None
+
+
+def _batches(items: Sequence, size: int) -> Iterator[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _adapter(field: models.Field) -> Callable[[Any], Any] | None:
+    """How a value becomes a query parameter; None: as it is (text, numbers, ids)."""
+    if isinstance(field, models.DateTimeField):
+        # What DateTimeField.get_db_prep_value does for an aware datetime, minus the checks
+        # the reader already made.
+        return connection.ops.adapt_datetimefield_value
+    if isinstance(field, models.UUIDField | models.JSONField):
+        return lambda value: field.get_db_prep_save(value, connection)
+    return None
+
+
+def _insert(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert rows given as {attname: value} for every concrete field but the id, in order;
+    return their new ids in the same order. A field missing from a row is a KeyError, so a
+    model that gains a field fails here until the backup carries it.
+
+    PostgreSQL: ids drawn from the table's sequence, then COPY (psycopg's parsing of one
+    huge parameterised INSERT costs more than the database's work). SQLite: multi-row
+    ``INSERT … RETURNING``. Either way ids grow in the rows' order.
+    """
+    if not rows:
+        return []
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    names = [f.attname for f in fields]
+    adapters = [_adapter(f) for f in fields]
+
+    def values(row: dict[str, Any]) -> list[Any]:
+        return [
+            value if adapt is None or value is None else adapt(value)
+            for value, adapt in zip([row[name] for name in names], adapters, strict=True)
+        ]
+
+    quote = connection.ops.quote_name
+    table, pk = model._meta.db_table, model._meta.pk.column
+    columns = ", ".join(quote(f.column) for f in fields)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [table, pk, len(rows)],
+            )
+            ids = sorted(row[0] for row in cursor.fetchall())
+            copy_sql = f"COPY {quote(table)} ({quote(pk)}, {columns}) FROM STDIN"
+            with cursor.cursor.copy(copy_sql) as copy:
+                for pk_value, row in zip(ids, rows, strict=True):
+                    copy.write_row([pk_value, *values(row)])
+            return ids
+        ids = []
+        head = f"INSERT INTO {quote(table)} ({columns}) VALUES "
+        one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        tail = f" RETURNING {quote(pk)}"
+        for batch in _batches(rows, max(1, min(MAX_ROWS, MAX_PARAMETERS // len(fields)))):
+            params = [value for row in batch for value in values(row)]
+            cursor.execute(head + ", ".join([one] * len(batch)) + tail, params)
+            # Ids are handed out in the order the rows are inserted, whatever order
+            # RETURNING lists them in.
+            ids.extend(sorted(row[0] for row in cursor.fetchall()))
+        return ids
+
+
+def _fields(row: dict, keys: dict[str, str]) -> dict[str, Any]:
+    return {name: row[key] for key, name in keys.items()}
+
+
+class _Restore:
+    def __init__(self, backup: Backup):
+        self.backup = backup
+        self.users: dict[str, int] = {}
+
+    def run(self, *, create_users: bool) -> ImportSummary:
+        backup = self.backup
+        qrels = self.check_qrels()
+        summary_users = self.link_users(create_users)
+        [campaign_id] = _insert(
+            Campaign,
+            [
+                {
+                    "lead_id": self.users[backup.campaign["lead"]],
+                    **_fields(backup.campaign, schema.CAMPAIGN),
+                }
+            ],
+        )
+        self.campaign_id = campaign_id
+        _insert(
+            CampaignJudge,
+            [
+                {
+                    "campaign_id": campaign_id,
+                    "judge_id": self.users[r["username"]],
+                    **_fields(r, schema.JUDGE),
+                }
+                for r in backup.judges
+            ],
+        )
+        topic_ids = self.insert(
+            Topic,
+            backup.topics,
+            lambda r: {"campaign_id": campaign_id, **_fields(r, schema.TOPIC)},
+            lambda r: r["qid"],
+        )
+        document_ids = self.insert(
+            Document,
+            backup.documents,
+            lambda r: {"campaign_id": campaign_id, **_fields(r, schema.DOCUMENT)},
+            lambda r: r["docno"],
+        )
+        pair_ids = self.insert(
+            Pair,
+            backup.pairs,
+            lambda r: {
+                "campaign_id": campaign_id,
+                "topic_id": topic_ids[r["qid"]],
+                "document_id": document_ids[r["docno"]],
+                **_fields(r, schema.PAIR),
+            },
+            lambda r: (r["qid"], r["docno"]),
+        )
+        assignment_ids = self.insert(
+            Assignment,
+            backup.assignments,
+            lambda r: {
+                "pair_id": pair_ids[r["qid"], r["docno"]],
+                "judge_id": self.users[r["judge"]],
+                **_fields(r, schema.ASSIGNMENT),
+            },
+            lambda r: (r["qid"], r["docno"], r["judge"]),
+        )
+        _insert(
+            Judgment,
+            [
+                {
+                    "assignment_id": assignment_ids[r["qid"], r["docno"], r["judge"]],
+                    **_fields(r, schema.JUDGMENT),
+                }
+                for r in backup.judgments
+            ],
+        )
+        _insert(
+            JudgmentChange,
+            [
+                {
+                    "assignment_id": assignment_ids[r["qid"], r["docno"], r["judge"]],
+                    "changed_by_id": self.user(r["changed_by"]),
+                    **_fields(r, schema.CHANGE),
+                }
+                for r in backup.changes
+            ],
+        )
+        decision_ids = self.create_decisions(pair_ids)
+        created_qrels, reused_qrels = self.create_publications(qrels, decision_ids)
+        counts = {
+            "judges": len(backup.judges),
+            "topics": len(backup.topics),
+            "documents": len(backup.documents),
+            "pairs": len(backup.pairs),
+            "assignments": len(backup.assignments),
+            "judgments": len(backup.judgments),
+            "history entries": len(backup.changes),
+            "lead decisions": len(backup.decisions),
+            "publications": len(backup.publications),
+        }
+        return ImportSummary(
+            campaign=Campaign.objects.get(pk=campaign_id),
+            counts=counts,
+            created_users=summary_users[0],
+            existing_users=summary_users[1],
+            created_qrels=created_qrels,
+            reused_qrels=reused_qrels,
+        )
+
+    def user(self, username: str | None) -> int | None:
+        return None if username is None else self.users[username]
+
+    @staticmethod
+    def insert(model, rows: list[dict], values, key) -> dict:
+        """Insert the rows' ``values``; return {``key`` of a row: its new id}."""
+        ids = _insert(model, [values(r) for r in rows])
+        return {key(r): pk for r, pk in zip(rows, ids, strict=True)}
+
+    # --- users --------------------------------------------------------------------------
+
+    def link_users(self, create_users: bool) -> tuple[list[str], list[str]]:
+        user_model = get_user_model()
+        wanted = [row["username"] for row in self.backup.users]
+        self.users = dict(
+            user_model.objects.filter(username__in=wanted).values_list("username", "pk")
+        )
+        missing = [row for row in self.backup.users if row["username"] not in self.users]
+        existing = sorted(self.users)
+        if missing and not create_users:
+            raise BackupError(
+                self.backup.name,
+                [
+                    f"{row['path']}.username: no user {row['username']!r} on this instance "
+                    "(--no-create-users: create it first, or allow the import to create it)"
+                    for row in missing
+                ],
+            )
+        groups = {g.name: g for g in Group.objects.filter(name__in=Role.values)}
+        for row in missing:
+            user = user_model(
+                **{key: row[key] for key in schema.USER}, is_active=False, is_staff=False
+            )
+            user.set_unusable_password()
+            user.save()
+            for role in row["roles"]:
+                if role not in groups:
+                    groups[role], _ = Group.objects.get_or_create(name=role)
+                user.groups.add(groups[role])
+            self.users[user.get_username()] = user.pk
+        return sorted(row["username"] for row in missing), existing
+
+    # --- decisions ----------------------------------------------------------------------
+
+    def create_decisions(self, pair_ids: dict[tuple[str, str], int]) -> dict[int, int]:
+        """File-local id → new id. A decision refers to the one it supersedes, so a batch
+        ends before a decision whose predecessor is still in it."""
+        ids: dict[int, int] = {}
+        batch: list[tuple[int, dict]] = []
+
+        def flush():
+            for row, pk in zip(batch, _insert(LeadDecision, [v for _, v in batch]), strict=True):
+                ids[row[0]] = pk
+            batch.clear()
+
+        for row in self.backup.decisions:
+            earlier = row["supersedes"]
+            if earlier is not None and earlier not in ids:
+                flush()  # the superseded decision is in this batch: store it first
+            values = {
+                "pair_id": pair_ids[row["qid"], row["docno"]],
+                "decided_by_id": self.user(row["decided_by"]),
+                "supersedes_id": None if earlier is None else ids[earlier],
+                **_fields(row, schema.DECISION),
+            }
+            batch.append((row["id"], values))
+            if len(batch) >= MAX_ROWS:
+                flush()
+        if batch:
+            flush()
+        return ids
+
+    # --- qrels and publications ---------------------------------------------------------
+
+    def check_qrels(self) -> list[QrelsVersion | None]:
+        """For each publication, the existing qrels version to reuse, or None to create it."""
+        problems, found = [], []
+        for row in self.backup.publications:
+            qrels = row["qrels"]
+            label = f"{qrels['name']} v{qrels['version']}"
+            existing = (
+                QrelsVersion.objects.select_for_update()
+                .filter(name=qrels["name"], version=qrels["version"])
+                .first()
+            )
+            found.append(existing)
+            if existing is None:
+                continue
+            where = f"{row['path']}.qrels"
+            publication = Publication.objects.filter(qrels=existing).select_related("campaign")
+            publication = publication.first()
+            if publication is not None:
+                problems.append(
+                    f"{where}: qrels {label} already exists here, published by campaign "
+                    f"{publication.campaign.name!r} (id {publication.campaign_id}); this "
+                    "backup seems imported already (delete that campaign to import it again)"
+                )
+            elif existing.checksum != qrels["checksum"] or set(
+                existing.entries.values_list("qid", "docno", "grade")
+            ) != set(qrels["entries"]):
+                problems.append(
+                    f"{where}: qrels {label} already exists here with other grades "
+                    f"(sha256 {existing.checksum}, the backup's is {qrels['checksum']}); "
+                    "qrels versions never change, so the import is refused"
+                )
+        if problems:
+            raise BackupError(self.backup.name, problems)
+        return found
+
+    def create_publications(
+        self, existing: list[QrelsVersion | None], decision_ids: dict[int, int]
+    ) -> tuple[list[str], list[str]]:
+        created, reused = [], []
+        for row, qrels in zip(self.backup.publications, existing, strict=True):
+            data = row["qrels"]
+            label = f"{data['name']} v{data['version']}"
+            if qrels is None:
+                [qrels_id] = _insert(
+                    QrelsVersion,
+                    [
+                        {
+                            "created_by_id": self.user(data["created_by"]),
+                            **_fields(data, schema.QRELS),
+                        }
+                    ],
+                )
+                _insert(
+                    QrelsEntry,
+                    [
+                        {"qrels_id": qrels_id, "qid": qid, "docno": docno, "grade": grade}
+                        for qid, docno, grade in data["entries"]
+                    ],
+                )
+                created.append(label)
+            else:
+                qrels_id = qrels.pk
+                reused.append(label)
+            [publication_id] = _insert(
+                Publication,
+                [
+                    {
+                        "campaign_id": self.campaign_id,
+                        "qrels_id": qrels_id,
+                        "published_by_id": self.user(row["published_by"]),
+                        **_fields(row, schema.PUBLICATION),
+                    }
+                ],
+            )
+            _insert(
+                PublishedGrade,
+                [
+                    {
+                        "publication_id": publication_id,
+                        "decision_id": None
+                        if g["decision"] is None
+                        else decision_ids[g["decision"]],
+                        **_fields(g, schema.GRADE),
+                    }
+                    for g in row["grades"]
+                ],
+            )
+        return created, reused

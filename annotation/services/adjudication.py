@@ -1,0 +1,357 @@
+"""From several judges' grades to one qrels version: each pair's final grade (by the
+campaign's rule, a lead's decision or a calibration pair's known grade), the lead's
+disagreement queue, decisions with conflict detection, and publishing.
+
+The rules themselves are pure (annotation/adjudication.py); this module gathers the grades,
+stores decisions and freezes what is decided as an immutable qrels version with the
+provenance of every grade.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import polars as pl
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils.text import slugify
+
+from annotation import adjudication
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    GradeBasis,
+    LeadDecision,
+    Pair,
+    Publication,
+    PublishedGrade,
+)
+from annotation.services.common import MESSAGES
+from evaluation.models import QrelsSource
+from evaluation.services import store_qrels
+
+MAX_REASON = 2000
+
+
+class DecisionConflict(Exception):
+    """Another decision on the pair was recorded after the one this decision was based on."""
+
+    def __init__(self, current: LeadDecision | None):
+        self.current = current
+        if current is None:
+            message = "The decision you replaced was withdrawn meanwhile. Reload the pair."
+        else:
+            who = current.decided_by.get_username() if current.decided_by else "someone"
+            message = (
+                f"{who} decided this pair as {current.grade} at "
+                f"{current.decided_at:%Y-%m-%d %H:%M:%S} while you were looking at it; "
+                "reload the pair to see their reason, then decide again if you disagree."
+            )
+        super().__init__(message)
+
+
+class PublishBlocked(Exception):
+    """Undecided pairs stop publishing unless the lead leaves them out explicitly."""
+
+    def __init__(self, undecided: list[PairState]):
+        self.undecided = undecided
+        super().__init__(
+            f"{len(undecided)} pair{'s' if len(undecided) != 1 else ''} "
+            "still undecided; decide them or publish with them left out."
+        )
+
+
+@dataclass(frozen=True)
+class JudgeGrade:
+    judge_id: int
+    username: str
+    grade: int | None  # None: skipped
+    skip_reason: str
+    note: str
+    seconds: float
+
+
+@dataclass
+class PairState:
+    """Everything a lead needs to know about one pair's way to a final grade."""
+
+    pair_id: int
+    topic_id: int
+    qid: str
+    query: str
+    docno: str
+    gold_grade: int | None
+    assigned: int
+    open: int
+    judgments: list[JudgeGrade] = field(default_factory=list)
+    decision: LeadDecision | None = None
+    automatic: adjudication.Decision | None = None
+    grade: int | None = None
+    basis: str | None = None
+    why: str = ""
+
+    @property
+    def grades(self) -> list[int]:
+        return [j.grade for j in self.judgments if j.grade is not None]
+
+    @property
+    def spread(self) -> int:
+        return adjudication.spread(self.grades) if self.grades else 0
+
+    @property
+    def disputed(self) -> bool:
+        return self.spread > 0
+
+    @property
+    def decided(self) -> bool:
+        return self.grade is not None
+
+
+def _settle(state: PairState, rule: str) -> None:
+    """Fill in the pair's final grade and its basis, or why it has none yet."""
+    if state.decision is not None:
+        state.grade, state.basis = state.decision.grade, GradeBasis.LEAD
+        state.why = state.decision.reason
+        return
+    if state.gold_grade is not None:
+        state.grade, state.basis = state.gold_grade, GradeBasis.GOLD
+        state.why = "calibration pair with a known grade"
+        return
+    if state.open:
+        state.why = f"{state.open} of {state.assigned} judges have not graded it yet"
+        return
+    if not state.grades:
+        state.why = "every judge skipped it" if state.assigned else "nobody is assigned to it"
+        return
+    state.automatic = adjudication.decide(state.grades, rule)
+    state.why = state.automatic.reason
+    if state.automatic.decided:
+        state.grade, state.basis = state.automatic.grade, state.automatic.rule_applied
+
+
+def pair_states(
+    *, campaign: Campaign, pair_ids: Iterable[int] | None = None, topic_id: int | None = None
+) -> list[PairState]:
+    """The state of the campaign's pairs (or of the given ones), in qid, docno order. Three
+    queries however many pairs: pairs, assignments with judgments, current decisions."""
+    pairs = Pair.objects.filter(campaign=campaign)
+    if pair_ids is not None:
+        pairs = pairs.filter(pk__in=list(pair_ids))
+    if topic_id is not None:
+        pairs = pairs.filter(topic_id=topic_id)
+    states = {
+        pk: PairState(pk, topic, qid, query, docno, gold, 0, 0)
+        for pk, topic, qid, query, docno, gold in pairs.order_by(
+            "topic__qid", "document__docno"
+        ).values_list(
+            "pk", "topic_id", "topic__qid", "topic__query", "document__docno", "gold_grade"
+        )
+    }
+    rows = (
+        Assignment.objects.filter(pair__in=pairs)
+        .order_by("judge__username")
+        .values_list(
+            "pair_id",
+            "judge_id",
+            "judge__username",
+            "status",
+            "judgment__grade",
+            "judgment__skip_reason",
+            "judgment__note",
+            "judgment__seconds",
+        )
+    )
+    for pair_id, judge_id, username, status, grade, skip, note, seconds in rows:
+        state = states[pair_id]
+        state.assigned += 1
+        if status == AssignmentStatus.OPEN:
+            state.open += 1
+            continue
+        state.judgments.append(
+            JudgeGrade(judge_id, username, grade, skip or "", note or "", seconds or 0.0)
+        )
+    for decision in LeadDecision.objects.filter(
+        pair__in=pairs, superseded_by__isnull=True
+    ).select_related("decided_by"):
+        states[decision.pair_id].decision = decision
+    for state in states.values():
+        _settle(state, campaign.adjudication_rule)
+    return list(states.values())
+
+
+def disagreement_queue(
+    *, campaign: Campaign, topic_id: int | None = None, undecided_only: bool = False
+) -> list[PairState]:
+    """Pairs whose judges gave different grades, in the order a lead should work through
+    them: straddling the relevance threshold first, then widest spread; ``undecided_only``
+    keeps the ones no rule or decision has settled."""
+    states = [
+        s for s in pair_states(campaign=campaign, topic_id=topic_id) if s.disputed and not s.open
+    ]
+    if undecided_only:
+        states = [s for s in states if not s.decided]
+    by_id = {s.pair_id: s for s in states}
+    order = adjudication.disagreement_order(
+        ((s.pair_id, s.grades) for s in states), threshold=campaign.relevance_threshold
+    )
+    return [by_id[pk] for pk in order]
+
+
+def decide_pair(
+    *,
+    campaign: Campaign,
+    pair_id: int,
+    lead,
+    grade: int,
+    reason: str,
+    based_on: int | None,
+) -> LeadDecision:
+    """Record the lead's decision. ``based_on`` is the current decision the lead saw (None:
+    none); if another was recorded since, :class:`DecisionConflict` says who and what, and
+    nothing is stored."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationError("Give a reason for the decision: it is kept with the grade.")
+    if len(reason) > MAX_REASON:
+        raise ValidationError(f"Keep the reason under {MAX_REASON} characters.")
+    if grade not in campaign.grades:
+        raise ValidationError(
+            MESSAGES["grade_not_in_scale"].format(
+                grade=grade, grades=", ".join(map(str, campaign.grades))
+            )
+        )
+    try:
+        with transaction.atomic():
+            pair = Pair.objects.select_for_update().get(pk=pair_id, campaign=campaign)
+            current = pair.decisions.filter(superseded_by__isnull=True).first()
+            if (current.pk if current else None) != based_on:
+                raise DecisionConflict(current)
+            return LeadDecision.objects.create(
+                pair=pair, grade=grade, reason=reason, decided_by=lead, supersedes=current
+            )
+    except IntegrityError:
+        # The database's own guard (each decision superseded once): a racer won.
+        current = LeadDecision.objects.filter(pair_id=pair_id, superseded_by__isnull=True).first()
+        raise DecisionConflict(current) from None
+
+
+def default_qrels_name(campaign: Campaign) -> str:
+    return slugify(campaign.name)[:100] or f"campaign-{campaign.pk}"
+
+
+def publish(
+    *,
+    campaign: Campaign,
+    user,
+    name: str = "",
+    description: str = "",
+    leave_out_undecided: bool = False,
+) -> Publication:
+    """Freeze the decided grades as the next qrels version of ``name`` (the campaign's
+    slug by default), with the provenance of every grade. Undecided pairs raise
+    :class:`PublishBlocked` unless ``leave_out_undecided``, which records them as left out."""
+    name = name.strip() or default_qrels_name(campaign)
+    if slugify(name) != name:
+        raise ValidationError(
+            f"Name {name!r}: use letters, digits, hyphens and underscores (e.g. {slugify(name)!r})."
+        )
+    with transaction.atomic():
+        # No decision or grade changes the campaign's pairs under us while we read them.
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        states = pair_states(campaign=campaign)
+        decided = [s for s in states if s.decided]
+        undecided = [s for s in states if not s.decided]
+        if undecided and not leave_out_undecided:
+            raise PublishBlocked(undecided)
+        if not decided:
+            raise ValidationError("No pair has a final grade yet: there is nothing to publish.")
+        frame = pl.DataFrame(
+            [(s.qid, s.docno, s.grade) for s in decided],
+            schema={"qid": pl.String, "docno": pl.String, "grade": pl.Int64},
+            orient="row",
+        )
+        qrels = store_qrels(
+            frame=frame,
+            name=name,
+            source=QrelsSource.CAMPAIGN,
+            description=description or f"Published from campaign {campaign.name!r}.",
+            user=user,
+        )
+        counts = dict(Counter(str(s.basis) for s in decided))
+        counts["left_out"] = len(undecided)
+        publication = Publication.objects.create(
+            campaign=campaign,
+            qrels=qrels,
+            rule=campaign.adjudication_rule,
+            counts=counts,
+            left_out=[[s.qid, s.docno, s.why] for s in undecided],
+            published_by=user,
+        )
+        PublishedGrade.objects.bulk_create(
+            (
+                PublishedGrade(
+                    publication=publication,
+                    qid=s.qid,
+                    docno=s.docno,
+                    grade=s.grade,
+                    basis=s.basis,
+                    judges={j.username: j.grade for j in s.judgments},
+                    decision=s.decision,
+                )
+                for s in decided
+            ),
+            batch_size=2000,
+        )
+    return publication
+
+
+JUDGMENT_HEADER = ["qid", "docno", "judge", "grade", "skip_reason", "note", "seconds", "time"]
+PROVENANCE_HEADER = ["qid", "docno", "grade", "basis", "judges", "lead_reason"]
+
+
+def judgment_rows(campaign: Campaign):
+    """Every judge's own judgment of every pair, for the raw download: qid, docno, judge,
+    grade (None when skipped), skip reason, note, active seconds, last change."""
+    return (
+        Assignment.objects.filter(pair__campaign=campaign, judgment__isnull=False)
+        .order_by("pair__topic__qid", "pair__document__docno", "judge__username")
+        .values_list(
+            "pair__topic__qid",
+            "pair__document__docno",
+            "judge__username",
+            "judgment__grade",
+            "judgment__skip_reason",
+            "judgment__note",
+            "judgment__seconds",
+            "judgment__updated_at",
+        )
+    )
+
+
+def judgment_table(campaign: Campaign):
+    """:func:`judgment_rows` as text cells, under :data:`JUDGMENT_HEADER`."""
+    for qid, docno, judge, grade, skip, note, seconds, at in judgment_rows(campaign):
+        yield (
+            qid,
+            docno,
+            judge,
+            "" if grade is None else grade,
+            skip,
+            note,
+            f"{seconds:.1f}",
+            at.isoformat(),
+        )
+
+
+def provenance_table(publication: Publication):
+    """Each published grade with its basis, every judge's grade and the lead's reason,
+    under :data:`PROVENANCE_HEADER`."""
+    for g in publication.grades.select_related("decision"):
+        judges = " ".join(
+            f"{judge}={'skip' if grade is None else grade}"
+            for judge, grade in sorted(g.judges.items())
+        )
+        yield g.qid, g.docno, g.grade, g.basis, judges, g.decision.reason if g.decision else ""

@@ -1,0 +1,238 @@
+"""A campaign's agreement report written out: as JSON-ready data (the JSON download, the
+API, ``manage.py agreement_report --format json``), as CSV tables with cells a spreadsheet
+would run as formulas neutralised, and as text for a terminal. Numbers at full precision;
+an undefined statistic is null (empty in CSV) with its reason."""
+
+from __future__ import annotations
+
+import csv
+
+from annotation import agreement as stats
+from annotation.agreement import Statistic
+from annotation.services.agreement import CampaignAgreement
+
+# The campaign-wide statistics: (key, label, AgreementReport attribute, interpretation).
+OVERALL = (
+    ("fleiss_kappa", "Fleiss' kappa", "fleiss", stats.landis_koch),
+    (
+        "fleiss_kappa_at_threshold",
+        "Fleiss' kappa, relevant or not",
+        "fleiss_at_threshold",
+        stats.landis_koch,
+    ),
+    ("alpha_ordinal", "Krippendorff's alpha, ordinal", "alpha_ordinal", stats.krippendorff_band),
+    (
+        "alpha_interval",
+        "Krippendorff's alpha, interval",
+        "alpha_interval",
+        stats.krippendorff_band,
+    ),
+    ("observed", "Observed agreement", "observed", None),
+    ("within_one", "Agreement within one grade", "within_one", None),
+)
+TABLES = ("overall", "pairwise", "topics", "judges")
+
+
+def statistic_data(stat: Statistic, band=None) -> dict:
+    data = {
+        "value": stat.value,
+        "low": stat.low,
+        "high": stat.high,
+        "n": stat.n,
+        "se": stat.se,
+        "reason": stat.reason,
+        "note": stat.note,
+    }
+    if band is not None:
+        data["band"] = band(stat.value)
+    return data
+
+
+def report_data(result: CampaignAgreement) -> dict:
+    """The report as JSON-ready data (the JSON download and the API answer)."""
+    report, campaign = result.report, result.campaign
+    kappa = stats.landis_koch
+    return {
+        "campaign": {"id": campaign.pk, "name": campaign.name},
+        "weights": result.weights,
+        "scale": list(report.scale),
+        "relevance_threshold": campaign.relevance_threshold,
+        "resamples": report.resamples,
+        "seed": report.seed,
+        "confidence": report.confidence,
+        "counts": {
+            "pairs": report.items,
+            "multiply_judged": report.multiply_judged,
+            "judgments": report.judgments,
+            "judges": len(report.judges),
+        },
+        "overall": {
+            key: statistic_data(getattr(report, attribute), band)
+            for key, _, attribute, band in OVERALL
+        },
+        "pairwise": [
+            {
+                "judge_a": p.judge_a,
+                "judge_b": p.judge_b,
+                "shared_pairs": p.n,
+                "kappa": statistic_data(p.kappa, kappa),
+                "kappa_unweighted": statistic_data(p.kappa_unweighted, kappa),
+                "kappa_at_threshold": statistic_data(p.kappa_at_threshold, kappa),
+                "observed": statistic_data(p.observed),
+                "within_one": statistic_data(p.within_one),
+                "confusion": [list(row) for row in p.confusion],
+            }
+            for p in report.pairs
+        ],
+        "topics": [
+            {
+                "topic_id": t.topic_id,
+                "qid": t.qid,
+                "query": t.query,
+                "pairs": t.agreement.pairs,
+                "multiply_judged": t.agreement.multiply_judged,
+                "disputed": t.agreement.disputed,
+                "alpha_ordinal": statistic_data(t.agreement.alpha_ordinal, stats.krippendorff_band),
+                "observed": statistic_data(t.agreement.observed),
+            }
+            for t in result.topics
+        ],
+        "judges": [
+            {
+                "judge": j.judge,
+                "judged": j.profile.judged,
+                "grade_counts": list(j.profile.grade_counts),
+                "leniency": statistic_data(j.profile.leniency),
+                "tendency": j.tendency,
+            }
+            for j in result.judges
+        ],
+    }
+
+
+# The CSV tables' columns: (header, value of a row). The pairwise kappa column is named for
+# the weights in report_table.
+_PAIRWISE = (
+    ("judge_a", lambda p: p.judge_a),
+    ("judge_b", lambda p: p.judge_b),
+    ("shared_pairs", lambda p: p.n),
+    ("kappa", lambda p: p.kappa.value),
+    ("kappa_low", lambda p: p.kappa.low),
+    ("kappa_high", lambda p: p.kappa.high),
+    ("kappa_unweighted", lambda p: p.kappa_unweighted.value),
+    ("kappa_unweighted_se", lambda p: p.kappa_unweighted.se),
+    ("kappa_at_threshold", lambda p: p.kappa_at_threshold.value),
+    ("observed", lambda p: p.observed.value),
+    ("within_one", lambda p: p.within_one.value),
+    ("reason", lambda p: p.kappa.reason or p.kappa_at_threshold.reason),
+)
+_TOPICS = (
+    ("topic_id", lambda t: t.topic_id),
+    ("qid", lambda t: t.qid),
+    ("query", lambda t: t.query),
+    ("pairs", lambda t: t.agreement.pairs),
+    ("multiply_judged", lambda t: t.agreement.multiply_judged),
+    ("disputed", lambda t: t.agreement.disputed),
+    ("alpha_ordinal", lambda t: t.agreement.alpha_ordinal.value),
+    ("observed", lambda t: t.agreement.observed.value),
+    ("reason", lambda t: t.agreement.alpha_ordinal.reason),
+)
+_JUDGE_LENIENCY = (
+    ("leniency", lambda j: j.profile.leniency.value),
+    ("compared_pairs", lambda j: j.profile.leniency.n),
+    ("tendency", lambda j: j.tendency),
+    ("reason", lambda j: j.profile.leniency.reason),
+)
+
+
+def report_table(result: CampaignAgreement, table: str) -> tuple[list[str], list[list]]:
+    """One of TABLES as a header and rows of plain values (None for none), full precision."""
+    report = result.report
+    if table == "overall":
+        header = ["statistic", "value", "low", "high", "n", "band", "reason", "note"]
+        rows = []
+        for key, _, attribute, band in OVERALL:
+            s = getattr(report, attribute)
+            words = band(s.value) if band else ""
+            rows.append([key, s.value, s.low, s.high, s.n, words, s.reason, s.note])
+        return header, rows
+    if table == "pairwise":
+        header = [name for name, _ in _PAIRWISE]
+        header[3] = f"kappa_{result.weights}"
+        return header, [[value(p) for _, value in _PAIRWISE] for p in report.pairs]
+    if table == "topics":
+        return [name for name, _ in _TOPICS], [
+            [value(t) for _, value in _TOPICS] for t in result.topics
+        ]
+    if table == "judges":
+        grades = [f"grade_{g}" for g in report.scale]
+        header = ["judge", "judged", *grades, *(name for name, _ in _JUDGE_LENIENCY)]
+        rows = [
+            [j.judge, j.profile.judged, *j.profile.grade_counts]
+            + [value(j) for _, value in _JUDGE_LENIENCY]
+            for j in result.judges
+        ]
+        return header, rows
+    raise ValueError(f"unknown table {table!r}; choose one of {', '.join(TABLES)}")
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """Empty for None; text a spreadsheet would run as a formula gets a leading apostrophe
+    (numbers stay numbers: -0.25 is a value, not a formula)."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def write_csv(out, header: list[str], rows) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([csv_cell(value) for value in row])
+
+
+def report_text(result: CampaignAgreement) -> str:
+    """The report for a terminal: the overall statistics, then each table."""
+    report, campaign = result.report, result.campaign
+    lines = [
+        f"{campaign.name}: {report.judgments} graded judgments of {report.items} pairs by "
+        f"{len(report.judges)} judges; {report.multiply_judged} pairs graded by two or more",
+        f"pairwise kappa weights: {result.weights}; {report.confidence:.0%} intervals from "
+        f"{report.resamples} bootstrap resamples (seed {report.seed})",
+        "",
+    ]
+    for _, label, attribute, band in OVERALL:
+        s = getattr(report, attribute)
+        words = f"  {band(s.value)}" if band and s.value is not None else ""
+        lines.append(f"{label:<34} {_text(s)}{words}")
+    lines += ["", f"{'judges':<30} {'shared':>7} {'kappa':>8}  interval"]
+    for p in report.pairs:
+        pair = f"{p.judge_a} / {p.judge_b}"
+        lines.append(f"{pair:<30} {p.n:>7} {_text(p.kappa, width=8)}")
+    lines += ["", f"{'topic':<16} {'pairs':>6} {'disputed':>9} {'alpha':>8}  (worst first)"]
+    for t in result.topics:
+        a = t.agreement
+        lines.append(f"{t.qid:<16} {a.pairs:>6} {a.disputed:>9} {_text(a.alpha_ordinal, width=8)}")
+    grades = " ".join(f"{g:>6}" for g in report.scale)
+    lines += ["", f"{'judge':<20} {'judged':>7} {grades}  leniency"]
+    for j in result.judges:
+        counts = " ".join(f"{c:>6}" for c in j.profile.grade_counts)
+        lean = j.profile.leniency
+        lean_text = f"{lean.value:+.4f} {j.tendency}" if lean.value is not None else lean.reason
+        lines.append(f"{j.judge:<20} {j.profile.judged:>7} {counts}  {lean_text}")
+    if result.threshold_problem:
+        lines += ["", f"note: {result.threshold_problem}"]
+    return "\n".join(lines) + "\n"
+
+
+def _text(stat: Statistic, width: int = 8) -> str:
+    if stat.value is None:
+        return f"{'-':>{width}}  ({stat.reason})"
+    interval = f"  [{stat.low:.4f}, {stat.high:.4f}]" if stat.low is not None else ""
+    return f"{stat.value:>{width}.4f}{interval}"

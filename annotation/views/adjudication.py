@@ -1,0 +1,268 @@
+"""The lead's way from disagreements to a published qrels version: the disagreement queue,
+one pair's grades and the decision on it (keyboard-first, static/js/adjudicate.js),
+publishing, and the campaign's downloads (raw judgments, provenance of published grades)."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.access import get_campaign_for_lead
+from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, Publication
+from annotation.services import adjudication as service
+from annotation.views.common import paginate, plural
+from config.exports import write_csv
+
+# How the publish page names each basis of a final grade.
+BASIS_LABELS = {
+    GradeBasis.UNANIMOUS: "unanimous",
+    GradeBasis.MAJORITY: "by majority",
+    GradeBasis.MEDIAN: "by median",
+    GradeBasis.LEAD: "decided by a lead",
+    GradeBasis.GOLD: "calibration pairs",
+}
+# The left-out pairs shown on the publish page before "and N more".
+SHOWN_UNDECIDED = 50
+
+
+def _topic_filter(request, campaign) -> tuple[int | None, object]:
+    raw = request.GET.get("topic", "")
+    if not raw:
+        return None, None
+    topic = campaign.topics.filter(pk=raw).first() if raw.isdigit() else None
+    if topic is None:
+        raise Http404("No such topic in this campaign")
+    return topic.pk, topic
+
+
+def _queue_url(campaign, topic_id, show) -> str:
+    url = reverse("annotation:adjudication", args=[campaign.pk])
+    query = "&".join(
+        part for part in (f"topic={topic_id}" if topic_id else "", f"show={show}") if part
+    )
+    return f"{url}?{query}"
+
+
+@require_GET
+@login_required
+def queue(request, pk):
+    """Disputed pairs, threshold straddlers first, then widest spread; undecided only by
+    default, or all of them; optionally one topic's."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    topic_id, topic = _topic_filter(request, campaign)
+    show = "all" if request.GET.get("show") == "all" else "undecided"
+    states = service.pair_states(campaign=campaign)
+    disputed = service.disagreement_queue(
+        campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
+    )
+    page = paginate(request, disputed)
+    return render(
+        request,
+        "annotation/adjudication.html",
+        {
+            "campaign": campaign,
+            "topic": topic,
+            "show": show,
+            "page": page,
+            "figures": _figures(states),
+            "rule": AdjudicationRule(campaign.adjudication_rule).label,
+            "query": f"topic={topic_id}&show={show}" if topic_id else f"show={show}",
+        },
+    )
+
+
+def _figures(states) -> dict:
+    decided = [s for s in states if s.decided]
+    return {
+        "pairs": len(states),
+        "decided": len(decided),
+        "undecided": len(states) - len(decided),
+        "disputed": sum(1 for s in states if s.disputed and not s.open),
+        "waiting": sum(1 for s in states if s.open),
+        "by_lead": sum(1 for s in decided if s.basis == "lead"),
+    }
+
+
+def _neighbours(campaign, pair_id, topic_id, show):
+    order = [
+        s.pair_id
+        for s in service.disagreement_queue(
+            campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
+        )
+    ]
+    if pair_id not in order:
+        return None, order[0] if order else None
+    at = order.index(pair_id)
+    return (order[at - 1] if at else None), (order[at + 1] if at + 1 < len(order) else None)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def pair(request, pk, pair):
+    """One pair: the topic, the document, every judge's grade and note, the automatic
+    proposal, earlier decisions, and the form to decide. A decision moves on to the next
+    pair of the queue the lead came from."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    obj = get_object_or_404(
+        Pair.objects.select_related("topic", "document"), pk=pair, campaign=campaign
+    )
+    topic_id, _ = _topic_filter(request, campaign)
+    show = "all" if request.GET.get("show") == "all" else "undecided"
+    error, status = "", 200
+    if request.method == "POST":
+        based_on = request.POST.get("based_on", "")
+        try:
+            grade = int(request.POST.get("grade", ""))
+        except ValueError:
+            error, status = "Choose a grade (press its key).", 400
+        else:
+            try:
+                service.decide_pair(
+                    campaign=campaign,
+                    pair_id=obj.pk,
+                    lead=request.user,
+                    grade=grade,
+                    reason=request.POST.get("reason", ""),
+                    based_on=int(based_on) if based_on.isdigit() else None,
+                )
+            except service.DecisionConflict as conflict:
+                error, status = str(conflict), 409
+            except ValidationError as invalid:
+                error, status = " ".join(invalid.messages), 400
+            else:
+                messages.success(
+                    request,
+                    f"Decided {obj.topic.qid} × {obj.document.docno}: grade {grade}.",
+                )
+                # The pair may have left the undecided queue: the next is looked up afresh.
+                _, following = _neighbours(campaign, obj.pk, topic_id, show)
+                if following is None:
+                    return redirect(_queue_url(campaign, topic_id, show))
+                return redirect(
+                    reverse("annotation:adjudicate-pair", args=[campaign.pk, following])
+                    + "?"
+                    + request.GET.urlencode()
+                )
+    (state,) = service.pair_states(campaign=campaign, pair_ids=[obj.pk])
+    previous, following = _neighbours(campaign, obj.pk, topic_id, show)
+    history = LeadDecision.objects.filter(pair=obj).select_related("decided_by")
+    return render(
+        request,
+        "annotation/adjudicate_pair.html",
+        {
+            "campaign": campaign,
+            "pair": obj,
+            "state": state,
+            "history": list(history),
+            "previous": previous,
+            "following": following,
+            "query": request.GET.urlencode(),
+            "queue_url": _queue_url(campaign, topic_id, show),
+            "error": error,
+            "posted_grade": request.POST.get("grade", "") if error else "",
+            "posted_reason": request.POST.get("reason", "") if error else "",
+            "scale": campaign.scale,
+        },
+        status=status,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def publish(request, pk):
+    """Freeze the decided grades as a new qrels version; undecided pairs block it unless the
+    lead leaves them out, explicitly."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    error, status, blocked = "", 200, None
+    if request.method == "POST":
+        try:
+            publication = service.publish(
+                campaign=campaign,
+                user=request.user,
+                name=request.POST.get("name", ""),
+                description=request.POST.get("description", "").strip(),
+                leave_out_undecided=request.POST.get("leave_out") == "on",
+            )
+        except service.PublishBlocked as refused:
+            error, status, blocked = str(refused), 400, refused.undecided
+        except ValidationError as invalid:
+            error, status = " ".join(invalid.messages), 400
+        else:
+            left = publication.counts.get("left_out", 0)
+            messages.success(
+                request,
+                f"Published {publication.qrels.label}: {publication.qrels.judgment_count} "
+                f"grade{plural(publication.qrels.judgment_count)}"
+                + (f", {left} undecided pair{plural(left)} left out." if left else "."),
+            )
+            return redirect(publication.qrels.get_absolute_url())
+    states = service.pair_states(campaign=campaign)
+    undecided = blocked if blocked is not None else [s for s in states if not s.decided]
+    basis_counts = Counter(BASIS_LABELS[s.basis] for s in states if s.decided)
+    publications = list(
+        Publication.objects.filter(campaign=campaign).select_related("qrels", "published_by")
+    )
+    for newer, older in itertools.pairwise(publications):
+        newer.previous = older.qrels
+    return render(
+        request,
+        "annotation/publish.html",
+        {
+            "campaign": campaign,
+            "figures": _figures(states),
+            "basis_counts": sorted(basis_counts.items(), key=lambda item: -item[1]),
+            "undecided": undecided[:SHOWN_UNDECIDED],
+            "more_undecided": max(0, len(undecided) - SHOWN_UNDECIDED),
+            "undecided_total": len(undecided),
+            "publications": publications,
+            "default_name": request.POST.get("name") or service.default_qrels_name(campaign),
+            "description": request.POST.get("description", ""),
+            "error": error,
+        },
+        status=status,
+    )
+
+
+# --- downloads -----------------------------------------------------------------------------
+
+
+def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    write_csv(response, header, rows)
+    return response
+
+
+@require_GET
+@login_required
+def download(request, pk, what):
+    """``judgments``: every judge's own judgment (qid, docno, judge, grade, skip reason,
+    note, seconds, time). ``provenance``: a publication's grades with their basis and each
+    judge's grade (``?publication=ID``, the latest by default)."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    if what == "judgments":
+        return _csv_response(
+            f"{service.default_qrels_name(campaign)}-judgments.csv",
+            service.JUDGMENT_HEADER,
+            service.judgment_table(campaign),
+        )
+    if what == "provenance":
+        publications = Publication.objects.filter(campaign=campaign).select_related("qrels")
+        raw = request.GET.get("publication", "")
+        publication = publications.filter(pk=raw).first() if raw.isdigit() else publications.first()
+        if publication is None:
+            raise Http404("No such publication of this campaign")
+        return _csv_response(
+            f"{publication.qrels.name}-v{publication.qrels.version}-provenance.csv",
+            service.PROVENANCE_HEADER,
+            service.provenance_table(publication),
+        )
+    raise Http404("No such download")

@@ -1,0 +1,181 @@
+"""Forms of the evaluation pages: the scoring options every dashboard page shares (read
+from the query string), and the run upload."""
+
+from __future__ import annotations
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from evaluation import dashboards, measures
+from evaluation.models import QrelsVersion, Run, System
+
+NEW_SYSTEM = "new"
+MAX_FILES = 20
+MAX_TAGS = 20
+
+MESSAGES = {
+    "no_files": "Choose at least one run file.",
+    "too_many_files": "Upload at most {n} files at once.",
+    "system_required": "Choose a system, or name a new one.",
+    "system_taken": "A system named {name} already exists: choose it from the list.",
+    "tag_too_long": "A tag has at most 50 characters.",
+    "too_many_tags": "At most {n} tags.",
+}
+
+
+def parse_tags(text: str) -> list[str]:
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
+class ScoringForm(forms.Form):
+    """The qrels version, measures and options of a dashboard page (GET parameters). An
+    empty form is the default scoring: the newest qrels, the dashboard measures, linear
+    gain, relevance from grade 1, topics missing from a run skipped."""
+
+    qrels = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    gain = forms.ChoiceField(choices=[("linear", "linear"), ("exp", "exponential")], required=False)
+    relevance_level = forms.IntegerField(required=False, min_value=1, max_value=32767)
+    complete = forms.BooleanField(required=False)
+
+    def __init__(self, data=None, **kwargs):
+        super().__init__(data, **kwargs)
+        self.measure_specs = data.getlist("measures") if data is not None else []
+        self.scoring: dashboards.Scoring | None = None
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            self.scoring = dashboards.make_scoring(
+                qrels=data.get("qrels"),
+                measure_specs=[spec for spec in self.measure_specs if spec] or None,
+                gain=data.get("gain") or "linear",
+                relevance_level=data.get("relevance_level") or 1,
+                complete=bool(data.get("complete")),
+            )
+        except dashboards.ScoringError as error:
+            self.add_error("qrels" if error.field == "qrels" else None, str(error))
+        return data
+
+
+def scoring_choices(scoring: dashboards.Scoring | None) -> dict:
+    """What the options panel lists: qrels versions and measure checkboxes (the menu, plus
+    any other measure the scoring has), with the current choice marked."""
+    chosen = dashboards.single_specs(scoring.specs) if scoring else []
+    menu = list(dashboards.MEASURE_MENU) + [s for s in chosen if s not in dashboards.MEASURE_MENU]
+    return {
+        "qrels_versions": list(QrelsVersion.objects.only("name", "version")),
+        "measure_menu": [
+            (spec, measures.display_name(spec.replace(".", "_", 1)), spec in chosen)
+            for spec in menu
+        ],
+    }
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files under one name (Django's documented recipe)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"multiple": True}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(item, initial) for item in data]
+        return [single(data, initial)] if data else []
+
+
+class RunUploadForm(forms.Form):
+    """Run files for one system (chosen, or created with a name, description and tags), and
+    the qrels version and options to score them with once imported."""
+
+    files = MultipleFileField(required=False)
+    system = forms.CharField(required=False)  # a system's id, or NEW_SYSTEM
+    new_name = forms.CharField(required=False, max_length=100)
+    new_description = forms.CharField(required=False, widget=forms.Textarea)
+    new_tags = forms.CharField(required=False, max_length=1100)
+    description = forms.CharField(required=False, widget=forms.Textarea)
+    qrels = forms.ModelChoiceField(queryset=QrelsVersion.objects.all(), required=False)
+    gain = forms.ChoiceField(choices=[("linear", "linear"), ("exp", "exponential")])
+    relevance_level = forms.IntegerField(min_value=1, max_value=32767, initial=1)
+    complete = forms.BooleanField(required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.measure_specs = self.data.getlist("measures") if self.is_bound else []
+        self.scoring: dashboards.Scoring | None = None
+        self.chosen_system: System | None = None
+
+    def clean_files(self):
+        files = self.cleaned_data["files"]
+        if not files:
+            raise ValidationError(MESSAGES["no_files"])
+        if len(files) > MAX_FILES:
+            raise ValidationError(MESSAGES["too_many_files"].format(n=MAX_FILES))
+        return files
+
+    def clean_new_tags(self):
+        tags = parse_tags(self.cleaned_data["new_tags"])
+        if any(len(tag) > 50 for tag in tags):
+            raise ValidationError(MESSAGES["tag_too_long"])
+        if len(tags) > MAX_TAGS:
+            raise ValidationError(MESSAGES["too_many_tags"].format(n=MAX_TAGS))
+        return tags
+
+    def clean(self):
+        data = super().clean()
+        choice = data.get("system") or ""
+        if choice == NEW_SYSTEM or (not choice and data.get("new_name")):
+            name = (data.get("new_name") or "").strip()
+            if not name:
+                self.add_error("new_name", MESSAGES["system_required"])
+            elif System.objects.filter(name=name).exists():
+                self.add_error("new_name", MESSAGES["system_taken"].format(name=name))
+        elif choice.isdigit():
+            self.chosen_system = System.objects.filter(pk=int(choice)).first()
+            if self.chosen_system is None:
+                self.add_error("system", MESSAGES["system_required"])
+        else:
+            self.add_error("system", MESSAGES["system_required"])
+        if data.get("qrels") is not None and "gain" in data and "relevance_level" in data:
+            try:
+                self.scoring = dashboards.make_scoring(
+                    qrels=data["qrels"],
+                    measure_specs=[spec for spec in self.measure_specs if spec] or None,
+                    gain=data["gain"],
+                    relevance_level=data["relevance_level"],
+                    complete=bool(data.get("complete")),
+                )
+            except dashboards.ScoringError as error:
+                self.add_error(None, str(error))
+        return data
+
+    def system_for(self, user) -> System:
+        """The chosen system, or the new one (created now, owned by ``user``)."""
+        if self.chosen_system is not None:
+            return self.chosen_system
+        data = self.cleaned_data
+        return System.objects.create(
+            name=data["new_name"].strip(),
+            description=data["new_description"],
+            tags=data["new_tags"],
+            created_by=user,
+        )
+
+
+def default_run_name(filename: str) -> str:
+    from evaluation.services import _default_run_name
+
+    return _default_run_name(filename)
+
+
+def taken_run_names(system: System | None) -> set[str]:
+    if system is None or system.pk is None:
+        return set()
+    return set(Run.objects.filter(system=system).values_list("name", flat=True))

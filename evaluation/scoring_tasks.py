@@ -1,0 +1,177 @@
+"""Background work of the dashboards (DESIGN.md, "Work that takes time"): importing an
+uploaded run and scoring it right away, and scoring stored runs with a new set of options.
+
+Like evaluation.tasks, each task runs inside jobs.services.running, so the job row carries
+the progress bar, the file's errors when it is refused, and the result when done. Task
+arguments are plain JSON (ids, names, option values) so any task backend can carry them.
+"""
+
+from __future__ import annotations
+
+from django.core.files.storage import default_storage
+from django.tasks import task
+from django.urls import reverse
+
+from evaluation import dashboards, measures, services
+from evaluation.models import QrelsVersion, Run
+from evaluation.tasks import max_upload_bytes
+from evaluation.trec import TrecFormatError
+from jobs.services import JobFailed, drop_staged, running
+
+MESSAGES = {
+    "not_imported": "{filename} was not imported.",
+    "imported": "Imported {filename} as run {run}: {lines:,} lines, {topics:,} topics.",
+    "scored": "Scored against {qrels}: {measure} {mean:.4f} (95% interval {low:.4f}–{high:.4f}).",
+    "not_scored": "Not scored against {qrels}: {reason}",
+    "qrels_gone": "the qrels version no longer exists.",
+    "runs_scored": "Scored {n} run{s} against {qrels}.",
+    "runs_failed": "{n} could not be scored: {details}",
+}
+
+
+def scoring_params(scoring: dashboards.Scoring) -> dict:
+    """A Scoring as task arguments (see ``_scoring``)."""
+    return {
+        "qrels": scoring.qrels.pk,
+        "measure_specs": list(scoring.specs),
+        "gain": scoring.options.gain,
+        "relevance_level": scoring.options.relevance_level,
+        "complete": scoring.options.complete,
+    }
+
+
+def _scoring(params: dict) -> dashboards.Scoring:
+    qrels = QrelsVersion.objects.get(pk=params["qrels"])
+    return dashboards.Scoring(
+        qrels=qrels,
+        specs=tuple(params["measure_specs"]),
+        options=measures.Options(
+            gain=params["gain"],
+            relevance_level=params["relevance_level"],
+            complete=params["complete"],
+        ),
+    )
+
+
+def headline(evaluation, scoring: dashboards.Scoring) -> str:
+    """One line naming the evaluation's main number with its interval."""
+    name = dashboards.choose_measure(scoring.names, None)
+    low, high = evaluation.intervals.get(name, (evaluation.means[name],) * 2)
+    return MESSAGES["scored"].format(
+        qrels=scoring.qrels.label,
+        measure=measures.display_name(name),
+        mean=evaluation.means[name],
+        low=low,
+        high=high,
+    )
+
+
+@task
+def import_and_score_task(
+    *,
+    job_id: int,
+    staged: str,
+    filename: str,
+    system: str,
+    name: str = "",
+    description: str = "",
+    scoring: dict | None = None,
+) -> None:
+    """Import the staged run file as a run of ``system`` (created if new), then, when
+    ``scoring`` is given (``scoring_params``), score it and compute its intervals. The job's
+    result: {"run", "url" (the run's page with this scoring), "label", "summary"}; a run that
+    imports but cannot be scored still succeeds, with the reason in "warning"."""
+    try:
+        with running(job_id) as progress:
+            steps = 3 if scoring else 2
+            progress.step(f"Reading and checking {filename}", done=0, total=steps)
+            try:
+                with default_storage.open(staged, "rb") as file:
+                    run = services.import_run(
+                        source=file,
+                        filename=filename,
+                        system=system,
+                        name=name,
+                        description=description,
+                        user=progress.job.created_by,
+                        max_bytes=max_upload_bytes(),
+                    )
+            except TrecFormatError as error:
+                raise JobFailed(
+                    MESSAGES["not_imported"].format(filename=filename),
+                    errors=[str(line) for line in error.errors],
+                    total=error.total,
+                ) from None
+            except services.ImportRejected as rejected:
+                raise JobFailed(str(rejected)) from None
+            summary = MESSAGES["imported"].format(
+                filename=filename, run=run, lines=run.line_count, topics=run.topic_count
+            )
+            result = {"run": run.pk, "url": run.get_absolute_url(), "label": "See the run"}
+            if scoring:
+                progress.step(f"Scoring {run}", done=1)
+                try:
+                    chosen = _scoring(scoring)
+                except QrelsVersion.DoesNotExist:
+                    result["warning"] = MESSAGES["not_scored"].format(
+                        qrels=f"qrels {scoring['qrels']}", reason=MESSAGES["qrels_gone"]
+                    )
+                else:
+                    result["url"] = run.get_absolute_url() + chosen.query()
+                    try:
+                        evaluation = services.score_run(
+                            run=run,
+                            qrels=chosen.qrels,
+                            measure_specs=list(chosen.specs),
+                            options=chosen.options,
+                        )
+                    except ValueError as error:  # e.g. no topic in common with the qrels
+                        result["warning"] = MESSAGES["not_scored"].format(
+                            qrels=chosen.qrels.label, reason=error
+                        )
+                    else:
+                        summary += " " + headline(evaluation, chosen)
+                        result["evaluation"] = evaluation.pk
+            progress.result = {**result, "summary": summary}
+    finally:
+        drop_staged(staged)
+
+
+@task
+def score_runs_task(*, job_id: int, runs: list[int], scoring: dict) -> None:
+    """Score stored runs with ``scoring`` (``scoring_params``), one after the other; the
+    result links to the leaderboard with that scoring. Runs that cannot be scored (no topic
+    in common with the qrels) are listed, and the others still scored."""
+    with running(job_id) as progress:
+        try:
+            chosen = _scoring(scoring)
+        except QrelsVersion.DoesNotExist:
+            raise JobFailed(MESSAGES["qrels_gone"]) from None
+        todo = list(Run.objects.filter(pk__in=runs).select_related("system"))
+        failed = []
+        for done, run in enumerate(todo):
+            progress.step(
+                f"Scoring {run} ({done + 1:,} of {len(todo):,})", done=done, total=len(todo)
+            )
+            try:
+                services.score_run(
+                    run=run,
+                    qrels=chosen.qrels,
+                    measure_specs=list(chosen.specs),
+                    options=chosen.options,
+                )
+            except ValueError as error:
+                failed.append(f"{run} ({error})")
+        n = len(todo) - len(failed)
+        summary = MESSAGES["runs_scored"].format(
+            n=n, s="" if n == 1 else "s", qrels=chosen.qrels.label
+        )
+        if failed:
+            summary += " " + MESSAGES["runs_failed"].format(
+                n=len(failed), details="; ".join(failed)
+            )
+        progress.result = {
+            "url": reverse("evaluation:leaderboard") + chosen.query(),
+            "label": "See the leaderboard",
+            "summary": summary,
+        }

@@ -1,0 +1,418 @@
+"""The dashboard pages: the leaderboard, a run's page with its topics, a topic across runs,
+comparisons, and the two actions they offer (scoring runs with new options, sending
+unjudged documents to judging). Leads and engineers read them (a judge must not learn which
+system retrieved what); engineers score; a campaign's lead sends pairs to it.
+
+Every page takes the scoring from its query string (evaluation.forms.ScoringForm) and names
+it; the numbers come from evaluation.dashboards."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.roles import Role, has_role
+from annotation.access import campaigns_led_by
+from evaluation import dashboards, forms, measures, scoring_tasks, services
+from evaluation.models import Run
+from jobs.services import start_job
+
+TOPICS_PER_PAGE = 100
+MAX_K = 1000
+
+MESSAGES = {
+    "sent": "Sent {n:,} unjudged pair{s} to {campaign}: {added:,} new in its pool, {already:,} already there.",
+    "nothing_unjudged": "Every document in the top {k} is judged in {qrels}: nothing to send.",
+    "missing_topics": (
+        "{n:,} pair{s} left out: {campaign} has no topic {qids}. Import those topics into the "
+        "campaign first."
+    ),
+    "bad_k": "k is a whole number from 1 to {max}.",
+    "choose_runs": "Choose a baseline and at least one other run.",
+}
+
+
+def require_reader(user) -> None:
+    """Leads and engineers read the dashboards (admins hold every role)."""
+    if not (has_role(user, Role.LEAD) or has_role(user, Role.ENGINEER)):
+        raise PermissionDenied("Only leads and engineers see the dashboards.")
+
+
+def read_scoring(params):
+    """(form, scoring): scoring is None when the parameters are wrong (the form says why)
+    or when no qrels version exists yet (``form.no_qrels``)."""
+    form = forms.ScoringForm(params)
+    form.no_qrels = False
+    if form.is_valid():
+        return form, form.scoring
+    form.no_qrels = dashboards.default_qrels() is None
+    return form, None
+
+
+def scoring_context(request, form, scoring, **keep) -> dict:
+    """What the scoring panel (templates/evaluation/_scoring.html) needs; ``keep`` are the
+    page's own parameters, carried as hidden fields when the options change."""
+    hidden = [(k, v) for k, values in keep.items() for v in _list(values) if v not in (None, "")]
+    return {
+        "scoring_form": form,
+        "scoring": scoring,
+        "described": scoring.describe() if scoring else None,
+        "keep": hidden,
+        "is_engineer": has_role(request.user, Role.ENGINEER),
+        **forms.scoring_choices(scoring),
+    }
+
+
+def _list(value):
+    return value if isinstance(value, list | tuple) else [value]
+
+
+def _int(raw, default=None, *, low=1, high=MAX_K):
+    return int(raw) if raw and raw.isdigit() and low <= int(raw) <= high else default
+
+
+def _no_scoring(request, template, form, **context):
+    status = 200 if form.no_qrels else 400
+    context.update(scoring_context(request, form, None))
+    return render(request, template, context, status=status)
+
+
+def _sender_context(user) -> dict:
+    """The campaigns a "send to judging" form offers: the ones the user leads (engineers
+    who lead none never see the form, nor any campaign)."""
+    campaigns = list(campaigns_led_by(user).order_by("name")) if has_role(user, Role.LEAD) else []
+    return {"led_campaigns": campaigns}
+
+
+# --- leaderboard ---------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def leaderboard(request):
+    require_reader(request.user)
+    form, scoring = read_scoring(request.GET)
+    if scoring is None:
+        return _no_scoring(request, "evaluation/leaderboard.html", form)
+    board = dashboards.build_leaderboard(scoring, sort=request.GET.get("sort", ""))
+    headers = _headers(scoring, board)
+    return render(
+        request,
+        "evaluation/leaderboard.html",
+        {
+            "board": board,
+            "headers": headers,
+            "chart": board.chart() if board.rows else None,
+            "judged_limit": f"{dashboards.JUDGED_WARNING:.0%}",
+            "query": scoring.query(),
+            "runs_for_compare": [row.run for row in board.rows],
+            **scoring_context(request, form, scoring, sort=request.GET.get("sort")),
+        },
+    )
+
+
+def _headers(scoring, board) -> list[dict]:
+    """Sort links: a click sorts by the column (measures largest first), again reverses."""
+    columns = [("system", "System", None)] + [
+        (name, measures.display_name(name), name) for name in scoring.names
+    ]
+    headers = []
+    for key, label, title in columns:
+        if key == board.sort:
+            target = key if board.descending else f"-{key}"
+            aria = "descending" if board.descending else "ascending"
+        else:
+            target, aria = (key if key == "system" else f"-{key}"), ""
+        headers.append(
+            {
+                "key": key,
+                "label": label,
+                "title": title,
+                "url": scoring.query(sort=target),
+                "aria_sort": aria,
+            }
+        )
+    return headers
+
+
+@require_POST
+@login_required
+def score_runs(request):
+    """Score runs (those chosen, else every run not yet scored) with the posted scoring:
+    one background job, whose page links back to the leaderboard."""
+    if not has_role(request.user, Role.ENGINEER):
+        raise PermissionDenied("Only engineers score runs.")
+    form, scoring = read_scoring(request.POST)
+    if scoring is None:
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        return redirect("evaluation:leaderboard")
+    chosen = [int(pk) for pk in request.POST.getlist("runs") if pk.isdigit()]
+    runs = dashboards.unscored_runs(scoring, Run.objects.filter(pk__in=chosen) if chosen else None)
+    if not runs:
+        return redirect(reverse("evaluation:leaderboard") + scoring.query())
+    job = start_job(
+        kind="evaluation.score_runs",
+        title=f"Score {len(runs)} run{'s' if len(runs) != 1 else ''} against {scoring.qrels.label}",
+        user=request.user,
+        task=scoring_tasks.score_runs_task,
+        total=len(runs),
+        runs=[run.pk for run in runs],
+        scoring=scoring_tasks.scoring_params(scoring),
+    )
+    return redirect(job)
+
+
+# --- a run's page --------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def run_detail(request, pk):
+    """The run's file and stored evaluations, and with the page's scoring its per-topic
+    values: sorted bar chart, histogram, and the topics worst first."""
+    run = get_object_or_404(Run.objects.select_related("system", "uploaded_by"), pk=pk)
+    context = {
+        "run": run,
+        "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),
+    }
+    form, scoring = read_scoring(request.GET)
+    k = _int(request.GET.get("k"))
+    context.update(scoring_context(request, form, scoring, measure=request.GET.get("measure"), k=k))
+    if scoring is not None:
+        try:
+            topics = dashboards.build_run_topics(
+                run, scoring, measure=request.GET.get("measure"), k=k
+            )
+        except dashboards.NotScored:
+            context["not_scored"] = True
+        else:
+            page = Paginator(topics.rows, TOPICS_PER_PAGE).get_page(request.GET.get("page"))
+            context.update(
+                topics=topics,
+                page=page,
+                rows=dashboards.with_queries(list(page.object_list)),
+                chart=topics.chart(),
+                mean=topics.evaluation.means[topics.measure],
+                interval=topics.evaluation.intervals.get(topics.measure),
+                measure_names=[(name, measures.display_name(name)) for name in scoring.names],
+                **_sender_context(request.user),
+            )
+            context["previous_url"] = (
+                scoring.query(measure=topics.measure, k=topics.k, page=page.previous_page_number())
+                if page.has_previous()
+                else None
+            )
+            context["next_url"] = (
+                scoring.query(measure=topics.measure, k=topics.k, page=page.next_page_number())
+                if page.has_next()
+                else None
+            )
+    return render(request, "evaluation/run_detail.html", context)
+
+
+@require_GET
+@login_required
+def run_topics_csv(request, pk):
+    """Every topic of the run with every measure, worst first by the page's measure."""
+    run = get_object_or_404(Run.objects.select_related("system"), pk=pk)
+    _, scoring = read_scoring(request.GET)
+    if scoring is None:
+        raise Http404("No scoring")
+    try:
+        topics = dashboards.build_run_topics(
+            run, scoring, measure=request.GET.get("measure"), k=_int(request.GET.get("k"))
+        )
+    except dashboards.NotScored:
+        raise Http404("Not scored with these options") from None
+    rows = dashboards.with_queries(topics.rows)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    names = scoring.names
+    writer.writerow(["qid", "query", *names, f"unjudged_in_top_{topics.k}"])
+    for row in rows:
+        values = topics.values[row.qid]
+        writer.writerow(
+            [
+                csv_text(row.qid),
+                csv_text(row.query),
+                *(repr(values[n]) for n in names),
+                row.unjudged,
+            ]
+        )
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    filename = f"{run.system.name}-{run.name}-{scoring.qrels.name}-v{scoring.qrels.version}"
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in filename)
+    response["Content-Disposition"] = f'attachment; filename="{safe}-topics.csv"'
+    return response
+
+
+def csv_text(value: str) -> str:
+    """A text cell a spreadsheet will not run as a formula (OWASP's CSV injection advice:
+    a leading =, +, -, @, tab or carriage return gets a quote in front)."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+# --- a topic's page ------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def topic_detail(request, qid):
+    require_reader(request.user)
+    form, scoring = read_scoring(request.GET)
+    run_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
+    k = _int(request.GET.get("k"))
+    keep = {"measure": request.GET.get("measure"), "k": k, "runs": run_ids}
+    if scoring is None:
+        return _no_scoring(request, "evaluation/topic.html", form, qid=qid)
+    try:
+        view = dashboards.build_topic(
+            scoring, qid, measure=request.GET.get("measure"), k=k, run_ids=run_ids
+        )
+    except LookupError:
+        raise Http404(f"No topic {qid}") from None
+    grades = sorted(
+        {*view.grades, *(d.grade for r in view.runs for d in r.top or [] if d.grade is not None)}
+    )
+    return render(
+        request,
+        "evaluation/topic.html",
+        {
+            "qid": qid,
+            "view": view,
+            "listed_runs": [r for r in view.runs if r.top is not None],
+            "grade_legend": list(range(max(0, min(grades, default=0)), max(grades, default=0) + 1)),
+            "measure_names": [(n, measures.display_name(n)) for n in scoring.names],
+            **scoring_context(request, form, scoring, **keep),
+            **_sender_context(request.user),
+        },
+    )
+
+
+@require_GET
+@login_required
+def document_text(request):
+    """A document's text from a campaign, for the topic page (htmx fragment)."""
+    require_reader(request.user)
+    docno = request.GET.get("docno", "")
+    document = dashboards.find_document(docno, request.GET.get("qid", "")) if docno else None
+    return render(request, "evaluation/topic.html#document", {"docno": docno, "document": document})
+
+
+# --- comparisons ---------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def compare(request):
+    """Baseline against one or several runs on one measure: deltas, tests, intervals."""
+    require_reader(request.user)
+    form, scoring = read_scoring(request.GET)
+    baseline_id = _int(request.GET.get("baseline"), high=2**63 - 1)
+    other_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
+    keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}
+    if scoring is None:
+        return _no_scoring(request, "evaluation/compare.html", form)
+    context = {
+        "all_runs": Run.objects.select_related("system").order_by("system__name", "name"),
+        "baseline_id": baseline_id,
+        "other_ids": other_ids,
+        "measure_names": [(n, measures.display_name(n)) for n in scoring.names],
+        "keep_measure": request.GET.get("measure"),
+        **scoring_context(request, form, scoring, **keep),
+    }
+    baseline = Run.objects.select_related("system").filter(pk=baseline_id).first()
+    others = list(Run.objects.select_related("system").filter(pk__in=other_ids))
+    if baseline is None or not [r for r in others if r.pk != baseline.pk]:
+        if request.GET.get("baseline") or other_ids:
+            context["problem"] = MESSAGES["choose_runs"]
+        return render(request, "evaluation/compare.html", context)
+    try:
+        view = dashboards.build_comparison(
+            scoring, baseline, others, measure=request.GET.get("measure")
+        )
+    except dashboards.NotScored as error:
+        context.update(problem=str(error), unscored=error.runs)
+    except ValueError as error:
+        context["problem"] = str(error)
+    else:
+        context.update(
+            view=view,
+            charts=[(f"deltas-{i}", c.chart()) for i, c in enumerate(view.contrasts)],
+            permutations=dashboards.PERMUTATIONS,
+        )
+    return render(request, "evaluation/compare.html", context)
+
+
+# --- closing the loop ----------------------------------------------------------------------
+
+
+@require_POST
+@login_required
+def send_unjudged(request):
+    """Add the unjudged documents of a run's top k (every topic), or of every scored run's
+    top k for one topic, to a campaign the user leads. Topics the campaign lacks are left
+    out and named."""
+    campaign = get_object_or_404(
+        campaigns_led_by(request.user), pk=_int(request.POST.get("campaign"), high=2**63 - 1) or 0
+    )
+    _, scoring = read_scoring(request.POST)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
+        back = reverse("evaluation:leaderboard")
+    k = _int(request.POST.get("k"))
+    if scoring is None or k is None:
+        messages.error(
+            request, MESSAGES["bad_k"].format(max=MAX_K) if k is None else "Bad options."
+        )
+        return redirect(back)
+    run_id = _int(request.POST.get("run"), high=2**63 - 1)
+    qid = request.POST.get("qid", "")
+    if run_id is not None:
+        runs, qids = [get_object_or_404(Run, pk=run_id)], None
+    elif qid:
+        runs = list(Run.objects.filter(pk__in=dashboards.scored(scoring).values("run_id")))
+        qids = [qid]
+    else:
+        raise Http404("Name a run or a topic")
+    pairs = services.unjudged_top_k(
+        runs=runs, qrels=scoring.qrels, k=k, options=scoring.options, qids=qids
+    )
+    if not pairs:
+        messages.info(request, MESSAGES["nothing_unjudged"].format(k=k, qrels=scoring.qrels.label))
+        return redirect(back)
+    sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
+    n = sent.added + sent.already
+    if n:
+        messages.success(
+            request,
+            MESSAGES["sent"].format(
+                n=n,
+                s="" if n == 1 else "s",
+                campaign=campaign.name,
+                added=sent.added,
+                already=sent.already,
+            ),
+        )
+    if sent.missing_qids:
+        shown = ", ".join(sent.missing_qids[:10]) + ("…" if len(sent.missing_qids) > 10 else "")
+        messages.warning(
+            request,
+            MESSAGES["missing_topics"].format(
+                n=sent.left_out,
+                s="" if sent.left_out == 1 else "s",
+                campaign=campaign.name,
+                qids=shown,
+            ),
+        )
+    return redirect(back)

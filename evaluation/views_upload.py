@@ -1,0 +1,186 @@
+"""Uploading runs in the browser: several files at once (dropped or chosen, plain or gzip)
+for one system, each imported and scored by its own background job; the status page shows
+every job's live progress bar and, when done, its result or its file:line errors."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.roles import Role, has_role
+from config.htmx import is_htmx
+from evaluation import dashboards, forms, scoring_tasks, services
+from evaluation.api.common import sha256_of
+from evaluation.models import Run, System
+from jobs.models import Job
+from jobs.services import drop_staged, stage_upload, start_job
+
+JOB_KIND = "evaluation.import_and_score"
+
+MESSAGES = {
+    "duplicate": services.MESSAGES["duplicate_run"],
+    "duplicate_in_batch": "{filename}: the same file as {other} in this upload; sent once.",
+    "name_taken": services.MESSAGES["run_name_taken"],
+    "nothing_sent": "No file was sent: every one was refused (see above).",
+}
+
+
+def require_engineer(user) -> None:
+    if not has_role(user, Role.ENGINEER):
+        raise PermissionDenied("Only engineers upload runs.")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def run_upload(request):
+    require_engineer(request.user)
+    if request.method == "POST":
+        form = forms.RunUploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            jobs = _start_jobs(request, form)
+            if jobs:
+                ids = ",".join(str(job.pk) for job in jobs)
+                query = form.scoring.query(jobs=ids) if form.scoring else f"?jobs={ids}"
+                return redirect(reverse("evaluation:upload-status") + query)
+            form.add_error(None, MESSAGES["nothing_sent"])
+        status = 400
+    else:
+        # Coming from a dashboard, the scoring it showed is the default here.
+        chosen = forms.ScoringForm(request.GET)
+        scoring = chosen.scoring if chosen.is_valid() else None
+        form = forms.RunUploadForm(
+            initial={
+                "qrels": scoring.qrels.pk if scoring else None,
+                "gain": scoring.options.gain if scoring else "linear",
+                "relevance_level": scoring.options.relevance_level if scoring else 1,
+                "complete": scoring.options.complete if scoring else False,
+            }
+        )
+        form.scoring = scoring
+        status = 200
+    return render(
+        request,
+        "evaluation/upload.html",
+        {
+            "form": form,
+            "systems": System.objects.order_by("name"),
+            "max_files": forms.MAX_FILES,
+            **forms.scoring_choices(form.scoring or _default_scoring(form)),
+        },
+        status=status,
+    )
+
+
+def _default_scoring(form):
+    """The measures to tick when the form has no valid scoring: those posted, else the
+    dashboard set."""
+    try:
+        return dashboards.make_scoring(measure_specs=form.measure_specs or None)
+    except dashboards.ScoringError:
+        return None
+
+
+def _start_jobs(request, form) -> list[Job]:
+    """One job per acceptable file. A file already stored (same SHA-256), sent twice, or
+    whose run name the system already has is refused here, with a message, and the others
+    still go; the system is created only when some file goes."""
+    system = form.chosen_system
+    taken = forms.taken_run_names(system)
+    seen: dict[str, str] = {}
+    accepted = []
+    for upload in form.cleaned_data["files"]:
+        checksum = sha256_of(upload)
+        existing = Run.objects.filter(checksum=checksum).select_related("system").first()
+        name = forms.default_run_name(upload.name)
+        if existing is not None:
+            messages.error(
+                request, MESSAGES["duplicate"].format(filename=upload.name, run=existing)
+            )
+        elif checksum in seen:
+            messages.warning(
+                request,
+                MESSAGES["duplicate_in_batch"].format(filename=upload.name, other=seen[checksum]),
+            )
+        elif name in taken:
+            system_name = system.name if system else form.cleaned_data["new_name"]
+            messages.error(
+                request,
+                MESSAGES["name_taken"].format(filename=upload.name, system=system_name, name=name),
+            )
+        else:
+            seen[checksum] = upload.name
+            taken.add(name)
+            accepted.append(upload)
+    if not accepted:
+        return []
+    scoring = scoring_tasks.scoring_params(form.scoring) if form.scoring else None
+    jobs, staged_files = [], []
+    try:
+        with transaction.atomic():
+            system = form.system_for(request.user)
+            for upload in accepted:
+                staged_files.append(stage_upload(upload, prefix="runs"))
+                jobs.append(
+                    start_job(
+                        kind=JOB_KIND,
+                        title=f"Import run {upload.name} of {system.name}",
+                        user=request.user,
+                        task=scoring_tasks.import_and_score_task,
+                        staged=staged_files[-1],
+                        filename=upload.name,
+                        system=system.name,
+                        description=form.cleaned_data["description"],
+                        scoring=scoring,
+                    )
+                )
+    except BaseException:
+        for staged in staged_files:
+            drop_staged(staged)
+        raise
+    return jobs
+
+
+def _own_jobs(request, ids):
+    jobs = Job.objects.filter(pk__in=ids, kind=JOB_KIND)
+    if not request.user.is_superuser:
+        jobs = jobs.filter(created_by=request.user)  # a job lists its file's errors
+    return jobs
+
+
+@require_GET
+@login_required
+def upload_status(request):
+    """The jobs of one upload, each with its live progress bar."""
+    ids = [int(part) for part in request.GET.get("jobs", "").split(",") if part.isdigit()]
+    jobs = sorted(_own_jobs(request, ids[: forms.MAX_FILES]), key=lambda job: job.pk)
+    if not jobs:
+        raise Http404("No such upload")
+    return render(
+        request,
+        "evaluation/upload_status.html",
+        {"jobs": jobs, "leaderboard_url": _leaderboard_url(request)},
+    )
+
+
+@require_GET
+@login_required
+def upload_job(request, pk):
+    """One job's row, polled by htmx until the job is finished."""
+    job = get_object_or_404(_own_jobs(request, [pk]))
+    if not is_htmx(request):
+        return redirect(job)
+    return render(request, "evaluation/upload_status.html#job-row", {"job": job})
+
+
+def _leaderboard_url(request) -> str:
+    """The leaderboard with the upload's scoring (the status page's other parameters)."""
+    query = request.GET.copy()
+    query.pop("jobs", None)
+    encoded = query.urlencode()
+    return reverse("evaluation:leaderboard") + (f"?{encoded}" if encoded else "")

@@ -1,0 +1,347 @@
+"""Login rate limiting (issue "Trust", item 4): refused after too many failures for one
+username or from one address, on our login page and the admin's, across processes (the
+counts are database rows), with the refusal's end said in words and in Retry-After."""
+
+import os
+import subprocess
+import sys
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.signals import user_login_failed
+from django.db import close_old_connections, connection
+from django.test import Client, RequestFactory
+from django.utils import timezone
+
+from accounts.checks import check_login_limits
+from accounts.forms import INVALID_LOGIN
+from accounts.login_limits import (
+    LoginRefused,
+    clear_login_failures,
+    client_ip,
+    start_login_attempt,
+)
+from accounts.models import LoginFailure
+from tests.accounts.conftest import PASSWORD
+
+LOGIN = "/accounts/login/"
+ADMIN_LOGIN = "/admin/login/"
+WINDOW = timedelta(minutes=15)
+
+
+def log_in(client, username, password, *, ip="10.0.0.1", path=LOGIN):
+    return client.post(path, {"username": username, "password": password}, REMOTE_ADDR=ip)
+
+
+def fail(times, username="ann", *, ip="10.0.0.1", path=LOGIN, client=None):
+    client = client or Client()
+    for _ in range(times):
+        response = log_in(client, username, "wrong-password", ip=ip, path=path)
+        assert response.status_code == 200, f"attempt refused early: {response.status_code}"
+
+
+def logged_in(client) -> bool:
+    return "_auth_user_id" in client.session
+
+
+def failures(**where) -> int:
+    return LoginFailure.objects.filter(**where).count()
+
+
+@pytest.fixture
+def password_checks():
+    """How many times a password was checked and found wrong (Django's own signal)."""
+    calls = []
+
+    def count(sender, credentials, request=None, **kwargs):
+        calls.append(credentials["username"])
+
+    user_login_failed.connect(count)
+    yield calls
+    user_login_failed.disconnect(count)
+
+
+# --- through the login page -------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_attempt_after_the_limit_is_refused_even_with_the_right_password(make_user):
+    make_user("ann")
+    client = Client()
+    fail(5, client=client)
+
+    response = log_in(client, "ann", PASSWORD)
+
+    assert response.status_code == 429
+    assert not logged_in(client)
+    page = response.content.decode()
+    assert "Too many failed logins for this username or from your network." in page
+    assert "Try again in 15 minutes, after" in page
+    assert 14 * 60 < int(response["Retry-After"]) <= 15 * 60
+
+
+@pytest.mark.django_db
+def test_failures_under_the_limit_answer_the_usual_error(make_user):
+    make_user("ann")
+
+    response = log_in(Client(), "ann", "wrong-password")
+
+    assert response.status_code == 200
+    assert INVALID_LOGIN.replace("'", "&#x27;") in response.content.decode()
+    assert failures(username="ann") == 1
+
+
+@pytest.mark.django_db
+def test_a_refused_attempt_checks_no_password_and_is_not_counted(make_user, password_checks):
+    make_user("ann")
+    fail(5)
+    assert len(password_checks) == 5
+
+    for _ in range(3):
+        assert log_in(Client(), "ann", "wrong-password").status_code == 429
+
+    assert len(password_checks) == 5, "a refused attempt reached the password check"
+    assert failures(username="ann") == 5, "refused attempts must not extend the refusal"
+
+
+@pytest.mark.django_db
+def test_failures_older_than_the_window_no_longer_count(make_user):
+    make_user("ann")
+    old = timezone.now() - WINDOW - timedelta(seconds=1)
+    for _ in range(5):
+        start_login_attempt(username="ann", ip="10.0.0.1", now=old)
+    client = Client()
+
+    response = log_in(client, "ann", PASSWORD)
+
+    assert response.status_code == 302
+    assert logged_in(client)
+    assert failures() == 0, "old rows are pruned, the success cleared the attempt"
+
+
+@pytest.mark.django_db
+def test_failures_inside_the_window_still_count(make_user):
+    make_user("ann")
+    recent = timezone.now() - WINDOW + timedelta(minutes=1)
+    for _ in range(5):
+        start_login_attempt(username="ann", ip="10.0.0.1", now=recent)
+
+    response = log_in(Client(), "ann", PASSWORD)
+
+    assert response.status_code == 429
+    assert "Try again in 1 minute, after" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_successful_login_clears_the_usernames_failures(make_user):
+    make_user("ann")
+    fail(4)
+    client = Client()
+    assert log_in(client, "ann", PASSWORD).status_code == 302
+    assert failures(username="ann") == 0
+
+    fail(4)  # a fresh allowance: four more failures are still answered normally
+
+    assert log_in(Client(), "ann", PASSWORD).status_code == 302
+
+
+@pytest.mark.django_db
+def test_another_user_from_the_same_address_is_refused_by_the_address_rule(make_user):
+    make_user("bob")
+    for name in ("ann", "cy", "dee", "eve", "fay"):
+        fail(1, name, ip="192.0.2.7")
+
+    refused = log_in(Client(), "bob", PASSWORD, ip="192.0.2.7")
+    elsewhere = log_in(Client(), "bob", PASSWORD, ip="198.51.100.1")
+
+    assert refused.status_code == 429
+    assert elsewhere.status_code == 302
+
+
+@pytest.mark.django_db
+def test_the_username_rule_holds_from_any_address_and_ignores_case(make_user):
+    make_user("ann")
+    for i, name in enumerate(("ann", "Ann", "ANN", "ann", "aNn")):
+        fail(1, name, ip=f"203.0.113.{i}")
+
+    assert log_in(Client(), "ann", PASSWORD, ip="203.0.113.99").status_code == 429
+
+
+@pytest.mark.django_db
+def test_the_limit_comes_from_the_settings(make_user, settings):
+    settings.LOGIN_FAILURE_LIMIT = 2
+    make_user("ann")
+    fail(2)
+
+    assert log_in(Client(), "ann", PASSWORD).status_code == 429
+
+
+@pytest.mark.django_db
+def test_the_admin_login_is_limited_too(django_user_model):
+    django_user_model.objects.create_superuser("root", password=PASSWORD)
+    fail(5, "root", path=ADMIN_LOGIN)
+    client = Client()
+
+    response = log_in(client, "root", PASSWORD, path=ADMIN_LOGIN)
+
+    assert response.status_code == 429
+    assert "Too many failed logins" in response.content.decode()
+    assert int(response["Retry-After"]) > 0
+    assert not logged_in(client)
+
+
+@pytest.mark.django_db
+def test_failures_on_the_admin_login_count_on_the_login_page(django_user_model):
+    django_user_model.objects.create_superuser("root", password=PASSWORD)
+    fail(3, "root", path=ADMIN_LOGIN)
+    fail(2, "root", path=LOGIN)
+
+    assert log_in(Client(), "root", PASSWORD).status_code == 429
+
+
+@pytest.mark.django_db
+def test_the_admin_login_still_works_under_the_limit(django_user_model):
+    django_user_model.objects.create_superuser("root", password=PASSWORD)
+    client = Client()
+
+    response = log_in(client, "root", PASSWORD, path=ADMIN_LOGIN)
+
+    assert response.status_code == 302
+    assert client.get("/admin/").status_code == 200
+
+
+# --- the rule itself --------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_refusal_ends_when_the_limit_th_newest_failure_leaves_the_window():
+    start = timezone.now() - timedelta(minutes=10)
+    for minute in range(6):  # six failures got in (e.g. a window setting that was raised)
+        LoginFailure.objects.create(username="ann", at=start + timedelta(minutes=minute))
+
+    with pytest.raises(LoginRefused) as refused:
+        start_login_attempt(username="ann", ip=None)
+
+    # Two of the six must age out for a sixth to fit under five: the 5th newest is minute 1.
+    assert refused.value.until == start + timedelta(minutes=1) + WINDOW
+
+
+@pytest.mark.django_db
+def test_the_later_of_two_refusals_wins():
+    now = timezone.now()
+    for minute in range(5):
+        LoginFailure.objects.create(username="ann", ip="", at=now - timedelta(minutes=10))
+        LoginFailure.objects.create(username=f"u{minute}", ip="10.0.0.1", at=now)
+
+    with pytest.raises(LoginRefused) as refused:
+        start_login_attempt(username="ann", ip="10.0.0.1", now=now)
+
+    assert refused.value.until == now + WINDOW
+
+
+@pytest.mark.django_db
+def test_clear_login_failures_forgets_only_that_username():
+    for name in ("ann", "Ann", "bob"):
+        start_login_attempt(username=name, ip="10.0.0.1")
+
+    assert clear_login_failures(username="ANN") == 2
+    assert list(LoginFailure.objects.values_list("username", flat=True)) == ["bob"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_guesses_cannot_get_past_the_limit_together():
+    """Each attempt is written down before it is checked, so of eight at once at most five
+    (the limit) go on to a password check, whatever the interleaving."""
+    barrier = threading.Barrier(8)
+    outcomes = [None] * 8
+
+    def attempt(i):
+        try:
+            barrier.wait()
+            outcomes[i] = start_login_attempt(username="ann", ip=f"10.0.0.{i}")
+        except LoginRefused as refused:
+            outcomes[i] = refused
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=attempt, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+    allowed = [o for o in outcomes if isinstance(o, LoginFailure)]
+    refused = [o for o in outcomes if isinstance(o, LoginRefused)]
+    assert len(allowed) + len(refused) == 8, outcomes
+    assert len(allowed) <= 5
+    assert failures(username="ann") == len(allowed)
+
+
+def test_a_limit_below_one_is_a_system_check_error(settings):
+    assert check_login_limits(None) == []
+    settings.LOGIN_FAILURE_LIMIT = 0
+
+    errors = check_login_limits(None)
+
+    assert [(e.id, e.msg) for e in errors] == [
+        ("accounts.E001", "LOGIN_FAILURE_LIMIT=0 must be a whole number of at least 1.")
+    ]
+
+
+def test_the_limits_are_read_from_the_environment():
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings'; "
+        "django.setup(); from django.conf import settings; "
+        "print(settings.LOGIN_FAILURE_LIMIT, settings.LOGIN_FAILURE_WINDOW_MINUTES)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "LOGIN_FAILURE_LIMIT": "3", "LOGIN_FAILURE_WINDOW_MINUTES": "60"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["3", "60"]
+
+
+# --- the client's address ---------------------------------------------------------------
+
+
+def request_from(remote_addr="192.0.2.1", forwarded=None):
+    extra = {"REMOTE_ADDR": remote_addr}
+    if forwarded is not None:
+        extra["HTTP_X_FORWARDED_FOR"] = forwarded
+    return RequestFactory().post(LOGIN, **extra)
+
+
+def test_the_client_address_is_remote_addr_when_no_proxy_is_trusted(settings):
+    settings.BEHIND_TLS_PROXY = False
+
+    assert client_ip(request_from("192.0.2.1", forwarded="203.0.113.9")) == "192.0.2.1"
+
+
+def test_behind_the_proxy_the_client_address_is_the_hop_the_proxy_appended(settings):
+    settings.BEHIND_TLS_PROXY = True
+
+    # The client sent "X-Forwarded-For: 1.2.3.4"; the proxy appended the address it saw.
+    assert client_ip(request_from("10.0.0.2", forwarded="1.2.3.4, 203.0.113.9")) == "203.0.113.9"
+    assert client_ip(request_from("10.0.0.2", forwarded="203.0.113.9")) == "203.0.113.9"
+    assert client_ip(request_from("10.0.0.2")) == "10.0.0.2"
+
+
+def test_an_ipv6_client_counts_as_its_slash_64(settings):
+    settings.BEHIND_TLS_PROXY = False
+
+    assert client_ip(request_from("2001:db8:1:2:aaaa::1")) == "2001:db8:1:2::/64"
+    assert client_ip(request_from("2001:db8:1:2:bbbb::9")) == "2001:db8:1:2::/64"
+    assert client_ip(request_from("::ffff:192.0.2.5")) == "192.0.2.5"
+
+
+def test_an_address_that_is_not_one_is_unknown(settings):
+    settings.BEHIND_TLS_PROXY = True
+
+    assert client_ip(request_from("", forwarded="1.2.3.4, not-an-address")) is None

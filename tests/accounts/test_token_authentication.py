@@ -1,0 +1,138 @@
+"""Calling the API with a personal token: ``Bearer`` or ``Token``; revoked, unknown and
+malformed keys are refused the way DRF refuses (403: session authentication comes first, so
+there is no WWW-Authenticate challenge); last use is written at most once a minute."""
+
+from datetime import timedelta
+
+import pytest
+import yaml
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from accounts.authentication import MESSAGES
+from accounts.tokens import create_token, revoke_token
+
+pytestmark = pytest.mark.django_db
+
+RUNS = "/api/v1/runs/"  # engineers only
+SYSTEMS = "/api/v1/systems/"
+
+
+def client_with(header: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=header)
+    return client
+
+
+@pytest.fixture
+def engineer(make_user):
+    return make_user("eng", "engineer")
+
+
+@pytest.fixture
+def key(engineer):
+    _token, key = create_token(user=engineer, name="ci")
+    return key
+
+
+@pytest.mark.parametrize("keyword", ["Bearer", "Token", "bearer"])
+def test_a_valid_key_calls_the_api_as_its_user(key, keyword):
+    assert client_with(f"{keyword} {key}").get(RUNS).status_code == 200
+
+
+def test_the_token_carries_its_users_roles(make_user):
+    _token, judge_key = create_token(user=make_user("ann", "judge"), name="ci")
+
+    assert client_with(f"Bearer {judge_key}").get(RUNS).status_code == 403
+    assert client_with(f"Bearer {judge_key}").get("/api/v1/assignments/").status_code == 200
+
+
+def test_a_token_writes_without_a_csrf_token(key):
+    client = client_with(f"Bearer {key}")
+    client.enforce_csrf_checks = True
+
+    response = client.post(SYSTEMS, {"name": "dense"}, format="json")
+
+    assert response.status_code == 201, response.content
+
+
+def test_a_revoked_token_is_refused(engineer):
+    token, key = create_token(user=engineer, name="ci")
+    revoke_token(token=token)
+
+    response = client_with(f"Bearer {key}").get(RUNS)
+
+    assert response.status_code == 403
+    assert response.json() == {"detail": MESSAGES["invalid"]}
+
+
+@pytest.mark.parametrize(
+    "header,message",
+    [
+        ("Bearer rs_not-a-key", MESSAGES["invalid"]),
+        ("Bearer", MESSAGES["no_key"]),
+        ("Bearer two parts", MESSAGES["spaces"]),
+        ("Bearer r\u00e9sum\u00e9", MESSAGES["encoding"]),
+    ],
+)
+def test_unknown_and_malformed_keys_are_refused(key, header, message):
+    response = client_with(header).get(RUNS)
+
+    assert response.status_code == 403
+    assert response.json() == {"detail": message}
+
+
+def test_another_scheme_is_not_ours_and_stays_anonymous(key):
+    response = client_with(f"Basic {key}").get(RUNS)
+
+    assert response.status_code == 403
+    assert response.json() == {"detail": "Authentication credentials were not provided."}
+
+
+def test_an_inactive_users_token_is_refused(engineer, key):
+    engineer.is_active = False
+    engineer.save(update_fields=["is_active"])
+
+    response = client_with(f"Bearer {key}").get(RUNS)
+
+    assert response.status_code == 403
+    assert response.json() == {"detail": MESSAGES["inactive"]}
+
+
+def test_last_use_is_recorded_at_most_once_a_minute(engineer):
+    token, key = create_token(user=engineer, name="ci")
+    client = client_with(f"Bearer {key}")
+    assert token.last_used_at is None
+
+    client.get(RUNS)
+    token.refresh_from_db()
+    first = token.last_used_at
+    assert first is not None and timezone.now() - first < timedelta(seconds=10)
+
+    with CaptureQueriesContext(connection) as queries:
+        client.get(RUNS)
+    updates = [q["sql"] for q in queries if q["sql"].startswith("UPDATE")]
+    assert updates == [], "a second use within a minute wrote last_used_at again"
+    token.refresh_from_db()
+    assert token.last_used_at == first
+
+    token.last_used_at = first - timedelta(minutes=2)
+    token.save(update_fields=["last_used_at"])
+    client.get(RUNS)
+    token.refresh_from_db()
+    assert token.last_used_at > first
+
+
+def test_the_schema_declares_the_token_as_http_bearer(tmp_path):
+    target = tmp_path / "schema.yaml"
+
+    call_command("spectacular", "--file", str(target))
+
+    schema = yaml.safe_load(target.read_text())
+    scheme = schema["components"]["securitySchemes"]["personalToken"]
+    assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
+    assert {"personalToken": []} in schema["paths"]["/api/v1/runs/"]["get"]["security"]
+    assert "tokenAuth" not in schema["components"]["securitySchemes"]

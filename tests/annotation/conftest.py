@@ -1,0 +1,21 @@
+import pytest
+
+from annotation import services
+from annotation.models import PairSource, Topic
+
+
+@pytest.fixture
+def setup(django_user_model):
+    """A lead, three judges and a campaign with overlap 3: two topics of three pairs each
+    (grade them with tests/annotation/adjudication_data.grade_all)."""
+    lead = django_user_model.objects.create_user("lead")
+    judges = [django_user_model.objects.create_user(f"j{i}") for i in range(3)]
+    campaign = services.create_campaign(lead=lead, name="Web Track 2026", overlap=3, judges=judges)
+    for qid in ("1", "2"):
+        Topic.objects.create(campaign=campaign, qid=qid, query=f"query {qid}")
+    services.add_pairs(
+        campaign=campaign,
+        pairs=[(q, f"d{i}") for q in ("1", "2") for i in range(3)],
+        source=PairSource.IMPORTED,
+    )
+    return campaign, lead, judges

@@ -1,0 +1,666 @@
+"""Backing up a whole campaign to one JSON file and restoring it (issue "Trust", item 7):
+the round trip keeps every field of every row, timestamps and history order included; a
+corrupt file is refused with its JSON path and leaves the database as it was."""
+
+import gzip
+import io
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from accounts.roles import Role
+from annotation import backup, services
+from annotation.models import (
+    Assignment,
+    Campaign,
+    CampaignJudge,
+    Document,
+    Judgment,
+    JudgmentChange,
+    LeadDecision,
+    Pair,
+    PairSource,
+    Publication,
+    PublishedGrade,
+    Topic,
+)
+from annotation.services import adjudication
+from evaluation import services as evaluation
+from evaluation.models import QrelsEntry, QrelsVersion
+
+pytestmark = pytest.mark.django_db
+
+User = get_user_model()
+
+
+# --- a campaign that uses every feature -----------------------------------------------------
+
+
+def make_user(username, *roles, **fields):
+    user = User.objects.create_user(username, **fields)
+    user.groups.add(*Group.objects.filter(name__in=roles))
+    return user
+
+
+def build_campaign(name="Web Track 2026 — backup"):
+    """Topics, documents with text and placeholders, pooled and gold pairs, three judges (one
+    added late, one removed with done work kept), grades, a skip, an undo, a regrade, notes,
+    retried requests, decisions (one superseded, one by a lead who left), two publications."""
+    lead = make_user("lead", Role.LEAD, first_name="Lea", last_name="Dé", email="lea@example.org")
+    co_lead = make_user("co-lead", Role.LEAD)
+    judges = [make_user(f"judge{i}", Role.JUDGE, first_name=f"J{i}") for i in range(3)]
+    leaver = make_user("leaver", Role.JUDGE)
+    campaign = services.create_campaign(
+        lead=lead,
+        name=name,
+        description="Ünïcode, <b>markup</b> and a\nnewline.",
+        scale="0-3",
+        guidelines="# Guidelines\n\nJudge the *page*, not the site.",
+        overlap=2,
+        relevance_threshold=2,
+        adjudication_rule="majority",
+        gold_min_accuracy=0.75,
+        judges=[judges[0], judges[1], leaver],
+    )
+    for qid in ("201", "101", "150"):  # not in qid order: creation order must survive
+        Topic.objects.create(
+            campaign=campaign,
+            qid=qid,
+            query=f"query {qid} “quoted”",
+            description=f"what {qid} is about",
+            narrative="" if qid == "150" else "Relevant documents say why.",
+        )
+    Document.objects.create(
+        campaign=campaign, docno="d1", title="Tïtle", text="Body\ttext", url="https://x.org/1"
+    )
+    services.add_pairs(
+        campaign=campaign,
+        pairs=[(q, f"d{i}") for q in ("201", "101") for i in (1, 2, 3)],
+        source=PairSource.POOLED,
+    )
+    services.set_gold(campaign=campaign, entries=[("150", "g1", 2)])
+    services.add_judge(campaign=campaign, judge=judges[2])
+
+    for n, assignment in enumerate(
+        Assignment.objects.filter(pair__campaign=campaign).order_by("pk")
+    ):
+        services.record_judgment(
+            assignment_id=assignment.pk,
+            judge=assignment.judge,
+            grade=(n * 7) % 4,
+            seconds=1.5 + n / 3,
+            request_id=uuid.uuid4() if n % 2 else None,
+        )
+    a = Assignment.objects.filter(pair__campaign=campaign, judge=judges[0]).order_by("pk")[0]
+    services.record_judgment(assignment_id=a.pk, judge=judges[0], grade=3, seconds=2.25)
+    services.set_note(assignment_id=a.pk, judge=judges[0], note="Changed my mind: see §2.")
+    b = Assignment.objects.filter(pair__campaign=campaign, judge=judges[1]).order_by("pk")[1]
+    services.skip_assignment(assignment_id=b.pk, judge=judges[1], reason="Page did not load")
+    c = Assignment.objects.filter(pair__campaign=campaign, judge=judges[1]).order_by("pk")[2]
+    services.undo_judgment(assignment_id=c.pk, judge=judges[1])
+    services.record_judgment(assignment_id=c.pk, judge=judges[1], grade=1, seconds=0.5)
+    d = Assignment.objects.filter(pair__campaign=campaign, judge=judges[2]).order_by("pk")[0]
+    services.undo_judgment(assignment_id=d.pk, judge=judges[2])  # stays open
+    services.remove_judge(campaign=campaign, judge=leaver)
+
+    for state in adjudication.pair_states(campaign=campaign):
+        if not state.decided:
+            adjudication.decide_pair(
+                campaign=campaign,
+                pair_id=state.pair_id,
+                lead=co_lead,
+                grade=1,
+                reason=f"settles {state.qid}/{state.docno}",
+                based_on=None,
+            )
+    first = LeadDecision.objects.filter(pair__campaign=campaign).order_by("pk").first()
+    adjudication.decide_pair(
+        campaign=campaign,
+        pair_id=first.pair_id,
+        lead=lead,
+        grade=3,
+        reason="On second thought: it answers it.",
+        based_on=first.pk,
+    )
+    adjudication.publish(campaign=campaign, user=lead)
+    services.add_pairs(campaign=campaign, pairs=[("101", "d9")], source=PairSource.UNJUDGED)
+    adjudication.publish(
+        campaign=campaign, user=None, description="With d9 open.", leave_out_undecided=True
+    )
+    co_lead.delete()  # their decisions stay, decided by nobody
+    return campaign
+
+
+def natural_keys() -> dict:
+    """pk → natural key for every model a row can point at."""
+    decisions = LeadDecision.objects.order_by("pk").values_list("pk", flat=True)
+    return {
+        User: dict(User.objects.values_list("pk", "username")),
+        Campaign: dict(Campaign.objects.values_list("pk", "name")),
+        Topic: dict(Topic.objects.values_list("pk", "qid")),
+        Document: dict(Document.objects.values_list("pk", "docno")),
+        Pair: {
+            p.pk: (p.topic.qid, p.document.docno)
+            for p in Pair.objects.select_related("topic", "document")
+        },
+        Assignment: {
+            a.pk: (a.pair.topic.qid, a.pair.document.docno, a.judge.username)
+            for a in Assignment.objects.select_related("pair__topic", "pair__document", "judge")
+        },
+        LeadDecision: {pk: f"decision #{n}" for n, pk in enumerate(decisions)},
+        QrelsVersion: {q.pk: q.label for q in QrelsVersion.objects.all()},
+        Publication: {p.pk: p.qrels.label for p in Publication.objects.select_related("qrels")},
+    }
+
+
+DUMPED = [
+    Campaign,
+    CampaignJudge,
+    Topic,
+    Document,
+    Pair,
+    Assignment,
+    Judgment,
+    JudgmentChange,
+    LeadDecision,
+    QrelsVersion,
+    QrelsEntry,
+    Publication,
+    PublishedGrade,
+]
+
+
+def dump() -> dict:
+    """Every field of every row of the campaign models (ids replaced by natural keys), rows in
+    id order, and every user's name, email and roles. Written without the backup code, so a
+    field the backup forgets shows up here."""
+    keys = natural_keys()
+    result = {}
+    for model in DUMPED:
+        fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+        rows = []
+        for obj in model.objects.order_by("pk"):
+            row = {}
+            for field in fields:
+                value = getattr(obj, field.attname)
+                if field.is_relation and value is not None:
+                    value = keys[field.related_model][value]
+                row[field.name] = value
+            rows.append(row)
+        result[model.__name__] = rows
+    result["users"] = [
+        (u.username, u.first_name, u.last_name, u.email, sorted(g.name for g in u.groups.all()))
+        for u in User.objects.order_by("username").prefetch_related("groups")
+    ]
+    return result
+
+
+def delete_everything() -> None:
+    """Empty every table the backup fills, users included, as on a fresh instance."""
+    for model in (PublishedGrade, Publication):
+        model.objects.all().delete()
+    while LeadDecision.objects.exists():  # each protects the one it supersedes
+        LeadDecision.objects.filter(superseded_by__isnull=True).delete()
+    Campaign.objects.all().delete()
+    QrelsVersion.objects.all().delete()
+    User.objects.all().delete()
+
+
+def row_counts() -> dict[str, int]:
+    return {model._meta.label: model.objects.count() for model in apps.get_models()}
+
+
+def export(campaign, path: Path) -> str:
+    out = io.StringIO()
+    call_command("export_campaign", str(campaign.pk), "-o", str(path), stdout=out)
+    return out.getvalue()
+
+
+def import_file(path: Path, *args) -> str:
+    out = io.StringIO()
+    call_command("import_campaign", str(path), *args, stdout=out)
+    return out.getvalue()
+
+
+def read_document(path: Path) -> dict:
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    return json.loads(data)
+
+
+def without_export_time(document: dict) -> dict:
+    return {k: v for k, v in document.items() if k != "exported_at"}
+
+
+# --- round trip ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("filename", ["backup.json", "backup.json.gz"])
+def test_a_campaign_survives_export_and_import_into_an_empty_instance(tmp_path, filename):
+    campaign = build_campaign()
+    before = dump()
+    assert len(before["LeadDecision"]) >= 2 and before["LeadDecision"][-1]["supersedes"]
+    assert [len(before[m]) for m in ("Publication", "QrelsVersion")] == [2, 2]
+    assert any(d["decided_by"] is None for d in before["LeadDecision"])
+    path = tmp_path / filename
+    said = export(campaign, path)
+    assert said.startswith(f"Wrote campaign {campaign.name!r} (id {campaign.pk}) to {path}")
+    document = read_document(path)
+
+    delete_everything()
+    assert not Campaign.objects.exists() and not User.objects.exists()
+    said = import_file(path)
+
+    after = dump()
+    users_after = after.pop("users")
+    users_before = before.pop("users")
+    assert after == before
+    # co-lead was deleted before the export; everybody else comes back with their roles.
+    assert users_after == [u for u in users_before if u[0] != "co-lead"]
+    restored = Campaign.objects.get()
+    assert said.splitlines()[0].startswith(f"Created campaign {campaign.name!r} (id {restored.pk})")
+    assert "Created qrels web-track-2026-backup v1, web-track-2026-backup v2." in said
+    assert (
+        "Created 5 user(s), inactive and without a password (an admin activates them and "
+        "sets a password): judge0, judge1, judge2, lead, leaver." in said
+    )
+    for user in User.objects.all():
+        assert not user.is_active and not user.has_usable_password() and not user.is_staff
+    # The restored campaign exports to the same document.
+    again = tmp_path / f"again-{filename}"
+    export(restored, again)
+    assert without_export_time(read_document(again)) == without_export_time(document)
+
+
+def test_the_judges_queue_and_the_history_keep_their_order(tmp_path):
+    """Orderings that break ties by id (topics in a judge's queue, history entries with the
+    same time) come back the same."""
+    campaign = build_campaign()
+    judge = User.objects.get(username="judge0")
+
+    def queue_and_history(campaign, judge):
+        ids = services.judge_queue(campaign=campaign, judge=judge)
+        pairs = {
+            a.pk: (a.pair.topic.qid, a.pair.document.docno)
+            for a in Assignment.objects.filter(pk__in=ids).select_related(
+                "pair__topic", "pair__document"
+            )
+        }
+        queue = [pairs[pk] for pk in ids]
+        history = list(
+            JudgmentChange.objects.filter(assignment__pair__campaign=campaign).values_list(
+                "assignment__pair__topic__qid", "action", "changed_at"
+            )
+        )
+        return queue, history
+
+    before = queue_and_history(campaign, judge)
+    export(campaign, tmp_path / "b.json")
+    delete_everything()
+    import_file(tmp_path / "b.json")
+    assert queue_and_history(Campaign.objects.get(), User.objects.get(username="judge0")) == before
+
+
+def test_key_order_in_the_file_does_not_matter(tmp_path):
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    before = dump()
+
+    def reversed_keys(value):
+        if isinstance(value, dict):
+            return {k: reversed_keys(value[k]) for k in reversed(list(value))}
+        if isinstance(value, list):
+            return [reversed_keys(v) for v in value]
+        return value
+
+    document = reversed_keys(read_document(tmp_path / "b.json"))
+    (tmp_path / "r.json").write_text(json.dumps(document))
+    delete_everything()
+    import_file(tmp_path / "r.json")
+    after = dump()
+    after.pop("users"), before.pop("users")
+    assert after == before
+
+
+# --- importing next to existing data --------------------------------------------------------
+
+
+def test_importing_a_published_campaign_twice_is_refused_and_changes_nothing(tmp_path):
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    counts = row_counts()
+    with pytest.raises(CommandError) as refused:
+        import_file(tmp_path / "b.json")
+    message = str(refused.value)
+    assert message.startswith("nothing imported:\n")
+    assert (
+        f"b.json: publications[0].qrels: qrels web-track-2026-backup v1 already exists here, "
+        f"published by campaign {campaign.name!r} (id {campaign.pk}); this backup seems "
+        "imported already" in message
+    )
+    assert "publications[1].qrels: qrels web-track-2026-backup v2 already exists" in message
+    assert row_counts() == counts
+
+
+def test_a_campaign_without_publications_imports_again_as_a_second_campaign(tmp_path):
+    lead = make_user("lead", Role.LEAD)
+    campaign = services.create_campaign(lead=lead, name="Pilot", judges=[lead])
+    Topic.objects.create(campaign=campaign, qid="1", query="q")
+    services.add_pairs(campaign=campaign, pairs=[("1", "d1")], source=PairSource.IMPORTED)
+    export(campaign, tmp_path / "b.json")
+    said = import_file(tmp_path / "b.json", "--no-create-users")  # everybody is here
+    assert "Linked 1 existing user(s), left unchanged: lead." in said
+    assert "Created" not in said.split("\n", 1)[1]
+    assert Campaign.objects.filter(name="Pilot").count() == 2
+    copy = Campaign.objects.exclude(pk=campaign.pk).get()
+    assert copy.lead == lead and list(copy.judges.all()) == [lead]
+    assert Assignment.objects.filter(pair__campaign=copy, judge=lead).count() == 1
+    assert User.objects.get(username="lead").is_active  # an existing user is left alone
+
+
+def test_an_identical_unpublished_qrels_version_is_reused(tmp_path):
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    before = dump()
+    # The campaign goes, its qrels versions stay.
+    for model in (PublishedGrade, Publication):
+        model.objects.all().delete()
+    while LeadDecision.objects.exists():
+        LeadDecision.objects.filter(superseded_by__isnull=True).delete()
+    Campaign.objects.all().delete()
+    assert QrelsVersion.objects.count() == 2
+    said = import_file(tmp_path / "b.json")
+    assert "Reused qrels web-track-2026-backup v1, web-track-2026-backup v2" in said
+    assert QrelsVersion.objects.count() == 2
+    after = dump()
+    assert after == before
+
+
+def test_a_different_qrels_version_of_the_same_name_and_number_is_refused(tmp_path):
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    delete_everything()
+    evaluation.import_qrels(source=b"1 0 d1 1\n", filename="q.txt", name="web-track-2026-backup")
+    counts = row_counts()
+    with pytest.raises(
+        CommandError,
+        match=r"publications\[0\]\.qrels: qrels web-track-2026-backup "
+        r"v1 already exists here with other grades",
+    ) as refused:
+        import_file(tmp_path / "b.json")
+    assert "v2" not in str(refused.value)  # v2 is free: only v1 is in the way
+    assert row_counts() == counts
+
+
+def test_no_create_users_refuses_a_backup_naming_unknown_people(tmp_path):
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    delete_everything()
+    make_user("lead", Role.LEAD)
+    counts = row_counts()
+    with pytest.raises(CommandError) as refused:
+        import_file(tmp_path / "b.json", "--no-create-users")
+    message = str(refused.value)
+    assert "b.json: users[0].username: no user 'judge0' on this instance (--no-create-users" in (
+        message
+    )
+    assert "'lead'" not in message and "'leaver'" in message
+    assert row_counts() == counts
+
+
+# --- refused files ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_backup(tmp_path, monkeypatch):
+    """A small campaign's backup document (as a dict) and a function that writes a variant
+    of it and imports it, returning the refusal's message."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    document = read_document(tmp_path / "b.json")
+    delete_everything()
+
+    monkeypatch.chdir(tmp_path)  # errors name the file as given: backup.json
+
+    def refused(data: bytes | dict, name="backup.json") -> str:
+        if isinstance(data, dict):
+            data = json.dumps(data).encode()
+        Path(name).write_bytes(data)
+        counts = row_counts()
+        with pytest.raises(CommandError) as error:
+            import_file(Path(name))
+        assert row_counts() == counts
+        message = str(error.value)
+        assert message.startswith("nothing imported:\n")
+        return message.removeprefix("nothing imported:\n")
+
+    return document, refused
+
+
+def test_refusals_name_the_file_and_the_json_path(small_backup):
+    document, refused = small_backup
+    del document["topics"][2]["qid"]
+    assert refused(document).splitlines() == [
+        "backup.json: topics[2].qid: missing",
+        "backup.json: pairs[6].qid: topic '150' is not in topics",
+    ]
+
+
+def edit(document: dict, change) -> dict:
+    change(document)
+    return document
+
+
+def first_judgment(document):
+    return next(j for j in document["judgments"] if j["grade"] is not None)
+
+
+def bump_grade(entry):
+    entry[2] = (entry[2] + 1) % 4
+
+
+CORRUPTIONS = {
+    "not JSON": (
+        lambda d: b'{"format": "relevance-studio-campaign",\n}',
+        "backup.json: not valid JSON: Expecting property name enclosed in double quotes "
+        "(line 2, column 1)",
+    ),
+    "not an object": (lambda d: b"[1, 2]", "the document must be a JSON object"),
+    "nested too deeply": (lambda d: b"[" * 100_000, "not valid JSON: nested too deeply"),
+    "a huge integer": (
+        lambda d: json.dumps(d).replace('"version": 1', '"version": ' + "9" * 5000).encode(),
+        "not valid JSON: Exceeds the limit (4300 digits) for integer string conversion",
+    ),
+    "not UTF-8": (lambda d: b'{"format": "\xff"}', "not UTF-8 text (byte 12)"),
+    "NaN": (
+        lambda d: json.dumps(
+            edit(d, lambda x: x["judgments"][0].update(seconds=float("nan")))
+        ).encode(),
+        "not valid JSON: NaN is not a JSON number",
+    ),
+    "another format": (
+        lambda d: edit(d, lambda x: x.update(format="trec-qrels")),
+        "format: must be 'relevance-studio-campaign'",
+    ),
+    "a newer version": (
+        lambda d: edit(d, lambda x: x.update(version=2)),
+        "version: 2 is not a version this Relevance Studio reads (it reads version 1)",
+    ),
+    "a missing section": (lambda d: edit(d, lambda x: x.pop("changes")), "changes: missing"),
+    "an unknown key": (
+        lambda d: edit(d, lambda x: x["pairs"][1].update(weight=2)),
+        "pairs[1].weight: unknown key",
+    ),
+    "a key twice": (
+        lambda d: json.dumps(d).replace('"qid":', '"qid": "x", "qid":', 1).encode(),
+        "topics[0]: key 'qid' appears more than once",
+    ),
+    "a duplicate qid": (
+        lambda d: edit(d, lambda x: x["topics"].append(dict(x["topics"][0]))),
+        "topics[3].qid: '201' is already topics[0]",
+    ),
+    "a judgment for an unknown pair": (
+        lambda d: edit(d, lambda x: first_judgment(x).update(docno="nope")),
+        "'nope') is not in pairs",
+    ),
+    "a decision superseding an unknown one": (
+        lambda d: edit(d, lambda x: x["decisions"][-1].update(supersedes=99)),
+        "supersedes: decision 99 is not among the decisions listed before this one",
+    ),
+    "a second first decision": (
+        lambda d: edit(d, lambda x: x["decisions"][-1].update(supersedes=None)),
+        "supersedes: the pair's first decision is decisions[0]",
+    ),
+    "a grade off the scale": (
+        lambda d: edit(d, lambda x: first_judgment(x).update(grade=4)),
+        ".grade: grade 4 is not on the campaign's scale (0, 1, 2, 3)",
+    ),
+    "a gold grade off the scale": (
+        lambda d: edit(
+            d,
+            lambda x: next(p for p in x["pairs"] if p["gold_grade"] is not None).update(
+                gold_grade=-1
+            ),
+        ),
+        ".gold_grade: grade -1 is not on the campaign's scale",
+    ),
+    "a slot beyond the overlap": (
+        lambda d: edit(d, lambda x: x["assignments"][0].update(slot=5)),
+        "assignments[0].slot: must be between 1 and the overlap (2)",
+    ),
+    "a judgment with neither grade nor skip": (
+        lambda d: edit(d, lambda x: first_judgment(x).update(grade=None)),
+        "a judgment needs a grade or a skip reason",
+    ),
+    "an unknown user": (
+        lambda d: edit(d, lambda x: x["campaign"].update(lead="nobody")),
+        "campaign.lead: user 'nobody' is not in users",
+    ),
+    "a time without zone": (
+        lambda d: edit(d, lambda x: x["pairs"][0].update(added_at="2026-01-01T10:00:00")),
+        "pairs[0].added_at: '2026-01-01T10:00:00' has no time zone",
+    ),
+    "a NUL character": (
+        lambda d: edit(d, lambda x: x["documents"][0].update(text="a\x00b")),
+        "documents[0].text: contains a NUL character",
+    ),
+    "a wrong type": (
+        lambda d: edit(d, lambda x: x["assignments"][0].update(position="1")),
+        "assignments[0].position: must be an integer",
+    ),
+    "an unknown status": (
+        lambda d: edit(d, lambda x: x["assignments"][0].update(status="lost")),
+        "assignments[0].status: 'lost' is not one of open, done, skipped",
+    ),
+    "a qrels checksum that does not match": (
+        lambda d: edit(d, lambda x: bump_grade(x["publications"][0]["qrels"]["entries"][0])),
+        "publications[0].qrels.checksum: does not match the entries",
+    ),
+    "a published grade naming an unknown decision": (
+        lambda d: edit(d, lambda x: x["publications"][1]["grades"][0].update(decision=77)),
+        "publications[1].grades[0].decision: decision 77 is not in decisions",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CORRUPTIONS)
+def test_a_corrupt_backup_is_refused_and_stores_nothing(small_backup, case):
+    document, refused = small_backup
+    corrupt, expected = CORRUPTIONS[case]
+    message = refused(corrupt(document))
+    assert expected in message
+    assert message.startswith("backup.json: ")
+
+
+def test_a_truncated_gzip_file_is_refused(small_backup):
+    document, refused = small_backup
+    data = gzip.compress(json.dumps(document).encode())
+    assert refused(data[:-30], name="b.json.gz") == "b.json.gz: gzip stream is truncated"
+
+
+def test_a_gzip_bomb_is_refused_before_it_fills_memory(small_backup, settings):
+    _, refused = small_backup
+    settings.MAX_UPLOAD_MB = 1
+    bomb = gzip.compress(b" " * (5 << 20))
+    assert len(bomb) < 10_000
+    assert refused(bomb, name="bomb.json.gz") == (
+        "bomb.json.gz: file is larger than the limit of 1048576 bytes (after decompression)"
+    )
+
+
+def test_the_first_50_problems_are_listed_and_the_rest_counted(small_backup):
+    document, refused = small_backup
+    for assignment in document["assignments"]:
+        assignment.update(slot="1", overlap=-1, position=None, status="lost")
+    total = 4 * len(document["assignments"])
+    assert total > 50
+    lines = refused(document).splitlines()
+    assert len(lines) == 51
+    assert lines[0] == "backup.json: assignments[0].slot: must be an integer"
+    assert lines[-1] == f"... and {total - 50} more problems"
+
+
+# --- the library call ---------------------------------------------------------------------
+
+
+def test_export_writes_one_list_item_per_line(tmp_path):
+    campaign = build_campaign()
+    out = io.StringIO()
+    summary = backup.export_campaign(campaign=campaign, out=out)
+    text = out.getvalue()
+    assert summary.counts["assignments"] == Assignment.objects.count()
+    assert summary.counts["entries"] == QrelsEntry.objects.count()
+    lines = text.splitlines()
+    assert lines[0].startswith('{"format":"relevance-studio-campaign","version":1,"exported_at":')
+    assert sum(line.startswith('{"qid"') for line in lines) >= Assignment.objects.count()
+    document = json.loads(text)
+    assert list(document) == list(backup.schema.TOP_KEYS)
+    assert [u["username"] for u in document["users"]] == [
+        "judge0",
+        "judge1",
+        "judge2",
+        "lead",
+        "leaver",
+    ]
+    assert document["users"][3]["roles"] == ["lead"]
+    assert "password" not in text
+
+
+def test_export_names_a_missing_campaign(tmp_path):
+    with pytest.raises(CommandError, match="no campaign with id 999"):
+        export(Campaign(pk=999), tmp_path / "b.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_export_leaves_no_file(tmp_path, monkeypatch):
+    campaign = build_campaign()
+
+    def broken(campaign):
+        yield {"qid": "1"}
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr("annotation.backup.exporting._pairs", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        backup.write_campaign_file(campaign=campaign, path=tmp_path / "b.json.gz")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_export_outside_a_transaction_reads_one_snapshot(tmp_path):
+    """The command's own transaction (REPEATABLE READ on PostgreSQL) is the one it opens."""
+    campaign = build_campaign()
+    before = dump()
+    export(campaign, tmp_path / "b.json")
+    delete_everything()
+    import_file(tmp_path / "b.json")
+    after = dump()
+    after.pop("users"), before.pop("users")
+    assert after == before

@@ -1,0 +1,259 @@
+"""The dashboards over the API: leaderboard, a run's topics, a topic across runs and
+comparisons, with the numbers of `manage.py evaluate` and evaluation.significance; and a run
+upload that is scored by the same job. Who may call what is in test_permissions.py."""
+
+import contextlib
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from evaluation import dashboards, services, significance
+from evaluation.models import Evaluation
+from jobs.models import Job, JobStatus
+from tests.api.conftest import upload
+from tests.evaluation.dashboard_data import BM25, DENSE, small_world
+
+pytestmark = pytest.mark.django_db
+
+MEASURES = list(services.DASHBOARD_MEASURES)
+
+
+@pytest.fixture
+def client(api, make_user):
+    return api(make_user("eng", "engineer"))
+
+
+@pytest.fixture
+def world(media_root):
+    return small_world()
+
+
+def evaluate_json(qrels, run) -> dict:
+    out = io.StringIO()
+    args = ["evaluate", f"{qrels.name}@{qrels.version}", str(run), "-q", "--format", "json"]
+    for spec in MEASURES:
+        args += ["-m", spec]
+    with contextlib.redirect_stdout(out):
+        call_command(*args)
+    return json.loads(out.getvalue())
+
+
+def test_the_leaderboard_has_evaluates_means_and_the_stored_intervals(client, world):
+    qrels, bm25, dense = world
+
+    body = client.get("/api/v1/leaderboard/", {"qrels": qrels.pk}).json()
+
+    assert body["scoring"] == {
+        "qrels": qrels.pk,
+        "qrels_label": "dl v1",
+        "measures": MEASURES,
+        "gain": "linear",
+        "relevance_level": 1,
+        "complete": False,
+        "trec_eval_version": 9,
+    }
+    assert [m["name"] for m in body["measures"]] == dashboards.output_names(MEASURES)
+    rows = {row["run"]: row for row in body["rows"]}
+    for run in (bm25, dense):
+        assert rows[run.pk]["means"] == {
+            name: value
+            for name, value in evaluate_json(qrels, run)["all"].items()
+            if name in rows[run.pk]["means"]
+        }
+        stored = Evaluation.objects.get(run=run).intervals
+        assert {n: [i["low"], i["high"]] for n, i in rows[run.pk]["intervals"].items()} == stored
+        assert "judged_10" in rows[run.pk]["warnings"]
+    assert body["unscored_runs"] == 0
+
+
+def test_the_leaderboard_sorts_and_takes_other_options(client, world):
+    qrels, _, _ = world
+
+    body = client.get(
+        "/api/v1/leaderboard/", {"qrels": qrels.pk, "gain": "exp", "sort": "system"}
+    ).json()
+
+    assert body["rows"] == [] and body["unscored_runs"] == 2
+    assert body["scoring"]["gain"] == "exp"
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "message"),
+    [
+        ({"measures": "num_ret"}, "measures", "dashboards show means over topics"),
+        ({"measures": "ndcg_cut.0"}, "measures", "is not a positive integer"),
+        ({"qrels": 999}, "qrels", "No qrels version with id 999."),
+        ({"relevance_level": 0}, "relevance_level", "greater than or equal to 1"),
+        ({"gain": "log"}, "gain", "is not a valid choice"),
+    ],
+)
+def test_bad_options_are_a_400_naming_them(client, world, params, field, message):
+    response = client.get("/api/v1/leaderboard/", params)
+
+    assert response.status_code == 400
+    assert message in " ".join(response.json()[field])
+
+
+def test_a_runs_topics_are_evaluates_worst_first_with_their_unjudged_documents(client, world):
+    qrels, bm25, _ = world
+
+    response = client.get(
+        f"/api/v1/runs/{bm25.pk}/topics/", {"qrels": qrels.pk, "measure": "P_5", "k": 2}
+    )
+
+    body = response.json()
+    printed = evaluate_json(qrels, bm25)
+    assert (body["measure"], body["k"], body["evaluation"]) == (
+        "P_5",
+        2,
+        Evaluation.objects.get(run=bm25).pk,
+    )
+    assert body["means"] == {n: printed["all"][n] for n in body["means"]}
+    topics = {t["qid"]: t for t in body["topics"]}
+    for qid, values in printed["per_topic"].items():
+        assert topics[qid]["values"] == {n: values[n] for n in topics[qid]["values"]}
+    assert [t["qid"] for t in body["topics"]] == sorted(
+        topics, key=lambda q: (topics[q]["values"]["P_5"], q)
+    )
+    assert topics["1"]["unjudged_docnos"] == ["u5"] and topics["3"]["unjudged_docnos"] == ["u8"]
+    assert (topics["1"]["unjudged"], topics["1"]["retrieved"]) == (1, 2)
+
+
+def test_a_run_not_scored_with_the_options_is_a_404_naming_it(client, world):
+    qrels, bm25, _ = world
+
+    response = client.get(f"/api/v1/runs/{bm25.pk}/topics/", {"qrels": qrels.pk, "complete": 1})
+
+    assert response.status_code == 404
+    assert response.json()["detail"] == "Not scored with these options: bm25/bm25."
+
+
+def test_a_topic_across_runs(client, world):
+    qrels, bm25, _ = world
+
+    body = client.get("/api/v1/leaderboard/topics/1/", {"qrels": qrels.pk, "k": 3}).json()
+
+    assert (body["qid"], body["k"], body["judged"]) == ("1", 3, 4)
+    assert body["grades"] == {"0": 1, "1": 1, "2": 1, "3": 1}
+    assert body["ideal"] == [
+        {"docno": "d1", "grade": 3},
+        {"docno": "d9", "grade": 2},
+        {"docno": "d3", "grade": 1},
+    ]
+    runs = {r["run"]: r for r in body["runs"]}
+    assert runs[bm25.pk]["values"] == Evaluation.objects.get(run=bm25).per_topic["1"]
+    assert [(d["docno"], d["grade"]) for d in runs[bm25.pk]["top"]] == [
+        ("d1", 3),
+        ("u5", None),
+        ("d3", 1),
+    ]
+    assert client.get("/api/v1/leaderboard/topics/404/").status_code == 404
+
+
+def test_a_comparison_is_significance_on_the_common_topics(client, world):
+    qrels, bm25, dense = world
+
+    body = client.get(
+        "/api/v1/comparison/",
+        {"qrels": qrels.pk, "baseline": bm25.pk, "runs": dense.pk, "measure": "ndcg_cut_10"},
+    ).json()
+
+    a = Evaluation.objects.get(run=bm25).per_topic
+    b = Evaluation.objects.get(run=dense).per_topic
+    expected = significance.compare(
+        [a[q]["ndcg_cut_10"] for q in ("1", "3")], [b[q]["ndcg_cut_10"] for q in ("1", "3")]
+    )
+    assert (body["topics"], body["left_out"], body["permutations"]) == (2, 1, 10_000)
+    [c] = body["comparisons"]
+    assert c["mean_delta"] == expected.mean_delta
+    assert c["randomisation"]["p_value"] == expected.randomisation.p_value
+    assert c["t_test"]["statistic"] == expected.t_test.statistic
+    assert c["wilcoxon"]["p_value"] == expected.wilcoxon.p_value
+    assert c["delta_interval"]["low"] == expected.delta_interval.low
+    assert c["cohens_d"] == expected.cohens_d
+    assert (c["wins"], c["ties"], c["losses"]) == (expected.wins, expected.ties, expected.losses)
+    assert [d["qid"] for d in c["deltas"]] == sorted(
+        ("1", "3"), key=lambda q: b[q]["ndcg_cut_10"] - a[q]["ndcg_cut_10"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({}, "baseline"),
+        ({"baseline": "x", "runs": "1"}, "baseline"),
+        ({"baseline": "{bm25}", "runs": "{bm25}"}, "runs"),
+        ({"baseline": "{bm25}", "runs": "999"}, "runs"),
+    ],
+)
+def test_a_comparison_needs_a_baseline_and_other_known_runs(client, world, params, field):
+    qrels, bm25, _ = world
+    params = {k: v.format(bm25=bm25.pk) for k, v in params.items()}
+
+    response = client.get("/api/v1/comparison/", {"qrels": qrels.pk, **params})
+
+    assert response.status_code == 400 and field in response.json()
+
+
+def test_comparing_an_unscored_run_is_a_404(client, world):
+    qrels, bm25, dense = world
+    Evaluation.objects.filter(run=dense).delete()
+
+    response = client.get(
+        "/api/v1/comparison/", {"qrels": qrels.pk, "baseline": bm25.pk, "runs": dense.pk}
+    )
+
+    assert response.status_code == 404 and "dense/dense" in response.json()["detail"]
+
+
+def test_an_upload_with_qrels_is_imported_and_scored_by_one_job(client, world, run_jobs):
+    qrels, _, _ = world
+
+    with run_jobs():
+        response = client.post(
+            "/api/v1/runs/",
+            {
+                "file": upload("new.run", BM25.replace(b"bm25", b"new")),
+                "system": "new",
+                "qrels": qrels.pk,
+            },
+            format="multipart",
+        )
+
+    assert response.status_code == 202, response.content
+    job = Job.objects.get(pk=response.json()["id"])
+    assert (job.kind, job.status) == ("evaluation.import_and_score", JobStatus.SUCCEEDED)
+    body = client.get("/api/v1/leaderboard/", {"qrels": qrels.pk}).json()
+    assert job.result["run"] in {row["run"] for row in body["rows"]}
+
+
+def test_an_upload_without_qrels_only_imports(client, world, run_jobs):
+    with run_jobs():
+        response = client.post(
+            "/api/v1/runs/",
+            {"file": upload("new.run", DENSE.replace(b"dense", b"x")), "system": "x"},
+            format="multipart",
+        )
+
+    assert Job.objects.get(pk=response.json()["id"]).kind == "evaluation.import_run"
+    assert Evaluation.objects.count() == 2
+
+
+def test_an_upload_with_bad_scoring_options_is_refused_before_anything_is_stored(client, world):
+    qrels, _, _ = world
+
+    response = client.post(
+        "/api/v1/runs/",
+        {
+            "file": upload("n.run", b"1 Q0 a 1 1 t\n"),
+            "system": "x",
+            "qrels": qrels.pk,
+            "measures": "num_q",
+        },
+        format="multipart",
+    )
+
+    assert response.status_code == 400 and "measures" in response.json()
+    assert not Job.objects.exists()

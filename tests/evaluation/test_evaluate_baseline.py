@@ -1,0 +1,220 @@
+"""`manage.py evaluate RUN --baseline BASE [--fail-if-worse]`: the comparison a CI pipeline
+gates on. Its numbers are evaluation.significance's on the topics both runs have, and the
+ones the comparison page and API show for the same stored runs."""
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation import dashboards, demo, measures, services, significance, trec
+from tests.evaluation.dashboard_data import small_world
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = ["ndcg_cut.10", "P.5", "map"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Demo qrels (40 topics) and three runs: strong, weak, and strong again but renamed."""
+    folder = tmp_path_factory.mktemp("gate")
+    qrels = demo.make_qrels_text(topics=40)
+    (folder / "qrels.txt").write_text(qrels)
+    for name, strength in (("strong", 0.9), ("weak", 0.2)):
+        text = demo.make_run_text(qrels, tag=name, strength=strength, noise=1.0, depth=50)
+        (folder / f"{name}.run").write_text(text)
+    return folder
+
+
+def manage(*args):
+    return subprocess.run(
+        [sys.executable, "manage.py", "evaluate", *args], cwd=ROOT, capture_output=True, text=True
+    )
+
+
+def measure_args():
+    return [arg for spec in SPECS for arg in ("-m", spec)]
+
+
+def test_a_significantly_worse_run_fails_the_gate(files):
+    result = manage(
+        str(files / "qrels.txt"),
+        str(files / "weak.run"),
+        *measure_args(),
+        "--baseline",
+        str(files / "strong.run"),
+        "--fail-if-worse",
+    )
+
+    assert result.returncode == 1, result.stderr
+    assert "is significantly worse than the baseline" in result.stderr
+    assert "ndcg_cut_10" in result.stderr.splitlines()[-1]
+    assert "significantly worse" in result.stdout
+
+
+def test_a_better_run_passes_the_gate_and_the_trec_output_is_unchanged(files):
+    plain = manage(str(files / "qrels.txt"), str(files / "strong.run"), *measure_args())
+    gated = manage(
+        str(files / "qrels.txt"),
+        str(files / "strong.run"),
+        *measure_args(),
+        "--baseline",
+        str(files / "weak.run"),
+        "--fail-if-worse",
+    )
+
+    assert gated.returncode == 0, gated.stderr
+    assert gated.stdout.startswith(plain.stdout + "\n")
+    table = gated.stdout[len(plain.stdout) + 1 :].splitlines()
+    assert table[0].startswith("Compared with the baseline") and "on 40 topics" in table[0]
+    assert [line.split()[0] for line in table[3:]] == ["map", "P_5", "ndcg_cut_10"]
+    assert all(line.endswith("significantly better") for line in table[3:])
+
+
+def test_the_json_comparison_is_significance_on_the_common_topics(files):
+    out = manage(
+        str(files / "qrels.txt"),
+        str(files / "weak.run"),
+        *measure_args(),
+        "--baseline",
+        str(files / "strong.run"),
+        "--format",
+        "json",
+    )
+
+    document = json.loads(out.stdout)
+    qrels = trec.read_qrels(files / "qrels.txt")
+    weak = measures.evaluate(qrels, trec.read_run(files / "weak.run"), SPECS).per_topic
+    strong = measures.evaluate(qrels, trec.read_run(files / "strong.run"), SPECS).per_topic
+    comparison = document["comparison"]
+    assert (comparison["topics"], comparison["left_out"], comparison["permutations"]) == (
+        40,
+        0,
+        10_000,
+    )
+    for row in comparison["measures"]:
+        name = row["measure"]
+        expected = significance.compare(strong[name].to_numpy(), weak[name].to_numpy())
+        assert row["mean_delta"] == expected.mean_delta
+        assert row["delta_interval"] == [expected.delta_interval.low, expected.delta_interval.high]
+        assert row["randomisation_p"] == expected.randomisation.p_value
+        assert row["t_test_p"] == expected.t_test.p_value
+        assert row["wilcoxon_p"] == expected.wilcoxon.p_value
+        assert row["cohens_d"] == expected.cohens_d
+        assert row["verdict"] == "worse"
+    assert document["all"] == {
+        k: v
+        for k, v in json.loads(
+            manage(
+                str(files / "qrels.txt"),
+                str(files / "weak.run"),
+                *measure_args(),
+                "--format",
+                "json",
+            ).stdout
+        )["all"].items()
+    }
+
+
+def test_the_csv_comparison_is_a_second_block(files):
+    out = manage(
+        str(files / "qrels.txt"),
+        str(files / "weak.run"),
+        "-m",
+        "map",
+        "--baseline",
+        str(files / "strong.run"),
+        "--format",
+        "csv",
+    ).stdout
+
+    first, second = out.split("\n\n")
+    assert first.startswith("qid,map") and second.startswith("measure,mean_baseline")
+    assert second.splitlines()[1].startswith("map,") and second.rstrip().endswith(",worse")
+
+
+def test_fail_if_worse_needs_a_baseline(files):
+    result = manage(str(files / "qrels.txt"), str(files / "weak.run"), "--fail-if-worse")
+
+    assert result.returncode == 1 and "--fail-if-worse needs --baseline" in result.stderr
+
+
+def test_topics_only_one_run_has_are_left_out(files, tmp_path):
+    lines = (files / "weak.run").read_text().splitlines(keepends=True)
+    first_topic = lines[0].split()[0]
+    (tmp_path / "fewer.run").write_text(
+        "".join(line for line in lines if line.split()[0] != first_topic)
+    )
+
+    out = manage(
+        str(files / "qrels.txt"),
+        str(tmp_path / "fewer.run"),
+        "-m",
+        "map",
+        "--baseline",
+        str(files / "strong.run"),
+    ).stdout
+
+    assert "on 39 topics; 1 only one of them has are left out." in out
+
+
+@pytest.mark.django_db
+def test_stored_runs_compare_with_the_numbers_of_the_comparison_page(media_root):
+    qrels, bm25, dense = small_world()
+    out = io.StringIO()
+    args = ["evaluate", "dl@1", "dense/dense", "--baseline", "bm25/bm25", "--format", "json"]
+    for spec in services.DASHBOARD_MEASURES:
+        args += ["-m", spec]
+
+    with contextlib.redirect_stdout(out):
+        call_command(*args)
+
+    rows = {row["measure"]: row for row in json.loads(out.getvalue())["comparison"]["measures"]}
+    scoring = dashboards.make_scoring(qrels=qrels)
+    for name in ("ndcg_cut_10", "P_5", "map", "judged_10"):
+        [contrast] = dashboards.build_comparison(scoring, bm25, [dense], measure=name).contrasts
+        c = contrast.comparison
+        assert rows[name]["mean_baseline"] == c.mean_a and rows[name]["mean_run"] == c.mean_b
+        assert rows[name]["mean_delta"] == c.mean_delta
+        assert rows[name]["delta_interval"] == [c.delta_interval.low, c.delta_interval.high]
+        assert rows[name]["randomisation_p"] == c.randomisation.p_value
+        assert rows[name]["t_test_p"] == c.t_test.p_value
+        assert rows[name]["verdict"] == contrast.verdict
+
+
+@pytest.mark.django_db
+def test_stored_runs_go_through_the_gate_with_call_command(media_root):
+    small_world()
+    code = ["evaluate", "dl", "bm25/bm25", "-m", "P.5", "--baseline", "bm25/bm25"]
+
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        call_command(*code, "--fail-if-worse")  # a run is never worse than itself
+
+    assert out.getvalue().rstrip().endswith("no significant difference")
+    with pytest.raises(CommandError, match="--alpha 2"):
+        call_command(*code, "--alpha", "2")
+
+
+def test_comparisons_pair_topics_in_byte_order():
+    """The page and the CLI pair the same topics in the same order, so seeded resamples and
+    sign flips give the same numbers: qids sorted as bytes ("10" < "9")."""
+    from evaluation.management.commands.evaluate import compare_evaluations
+
+    qrels = measures.qrels_frame({"9": {"a": 1}, "10": {"b": 1}, "100": {"c": 1}})
+    run_a = measures.run_frame({"9": {"a": 1.0}, "10": {"x": 1.0}, "100": {"c": 1.0}})
+    run_b = measures.run_frame({"9": {"x": 1.0}, "10": {"b": 1.0}, "100": {"c": 1.0}})
+    a = measures.evaluate(qrels, run_a, ["P.1"])
+    b = measures.evaluate(qrels, run_b, ["P.1"])
+
+    gate = compare_evaluations(a, b, permutations=100, seed=0)
+
+    expected = significance.compare(
+        np.array([0.0, 1.0, 1.0]), np.array([1.0, 1.0, 0.0]), permutations=100
+    )
+    assert gate.comparisons["P_1"] == expected
