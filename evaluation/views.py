@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET
 
 from evaluation import services
 from evaluation.models import Evaluation, QrelsVersion, Run, System
+from evaluation.views_dashboards import is_reader, require_reader
 
 PAGE_SIZE = 50
 
@@ -16,13 +17,17 @@ PAGE_SIZE = 50
 @require_GET
 @login_required
 def home(request):
-    context = {
-        "qrels_count": QrelsVersion.objects.count(),
-        "system_count": System.objects.count(),
-        "run_count": Run.objects.count(),
-        "recent_evaluations": Evaluation.objects.select_related("run__system", "qrels")[:8],
-        "recent_runs": Run.objects.select_related("system").order_by("-uploaded_at")[:5],
-    }
+    context = {"qrels_count": QrelsVersion.objects.count(), "is_reader": False}
+    # Systems, runs and evaluations are for leads and engineers only: judging is blind to
+    # which system retrieved a document, so a judge must not even see the run names.
+    if is_reader(request.user):
+        context.update(
+            is_reader=True,
+            system_count=System.objects.count(),
+            run_count=Run.objects.count(),
+            recent_evaluations=Evaluation.objects.select_related("run__system", "qrels")[:8],
+            recent_runs=Run.objects.select_related("system").order_by("-uploaded_at")[:5],
+        )
     return render(request, "home.html", context)
 
 
@@ -90,6 +95,7 @@ def qrels_diff(request, pk, other):
 @require_GET
 @login_required
 def run_list(request):
+    require_reader(request.user)
     runs = Run.objects.select_related("system", "uploaded_by")
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "evaluation/run_list.html", {"page": page})
@@ -98,6 +104,7 @@ def run_list(request):
 @require_GET
 @login_required
 def run_download(request, pk):
+    require_reader(request.user)
     run = get_object_or_404(Run, pk=pk)
     return FileResponse(
         run.original_file.open("rb"), as_attachment=True, filename=run.original_filename

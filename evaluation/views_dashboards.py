@@ -42,9 +42,15 @@ MESSAGES = {
 }
 
 
+def is_reader(user) -> bool:
+    """Leads and engineers read the dashboards, runs and their files (admins hold every
+    role). Judges do not: judging is blind to which system retrieved a document."""
+    return has_role(user, Role.LEAD) or has_role(user, Role.ENGINEER)
+
+
 def require_reader(user) -> None:
-    """Leads and engineers read the dashboards (admins hold every role)."""
-    if not (has_role(user, Role.LEAD) or has_role(user, Role.ENGINEER)):
+    """403 for judges and people without a role, as from the API (IsLeadOrEngineer)."""
+    if not is_reader(user):
         raise PermissionDenied("Only leads and engineers see the dashboards.")
 
 
@@ -180,6 +186,7 @@ def score_runs(request):
 def run_detail(request, pk):
     """The run's file and stored evaluations, and with the page's scoring its per-topic
     values: sorted bar chart, histogram, and the topics worst first."""
+    require_reader(request.user)
     run = get_object_or_404(Run.objects.select_related("system", "uploaded_by"), pk=pk)
     context = {
         "run": run,
@@ -224,6 +231,7 @@ def run_detail(request, pk):
 @login_required
 def run_topics_csv(request, pk):
     """Every topic of the run with every measure, worst first by the page's measure."""
+    require_reader(request.user)
     run = get_object_or_404(Run.objects.select_related("system"), pk=pk)
     _, scoring = read_scoring(request.GET)
     if scoring is None:

@@ -1,6 +1,7 @@
 import pytest
 
 from evaluation import services
+from tests.evaluation.dashboard_data import user
 
 QRELS = b"1 0 d1 2\n1 0 d2 0\n2 0 d4 3\n"
 RUN = b"1 Q0 d1 1 3.0 tagA\n1 Q0 d2 2 2.0 tagA\n2 Q0 d4 1 5.5 tagA\n"
@@ -18,20 +19,34 @@ def stored(media_root):
 
 @pytest.fixture
 def user_client(client, django_user_model):
-    client.force_login(django_user_model.objects.create_user("eve"))
+    """A lead: every page here is theirs to read (run pages are for leads and engineers)."""
+    client.force_login(user(django_user_model, "eve", "lead"))
     return client
 
 
-def pages(qrels, run):
+def open_pages(qrels):
+    """Pages every logged-in user reads: home and the qrels."""
     return [
         "/",
         "/evaluation/qrels/",
         f"/evaluation/qrels/{qrels.pk}/",
         f"/evaluation/qrels/{qrels.pk}/download/",
+    ]
+
+
+def run_pages(qrels, run):
+    """Pages that say which system retrieved what: leads and engineers only."""
+    return [
         "/evaluation/runs/",
         f"/evaluation/runs/{run.pk}/",
+        f"/evaluation/runs/{run.pk}/?qrels={qrels.pk}",
+        f"/evaluation/runs/{run.pk}/topics.csv?qrels={qrels.pk}",
         f"/evaluation/runs/{run.pk}/download/",
     ]
+
+
+def pages(qrels, run):
+    return open_pages(qrels) + run_pages(qrels, run)
 
 
 def test_every_page_needs_a_login(client, stored):
@@ -41,9 +56,57 @@ def test_every_page_needs_a_login(client, stored):
         assert response["Location"].startswith("/accounts/login/"), url
 
 
-def test_every_page_renders_for_a_logged_in_user(user_client, stored):
+@pytest.mark.parametrize("role", ["lead", "engineer"])
+def test_every_page_renders_for_leads_and_engineers(client, stored, django_user_model, role):
+    client.force_login(user(django_user_model, "someone", role))
     for url in pages(*stored):
-        assert user_client.get(url).status_code == 200, url
+        assert client.get(url).status_code == 200, url
+
+
+def test_every_page_renders_for_an_admin(client, stored, django_user_model):
+    client.force_login(django_user_model.objects.create_superuser("root"))
+    for url in pages(*stored):
+        assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.parametrize("roles", [("judge",), ()], ids=["judge", "no-role"])
+def test_judges_and_people_without_a_role_may_not_open_run_pages(
+    client, stored, django_user_model, roles
+):
+    # Judging is blind to which system retrieved a document: the run list, a run's page,
+    # its per-topic CSV and its file are 403, as from the API.
+    client.force_login(user(django_user_model, "someone", *roles))
+    for url in run_pages(*stored):
+        response = client.get(url)
+        assert response.status_code == 403, f"{url} must be refused, got {response.status_code}"
+
+
+@pytest.mark.parametrize("roles", [("judge",), ()], ids=["judge", "no-role"])
+def test_judges_and_people_without_a_role_read_the_qrels_pages(
+    client, stored, django_user_model, roles
+):
+    client.force_login(user(django_user_model, "someone", *roles))
+    for url in open_pages(stored[0]):
+        assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.parametrize("roles", [("judge",), ()], ids=["judge", "no-role"])
+def test_home_names_no_system_or_run_to_judges_or_people_without_a_role(
+    client, stored, django_user_model, roles
+):
+    _, run = stored
+    client.force_login(user(django_user_model, "someone", *roles))
+    html = client.get("/").content.decode()
+    assert "bm25" not in html, "the home page leaked a system's name"
+    assert "Recent runs" not in html and "Recent evaluations" not in html
+    assert run.get_absolute_url() not in html, "the home page links a run a judge cannot open"
+
+
+def test_home_shows_recent_runs_and_evaluations_to_readers(user_client, stored):
+    _, run = stored
+    html = user_client.get("/").content.decode()
+    assert "Recent runs" in html and "Recent evaluations" in html
+    assert f'href="{run.get_absolute_url()}"' in html
 
 
 def test_pages_refuse_writes(user_client, stored):
@@ -84,6 +147,16 @@ def test_run_page_shows_means_with_four_decimals(user_client, stored):
 
 
 def test_home_page_query_count_is_pinned(user_client, stored, django_assert_num_queries):
-    # session, user, (roles: groups), 3 counts, recent evaluations, recent runs
-    with django_assert_num_queries(8):
+    # session, user, roles (groups), 3 counts, recent evaluations, recent runs, the lead's
+    # campaigns (the judge's are not asked for: no judge role)
+    with django_assert_num_queries(9):
         user_client.get("/")
+
+
+def test_home_page_asks_a_judge_for_no_run(
+    client, stored, django_user_model, django_assert_num_queries
+):
+    client.force_login(user(django_user_model, "ann", "judge"))
+    # session, user, roles (groups), the qrels count, the judge's campaigns
+    with django_assert_num_queries(5):
+        client.get("/")
