@@ -1,0 +1,267 @@
+"""The web pages' permission matrix: every role × page × method, with the status it gets.
+
+The API has its own matrix (tests/api/test_permissions.py); the pages follow the same rules
+with the browser's conventions:
+
+- anonymous visitors are sent to the login page (302); the judging endpoints, called by
+  judge.js with fetch, answer 401 instead, so a script never mistakes the login page for
+  success;
+- an object a user may not see is a 404, so guessing ids reveals nothing (another judge's
+  assignment, another lead's campaign, another user's job or token);
+- a page the user's role may not use is a 403 (a judge or a user without a role on a run, the
+  leaderboard or the upload page: judges never learn which system retrieved what);
+- a method a page does not offer is a 405.
+
+Columns (tests/api/conftest.py, ``world``): anonymous; ``nobody`` (logged in, no role);
+``judge`` (judges the campaign, owns the assignment); ``other_judge`` (judges the same
+campaign, owns neither the assignment nor anything guessed here); ``lead`` (leads the
+campaign); ``other_lead`` (leads no campaign here); ``engineer`` (owns the job and the token);
+``admin`` (superuser). ``test_the_matrix_covers_every_page`` makes a new page add its row.
+"""
+
+import pytest
+from django.db import transaction
+from django.urls import URLPattern, URLResolver, get_resolver, resolve
+
+from accounts.tokens import create_token
+from evaluation.views_upload import JOB_KIND as UPLOAD_JOB
+from jobs.models import Job
+from tests.api.conftest import DOCUMENTS, TOPICS, upload
+from tests.api.test_permissions import ROLES
+
+pytestmark = pytest.mark.django_db
+
+LOGIN = 302  # anonymous visitors are redirected to the login page
+
+
+def everyone(ok):
+    return (LOGIN, ok, ok, ok, ok, ok, ok, ok)
+
+
+def members(ok):
+    """Whoever judges or leads the campaign (admins lead every campaign)."""
+    return (LOGIN, 404, ok, ok, ok, 404, 404, ok)
+
+
+def campaign_lead(ok):
+    """The campaign's lead and admins; anybody else, its judges included, finds nothing."""
+    return (LOGIN, 404, 404, 404, ok, 404, 404, ok)
+
+
+def leads(ok):
+    return (LOGIN, 403, 403, 403, ok, ok, 403, ok)
+
+
+def readers(ok):
+    """Leads and engineers: runs, evaluations and dashboards."""
+    return (LOGIN, 403, 403, 403, ok, ok, ok, ok)
+
+
+def engineers(ok):
+    return (LOGIN, 403, 403, 403, 403, 403, ok, ok)
+
+
+def owner(ok):
+    """The engineer's own job or token; admins see every job."""
+    return (LOGIN, 404, 404, 404, 404, 404, ok, ok)
+
+
+def token_owner(ok):
+    """A personal token is its owner's alone: not even an admin revokes it here."""
+    return (LOGIN, 404, 404, 404, 404, 404, ok, 404)
+
+
+def judge_page(ok):
+    """The campaign's judges; its lead reads the campaign's pages, not a judge's queue."""
+    return (LOGIN, 404, ok, ok, 404, 404, 404, 404)
+
+
+def own_assignment(ok):
+    """The assignment's own judge; fetch gets 401 for a lost session, not the login page."""
+    return (401, 404, ok, 404, 404, 404, 404, 404)
+
+
+def not_allowed():
+    return (LOGIN, 405, 405, 405, 405, 405, 405, 405)
+
+
+C = "campaigns/{campaign}"
+# The options the world's evaluation was scored with.
+SCORED = "qrels={qrels}&measures=ndcg_cut.10&measures=map"
+J = C + "/judge/{assignment}"
+
+# (method, path, body, statuses in ROLES order); bodies are form posts.
+MATRIX = [
+    ("GET", "", None, everyone(200)),
+    # accounts
+    ("GET", "accounts/login/", None, (200, 302, 302, 302, 302, 302, 302, 302)),
+    ("POST", "accounts/logout/", None, (302, 302, 302, 302, 302, 302, 302, 302)),
+    ("GET", "accounts/tokens/", None, everyone(200)),
+    ("POST", "accounts/tokens/", "token", everyone(201)),
+    ("POST", "accounts/tokens/{token}/revoke/", None, token_owner(302)),
+    # qrels: readable by everyone logged in
+    ("GET", "evaluation/qrels/", None, everyone(200)),
+    ("GET", "evaluation/qrels/{qrels}/", None, everyone(200)),
+    ("GET", "evaluation/qrels/{qrels}/download/", None, everyone(200)),
+    ("GET", "evaluation/qrels/{qrels}/diff/{qrels}/", None, everyone(200)),
+    # runs and dashboards: leads and engineers
+    ("GET", "evaluation/runs/", None, readers(200)),
+    ("GET", "evaluation/runs/{run}/", None, readers(200)),
+    ("GET", "evaluation/runs/{run}/topics.csv?" + SCORED, None, readers(200)),
+    ("GET", "evaluation/runs/{run}/download/", None, readers(200)),
+    ("GET", "evaluation/runs/upload/", None, engineers(200)),
+    ("GET", "evaluation/runs/upload/status/?jobs={upload}", None, owner(200)),
+    (
+        "GET",
+        "evaluation/runs/upload/jobs/{upload}/",
+        None,
+        owner(302),
+    ),  # a row for htmx; else the job
+    ("GET", "evaluation/leaderboard/", None, readers(200)),
+    ("POST", "evaluation/leaderboard/score/", "score", engineers(302)),
+    ("GET", "evaluation/topics/{qid}/?" + SCORED, None, readers(200)),
+    ("GET", "evaluation/documents/?docno=d1&qid=1", None, readers(200)),
+    ("GET", "evaluation/compare/", None, readers(200)),
+    ("POST", "evaluation/unjudged/send/", "send", campaign_lead(302)),
+    ("GET", "jobs/{job}/", None, owner(200)),
+    # campaigns: leads manage their own; judges see the campaigns they judge
+    ("GET", "campaigns/", None, everyone(200)),  # each sees the campaigns they lead or judge
+    ("GET", "campaigns/new/", None, leads(200)),
+    ("POST", "campaigns/new/", "campaign", leads(302)),
+    ("GET", C + "/", None, campaign_lead(200)),
+    ("GET", C + "/edit/", None, campaign_lead(200)),
+    ("POST", C + "/edit/", "campaign", campaign_lead(302)),
+    ("POST", C + "/judges/", "judges", campaign_lead(302)),
+    ("POST", C + "/topics/import/", "topics", campaign_lead(302)),
+    ("POST", C + "/documents/import/", "documents", campaign_lead(302)),
+    ("GET", C + "/pool/", None, campaign_lead(200)),
+    ("POST", C + "/pool/runs/", "pool", campaign_lead(302)),
+    ("POST", C + "/pool/pairs/", "pairs", campaign_lead(302)),
+    ("GET", C + "/progress/", None, campaign_lead(200)),
+    ("POST", C + "/reassign/", "reassign", campaign_lead(302)),
+    ("GET", C + "/agreement/", None, campaign_lead(200)),
+    ("GET", C + "/agreement/download/json/", None, campaign_lead(200)),
+    ("GET", C + "/agreement/download/csv/?table=pairwise", None, campaign_lead(200)),
+    ("GET", C + "/calibration/", None, campaign_lead(200)),
+    ("POST", C + "/calibration/gold/", "gold", campaign_lead(302)),
+    ("GET", C + "/adjudicate/", None, campaign_lead(200)),
+    ("GET", C + "/adjudicate/{pair}/", None, campaign_lead(200)),
+    ("GET", C + "/publish/", None, campaign_lead(200)),
+    ("GET", C + "/download/judgments/", None, campaign_lead(200)),
+    ("GET", C + "/download/provenance/", None, campaign_lead(200)),
+    # judging: a judge's own queue; another judge's assignment is not there
+    ("GET", C + "/judge/", None, judge_page(200)),
+    ("GET", J + "/", None, (LOGIN, 404, 200, 404, 404, 404, 404, 404)),
+    ("POST", J + "/grade/", "grade", own_assignment(200)),
+    ("POST", J + "/skip/", "skip", own_assignment(200)),
+    ("POST", J + "/undo/", None, own_assignment(200)),
+    ("POST", J + "/note/", "note", own_assignment(200)),
+    ("GET", J + "/grade/", None, (405, 405, 405, 405, 405, 405, 405, 405)),
+]
+
+BODIES = {
+    "token": lambda w: {"name": "laptop"},
+    "score": lambda w: {"qrels": w.ids["qrels"], "measures": "map"},
+    "send": lambda w: {
+        "run": w.ids["run"],
+        "qrels": w.ids["qrels"],
+        "k": 10,
+        "campaign": w.ids["campaign"],
+    },
+    "campaign": lambda w: {
+        "name": "Renamed",
+        "scale": "0-3",
+        "overlap": 1,
+        "relevance_threshold": 1,
+        "adjudication_rule": "majority",
+        "gold_min_accuracy": 0.7,
+        **_scale_fields(w.campaign.scale),
+    },
+    "topics": lambda w: {"file": upload("t.tsv", TOPICS), "format": "tsv"},
+    "documents": lambda w: {"file": upload("d.jsonl", DOCUMENTS)},
+    "pairs": lambda w: {"file": upload("pairs.txt", b"1 d9\n")},
+    "gold": lambda w: {"file": upload("gold.txt", b"1 d1 2\n")},
+    "judges": lambda w: {"action": "add", "judge": w.ids["spare_judge"]},
+    "pool": lambda w: {"runs": [w.ids["run"]], "depth": 5},
+    "reassign": lambda w: {"from_judge": w.ids["judge"], "to_judge": w.ids["other_judge"]},
+    "grade": lambda w: {"grade": 3},
+    "skip": lambda w: {"reason": "can't judge"},
+    "note": lambda w: {"note": "Hard one."},
+}
+
+
+def _scale_fields(scale) -> dict:
+    fields = {}
+    for item in scale:
+        fields[f"label_{item['grade']}"] = item["label"]
+        fields[f"definition_{item['grade']}"] = item["definition"]
+    return fields
+
+
+@pytest.fixture
+def ids(world) -> dict:
+    token, _ = create_token(user=world.users["engineer"], name="ci")
+    upload = Job.objects.create(kind=UPLOAD_JOB, title="Upload", created_by=world.users["engineer"])
+    return {**world.ids, "token": token.pk, "upload": upload.pk}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "statuses"),
+    [pytest.param(*row, id=f"{row[0]} /{row[1]}") for row in MATRIX],
+)
+def test_page_permission_matrix(
+    client, world, ids, run_jobs, subtests, method, path, body, statuses
+):
+    """One subtest per role, each in a transaction rolled back afterwards, so every role
+    meets the same world."""
+    url = "/" + path.format(**ids)
+    for role, expected in zip(ROLES, statuses, strict=True):
+        with subtests.test(msg=f"as {role}"), transaction.atomic():
+            client.logout()
+            if role != "anonymous":
+                client.force_login(world.users[role])
+            data = BODIES[body](world) if body else {}
+            with run_jobs():
+                response = getattr(client, method.lower())(url, data)
+            transaction.set_rollback(True)
+            assert response.status_code == expected, (
+                f"{role} {method} {url}: the matrix says {expected}, the page answered "
+                f"{response.status_code}: {response.content[:300]!r}"
+            )
+            if role == "anonymous" and expected == LOGIN:
+                assert response["Location"].startswith("/accounts/login/"), response["Location"]
+
+
+def _page_routes(patterns, prefix="") -> set[str]:
+    routes = set()
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            if route in ("api/v1/", "admin/"):
+                continue  # the API has its own matrix; Django's admin is staff-only
+            routes |= _page_routes(pattern.url_patterns, route)
+        elif isinstance(pattern, URLPattern):
+            routes.add(route)
+    return routes
+
+
+def test_the_matrix_covers_every_page():
+    """A new page must get its row: every routed path outside the API and admin is in MATRIX."""
+    placeholders = dict.fromkeys(("campaign", "assignment", "pair", "qrels", "run", "job"), 1)
+    placeholders.update(token=1, upload=1, qid="1")
+    covered = {
+        resolve("/" + path.format(**placeholders).split("?")[0]).route for _, path, _, _ in MATRIX
+    }
+    missing = sorted(set(_page_routes(get_resolver().url_patterns)) - covered)
+    assert not missing, f"add rows to MATRIX in {__file__} for {missing}"
+
+
+def matrix_as_markdown() -> str:
+    """The README's table of pages (tests/test_readme.py checks the README carries it)."""
+    header = "| method | page | " + " | ".join(ROLES) + " |"
+    rule = "| --- | --- |" + " --- |" * len(ROLES)
+    rows = [
+        f"| {method} | `/{path.split('?')[0]}` | " + " | ".join(map(str, statuses)) + " |"
+        for method, path, _, statuses in MATRIX
+    ]
+    return "\n".join([header, rule, *rows])
