@@ -70,3 +70,15 @@ def shuffled_order(items: Sequence[Pair], *, seed: Hashable) -> list[Pair]:
     order = list(items)
     random.Random(str(seed)).shuffle(order)
     return order
+
+
+def interleave(existing: Sequence[Pair], new: Sequence[Pair], *, seed: Hashable) -> list[Pair]:
+    """``existing`` and ``new`` merged, each keeping its own order, with the places of the
+    new items among the old drawn at random (seeded, so the result is reproducible): every
+    interleaving is equally likely. Pairs added to a topic a judge is working through,
+    calibration pairs above all, land anywhere among the pairs still to do rather than
+    always after them, where their position would give them away."""
+    total = len(existing) + len(new)
+    slots = set(random.Random(str(seed)).sample(range(total), len(new)))
+    old, fresh = iter(existing), iter(new)
+    return [next(fresh) if index in slots else next(old) for index in range(total)]

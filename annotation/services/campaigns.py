@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Max, Q
 
-from annotation.assignment import assign_topics, shuffled_order
+from annotation.assignment import assign_topics, interleave, shuffled_order
 from annotation.models import (
     AdjudicationRule,
     Assignment,
@@ -245,8 +245,10 @@ def pool_from_runs(*, campaign: Campaign, run_frames: Sequence, depth: int) -> P
 
 def assign_pending(*, campaign: Campaign) -> int:
     """Give every pair that has fewer than ``overlap`` judges to more judges, balanced and
-    topic by topic, and every calibration (gold) pair to every judge, shuffled in among the
-    topic's other pairs. Returns the number of new assignments. Runs under a lock on the
+    topic by topic, and every calibration (gold) pair to every judge. Each judge's new pairs
+    of a topic are shuffled (seeded) and spread at seeded random places among the pairs of
+    the topic they still have to do, so a pair added later, gold or not, is not always last
+    in its topic. Returns the number of new assignments. Runs under a lock on the
     campaign row so concurrent calls cannot both fill the same slot (the database would
     refuse it)."""
     with transaction.atomic():
@@ -312,30 +314,64 @@ def assign_pending(*, campaign: Campaign) -> int:
             .annotate(m=Max("position"))
             .values_list("judge_id", "m")
         )
-        new = []
+        # Each judge's assignments in the topics they get new pairs of, in queue order: the
+        # new pairs go in among the ones still to do (see below).
+        held: dict[tuple[int, int], list[tuple[int, str]]] = defaultdict(list)
+        for pk, judge_id, topic_id, status in (
+            Assignment.objects.filter(
+                pair__campaign=campaign,
+                judge_id__in=list(given),
+                pair__topic_id__in={topic_of[p] for ps in given.values() for p in ps},
+            )
+            .order_by("position", "pk")
+            .values_list("pk", "judge_id", "pair__topic_id", "status")
+        ):
+            held[judge_id, topic_id].append((pk, status))
+        new, moved = [], []
         for judge_id, pair_ids in given.items():
             position = last_position.get(judge_id) or 0
             by_topic: dict[int, list[int]] = defaultdict(list)
             for pair_id in pair_ids:
                 by_topic[topic_of[pair_id]].append(pair_id)
             for topic_id in sorted(by_topic):
-                for pair_id in shuffled_order(
+                fresh = shuffled_order(
                     sorted(by_topic[topic_id]), seed=(campaign.seed, judge_id, topic_id)
-                ):
-                    # A gold pair has a slot for every judge; the row's overlap says so.
-                    width = len(judges) if pair_id in gold else campaign.overlap
-                    slot = min(set(range(1, width + 1)) - used_slots[pair_id])
-                    used_slots[pair_id].add(slot)
+                )
+                # New pairs (calibration pairs, pairs added to the pool later) are spread at
+                # seeded random places among the judge's pairs still to do in the topic, not
+                # put after them: a gold pair that always came last would be recognisable.
+                # The assignments from the first open one on are renumbered after the
+                # judge's last position, keeping their order; the ones before keep theirs.
+                mine = held.get((judge_id, topic_id), [])
+                first_open = next(
+                    (i for i, (_, status) in enumerate(mine) if status == AssignmentStatus.OPEN),
+                    len(mine),
+                )
+                tail = [("held", pk) for pk, _ in mine[first_open:]]
+                order = interleave(
+                    tail,
+                    [("new", pair_id) for pair_id in fresh],
+                    seed=(campaign.seed, judge_id, topic_id, len(mine)),
+                )
+                for kind, key in order:
                     position += 1
+                    if kind == "held":
+                        moved.append(Assignment(pk=key, position=position))
+                        continue
+                    # A gold pair has a slot for every judge; the row's overlap says so.
+                    width = len(judges) if key in gold else campaign.overlap
+                    slot = min(set(range(1, width + 1)) - used_slots[key])
+                    used_slots[key].add(slot)
                     new.append(
                         Assignment(
-                            pair_id=pair_id,
+                            pair_id=key,
                             judge_id=judge_id,
                             slot=slot,
                             overlap=width,
                             position=position,
                         )
                     )
+        Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
         Assignment.objects.bulk_create(new, batch_size=2000)
     return len(new)
 
