@@ -12,7 +12,10 @@ Input, for every format (evaluation/trec/source.py reads it, as it does for runs
   after decompression, counted while decompressing so a gzip bomb stays small;
 - a UTF-8 byte-order mark at the very start is dropped; lines end with ``\\n`` and a ``\\r``
   before it belongs to the line end; lines are numbered from 1; a line that is not valid
-  UTF-8 or holds a NUL byte is an error; lines have no length limit (documents are long);
+  UTF-8 or holds a NUL byte is an error; so is a line longer than ``max_line_bytes``
+  (:data:`MAX_LINE_BYTES`, 64 KiB, for topics, pairs and gold grades;
+  :data:`MAX_DOCUMENT_LINE_BYTES`, 1 MiB, for documents, whose text sits on one line), which
+  is never held in memory whole;
 - problems with the file as a whole (not gzip, too large, no records, unknown format) are
   reported on line 0.
 
@@ -42,6 +45,9 @@ Gold grades (:func:`read_gold`): ``qid docno grade`` per line, or TREC qrels lin
 comments are skipped as for pairs; a grade is an integer (its place on the campaign's scale
 is the caller's check).
 
+JSON lines are read strictly: a key given twice in one object is an error naming the key (the
+json module would keep the last value silently), as is a number too long to convert.
+
 Everywhere: qids and docnos are stripped of surrounding whitespace, must be non-empty, contain
 no whitespace (runs and qrels could never name them) and fit the database's columns
 (:data:`MAX_QID_CHARS`, :data:`MAX_DOCNO_CHARS`); a query must be non-empty; a url must be an
@@ -60,11 +66,14 @@ The names below are the API; the modules' other names are the package's own.
 from .checks import MAX_DOCNO_CHARS, MAX_QID_CHARS, MAX_URL_CHARS, quote
 from .documents import DOCUMENT_FORMATS, DocumentRecord, detect_document_format, read_documents
 from .pairs import GoldRecord, PairRecord, read_gold, read_pairs
+from .source import MAX_DOCUMENT_LINE_BYTES, MAX_LINE_BYTES
 from .topics import TOPIC_FORMATS, TopicRecord, detect_topic_format, read_topics
 
 __all__ = [
     "DOCUMENT_FORMATS",
     "MAX_DOCNO_CHARS",
+    "MAX_DOCUMENT_LINE_BYTES",
+    "MAX_LINE_BYTES",
     "MAX_QID_CHARS",
     "MAX_URL_CHARS",
     "TOPIC_FORMATS",

@@ -99,18 +99,45 @@ def check_url(url: str) -> str | None:
 
 
 def json_object(line: str, number: int, errors: Errors) -> dict | None:
+    """The line's JSON object, or None after reporting why it is not one. A key given twice
+    in one object is refused (the json module would keep the last value silently, so
+    ``{"qid": "1", "qid": "2"}`` would become topic 2)."""
+    repeated: list[str] = []
     try:
-        value = json.loads(line)
+        value = json.loads(line, object_pairs_hook=lambda pairs: _no_repeats(pairs, repeated))
     except json.JSONDecodeError as error:
         errors.add(number, f"not valid JSON: {error.msg} (column {error.colno})")
         return None
     except RecursionError:
         errors.add(number, "not valid JSON: nested too deeply")
         return None
+    except ValueError:
+        # An integer of more digits than Python converts (sys.get_int_max_str_digits).
+        errors.add(number, "not valid JSON: a number has too many digits")
+        return None
+    if repeated:
+        names = ", ".join(quote(key) for key in dict.fromkeys(repeated))
+        errors.add(
+            number,
+            f"duplicate key{'s' if len(set(repeated)) > 1 else ''} {names} "
+            "(a key may appear once per object)",
+        )
+        return None
     if not isinstance(value, dict):
         errors.add(number, f"expected a JSON object, found {_json_type(value)}")
         return None
     return value
+
+
+def _no_repeats(pairs: list[tuple[str, object]], repeated: list[str]) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                repeated.append(key)
+            seen.add(key)
+    return result
 
 
 def json_id(obj: dict, key: str, number: int, errors: Errors) -> str | None:

@@ -20,7 +20,16 @@ from .checks import (
     quote,
     unknown_keys,
 )
-from .source import Kind, Lines, decode, extension, first_content_line, read, text_lines
+from .source import (
+    MAX_DOCUMENT_LINE_BYTES,
+    Kind,
+    Lines,
+    decode,
+    extension,
+    first_content_line,
+    read,
+    text_lines,
+)
 
 __all__ = [
     "DOCUMENT_COLUMNS",
@@ -60,11 +69,18 @@ def read_documents(
     fmt: str | None = None,
     max_errors: int = MAX_ERRORS,
     max_bytes: int | None = None,
+    max_line_bytes: int = MAX_DOCUMENT_LINE_BYTES,
 ) -> list[DocumentRecord]:
     """Read a documents file (JSONL, CSV or TSV; ``fmt`` None detects it) into records in
     file order. Raises :class:`~evaluation.trec.TrecFormatError` listing every problem."""
     return read(
-        source, name=name, fmt=fmt, max_errors=max_errors, max_bytes=max_bytes, kind=_DOCUMENTS
+        source,
+        name=name,
+        fmt=fmt,
+        max_errors=max_errors,
+        max_bytes=max_bytes,
+        kind=_DOCUMENTS,
+        max_line_bytes=max_line_bytes,
     )
 
 

@@ -10,7 +10,7 @@ from typing import NamedTuple
 from evaluation.trec.errors import MAX_ERRORS
 
 from .checks import MAX_DOCNO_CHARS, MAX_QID_CHARS, Errors, Seen, check_id, quote
-from .source import Kind, Lines, decode, read
+from .source import MAX_LINE_BYTES, Kind, Lines, decode, read
 
 __all__ = ["GoldRecord", "PairRecord", "read_gold", "read_pairs"]
 
@@ -30,11 +30,18 @@ def read_pairs(
     name: str | None = None,
     max_errors: int = MAX_ERRORS,
     max_bytes: int | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> list[PairRecord]:
     """Read a pairs file (``qid docno`` per line) into records in file order. Raises
     :class:`~evaluation.trec.TrecFormatError` listing every problem."""
     return read(
-        source, name=name, fmt="pairs", max_errors=max_errors, max_bytes=max_bytes, kind=_PAIRS
+        source,
+        name=name,
+        fmt="pairs",
+        max_errors=max_errors,
+        max_bytes=max_bytes,
+        kind=_PAIRS,
+        max_line_bytes=max_line_bytes,
     )
 
 
@@ -97,13 +104,20 @@ def read_gold(
     name: str | None = None,
     max_errors: int = MAX_ERRORS,
     max_bytes: int | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> list[GoldRecord]:
     """Read a gold file into records in file order: ``qid docno grade`` per line, or TREC
     qrels lines ``qid iter docno grade`` (the iteration field is ignored, as trec_eval does).
     The first line fixes the layout; every other line must follow it. Raises
     :class:`~evaluation.trec.TrecFormatError` listing every problem."""
     return read(
-        source, name=name, fmt="gold", max_errors=max_errors, max_bytes=max_bytes, kind=_GOLDEN
+        source,
+        name=name,
+        fmt="gold",
+        max_errors=max_errors,
+        max_bytes=max_bytes,
+        kind=_GOLDEN,
+        max_line_bytes=max_line_bytes,
     )
 
 

@@ -14,11 +14,27 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from evaluation.trec.errors import LineError, TrecFormatError, check_max_errors
-from evaluation.trec.source import BOM, display_name, iter_lines, line_problem
+from evaluation.trec.source import BOM, WHITESPACE, display_name, iter_lines, line_problem
 
 from .checks import Errors
 
-__all__ = ["Kind", "Lines", "decode", "extension", "first_content_line", "read"]
+__all__ = [
+    "MAX_DOCUMENT_LINE_BYTES",
+    "MAX_LINE_BYTES",
+    "Kind",
+    "Lines",
+    "decode",
+    "extension",
+    "first_content_line",
+    "read",
+]
+
+# Longest line a reader accepts, in bytes (without its line end). A line is one topic, pair
+# or grade, which is short; a documents file holds a document's whole text on one line
+# (JSONL, TSV), so it may be longer. Bounded so that one hostile line cannot fill memory or
+# the database (the file as a whole is bounded by ``max_bytes``).
+MAX_LINE_BYTES = 64 * 1024
+MAX_DOCUMENT_LINE_BYTES = 1024 * 1024
 
 # (line number from 1, the line's bytes without "\n" or "\r\n")
 Lines = Iterable[tuple[int, bytes]]
@@ -35,6 +51,14 @@ class Kind(NamedTuple):
     parsers: dict[str, Callable[[Lines, Errors], list]]
 
 
+class _TooLong(bytes):
+    """Stands in for a line longer than the limit: holds only the line's first byte that is
+    not whitespace (enough to detect the format or tell a ``#`` comment, as
+    evaluation.trec's long lines do); :func:`decode` reports it."""
+
+    limit: int
+
+
 def read(
     source,
     *,
@@ -43,15 +67,23 @@ def read(
     max_errors: int,
     max_bytes: int | None,
     kind: Kind,
+    max_line_bytes: int,
 ) -> list:
-    """Every record of the file, or TrecFormatError listing its problems."""
+    """Every record of the file, or TrecFormatError listing its problems. A line longer than
+    ``max_line_bytes`` bytes is one of them."""
     name = display_name(source, name)
     check_max_errors(max_errors)
+    if (
+        not isinstance(max_line_bytes, int)
+        or isinstance(max_line_bytes, bool)
+        or max_line_bytes < 1
+    ):
+        raise ValueError(f"max_line_bytes must be a positive integer, got {max_line_bytes!r}")
     if fmt is not None and fmt not in kind.parsers:
         raise ValueError(
             f"unknown {kind.noun} format {fmt!r}; choose one of {sorted(kind.parsers)}"
         )
-    lines = _lines(source, name=name, max_bytes=max_bytes)
+    lines = _lines(source, name=name, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
     if fmt is None:
         first, lines = _peek(lines)
         if first is None:
@@ -59,12 +91,17 @@ def read(
         fmt = kind.detect(first, name)
         if fmt is None:
             # Read to the end first: a file that is too large or broken gzip says so instead.
-            for _ in lines:
-                pass
+            long_lines = [number for number, raw in lines if isinstance(raw, _TooLong)]
             accepted = "; ".join(kind.formats.values())
-            raise TrecFormatError(
-                [LineError(name, 0, f"cannot tell the format of the file; accepted: {accepted}")]
-            )
+            problems = [
+                LineError(name, 0, f"cannot tell the format of the file; accepted: {accepted}")
+            ]
+            # The first line may be one too long to tell its format from: say that too.
+            problems += [
+                LineError(name, number, f"line is longer than {max_line_bytes:,} bytes")
+                for number in long_lines[: max_errors - 1]
+            ]
+            raise TrecFormatError(problems[:max_errors], 1 + len(long_lines))
     errors = Errors(name, max_errors)
     records = kind.parsers[fmt](lines, errors)
     if not records and not errors.total:
@@ -74,7 +111,11 @@ def read(
 
 
 def decode(raw: bytes, number: int, errors: Errors) -> str | None:
-    """The line as text, or None after reporting why it is not (a NUL byte, not UTF-8)."""
+    """The line as text, or None after reporting why it is not (too long, a NUL byte, not
+    UTF-8)."""
+    if isinstance(raw, _TooLong):
+        errors.add(number, f"line is longer than {raw.limit:,} bytes")
+        return None
     problem = line_problem(raw, max_line_bytes=None)
     if problem:
         errors.add(number, problem)
@@ -106,11 +147,22 @@ def extension(name: str) -> str:
     return os.path.splitext(base)[1]
 
 
-def _lines(source, *, name: str, max_bytes: int | None) -> Iterator[tuple[int, bytes]]:
-    # No line-length limit: a document's text may be long; max_bytes bounds the whole file.
+def _lines(
+    source, *, name: str, max_bytes: int | None, max_line_bytes: int
+) -> Iterator[tuple[int, bytes]]:
     # iter_lines checks its arguments at once, so a wrong source fails before any reading.
-    numbered = iter_lines(source, name=name, max_bytes=max_bytes, max_line_bytes=None)
-    return ((number, raw.removesuffix(b"\r")) for number, raw in numbered)
+    # It keeps at most max_line_bytes + 1 bytes of a long line (see split_lines), so memory
+    # stays bounded whatever the file holds.
+    numbered = iter_lines(source, name=name, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
+    return (_line(number, raw, max_line_bytes) for number, raw in numbered)
+
+
+def _line(number: int, raw: bytes, max_line_bytes: int) -> tuple[int, bytes]:
+    raw = raw.removesuffix(b"\r")
+    if len(raw) > max_line_bytes:
+        raw = _TooLong(raw.lstrip(WHITESPACE)[:1])
+        raw.limit = max_line_bytes
+    return number, raw
 
 
 def _peek(lines: Iterator[tuple[int, bytes]]) -> tuple[bytes | None, Lines]:

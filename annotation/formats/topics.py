@@ -18,7 +18,16 @@ from .checks import (
     quote,
     unknown_keys,
 )
-from .source import Kind, Lines, decode, extension, first_content_line, read, text_lines
+from .source import (
+    MAX_LINE_BYTES,
+    Kind,
+    Lines,
+    decode,
+    extension,
+    first_content_line,
+    read,
+    text_lines,
+)
 
 __all__ = ["TOPIC_FORMATS", "TopicRecord", "detect_topic_format", "read_topics"]
 
@@ -58,11 +67,18 @@ def read_topics(
     fmt: str | None = None,
     max_errors: int = MAX_ERRORS,
     max_bytes: int | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> list[TopicRecord]:
     """Read a topics file (TSV, JSONL or TREC; ``fmt`` None detects it) into records in file
     order. Raises :class:`~evaluation.trec.TrecFormatError` listing every problem."""
     return read(
-        source, name=name, fmt=fmt, max_errors=max_errors, max_bytes=max_bytes, kind=_TOPICS
+        source,
+        name=name,
+        fmt=fmt,
+        max_errors=max_errors,
+        max_bytes=max_bytes,
+        kind=_TOPICS,
+        max_line_bytes=max_line_bytes,
     )
 
 

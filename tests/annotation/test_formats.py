@@ -419,3 +419,105 @@ def test_formats_imports_no_django():
     assert result.stdout.strip() == "[]", (
         f"annotation.formats loads {result.stdout.strip()}; it must stay pure (no Django)"
     )
+
+
+# --- hostile lines: length caps, repeated JSON keys, huge numbers ----------------------------
+
+
+def test_a_topic_line_longer_than_the_cap_is_refused_with_its_line_and_never_kept_whole():
+    data = b"1\tfine\n2\t" + b"q" * (10 * 1024 * 1024) + b"\n3\tfine too\n"
+    assert errors_of(formats.read_topics, data) == [
+        f"f:2: line is longer than {formats.MAX_LINE_BYTES:,} bytes"
+    ]
+
+
+def test_the_line_cap_counts_bytes_without_the_line_end_and_can_be_set():
+    limit = formats.MAX_LINE_BYTES
+    exact = b"1\t" + b"q" * (limit - 2)
+    assert formats.read_topics(exact + b"\r\n")[0].query == "q" * (limit - 2)
+    assert errors_of(formats.read_topics, b"0\tok\n" + exact + b"q\n") == [
+        f"f:2: line is longer than {limit:,} bytes"
+    ]
+    assert errors_of(formats.read_topics, b"1\tabcdef\n", fmt="tsv", max_line_bytes=5) == [
+        "f:1: line is longer than 5 bytes"
+    ]
+    with pytest.raises(ValueError, match="max_line_bytes"):
+        formats.read_topics(b"1\tq\n", max_line_bytes=0)
+
+
+def test_a_long_line_in_gzip_is_refused_like_a_plain_one():
+    data = gzip.compress(b'{"qid": "1", "title": "' + b"x" * 200_000 + b'"}\n')
+    assert errors_of(formats.read_topics, data) == [
+        f"f:1: line is longer than {formats.MAX_LINE_BYTES:,} bytes"
+    ]
+
+
+def test_documents_may_have_long_lines_up_to_their_own_cap():
+    text = "t" * 500_000
+    [record] = formats.read_documents(f'{{"docno": "d1", "text": "{text}"}}\n'.encode())
+    assert record.text == text
+    too_long = b"docno\ttext\nd1\t" + b"t" * formats.MAX_DOCUMENT_LINE_BYTES + b"\n"
+    assert errors_of(formats.read_documents, too_long) == [
+        f"f:2: line is longer than {formats.MAX_DOCUMENT_LINE_BYTES:,} bytes"
+    ]
+
+
+def test_long_pair_and_gold_lines_are_refused_but_long_comments_are_skipped():
+    comment = b"# " + b"c" * 100_000 + b"\n"
+    assert formats.read_pairs(comment + b"1 d1\n") == [PairRecord("1", "d1", 2)]
+    long_pair = b"1 " + b"d" * 100_000 + b"\n"
+    assert errors_of(formats.read_pairs, long_pair) == [
+        f"f:1: line is longer than {formats.MAX_LINE_BYTES:,} bytes"
+    ]
+    assert errors_of(formats.read_gold, b"1 d1 2\n" + long_pair) == [
+        f"f:2: line is longer than {formats.MAX_LINE_BYTES:,} bytes"
+    ]
+
+
+def test_a_long_first_line_still_tells_the_format_and_is_reported():
+    # Detection sees the long line's first byte ("{"), so the message is the line's length,
+    # not "cannot tell the format".
+    data = b'{"qid": "' + b"1" * 70_000 + b'"}\n'
+    assert errors_of(formats.read_topics, data) == [
+        f"f:1: line is longer than {formats.MAX_LINE_BYTES:,} bytes"
+    ]
+
+
+def test_a_long_first_line_that_hides_the_format_is_named_with_the_format_error():
+    data = b"1\t" + b"q" * 70_000 + b"\n"
+    errors = errors_of(formats.read_topics, data, name="topics.txt")
+    assert errors[0].startswith("topics.txt:0: cannot tell the format of the file")
+    assert errors[1:] == [f"topics.txt:1: line is longer than {formats.MAX_LINE_BYTES:,} bytes"]
+    # With a name that tells the format, only the line is wrong.
+    assert errors_of(formats.read_topics, data, name="topics.tsv") == [
+        f"topics.tsv:1: line is longer than {formats.MAX_LINE_BYTES:,} bytes"
+    ]
+
+
+def test_a_repeated_json_key_is_refused_naming_the_key_instead_of_keeping_the_last():
+    assert errors_of(formats.read_topics, b'{"qid": "1", "qid": "2", "title": "q"}\n') == [
+        "f:1: duplicate key 'qid' (a key may appear once per object)"
+    ]
+    data = b'{"docno": "d1", "text": "a"}\n{"docno": "d2", "text": "a", "text": "b", "url": null, "url": null}\n'
+    assert errors_of(formats.read_documents, data) == [
+        "f:2: duplicate keys 'text', 'url' (a key may appear once per object)"
+    ]
+
+
+def test_a_repeated_key_inside_a_nested_value_is_refused_too():
+    assert errors_of(formats.read_documents, b'{"docno": "d1", "title": {"a": 1, "a": 2}}\n') == [
+        "f:1: duplicate key 'a' (a key may appear once per object)"
+    ]
+
+
+def test_a_number_too_long_to_convert_is_an_error_not_a_crash():
+    data = b'{"qid": ' + b"7" * 5000 + b', "title": "q"}\n'
+    assert errors_of(formats.read_topics, data) == [
+        "f:1: not valid JSON: a number has too many digits"
+    ]
+
+
+def test_non_finite_json_numbers_are_not_ids():
+    assert errors_of(formats.read_topics, b'{"qid": NaN, "title": "q"}\n') == [
+        "f:1: qid must be a string or an integer, found a number"
+    ]
