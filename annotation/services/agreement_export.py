@@ -1,11 +1,10 @@
 """A campaign's agreement report written out: as JSON-ready data (the JSON download, the
-API, ``manage.py agreement_report --format json``), as CSV tables with cells a spreadsheet
-would run as formulas neutralised, and as text for a terminal. Numbers at full precision;
+API, ``manage.py agreement_report --format json``), as tables for CSV (written by
+config/exports.py, which neutralises cells a spreadsheet would run as formulas), and as text
+for a terminal. Numbers at full precision;
 an undefined statistic is null (empty in CSV) with its reason."""
 
 from __future__ import annotations
-
-import csv
 
 from annotation import agreement as stats
 from annotation.agreement import Statistic
@@ -174,27 +173,6 @@ def report_table(result: CampaignAgreement, table: str) -> tuple[list[str], list
         ]
         return header, rows
     raise ValueError(f"unknown table {table!r}; choose one of {', '.join(TABLES)}")
-
-
-# A spreadsheet runs a cell that starts with one of these as a formula.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value):
-    """Empty for None; text a spreadsheet would run as a formula gets a leading apostrophe
-    (numbers stay numbers: -0.25 is a value, not a formula)."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
-
-
-def write_csv(out, header: list[str], rows) -> None:
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow([csv_cell(value) for value in row])
 
 
 def report_text(result: CampaignAgreement) -> str:

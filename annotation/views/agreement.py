@@ -21,6 +21,7 @@ from annotation.access import get_campaign_for_lead
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
 from annotation.views.common import paginate, plural, query_url, sorting
+from config.exports import write_csv
 from evaluation.trec import TrecFormatError
 
 WEIGHT_LABELS = {"quadratic": "Quadratic", "linear": "Linear", "none": "Unweighted"}
@@ -213,7 +214,7 @@ def download(request, pk, fmt):
         return response
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{stem}-{table}.csv"'
-    agreement_export.write_csv(response, *agreement_export.report_table(result, table))
+    write_csv(response, *agreement_export.report_table(result, table))
     return response
 
 

@@ -16,6 +16,7 @@ from annotation import agreement, services
 from annotation.models import Assignment, AssignmentStatus, Judgment, Pair, Topic
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
+from config.exports import csv_safe, write_csv
 
 pytestmark = pytest.mark.django_db
 
@@ -500,7 +501,7 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(lead, django_use
     cells = []
     for table in agreement_export.TABLES:
         out = io.StringIO()
-        agreement_export.write_csv(out, *agreement_export.report_table(result, table))
+        write_csv(out, *agreement_export.report_table(result, table))
         cells += [cell for row in csv.reader(io.StringIO(out.getvalue())) for cell in row]
     assert "'=cmd" in cells and "'+sum" in cells and "'@at" in cells and "'-x" in cells
     assert "'=1+1" in cells and '\'=HYPERLINK("http://x","y")' in cells
@@ -511,11 +512,14 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(lead, django_use
 
 
 def test_csv_cell_protection_leaves_numbers_and_plain_text_alone():
-    cell = agreement_export.csv_cell
-    assert cell(-0.25) == -0.25 and cell(3) == 3 and cell(None) == ""
+    cell = csv_safe
+    assert cell(-0.25) == -0.25 and cell(3) == 3
     assert cell("ann") == "ann"
     for start in ("=", "+", "-", "@", "\t", "\r"):
         assert cell(start + "1") == "'" + start + "1"
+    out = io.StringIO()
+    write_csv(out, ["a", "b"], [[None, -0.25]])
+    assert list(csv.reader(io.StringIO(out.getvalue()))) == [["a", "b"], ["", "-0.25"]]
 
 
 # --- calibration -------------------------------------------------------------------------------

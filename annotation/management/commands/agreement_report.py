@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand
 from annotation.management.commands.import_topics import find_campaign
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
+from config.exports import write_csv
 
 
 class Command(BaseCommand):
@@ -36,6 +37,6 @@ class Command(BaseCommand):
         if fmt == "json":
             self.stdout.write(json.dumps(agreement_export.report_data(result), indent=2))
         elif fmt == "csv":
-            agreement_export.write_csv(self.stdout, *agreement_export.report_table(result, table))
+            write_csv(self.stdout, *agreement_export.report_table(result, table))
         else:
             self.stdout.write(agreement_export.report_text(result), ending="")
