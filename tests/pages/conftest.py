@@ -1,3 +1,15 @@
 """The pages' tests meet the same small instance as the API's (tests/api/conftest.py)."""
 
+import pytest
+
+from accounts.tokens import create_token
+from evaluation.views_upload import JOB_KIND as UPLOAD_JOB
+from jobs.models import Job
 from tests.api.conftest import api, make_user, run_jobs, world  # noqa: F401 (fixtures)
+
+
+@pytest.fixture
+def ids(world) -> dict:  # noqa: F811 (the fixture imported above)
+    token, _ = create_token(user=world.users["engineer"], name="ci")
+    upload = Job.objects.create(kind=UPLOAD_JOB, title="Upload", created_by=world.users["engineer"])
+    return {**world.ids, "token": token.pk, "upload": upload.pk}

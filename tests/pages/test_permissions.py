@@ -23,9 +23,6 @@ import pytest
 from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
-from accounts.tokens import create_token
-from evaluation.views_upload import JOB_KIND as UPLOAD_JOB
-from jobs.models import Job
 from tests.api.conftest import DOCUMENTS, TOPICS, upload
 from tests.api.test_permissions import ROLES
 
@@ -196,13 +193,6 @@ def _scale_fields(scale) -> dict:
         fields[f"label_{item['grade']}"] = item["label"]
         fields[f"definition_{item['grade']}"] = item["definition"]
     return fields
-
-
-@pytest.fixture
-def ids(world) -> dict:
-    token, _ = create_token(user=world.users["engineer"], name="ci")
-    upload = Job.objects.create(kind=UPLOAD_JOB, title="Upload", created_by=world.users["engineer"])
-    return {**world.ids, "token": token.pk, "upload": upload.pk}
 
 
 @pytest.mark.parametrize(

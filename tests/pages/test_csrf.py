@@ -1,0 +1,38 @@
+"""Every form and fetch/htmx POST of the pages is protected against cross-site requests: the
+same request the permission matrix lets through is refused without its CSRF token."""
+
+import pytest
+from django.db import transaction
+from django.test import Client
+
+from tests.api.test_permissions import ROLES
+from tests.pages.test_permissions import BODIES, MATRIX
+
+pytestmark = pytest.mark.django_db
+
+POSTS = [row for row in MATRIX if row[0] == "POST"]
+
+
+def _allowed_role(statuses) -> str:
+    """A role the matrix lets through (so only the missing token can refuse it)."""
+    for role, status in zip(ROLES, statuses, strict=True):
+        if role != "anonymous" and status < 400:
+            return role
+    raise AssertionError(f"no role may POST here: {statuses}")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "statuses"),
+    [pytest.param(path, body, statuses, id=f"/{path}") for _, path, body, statuses in POSTS],
+)
+def test_a_post_without_its_csrf_token_is_refused(world, ids, path, body, statuses):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(world.users[_allowed_role(statuses)])
+    with transaction.atomic():
+        response = client.post("/" + path.format(**ids), BODIES[body](world) if body else {})
+        transaction.set_rollback(True)
+    assert response.status_code == 403, (
+        f"POST /{path} without a CSRF token answered {response.status_code}: every POST must "
+        f"need the token (keep CsrfViewMiddleware, never csrf_exempt a page)"
+    )
+    assert b"CSRF" in response.content
