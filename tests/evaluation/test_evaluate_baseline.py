@@ -3,6 +3,7 @@ gates on. Its numbers are evaluation.significance's on the topics both runs have
 ones the comparison page and API show for the same stored runs."""
 
 import contextlib
+import dataclasses
 import io
 import json
 import subprocess
@@ -73,8 +74,9 @@ def test_a_better_run_passes_the_gate_and_the_trec_output_is_unchanged(files):
     assert gated.stdout.startswith(plain.stdout + "\n")
     table = gated.stdout[len(plain.stdout) + 1 :].splitlines()
     assert table[0].startswith("Compared with the baseline") and "on 40 topics" in table[0]
-    assert [line.split()[0] for line in table[3:]] == ["map", "P_5", "ndcg_cut_10"]
-    assert all(line.endswith("significantly better") for line in table[3:])
+    assert "Holm-adjusted over them" in table[2]
+    assert [line.split()[0] for line in table[4:]] == ["map", "P_5", "ndcg_cut_10"]
+    assert all(line.endswith("significantly better") for line in table[4:])
 
 
 def test_the_json_comparison_is_significance_on_the_common_topics(files):
@@ -107,7 +109,11 @@ def test_the_json_comparison_is_significance_on_the_common_topics(files):
         assert row["t_test_p"] == expected.t_test.p_value
         assert row["wilcoxon_p"] == expected.wilcoxon.p_value
         assert row["cohens_d"] == expected.cohens_d
+        assert row["gated"] is True
         assert row["verdict"] == "worse"
+    holm = significance.adjust_holm([row["randomisation_p"] for row in comparison["measures"]])
+    assert [row["randomisation_p_holm"] for row in comparison["measures"]] == holm
+    assert comparison["gated"] == ["map", "P_5", "ndcg_cut_10"]
     assert document["all"] == {
         k: v
         for k, v in json.loads(
@@ -217,4 +223,103 @@ def test_comparisons_pair_topics_in_byte_order():
     expected = significance.compare(
         np.array([0.0, 1.0, 1.0]), np.array([1.0, 1.0, 0.0]), permutations=100
     )
-    assert gate.comparisons["P_1"] == expected
+    # One gated measure: Holm over one p-value is the p-value itself.
+    assert gate.comparisons["P_1"] == dataclasses.replace(
+        expected,
+        randomisation=dataclasses.replace(
+            expected.randomisation, p_adjusted=expected.randomisation.p_value
+        ),
+    )
+
+
+def unjudged_instead_of_judged_nonrelevant(folder):
+    """40 topics; the baseline ranks r (grade 2) among judged non-relevant documents, the run
+    ranks r at the same place among documents nobody judged. Same effectiveness on every
+    topic; judged@10 far lower for the run."""
+    qrels, baseline, run = [], [], []
+    for topic in range(1, 41):
+        place = topic % 10  # where r sits in the top 10, varying by topic
+        qrels.append(f"{topic} 0 r{topic} 2\n")
+        qrels += [f"{topic} 0 n{topic}-{i} 0\n" for i in range(9)]
+        others = iter(range(9))
+        for rank in range(10):
+            if rank == place:
+                docno = base_docno = f"r{topic}"
+            else:
+                i = next(others)
+                base_docno, docno = f"n{topic}-{i}", f"u{topic}-{i}"
+            baseline.append(f"{topic} Q0 {base_docno} {rank + 1} {10 - rank} base\n")
+            run.append(f"{topic} Q0 {docno} {rank + 1} {10 - rank} new\n")
+    for name, lines in (("qrels.txt", qrels), ("base.run", baseline), ("new.run", run)):
+        (folder / name).write_text("".join(lines))
+
+
+def test_a_run_with_many_unjudged_documents_but_equal_effectiveness_passes_the_gate(tmp_path):
+    unjudged_instead_of_judged_nonrelevant(tmp_path)
+    args = [str(tmp_path / "qrels.txt"), str(tmp_path / "new.run")]
+    args += ["-m", "ndcg_cut.10", "-m", "P.5", "-m", "map", "-m", "judged.10"]
+    args += ["--baseline", str(tmp_path / "base.run"), "--fail-if-worse"]
+
+    result = manage(*args)
+    as_json = json.loads(manage(*args[:-1], "--format", "json").stdout)
+
+    assert result.returncode == 0, (
+        "judged@10 must not gate: a run retrieving unjudged documents is not worse\n"
+        + result.stderr
+    )
+    rows = {row["measure"]: row for row in as_json["comparison"]["measures"]}
+    # The run is far lower on judged@10 (10% against 100%), significantly so...
+    assert rows["judged_10"]["mean_run"] == 0.1 and rows["judged_10"]["mean_baseline"] == 1.0
+    assert rows["judged_10"]["randomisation_p"] < 0.05 and rows["judged_10"]["verdict"] == "worse"
+    # ...but judged@10 is not gated, and on every gated measure the two runs are equal.
+    assert rows["judged_10"]["gated"] is False and rows["judged_10"]["randomisation_p_holm"] is None
+    assert as_json["comparison"]["gated"] == ["map", "P_5", "ndcg_cut_10"]
+    for name in as_json["comparison"]["gated"]:
+        assert rows[name]["mean_delta"] == 0.0 and rows[name]["verdict"] == "same", name
+    assert "judged_10" in result.stdout
+    assert "significantly worse (not gated)" in result.stdout
+
+
+def gate_of(**deltas):
+    """A Gate over 10 topics at 0.5 for the baseline and 0.5 + delta for the run."""
+    from evaluation.management.commands.evaluate import Gate
+
+    baseline = np.full(10, 0.5)
+    comparisons = {
+        name: significance.compare(baseline, baseline + np.array(d)) for name, d in deltas.items()
+    }
+    return Gate(10, 0, comparisons, 10_000, 0)
+
+
+# A loss on 8 of 10 topics: with 2^10 sign patterns enumerated, p = 38/1024 exactly.
+LOSS = [-0.3, -0.2, -0.2, -0.1, -0.1, -0.1, -0.1, 0.1, 0.05, -0.05]
+NOISE = [0.1, -0.1, 0.2, -0.2, 0.05, -0.05, 0.1, -0.1, 0.3, -0.3]  # mean 0: p = 1
+
+
+def test_the_gate_holm_adjusts_randomisation_p_values_across_gated_measures():
+    gate = gate_of(ndcg_cut_10=LOSS, map=NOISE, judged_10=LOSS)
+
+    ndcg = gate.comparisons["ndcg_cut_10"].randomisation
+    assert ndcg.p_value == 38 / 1024  # below 0.05: alone it would fail the gate
+    # Holm over the two gated measures (judged_10 is not one): the smallest p doubles.
+    assert gate.gated == ["ndcg_cut_10", "map"]
+    assert ndcg.p_adjusted == 2 * 38 / 1024
+    assert gate.comparisons["map"].randomisation.p_adjusted == 1.0
+    assert gate.comparisons["judged_10"].randomisation.p_adjusted is None
+    assert gate.worse(0.05) == []
+    assert gate.worse(0.1) == ["ndcg_cut_10"]
+
+
+def test_with_one_gated_measure_the_gate_is_the_plain_test():
+    gate = gate_of(ndcg_cut_10=LOSS, judged_10=LOSS)
+
+    assert gate.comparisons["ndcg_cut_10"].randomisation.p_adjusted == 38 / 1024
+    assert gate.worse(0.05) == ["ndcg_cut_10"]
+
+
+def test_the_gate_help_says_judged_is_not_gated_and_p_values_are_holm_adjusted():
+    result = manage("--help")
+
+    help_text = " ".join(result.stdout.split())
+    assert "Holm-adjusted over all the gated measures" in help_text
+    assert "except judged.k" in help_text

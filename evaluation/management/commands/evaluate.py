@@ -2,6 +2,11 @@
 with ``--baseline`` also a paired comparison per measure, and with ``--fail-if-worse`` a gate
 a CI pipeline can use (exit status 1 when the run is significantly worse).
 
+The gate asks one question of several measures at once, so it corrects for them: the
+randomisation p-values of the gated measures are Holm-adjusted together (``GATE_HELP``).
+judged@k is reported but never gated: a run that retrieves documents nobody has judged yet
+has a lower judged@k without being any worse.
+
 Two plain files never reach this class when started from `manage.py` (it runs
 evaluation.cli directly, without setting Django up); `call_command`, stored names and
 ``--baseline`` do.
@@ -9,6 +14,7 @@ evaluation.cli directly, without setting Django up); `call_command`, stored name
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import sys
@@ -21,6 +27,13 @@ from evaluation import cli, dashboards, measures, services, significance, trec
 from evaluation.models import QrelsVersion, Run
 
 GATE_TEST = "randomisation"
+GATE_HELP = (
+    "with --baseline: exit with status 1 when RUN is significantly worse than the baseline "
+    "on at least one gated measure: its mean is lower and its randomisation-test p, "
+    "Holm-adjusted over all the gated measures, is below --alpha. Every mean measure is "
+    "gated except judged.k (a run that retrieves unjudged documents has a lower judged@k "
+    "without being worse); judged.k is still compared and shown"
+)
 
 
 class Command(BaseCommand):
@@ -37,12 +50,7 @@ class Command(BaseCommand):
             "that is a mean over topics: mean Δ with a 95%% bootstrap interval, paired "
             "t-test, Wilcoxon signed-rank and randomisation test, over the topics both have",
         )
-        parser.add_argument(
-            "--fail-if-worse",
-            action="store_true",
-            help="with --baseline: exit with status 1 when RUN is significantly worse than the "
-            "baseline on a measure (randomisation test, p < --alpha)",
-        )
+        parser.add_argument("--fail-if-worse", action="store_true", help=GATE_HELP)
         parser.add_argument("--alpha", type=float, default=dashboards.ALPHA, help="default 0.05")
         parser.add_argument(
             "--permutations",
@@ -86,15 +94,13 @@ class Command(BaseCommand):
         sys.stdout.write(output)
         sys.stdout.flush()
         if gate is not None and opts["fail_if_worse"]:
-            worse = [
-                name
-                for name, comparison in gate.comparisons.items()
-                if dashboards.verdict_of(comparison, opts["alpha"]) == "worse"
-            ]
+            worse = gate.worse(opts["alpha"])
             if worse:
                 raise CommandError(
                     f"{opts['run']} is significantly worse than the baseline {opts['baseline']} "
-                    f"on {', '.join(worse)} ({GATE_TEST} test, p < {opts['alpha']})"
+                    f"on {', '.join(worse)} ({GATE_TEST} test, p Holm-adjusted over "
+                    f"{len(gate.gated)} gated measure{'s' if len(gate.gated) != 1 else ''} "
+                    f"< {opts['alpha']})"
                 )
 
     def _load_qrels(self, label):
@@ -119,22 +125,56 @@ class Command(BaseCommand):
         return services.load_run_frame(stored), stored, stored.tag
 
 
+def is_gated(name: str) -> bool:
+    """Whether --fail-if-worse looks at this output measure: every mean but judged@k, which
+    drops when a run retrieves documents nobody has judged yet, whatever its quality."""
+    return name.partition("_")[0] != "judged"
+
+
 class Gate:
-    """A run against its baseline, measure by measure, on the topics both have."""
+    """A run against its baseline, measure by measure, on the topics both have.
+
+    ``comparisons`` maps output names to significance.Comparison; the gated measures'
+    randomisation tests carry ``p_adjusted``, Holm over the gated measures whose test is
+    defined, so ``dashboards.verdict_of`` gives the gate's verdict for them."""
 
     def __init__(self, topics: int, left_out: int, comparisons: dict, permutations: int, seed: int):
         self.topics = topics
         self.left_out = left_out
-        self.comparisons = comparisons  # output name -> significance.Comparison
+        self.gated = [name for name in comparisons if is_gated(name)]
+        self.comparisons = adjust_across_measures(comparisons, self.gated)
         self.permutations = permutations
         self.seed = seed
+
+    def worse(self, alpha: float) -> list[str]:
+        """The gated measures on which the run is significantly worse (Holm-adjusted)."""
+        return [
+            name
+            for name in self.gated
+            if dashboards.verdict_of(self.comparisons[name], alpha) == "worse"
+        ]
+
+
+def adjust_across_measures(comparisons: dict, names: list[str]) -> dict:
+    """``comparisons`` with the randomisation p of each of ``names`` Holm-adjusted over those
+    of them whose test is defined (significance.adjust_holm)."""
+    defined = [n for n in names if comparisons[n].randomisation.p_value is not None]
+    if not defined:
+        return dict(comparisons)
+    adjusted = significance.adjust_holm([comparisons[n].randomisation.p_value for n in defined])
+    result = dict(comparisons)
+    for name, p in zip(defined, adjusted, strict=True):
+        test = dataclasses.replace(comparisons[name].randomisation, p_adjusted=p)
+        result[name] = dataclasses.replace(comparisons[name], randomisation=test)
+    return result
 
 
 def compare_evaluations(
     baseline: measures.Evaluation, run: measures.Evaluation, *, permutations: int, seed: int
 ) -> Gate:
     """significance.compare on each mean measure's per-topic values of the topics both
-    evaluations have, in byte order of qid (the pages' order, so the numbers are theirs)."""
+    evaluations have, in byte order of qid (the pages' order, so the numbers are theirs);
+    the gated measures' randomisation p-values are then Holm-adjusted together (Gate)."""
     names = [
         name
         for name in run.measures
@@ -179,7 +219,9 @@ def with_comparison(output: str, gate: Gate, opts: dict) -> str:
                 "t_test_p": c.t_test.p_value,
                 "wilcoxon_p": c.wilcoxon.p_value,
                 "randomisation_p": c.randomisation.p_value,
+                "randomisation_p_holm": c.randomisation.p_adjusted if name in gate.gated else None,
                 "cohens_d": c.cohens_d,
+                "gated": name in gate.gated,
                 "verdict": dashboards.verdict_of(c, alpha),
             }
         )
@@ -192,6 +234,7 @@ def with_comparison(output: str, gate: Gate, opts: dict) -> str:
             "permutations": gate.permutations,
             "seed": gate.seed,
             "alpha": alpha,
+            "gated": gate.gated,
             "measures": rows,
         }
         return json.dumps(document, indent=2) + "\n"
@@ -200,11 +243,12 @@ def with_comparison(output: str, gate: Gate, opts: dict) -> str:
         writer = csv.writer(buffer, lineterminator="\n")
         header = ["measure", "mean_baseline", "mean_run", "mean_delta", "delta_low", "delta_high"]
         header += ["wins", "ties", "losses", "t_test_p", "wilcoxon_p", "randomisation_p"]
-        writer.writerow([*header, "cohens_d", "verdict"])
+        writer.writerow([*header, "randomisation_p_holm", "cohens_d", "gated", "verdict"])
         for row in rows:
             low, high = row["delta_interval"]
             values = [row[k] for k in ("mean_baseline", "mean_run", "mean_delta")]
             tests = [row[k] for k in ("t_test_p", "wilcoxon_p", "randomisation_p")]
+            tests.append(row["randomisation_p_holm"])
             writer.writerow(
                 [
                     row["measure"],
@@ -213,6 +257,7 @@ def with_comparison(output: str, gate: Gate, opts: dict) -> str:
                     row["ties"],
                     row["losses"],
                     *map(_repr, [*tests, row["cohens_d"]]),
+                    "yes" if row["gated"] else "no",
                     row["verdict"],
                 ]
             )
@@ -232,10 +277,14 @@ def comparison_table(gate: Gate, opts: dict) -> str:
         f"Δ = run − baseline; 95% bootstrap interval of Δ; two-sided paired tests; "
         f"randomisation with {gate.permutations:,} sign flips (seed {gate.seed}); "
         f"alpha {opts['alpha']}.",
+        f"Verdicts of the {len(gate.gated)} gated measure{'s' if len(gate.gated) != 1 else ''} "
+        f"use the randomisation p Holm-adjusted over them (Holm p); judged@k is shown, "
+        f"not gated.",
     ]
     header = (
         f"{'measure':<16}{'baseline':>10}{'run':>10}{'Δ':>10}  {'95% interval of Δ':<22}"
-        f"{'W/T/L':>12}{'t-test p':>10}{'Wilcoxon p':>12}{'rand. p':>10}{'d':>9}  verdict"
+        f"{'W/T/L':>12}{'t-test p':>10}{'Wilcoxon p':>12}{'rand. p':>10}{'Holm p':>10}"
+        f"{'d':>9}  verdict"
     )
     lines.append(header)
     for name, c in gate.comparisons.items():
@@ -245,12 +294,15 @@ def comparison_table(gate: Gate, opts: dict) -> str:
             else f"{c.delta_interval.low:+.4f} to {c.delta_interval.high:+.4f}"
         )
         d = "—" if c.cohens_d is None else f"{c.cohens_d:+.4f}"
+        gated = name in gate.gated
+        holm = dashboards.format_p(c.randomisation.p_adjusted) if gated else "—"
+        verdict = dashboards.VERDICTS[dashboards.verdict_of(c, opts["alpha"])]
         lines.append(
             f"{name:<16}{c.mean_a:>10.4f}{c.mean_b:>10.4f}{c.mean_delta:>+10.4f}  {interval:<22}"
             f"{f'{c.wins}/{c.ties}/{c.losses}':>12}"
             f"{dashboards.format_p(c.t_test.p_value):>10}"
             f"{dashboards.format_p(c.wilcoxon.p_value):>12}"
-            f"{dashboards.format_p(c.randomisation.p_value):>10}{d:>9}  "
-            f"{dashboards.VERDICTS[dashboards.verdict_of(c, opts['alpha'])]}"
+            f"{dashboards.format_p(c.randomisation.p_value):>10}{holm:>10}{d:>9}  "
+            f"{verdict if gated else verdict + ' (not gated)'}"
         )
     return "\n".join(lines) + "\n"
