@@ -6,7 +6,8 @@ NUL bytes, UTF-8). Shared by the TREC readers and the other line-oriented import
   members and NUL padding after them are read, as gzip(1) does.
 - ``max_bytes`` counts decompressed bytes, and reading stops as soon as it is exceeded, so a
   gzip bomb never fills memory.
-- A UTF-8 byte-order mark at the very start is dropped; anywhere else it is data.
+- A UTF-8 byte-order mark at the very start is dropped; anywhere else it is data. A file
+  starting with a UTF-16 byte-order mark is refused as a whole, asking for UTF-8.
 - Lines end with ``\\n`` and are numbered from 1; a ``\\r`` before the ``\\n`` stays in the line
   (the caller decides what it means).
 
@@ -48,6 +49,9 @@ WHITESPACE = b" \t\r\x0b\x0c"  # C's isspace without \n: what separates fields
 CHUNK = 1 << 20
 
 _GZIP_MAGIC = b"\x1f\x8b"
+# A file saved as UTF-16 (Windows "Unicode") starts with one of these; every other byte of
+# its text is NUL, so without this check each line would only be "contains a NUL byte".
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # Compressed input is fed to zlib in small pieces: with an output cap, each call copies the
 # input it could not consume, which would be quadratic for one large piece.
 _GZIP_FEED = 1 << 16
@@ -217,6 +221,13 @@ def _reported(name: str, chunks: Iterator[bytes]) -> Iterator[bytes]:
         raise TrecFormatError([LineError(name, 0, str(error))]) from None
 
 
+def _check_not_utf16(head) -> None:
+    if head[:2] in _UTF16_BOMS:
+        raise _SourceError(
+            "file is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8"
+        )
+
+
 def _too_large(max_bytes: int) -> _SourceError:
     return _SourceError(f"file is larger than the limit of {max_bytes} bytes (after decompression)")
 
@@ -258,6 +269,8 @@ def _decoded_chunks(raw: Iterator[bytes], max_bytes: int | None) -> Iterator[byt
         chunks = _gunzip(chunks)
     total = 0
     for chunk in chunks:
+        if not total:
+            _check_not_utf16(chunk)
         total += len(chunk)
         if max_bytes is not None and total > max_bytes:
             raise _too_large(max_bytes)
@@ -319,12 +332,14 @@ def _whole(source, max_bytes: int | None) -> Iterator[bytes | mmap.mmap]:
             if size == 0:
                 yield b""
                 return
+            _check_not_utf16(file.peek(2)[:2])
             with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
                 yield mapped
         return
     if isinstance(source, bytes) and not source.startswith(_GZIP_MAGIC):
         if max_bytes is not None and len(source) > max_bytes:
             raise _too_large(max_bytes)
+        _check_not_utf16(source)
         yield source
     else:
         yield b"".join(_decoded(source, max_bytes))

@@ -521,3 +521,16 @@ def test_non_finite_json_numbers_are_not_ids():
     assert errors_of(formats.read_topics, b'{"qid": NaN, "title": "q"}\n') == [
         "f:1: qid must be a string or an integer, found a number"
     ]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_file_is_refused_asking_for_utf8(encoding):
+    data = "1\tcheap flights\n".encode(encoding)
+    if encoding == "utf-16":  # with a byte-order mark: told at once, plain or gzip
+        for payload in (data, gzip.compress(data)):
+            assert errors_of(formats.read_topics, payload) == [
+                "f:0: file is UTF-16 text (it starts with a UTF-16 byte-order mark); "
+                "save it as UTF-8"
+            ]
+    else:  # without one, every line holds NUL bytes
+        assert "line contains a NUL byte" in errors_of(formats.read_topics, data, fmt="tsv")[0]
