@@ -8,18 +8,15 @@ arguments are plain JSON (ids, names, option values) so any task backend can car
 
 from __future__ import annotations
 
-from django.core.files.storage import default_storage
 from django.tasks import task
 from django.urls import reverse
 
 from evaluation import dashboards, measures, services
 from evaluation.models import QrelsVersion, Run
-from evaluation.tasks import max_upload_bytes
-from evaluation.trec import TrecFormatError
-from jobs.services import JobFailed, drop_staged, running
+from evaluation.tasks import import_staged_run
+from jobs.services import JobFailed, running
 
 MESSAGES = {
-    "not_imported": "{filename} was not imported.",
     "imported": "Imported {filename} as run {run}: {lines:,} lines, {topics:,} topics.",
     "scored": "Scored against {qrels}: {measure} {mean:.4f} (95% interval {low:.4f}–{high:.4f}).",
     "not_scored": "Not scored against {qrels}: {reason}",
@@ -80,61 +77,48 @@ def import_and_score_task(
     """Import the staged run file as a run of ``system`` (created if new), then, when
     ``scoring`` is given (``scoring_params``), score it and compute its intervals. The job's
     result: {"run", "url" (the run's page with this scoring), "label", "summary"}; a run that
-    imports but cannot be scored still succeeds, with the reason in "warning"."""
-    try:
-        with running(job_id) as progress:
-            steps = 3 if scoring else 2
-            progress.step(f"Reading and checking {filename}", done=0, total=steps)
+    imports but cannot be scored still succeeds, with the reason in "warning". The staged
+    file is deleted when the job is over (jobs.services.running), kept for a retry if not."""
+    with running(job_id) as progress:
+        steps = 3 if scoring else 2
+        progress.step(f"Reading and checking {filename}", done=0, total=steps)
+        run = import_staged_run(
+            progress,
+            staged=staged,
+            filename=filename,
+            system=system,
+            name=name,
+            description=description,
+        )
+        summary = MESSAGES["imported"].format(
+            filename=filename, run=run, lines=run.line_count, topics=run.topic_count
+        )
+        result = {"run": run.pk, "url": run.get_absolute_url(), "label": "See the run"}
+        if scoring:
+            progress.step(f"Scoring {run}", done=1)
             try:
-                with default_storage.open(staged, "rb") as file:
-                    run = services.import_run(
-                        source=file,
-                        filename=filename,
-                        system=system,
-                        name=name,
-                        description=description,
-                        user=progress.job.created_by,
-                        max_bytes=max_upload_bytes(),
-                    )
-            except TrecFormatError as error:
-                raise JobFailed(
-                    MESSAGES["not_imported"].format(filename=filename),
-                    errors=[str(line) for line in error.errors],
-                    total=error.total,
-                ) from None
-            except services.ImportRejected as rejected:
-                raise JobFailed(str(rejected)) from None
-            summary = MESSAGES["imported"].format(
-                filename=filename, run=run, lines=run.line_count, topics=run.topic_count
-            )
-            result = {"run": run.pk, "url": run.get_absolute_url(), "label": "See the run"}
-            if scoring:
-                progress.step(f"Scoring {run}", done=1)
+                chosen = _scoring(scoring)
+            except QrelsVersion.DoesNotExist:
+                result["warning"] = MESSAGES["not_scored"].format(
+                    qrels=f"qrels {scoring['qrels']}", reason=MESSAGES["qrels_gone"]
+                )
+            else:
+                result["url"] = run.get_absolute_url() + chosen.query()
                 try:
-                    chosen = _scoring(scoring)
-                except QrelsVersion.DoesNotExist:
+                    evaluation = services.score_run(
+                        run=run,
+                        qrels=chosen.qrels,
+                        measure_specs=list(chosen.specs),
+                        options=chosen.options,
+                    )
+                except ValueError as error:  # e.g. no topic in common with the qrels
                     result["warning"] = MESSAGES["not_scored"].format(
-                        qrels=f"qrels {scoring['qrels']}", reason=MESSAGES["qrels_gone"]
+                        qrels=chosen.qrels.label, reason=error
                     )
                 else:
-                    result["url"] = run.get_absolute_url() + chosen.query()
-                    try:
-                        evaluation = services.score_run(
-                            run=run,
-                            qrels=chosen.qrels,
-                            measure_specs=list(chosen.specs),
-                            options=chosen.options,
-                        )
-                    except ValueError as error:  # e.g. no topic in common with the qrels
-                        result["warning"] = MESSAGES["not_scored"].format(
-                            qrels=chosen.qrels.label, reason=error
-                        )
-                    else:
-                        summary += " " + headline(evaluation, chosen)
-                        result["evaluation"] = evaluation.pk
-            progress.result = {**result, "summary": summary}
-    finally:
-        drop_staged(staged)
+                    summary += " " + headline(evaluation, chosen)
+                    result["evaluation"] = evaluation.pk
+        progress.result = {**result, "summary": summary}
 
 
 @task

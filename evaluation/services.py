@@ -3,6 +3,9 @@ translate their input and call these; the rules live here.
 
 Imports are all-or-nothing: a file is parsed and validated completely before anything is
 written, and if writing fails half-way the rows roll back and the stored files are deleted.
+A process killed between writing a run's files and committing its row cannot delete them;
+they sit in the run's own folder (runs/<sha256>/) with no row pointing at them, and
+``sweep_orphan_run_files`` (run by ``manage.py recover_jobs``) deletes them.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import io
 import json
 import time
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from typing import IO
 
 import numpy as np
@@ -20,9 +24,12 @@ import polars as pl
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from evaluation import measures, significance, topk, trec
 from evaluation.models import Evaluation, QrelsEntry, QrelsSource, QrelsVersion, Run, System
+from jobs.faults import pause_point
+from jobs.services import walk_storage, written_before
 
 # Bump when a change to evaluation/measures.py can change a number: cached evaluations are
 # keyed on it and recomputed instead of served stale.
@@ -235,6 +242,7 @@ def import_run(
             run.artifact.save("ranking.parquet", ContentFile(artifact.getvalue()), save=False)
             stored.append(run.artifact.name)
             run.save()
+            pause_point("import_run.before_commit")
     except IntegrityError:
         _delete_files(stored)
         # Lost a race with an identical upload: report it like the check above would have.
@@ -265,6 +273,35 @@ def _safe_filename(filename: str) -> str:
 def _delete_files(names: list[str]) -> None:
     for name in names:
         default_storage.delete(name)
+
+
+RUN_FILES = "runs"
+
+
+def sweep_orphan_run_files(*, older_than: timedelta) -> list[str]:
+    """Delete stored run files that no run points at, written more than ``older_than`` ago:
+    what an import killed before its commit left (an import in progress writes its files
+    moments before committing, so a few minutes' margin never touches one). Returns the
+    names deleted."""
+    cutoff = timezone.now() - older_than
+    by_checksum: dict[str, list[str]] = {}
+    for name in walk_storage(RUN_FILES):
+        parts = name.split("/")  # runs/<first two hex digits>/<sha256>/<file>
+        by_checksum.setdefault(parts[2] if len(parts) == 4 else "", []).append(name)
+    kept = set()
+    checksums = list(by_checksum)
+    for at in range(0, len(checksums), 500):  # SQLite caps the parameters of one query
+        for original, artifact in Run.objects.filter(
+            checksum__in=checksums[at : at + 500]
+        ).values_list("original_file", "artifact"):
+            kept.update((original, artifact))
+    deleted = []
+    for names in by_checksum.values():
+        for name in names:
+            if name not in kept and written_before(name, cutoff):
+                default_storage.delete(name)
+                deleted.append(name)
+    return sorted(deleted)
 
 
 def load_run_frame(run: Run) -> pl.DataFrame:

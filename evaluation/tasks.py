@@ -2,8 +2,10 @@
 time"): importing an uploaded run.
 
 The task reads the upload staged in storage (jobs.services.stage_upload), hands it to
-services.import_run inside jobs.services.running, deletes the staged file whatever happens,
-and turns a refused file into JobFailed so the job lists the file's errors.
+services.import_run inside jobs.services.running, and turns a refused file into JobFailed so
+the job lists the file's errors. running() deletes the staged file once the job is over
+(succeeded or refused) and keeps it when the job crashed or its worker died, so the job can
+be started again (jobs.services.retry_job).
 """
 
 from django.conf import settings
@@ -11,8 +13,9 @@ from django.core.files.storage import default_storage
 from django.tasks import task
 
 from evaluation import services
+from evaluation.models import Run
 from evaluation.trec import TrecFormatError
-from jobs.services import JobFailed, drop_staged, running
+from jobs.services import JobFailed, Progress, running
 
 MESSAGES = {
     "not_imported": "{filename} was not imported.",
@@ -23,6 +26,44 @@ MESSAGES = {
 def max_upload_bytes() -> int:
     """Largest file an import reads (after decompression), from settings.MAX_UPLOAD_MB."""
     return settings.MAX_UPLOAD_MB * 1024 * 1024
+
+
+def import_staged_run(
+    progress: Progress, *, staged: str, filename: str, system: str, name: str, description: str
+) -> Run:
+    """services.import_run on the staged upload, a refused file raised as JobFailed.
+
+    On a second attempt of the job, the file already stored by this job's owner is the run
+    the first attempt imported before it was interrupted (e.g. while scoring): that run is
+    the result, not a duplicate to refuse."""
+    job = progress.job
+    try:
+        with default_storage.open(staged, "rb") as file:
+            return services.import_run(
+                source=file,
+                filename=filename,
+                system=system,
+                name=name,
+                description=description,
+                user=job.created_by,
+                max_bytes=max_upload_bytes(),
+            )
+    except TrecFormatError as error:
+        raise JobFailed(
+            MESSAGES["not_imported"].format(filename=filename),
+            errors=[str(line) for line in error.errors],
+            total=error.total,
+        ) from None
+    except services.ImportRejected as rejected:
+        earlier = rejected.existing
+        if (
+            job.attempt > 1
+            and earlier is not None
+            and earlier.uploaded_by_id == job.created_by_id
+            and earlier.original_filename == filename
+        ):
+            return earlier
+        raise JobFailed(str(rejected)) from None
 
 
 @task
@@ -37,35 +78,21 @@ def import_run_task(
 ) -> None:
     """Import the staged run file as a run of ``system`` (created if new). The job's result
     names the new run: {"run": id, "url": its page, "label", "summary"}."""
-    try:
-        with running(job_id) as progress:
-            progress.step(f"Reading {filename}", done=0, total=2)
-            try:
-                with default_storage.open(staged, "rb") as file:
-                    run = services.import_run(
-                        source=file,
-                        filename=filename,
-                        system=system,
-                        name=name,
-                        description=description,
-                        user=progress.job.created_by,
-                        max_bytes=max_upload_bytes(),
-                    )
-            except TrecFormatError as error:
-                raise JobFailed(
-                    MESSAGES["not_imported"].format(filename=filename),
-                    errors=[str(line) for line in error.errors],
-                    total=error.total,
-                ) from None
-            except services.ImportRejected as rejected:
-                raise JobFailed(str(rejected)) from None
-            progress.result = {
-                "run": run.pk,
-                "url": run.get_absolute_url(),
-                "label": "See the run",
-                "summary": MESSAGES["imported"].format(
-                    filename=filename, run=run, lines=run.line_count, topics=run.topic_count
-                ),
-            }
-    finally:
-        drop_staged(staged)
+    with running(job_id) as progress:
+        progress.step(f"Reading {filename}", done=0, total=2)
+        run = import_staged_run(
+            progress,
+            staged=staged,
+            filename=filename,
+            system=system,
+            name=name,
+            description=description,
+        )
+        progress.result = {
+            "run": run.pk,
+            "url": run.get_absolute_url(),
+            "label": "See the run",
+            "summary": MESSAGES["imported"].format(
+                filename=filename, run=run, lines=run.line_count, topics=run.topic_count
+            ),
+        }

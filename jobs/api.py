@@ -1,15 +1,23 @@
 """Jobs over the API: what a client polls after an upload or a pooling answered 202.
 
 A job lists its file's errors, so only its owner (and admins) may see it; anyone else's job
-is a 404, as on the job page (jobs/views.py).
+is a 404, as on the job page (jobs/views.py). Whoever may see a job may start it again when
+it crashed or its worker died (``retry``).
 """
 
-from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from jobs.models import Job, JobStatus
+from jobs.services import JobNotRetryable, retry_job
 
 
 # A pattern, not an enum: drf-spectacular would name the enum after the field, and
@@ -33,6 +41,11 @@ class JobSerializer(serializers.ModelSerializer):
         read_only=True, help_text="What the work produced, e.g. {'run': id} after a run import."
     )
     url = serializers.HyperlinkedIdentityField(view_name="api:job-detail")
+    attempt = serializers.IntegerField(read_only=True, help_text="1, then 2 after a retry, …")
+    can_retry = serializers.BooleanField(
+        read_only=True,
+        help_text="It crashed or its worker died: POST retry/ to start it again.",
+    )
 
     class Meta:
         model = Job
@@ -50,11 +63,17 @@ class JobSerializer(serializers.ModelSerializer):
             "errors",
             "error_total",
             "result",
+            "attempt",
+            "can_retry",
             "created_at",
             "updated_at",
             "finished_at",
         ]
         read_only_fields = fields
+
+
+class RetryRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Why the job cannot be started again.")
 
 
 def accepted(job: Job, request) -> Response:
@@ -76,3 +95,21 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
         user = self.request.user
         jobs = Job.objects.all()
         return jobs if user.is_superuser else jobs.filter(created_by=user)
+
+    @extend_schema(
+        summary="Start a job again that crashed or whose worker died",
+        request=None,
+        responses={
+            202: JobSerializer,
+            409: OpenApiResponse(
+                RetryRefusedSerializer, description="The job cannot be started again (why)."
+            ),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def retry(self, request, pk=None):
+        try:
+            job = retry_job(job=self.get_object())
+        except JobNotRetryable as refused:
+            return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
+        return accepted(job, request)

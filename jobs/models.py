@@ -2,11 +2,24 @@
 updated by the background task as it goes, read by the progress bar and the API.
 
 django.tasks runs the work (in-process on the embedded default, on workers in production)
-but has no notion of progress or of a user-facing error list; this row carries both."""
+but has no notion of progress or of a user-facing error list; this row carries both. It also
+keeps which task did the work and with what arguments, so that work a crash or a killed worker
+interrupted can be started again (jobs.services.retry_job).
+
+A running job's ``updated_at`` is its heartbeat: jobs.services.running refreshes it every
+``HEARTBEAT_SECONDS`` while the work goes on, so a running job not updated for
+``STALE_AFTER_SECONDS`` has lost its worker (killed, out of memory, machine gone)."""
+
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
+
+# Far apart enough to cost nothing, close enough that a dead worker is noticed in minutes.
+HEARTBEAT_SECONDS = getattr(settings, "JOB_HEARTBEAT_SECONDS", 30)
+STALE_AFTER_SECONDS = getattr(settings, "JOB_STALE_AFTER_SECONDS", 300)
 
 
 class JobStatus(models.TextChoices):
@@ -26,6 +39,14 @@ class Job(models.Model):
     errors = models.JSONField(default=list, blank=True, help_text="file:line errors, capped.")
     error_total = models.PositiveIntegerField(default=0)
     result = models.JSONField(default=dict, blank=True)
+    task = models.CharField(
+        max_length=200, blank=True, help_text="The task's import path, to start it again."
+    )
+    params = models.JSONField(default=dict, blank=True, help_text="The task's arguments.")
+    attempt = models.PositiveIntegerField(default=1)
+    retryable = models.BooleanField(
+        default=False, help_text="It failed in a way that trying again may fix (not a bad file)."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="jobs"
     )
@@ -45,6 +66,18 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
+
+    @property
+    def stalled(self) -> bool:
+        """Running, but its worker has not been heard of for too long: it died."""
+        cutoff = timezone.now() - timedelta(seconds=STALE_AFTER_SECONDS)
+        return self.status == JobStatus.RUNNING and self.updated_at < cutoff
+
+    @property
+    def can_retry(self) -> bool:
+        return bool(self.task) and (
+            (self.status == JobStatus.FAILED and self.retryable) or self.stalled
+        )
 
     @property
     def percent(self) -> int:

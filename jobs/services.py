@@ -1,18 +1,39 @@
-"""Start jobs, report their progress, and record how they ended."""
+"""Start jobs, report their progress, record how they ended, and start again the work a
+crash or a killed worker interrupted."""
 
 import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Q
+from django.tasks import Task
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
-from jobs.models import Job, JobStatus
+from jobs.models import HEARTBEAT_SECONDS, STALE_AFTER_SECONDS, Job, JobStatus
 
 logger = logging.getLogger(__name__)
 
 MAX_ERRORS_SHOWN = 50
+STAGING = "staging"
+
+MESSAGES = {
+    "crashed": "Failed unexpectedly; the error was logged. Try again, or tell an admin.",
+    "worker_lost": "The worker running this job stopped before it finished; nothing was "
+    "stored. Try again.",
+    "queued_again": "Queued again (attempt {attempt}).",
+    "not_retryable_running": "This job is still running: wait for it to finish.",
+    "not_retryable_queued": "This job is waiting for a worker already.",
+    "not_retryable_succeeded": "This job succeeded; there is nothing to try again.",
+    "not_retryable_refused": "This job was refused for a reason trying again will not change "
+    "(see its errors): fix the input and start a new one.",
+    "not_retryable_unknown": "This job cannot be started again: it predates retries.",
+    "upload_gone": "The uploaded file of this job is no longer stored: upload it again.",
+}
 
 
 class JobFailed(Exception):
@@ -26,10 +47,18 @@ class JobFailed(Exception):
         self.total = total if total is not None else len(self.errors)
 
 
-def start_job(*, kind: str, title: str, user, task, total: int = 1, **params) -> Job:
+class JobNotRetryable(Exception):
+    """retry_job refused: the message says why (shown as it is)."""
+
+
+def start_job(*, kind: str, title: str, user, task: Task, total: int = 1, **params) -> Job:
     """Create the job row and enqueue ``task(job_id=…, **params)`` once the row is committed
-    (a queued task must never point at a row that was rolled back)."""
-    job = Job.objects.create(kind=kind, title=title, created_by=user, total=total)
+    (a queued task must never point at a row that was rolled back). The task and its
+    arguments (plain JSON) are kept on the row so retry_job can enqueue them again; a
+    ``staged`` argument names an upload the job reads, kept until the job is over."""
+    job = Job.objects.create(
+        kind=kind, title=title, created_by=user, total=total, task=task.module_path, params=params
+    )
     transaction.on_commit(lambda: task.enqueue(job_id=job.pk, **params))
     return job
 
@@ -51,46 +80,198 @@ class Progress:
         Job.objects.filter(pk=self.job.pk).update(**fields)
 
 
+class _Heartbeat(threading.Thread):
+    """Refreshes a running job's ``updated_at`` every ``interval`` seconds from its own
+    database connection, so a long step (one big file read) does not look like a dead
+    worker, and a worker that really died stops beating (Job.stalled)."""
+
+    def __init__(self, job: Job, interval: float):
+        super().__init__(name=f"job-{job.pk}-heartbeat", daemon=True)
+        self.job = job
+        self.interval = interval
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(self.interval):
+                try:
+                    Job.objects.filter(
+                        pk=self.job.pk, attempt=self.job.attempt, status=JobStatus.RUNNING
+                    ).update(updated_at=timezone.now())
+                except DatabaseError:  # the database is away for a moment: beat again later
+                    logger.warning("job %s: heartbeat failed", self.job.pk, exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
+
+
 @contextmanager
 def running(job_id: int) -> Iterator[Progress]:
     """Run a job's work: marks it running, then succeeded (with the result the work put in
     ``progress.result``) or failed (with the errors of a JobFailed, or a generic message for
-    an unexpected crash, which is logged and re-raised so the task backend sees it)."""
+    an unexpected crash, which is logged and re-raised so the task backend sees it).
+
+    A crash leaves the job retryable and keeps its staged upload; success and a JobFailed
+    (a refused input, which trying again would not change) delete it. Only the job's current
+    attempt records an outcome: a worker thought dead that finishes after the job was
+    started again changes nothing."""
     job = Job.objects.get(pk=job_id)
-    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, updated_at=timezone.now())
+    Job.objects.filter(pk=job.pk, attempt=job.attempt).update(
+        status=JobStatus.RUNNING, updated_at=timezone.now()
+    )
     progress = Progress(job)
+    # Inside a transaction (tests running tasks in place) nobody else sees the row anyway.
+    heartbeat = None if connection.in_atomic_block else _Heartbeat(job, HEARTBEAT_SECONDS)
+    if heartbeat is not None:
+        heartbeat.start()
     try:
         yield progress
     except JobFailed as failure:
-        _finish(
+        if _finish(
             job,
             JobStatus.FAILED,
             step=str(failure),
             errors=failure.errors[:MAX_ERRORS_SHOWN],
             error_total=failure.total,
-        )
+        ):
+            drop_staged(job.params.get("staged", ""))
     except Exception:
         logger.exception("job %s (%s) crashed", job.pk, job.kind)
-        _finish(
-            job,
-            JobStatus.FAILED,
-            step="Failed unexpectedly; the error was logged. Try again, or tell an admin.",
-        )
+        _finish(job, JobStatus.FAILED, step=MESSAGES["crashed"], retryable=True)
         raise
     else:
-        _finish(job, JobStatus.SUCCEEDED, step="Done", result=progress.result)
+        if _finish(job, JobStatus.SUCCEEDED, step="Done", result=progress.result):
+            drop_staged(job.params.get("staged", ""))
+    finally:
+        if heartbeat is not None:
+            heartbeat.stopped.set()
 
 
-def _finish(job: Job, status: JobStatus, **fields) -> None:
+def _finish(job: Job, status: JobStatus, **fields) -> bool:
+    """Record the outcome of ``job``'s attempt; False if the job was started again since."""
     now = timezone.now()
-    Job.objects.filter(pk=job.pk).update(status=status, finished_at=now, updated_at=now, **fields)
+    return bool(
+        Job.objects.filter(pk=job.pk, attempt=job.attempt).update(
+            status=status, finished_at=now, updated_at=now, **fields
+        )
+    )
+
+
+# --- starting again ----------------------------------------------------------------------
+
+
+def retry_job(*, job: Job) -> Job:
+    """Start ``job``'s task again with the same arguments: a job that crashed, or whose
+    worker died (failed by recover_stalled_jobs, or still marked running but stalled). Its
+    staged upload is read again; the work itself makes sure nothing is stored twice (a run
+    import refuses a file already stored). Raises JobNotRetryable with the reason."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if not job.can_retry:
+            raise JobNotRetryable(_why_not(job))
+        staged = job.params.get("staged")
+        if staged and not default_storage.exists(staged):
+            raise JobNotRetryable(MESSAGES["upload_gone"])
+        task = import_string(job.task)
+        if not isinstance(task, Task):
+            raise JobNotRetryable(MESSAGES["not_retryable_unknown"])
+        job.attempt += 1
+        job.status = JobStatus.QUEUED
+        job.step = MESSAGES["queued_again"].format(attempt=job.attempt)
+        job.done = 0
+        job.errors = []
+        job.error_total = 0
+        job.result = {}
+        job.retryable = False
+        job.finished_at = None
+        job.save()
+        params = dict(job.params)
+        transaction.on_commit(lambda: task.enqueue(job_id=job.pk, **params))
+    return job
+
+
+def _why_not(job: Job) -> str:
+    if not job.task:
+        return MESSAGES["not_retryable_unknown"]
+    return {
+        JobStatus.QUEUED: MESSAGES["not_retryable_queued"],
+        JobStatus.RUNNING: MESSAGES["not_retryable_running"],
+        JobStatus.SUCCEEDED: MESSAGES["not_retryable_succeeded"],
+    }.get(job.status, MESSAGES["not_retryable_refused"])
+
+
+def recover_stalled_jobs(*, older_than: timedelta | None = None) -> list[Job]:
+    """Mark failed (and retryable) the running jobs not updated for ``older_than`` (default
+    STALE_AFTER_SECONDS): their worker died, as a live one beats every HEARTBEAT_SECONDS.
+    Returns them."""
+    if older_than is None:
+        older_than = timedelta(seconds=STALE_AFTER_SECONDS)
+    cutoff = timezone.now() - older_than
+    recovered = []
+    for job in Job.objects.filter(status=JobStatus.RUNNING, updated_at__lt=cutoff):
+        # Same conditions again: a job that beat or finished meanwhile is left alone.
+        if Job.objects.filter(
+            pk=job.pk, attempt=job.attempt, status=JobStatus.RUNNING, updated_at__lt=cutoff
+        ).update(
+            status=JobStatus.FAILED,
+            step=MESSAGES["worker_lost"],
+            retryable=True,
+            finished_at=timezone.now(),
+            updated_at=timezone.now(),
+        ):
+            job.refresh_from_db()
+            recovered.append(job)
+    return recovered
+
+
+# --- staged uploads ----------------------------------------------------------------------
 
 
 def stage_upload(upload, *, prefix: str) -> str:
     """Keep an uploaded file in storage until its job has read it; returns the name."""
-    return default_storage.save(f"staging/{prefix}/{upload.name}", upload)
+    return default_storage.save(f"{STAGING}/{prefix}/{upload.name}", upload)
 
 
 def drop_staged(name: str) -> None:
     if name:
         default_storage.delete(name)
+
+
+def walk_storage(top: str) -> Iterator[str]:
+    """Every file name under ``top`` in the default storage (none if it does not exist)."""
+    try:
+        folders, files = default_storage.listdir(top)
+    except FileNotFoundError:
+        return
+    for name in files:
+        yield f"{top}/{name}"
+    for folder in folders:
+        yield from walk_storage(f"{top}/{folder}")
+
+
+def written_before(name: str, cutoff: datetime) -> bool:
+    """Whether the stored file ``name`` was last written before ``cutoff`` (and exists)."""
+    try:
+        return default_storage.get_modified_time(name) < cutoff
+    except FileNotFoundError:
+        return False
+
+
+def sweep_staged_files(*, older_than: timedelta) -> list[str]:
+    """Delete staged uploads no job will read again (their job succeeded, was refused, or
+    never committed), written more than ``older_than`` ago (a request stages its file
+    just before committing its job). Returns the names deleted."""
+    waiting = Q(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]) | Q(
+        status=JobStatus.FAILED, retryable=True
+    )
+    needed = {
+        params.get("staged")
+        for params in Job.objects.filter(waiting).values_list("params", flat=True)
+        if isinstance(params, dict)
+    }
+    cutoff = timezone.now() - older_than
+    deleted = []
+    for name in walk_storage(STAGING):
+        if name not in needed and written_before(name, cutoff):
+            default_storage.delete(name)
+            deleted.append(name)
+    return deleted
