@@ -46,6 +46,10 @@ MESSAGES = {
     "unknown_topic": "This campaign has no topic {qid!r}.",
     "no_topics": "Import topics first: pooling keeps only the campaign's topics.",
     "no_runs": "Choose at least one run.",
+    "unknown_pair": (
+        "The pool has no pair {qid} × {docno}: add it first (a pairs file, pooling, or a gold "
+        "file, which adds its pairs)."
+    ),
 }
 
 
@@ -292,6 +296,38 @@ class PoolRunsForm(forms.Form):
         cleaned = super().clean()
         if not self.campaign.topics.exists():
             raise forms.ValidationError(MESSAGES["no_topics"])
+        return cleaned
+
+
+class GoldPairForm(forms.Form):
+    """Mark one pool pair as a calibration (gold) pair with a known grade, or unmark it."""
+
+    qid = forms.CharField(max_length=100, label="Topic (qid)")
+    docno = forms.CharField(max_length=255, label="Document (docno)")
+    grade = forms.TypedChoiceField(
+        coerce=int,
+        empty_value=None,
+        required=False,
+        label="Known grade",
+        help_text="Every judge gets a gold pair, unmarked; choose “not gold” to unmark it.",
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+        self.fields["grade"].choices = [
+            *((item["grade"], f"{item['grade']} · {item['label']}") for item in campaign.scale),
+            ("", "Not gold (an ordinary pair)"),
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        qid, docno = cleaned.get("qid", "").strip(), cleaned.get("docno", "").strip()
+        if qid and docno:
+            pair = self.campaign.pairs.filter(topic__qid=qid, document__docno=docno).first()
+            if pair is None:
+                raise forms.ValidationError(MESSAGES["unknown_pair"].format(qid=qid, docno=docno))
+            cleaned["pair"] = pair
         return cleaned
 
 

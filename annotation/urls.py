@@ -24,6 +24,7 @@ urlpatterns = [
     path("<int:pk>/pool/", pool.pool_detail, name="pool-detail"),
     path("<int:pk>/pool/runs/", pool.pool_from_runs, name="pool-from-runs"),
     path("<int:pk>/pool/pairs/", imports.pairs_import, name="pairs-import"),
+    path("<int:pk>/pool/gold/", pool.pool_gold, name="pool-gold"),
     path("<int:pk>/progress/", progress.progress, name="progress"),
     path("<int:pk>/reassign/", progress.reassign, name="reassign"),
     # Leads: agreement and calibration (annotation/views/agreement.py).

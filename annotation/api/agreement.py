@@ -1,16 +1,19 @@
-"""A campaign's agreement report and gold import over the API, for its lead (the actions
-``agreement`` and ``gold`` of the campaign viewset in annotation/api/campaigns.py). Thin
-over annotation/services/agreement.py; the report has the JSON download's shape."""
+"""A campaign's agreement report, its calibration against gold pairs, gold import and one
+pair marked gold or unmarked over the API, for its lead (the actions ``agreement``,
+``calibration``, ``gold`` and ``gold_pair`` of the campaign viewset in
+annotation/api/campaigns.py). Thin over annotation/services/agreement.py; the report and the
+calibration have the shapes of annotation/services/agreement_export.py."""
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
+from annotation import services
 from annotation.api.common import messages_of
-from annotation.models import Campaign
+from annotation.models import Campaign, Pair
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
 from evaluation.api.common import QueryParameters, trec_errors
@@ -18,6 +21,7 @@ from evaluation.trec import TrecFormatError
 
 MESSAGES = {
     "gold_too_large": "Gold files are read at once: at most {limit} KB.",
+    "no_such_pair": "No such pair in this campaign.",
 }
 
 
@@ -168,3 +172,83 @@ def gold_response(request, campaign: Campaign) -> Response:
         "assigned": change.assigned,
     }
     return Response(GoldImportedSerializer(body).data)
+
+
+# --- calibration -----------------------------------------------------------------------------
+
+
+class CalibrationGoldPairSerializer(serializers.Serializer):
+    pair = serializers.IntegerField()
+    qid = serializers.CharField()
+    docno = serializers.CharField()
+    grade = serializers.IntegerField(help_text="The known grade.")
+    graded_by = serializers.IntegerField(help_text="Judges who have graded it.")
+
+
+class JudgeCalibrationSerializer(serializers.Serializer):
+    judge = serializers.CharField()
+    # A CharField, not a ChoiceField: another "status" enum would need a schema name override.
+    status = serializers.CharField(
+        help_text="ok; flagged: below a bar; unchecked: no gold pair graded, or kappa undefined."
+    )
+    reasons = serializers.ListField(child=serializers.CharField())
+    gold_pairs = serializers.IntegerField(help_text="Gold pairs the judge has graded.")
+    accuracy = AgreementStatisticSerializer()
+    mean_absolute_error = AgreementStatisticSerializer(help_text="In grades.")
+    kappa = AgreementStatisticSerializer(help_text="Unweighted Cohen's kappa against gold.")
+    weighted_kappa = AgreementStatisticSerializer(help_text="With the chosen weights.")
+
+
+class CalibrationSerializer(serializers.Serializer):
+    campaign = AgreementCampaignSerializer()
+    weights = serializers.ChoiceField(choices=list(agreement_service.WEIGHTS))
+    min_accuracy = serializers.FloatField(help_text="The campaign's bar on accuracy.")
+    min_kappa = serializers.FloatField(help_text="The bar on weighted kappa against gold.")
+    gold = CalibrationGoldPairSerializer(many=True)
+    judges = JudgeCalibrationSerializer(many=True)
+    flagged = serializers.ListField(child=serializers.CharField(), help_text="Judges flagged.")
+
+
+def calibration_response(request, campaign: Campaign) -> Response:
+    weights = AgreementParameters.read(request)["weights"]
+    result = agreement_service.campaign_calibration(campaign=campaign, weights=weights)
+    return Response(CalibrationSerializer(agreement_export.calibration_data(result, campaign)).data)
+
+
+# --- one gold pair -------------------------------------------------------------------------------
+
+
+class GoldGradeSerializer(serializers.Serializer):
+    grade = serializers.IntegerField(help_text="The known grade, on the campaign's scale.")
+
+
+class GoldPairSerializer(serializers.Serializer):
+    pair = serializers.IntegerField(source="pk")
+    qid = serializers.CharField(source="topic.qid")
+    docno = serializers.CharField(source="document.docno")
+    gold_grade = serializers.IntegerField(allow_null=True, help_text="Null: not a gold pair.")
+    assigned = serializers.IntegerField(help_text="New assignments (every judge gets gold).")
+
+
+def gold_pair_response(request, campaign: Campaign, pair_id: int) -> Response:
+    """PUT {grade}: the pair becomes a gold pair with that known grade (or changes it);
+    DELETE: it is an ordinary pair again (its judges' grades stay). Both are idempotent."""
+    pair = (
+        Pair.objects.select_related("topic", "document")
+        .filter(pk=pair_id, campaign=campaign)
+        .first()
+    )
+    if pair is None:
+        raise NotFound(MESSAGES["no_such_pair"])
+    grade = None
+    if request.method == "PUT":
+        form = GoldGradeSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        grade = form.validated_data["grade"]
+    try:
+        change = services.mark_gold(campaign=campaign, pair_id=pair.pk, grade=grade)
+    except DjangoValidationError as error:
+        raise ValidationError({"grade": messages_of(error)}) from None
+    pair.refresh_from_db(fields=["gold_grade"])
+    pair.assigned = change.assigned
+    return Response(GoldPairSerializer(pair).data)

@@ -259,7 +259,8 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
 
     serializer_class = CampaignSerializer
     lookup_value_converter = "int"
-    http_method_names = ["get", "post", "patch", "head", "options"]
+    # put and delete are for one gold pair (gold/<pair>/); the campaign itself has neither.
+    http_method_names = ["get", "post", "put", "patch", "delete", "head", "options"]
     action_permissions = {"create": [IsLead]}
 
     def get_queryset(self):
@@ -364,6 +365,31 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def gold(self, request, pk=None):
         return agreement_api.gold_response(request, self._led())
+
+    @extend_schema(
+        methods=["PUT"],
+        summary="Mark one pool pair as a gold pair with a known grade, or change its grade",
+        request=agreement_api.GoldGradeSerializer,
+        responses=agreement_api.GoldPairSerializer,
+    )
+    @extend_schema(
+        methods=["DELETE"],
+        summary="Make a gold pair an ordinary pair again (its judges' grades stay)",
+        request=None,
+        responses=agreement_api.GoldPairSerializer,
+    )
+    @action(detail=True, methods=["put", "delete"], url_path="gold/<int:pair>")
+    def gold_pair(self, request, pk=None, pair=None):
+        return agreement_api.gold_pair_response(request, self._led(), pair)
+
+    @extend_schema(
+        summary="Each judge against the gold pairs: accuracy, error, kappa; who is flagged",
+        parameters=[agreement_api.AgreementParameters],
+        responses=agreement_api.CalibrationSerializer,
+    )
+    @action(detail=True)
+    def calibration(self, request, pk=None):
+        return agreement_api.calibration_response(request, self._led())
 
 
 # --- judges ---------------------------------------------------------------------------------

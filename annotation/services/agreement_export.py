@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from annotation import agreement as stats
 from annotation.agreement import Statistic
-from annotation.services.agreement import CampaignAgreement
+from annotation.services.agreement import CampaignAgreement, CampaignCalibration
 
 # The campaign-wide statistics: (key, label, AgreementReport attribute, interpretation).
 OVERALL = (
@@ -107,6 +107,102 @@ def report_data(result: CampaignAgreement) -> dict:
             for j in result.judges
         ],
     }
+
+
+def calibration_data(result: CampaignCalibration, campaign) -> dict:
+    """Each judge against the gold pairs as JSON-ready data (the API, ``manage.py
+    calibration --format json``)."""
+    return {
+        "campaign": {"id": campaign.pk, "name": campaign.name},
+        "weights": result.weights,
+        "min_accuracy": result.min_accuracy,
+        "min_kappa": result.min_kappa,
+        "gold": [
+            {
+                "pair": g.pair_id,
+                "qid": g.qid,
+                "docno": g.docno,
+                "grade": g.grade,
+                "graded_by": g.graded_by,
+            }
+            for g in result.gold
+        ],
+        "judges": [
+            {
+                "judge": j.judge,
+                "status": j.status,
+                "reasons": list(j.reasons),
+                "gold_pairs": j.calibration.n,
+                "accuracy": statistic_data(j.calibration.accuracy),
+                "mean_absolute_error": statistic_data(j.calibration.mean_absolute_error),
+                "kappa": statistic_data(j.calibration.kappa),
+                "weighted_kappa": statistic_data(j.calibration.weighted_kappa),
+            }
+            for j in result.judges
+        ],
+        "flagged": [j.judge for j in result.flagged],
+    }
+
+
+CALIBRATION_HEADER = [
+    "judge",
+    "status",
+    "gold_pairs",
+    "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "mean_absolute_error",
+    "kappa",
+    "weighted_kappa",
+    "weighted_kappa_low",
+    "weighted_kappa_high",
+    "reasons",
+]
+
+
+def calibration_table(result: CampaignCalibration) -> tuple[list[str], list[list]]:
+    """One row per judge under CALIBRATION_HEADER, full precision, None for undefined."""
+    rows = []
+    for j in result.judges:
+        c = j.calibration
+        rows.append(
+            [
+                j.judge,
+                j.status,
+                c.n,
+                c.accuracy.value,
+                c.accuracy.low,
+                c.accuracy.high,
+                c.mean_absolute_error.value,
+                c.kappa.value,
+                c.weighted_kappa.value,
+                c.weighted_kappa.low,
+                c.weighted_kappa.high,
+                "; ".join(j.reasons),
+            ]
+        )
+    return list(CALIBRATION_HEADER), rows
+
+
+def calibration_text(result: CampaignCalibration, campaign) -> str:
+    """The calibration for a terminal: the bars, then one line per judge."""
+    lines = [
+        f"{campaign.name}: {len(result.gold)} gold pairs; a judge is flagged below accuracy "
+        f"{result.min_accuracy:.2f} or {result.weights} kappa {result.min_kappa:.2f} against gold",
+        "",
+        f"{'judge':<20} {'status':<10} {'gold':>5} {'accuracy':>9} {'MAE':>8} {'kappa':>8}  why",
+    ]
+    for j in result.judges:
+        c = j.calibration
+
+        def number(stat, width=8):
+            return f"{stat.value:>{width}.4f}" if stat.value is not None else f"{'-':>{width}}"
+
+        lines.append(
+            f"{j.judge:<20} {j.status:<10} {c.n:>5} {number(c.accuracy, 9)} "
+            f"{number(c.mean_absolute_error)} {number(c.weighted_kappa)}  {'; '.join(j.reasons)}"
+        )
+    return "\n".join(lines) + "\n"
 
 
 # The CSV tables' columns: (header, value of a row). The pairwise kappa column is named for

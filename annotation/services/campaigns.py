@@ -402,6 +402,18 @@ def set_gold(*, campaign: Campaign, entries: Iterable[tuple[str, str, int]]) -> 
     return PoolChange(change.added, change.already, change.new_documents, assigned)
 
 
+def mark_gold(*, campaign: Campaign, pair_id: int, grade: int | None) -> PoolChange:
+    """Make one pool pair a calibration pair with a known ``grade`` (every judge gets it,
+    unmarked among their other pairs), change its known grade, or with ``grade=None`` make
+    it an ordinary pair again. Pair.DoesNotExist if the campaign has no such pair; a grade
+    off the scale is a ValidationError and changes nothing."""
+    pair = Pair.objects.select_related("topic", "document").get(pk=pair_id, campaign=campaign)
+    if grade is None:
+        clear_gold(campaign=campaign, pair_ids=[pair.pk])
+        return PoolChange(added=0, already=1, new_documents=0, assigned=0)
+    return set_gold(campaign=campaign, entries=[(pair.topic.qid, pair.document.docno, grade)])
+
+
 def clear_gold(*, campaign: Campaign, pair_ids: Iterable[int]) -> int:
     """Make calibration pairs ordinary pairs again (their judges' grades stay)."""
     return campaign.pairs.filter(pk__in=list(pair_ids), gold_grade__isnull=False).update(

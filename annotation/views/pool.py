@@ -1,18 +1,30 @@
 """The pool page: which topics have how many pairs, judged and lacking text, the pooled
-documents without text, and pooling stored runs (a background job, annotation/tasks.py)."""
+documents without text, pooling stored runs (a background job, annotation/tasks.py), and
+marking one pair as a calibration (gold) pair with a known grade."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import forms, tasks
+from annotation import forms, services, tasks
 from annotation.access import get_campaign_for_lead
 from annotation.models import AssignmentStatus, Document
 from annotation.views.common import campaign_figures, paginate, plural, recent_jobs, sorting
 from jobs.services import start_job
+
+MESSAGES = {
+    "gold_marked": (
+        "{qid} × {docno} is a gold pair with grade {grade}: every judge gets it, unmarked "
+        "({assigned} new assignment{s})."
+    ),
+    "gold_unmarked": "{qid} × {docno} is an ordinary pair again; its judges' grades stay.",
+    "not_gold": "{qid} × {docno} was not a gold pair; nothing changed.",
+}
 
 POOL_COLUMNS = [
     ("qid", "Topic", False),
@@ -65,6 +77,8 @@ def render_pool(request, campaign, status=200, **forms_given):
         "lacking": paginate(request, lacking, param="docs"),
         "pool_form": forms_given.get("pool_form") or forms.PoolRunsForm(campaign=campaign),
         "pairs_form": forms_given.get("pairs_form") or forms.PairsImportForm(),
+        "gold_form": forms_given.get("gold_form") or forms.GoldPairForm(campaign=campaign),
+        "gold_pairs": campaign.pairs.filter(gold_grade__isnull=False).count(),
         "recent_jobs": recent_jobs(
             request, campaign, kinds=("annotation.pool_runs", "annotation.import_pairs")
         ),
@@ -92,3 +106,33 @@ def pool_from_runs(request, pk):
         depth=depth,
     )
     return redirect(job)
+
+
+@require_POST
+@login_required
+def pool_gold(request, pk):
+    """Mark one pool pair as a gold pair with a known grade, change its grade, or unmark it."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    form = forms.GoldPairForm(request.POST, campaign=campaign)
+    if not form.is_valid():
+        return render_pool(request, campaign, status=400, gold_form=form)
+    pair, grade = form.cleaned_data["pair"], form.cleaned_data["grade"]
+    names = {"qid": pair.topic.qid, "docno": pair.document.docno}
+    if grade is None and pair.gold_grade is None:
+        messages.info(request, MESSAGES["not_gold"].format(**names))
+        return redirect("annotation:pool-detail", pk=campaign.pk)
+    try:
+        change = services.mark_gold(campaign=campaign, pair_id=pair.pk, grade=grade)
+    except ValidationError as error:
+        form.add_error("grade", error)
+        return render_pool(request, campaign, status=400, gold_form=form)
+    if grade is None:
+        messages.success(request, MESSAGES["gold_unmarked"].format(**names))
+    else:
+        messages.success(
+            request,
+            MESSAGES["gold_marked"].format(
+                **names, grade=grade, assigned=change.assigned, s=plural(change.assigned)
+            ),
+        )
+    return redirect("annotation:pool-detail", pk=campaign.pk)
