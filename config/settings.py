@@ -42,6 +42,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.uploads.UploadLimitMiddleware",  # MAX_UPLOAD_MB, before anything reads a body
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -135,6 +136,11 @@ STORAGES = {
 MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 512)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "config.uploads.UploadLimitHandler",  # stops a body longer than declared at MAX_UPLOAD_MB
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # Background work (DESIGN.md, "Work that takes time"): inline on the embedded default, a
 # database-backed queue drained by `manage.py db_worker` in production.
