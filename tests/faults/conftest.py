@@ -1,0 +1,66 @@
+"""Helpers of the fault tests: real processes (a task worker, gunicorn) started on the test
+database, which only transactional tests can share with them (their writes are committed)."""
+
+import os
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+
+def database_url() -> str:
+    """DATABASE_URL of the test database this process uses."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    user = urllib.parse.quote(db["USER"] or "")
+    password = f":{urllib.parse.quote(db['PASSWORD'])}" if db.get("PASSWORD") else ""
+    host = db["HOST"] or "localhost"
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{user}{password}@{host}{port}/{db['NAME']}"
+
+
+def process_env(settings, **extra: str) -> dict:
+    """The environment of a child process working on this test's database and media."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "DEBUG": "1",  # the development secret key is fine for a test's child process
+        "LOG_LEVEL": "WARNING",
+        **extra,
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return env
+
+
+def wait_for(condition, *, seconds: float, what: str, process=None) -> None:
+    """Poll ``condition`` until true; fail with ``what`` after ``seconds`` or if ``process``
+    ended first."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if process is not None and process.poll() is not None:
+            out = process.stdout.read() if process.stdout else ""
+            pytest.fail(f"the process ended ({process.returncode}) before {what}:\n{out}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up after {seconds} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def start(args: list[str], env: dict) -> subprocess.Popen:
+    return subprocess.Popen(
+        [PYTHON, *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )

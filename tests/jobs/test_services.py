@@ -1,0 +1,211 @@
+"""Jobs that crash or lose their worker can be started again, exactly once, and leave no
+stored file behind (jobs.services, evaluation.services.sweep_orphan_run_files)."""
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.utils import timezone
+
+from evaluation import services as evaluation
+from evaluation.models import Run
+from jobs import services
+from jobs.models import Job, JobStatus
+from jobs.services import JobNotRetryable, recover_stalled_jobs, retry_job, running
+from tests.jobs.conftest import RUN, make_stalled
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_job_keeps_its_task_and_arguments_to_start_it_again(start_import):
+    job = start_import(run=False)
+    assert job.task == "evaluation.tasks.import_run_task"
+    assert job.params["staged"] == "staging/runs/bm25.run"
+    assert job.params["system"] == "bm25"
+    assert job.attempt == 1
+
+
+def test_a_crashed_import_keeps_its_upload_and_succeeds_when_retried(
+    start_import, media_root, monkeypatch, django_capture_on_commit_callbacks
+):
+    real_import = evaluation.import_run
+
+    def crash_once(**kwargs):
+        monkeypatch.setattr(evaluation, "import_run", real_import)
+        raise ConnectionError("storage went away")
+
+    monkeypatch.setattr(evaluation, "import_run", crash_once)
+    job = start_import()
+    assert (job.status, job.retryable, job.can_retry) == (JobStatus.FAILED, True, True)
+    assert job.step == services.MESSAGES["crashed"]
+    assert media_root() == ["staging/runs/bm25.run"], "kept for the retry"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        retry_job(job=job)
+    job.refresh_from_db()
+    assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2)
+    run = Run.objects.get()
+    assert job.result["run"] == run.pk
+    assert media_root() == sorted([run.original_file.name, run.artifact.name]), (
+        "the staged upload is deleted once the job succeeded"
+    )
+
+
+def test_a_refused_file_is_not_retryable_and_its_upload_is_deleted(start_import, media_root):
+    job = start_import(b"1 Q0 d1 one 3.0 bm25\n")
+    assert (job.status, job.retryable, job.can_retry) == (JobStatus.FAILED, False, False)
+    assert job.errors, "the file's errors are listed"
+    assert media_root() == []
+    with pytest.raises(JobNotRetryable, match="trying again will not change"):
+        retry_job(job=job)
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (JobStatus.QUEUED, "not_retryable_queued"),
+        (JobStatus.RUNNING, "not_retryable_running"),
+        (JobStatus.SUCCEEDED, "not_retryable_succeeded"),
+    ],
+)
+def test_only_crashed_or_stalled_jobs_can_be_retried(start_import, status, message):
+    job = start_import(run=False)
+    Job.objects.filter(pk=job.pk).update(status=status)
+    with pytest.raises(JobNotRetryable) as refused:
+        retry_job(job=job)
+    assert str(refused.value) == services.MESSAGES[message]
+    job.refresh_from_db()
+    assert job.attempt == 1
+
+
+def test_a_job_from_before_retries_says_it_cannot_be_retried(engineer):
+    job = Job.objects.create(
+        kind="x", title="Old", created_by=engineer, status=JobStatus.FAILED, retryable=True
+    )
+    with pytest.raises(JobNotRetryable, match="predates retries"):
+        retry_job(job=job)
+
+
+def test_a_retry_whose_upload_is_gone_asks_for_it_again(start_import, media_root):
+    job = make_stalled(start_import(run=False))
+    default_storage.delete(job.params["staged"])
+    with pytest.raises(JobNotRetryable) as refused:
+        retry_job(job=job)
+    assert str(refused.value) == services.MESSAGES["upload_gone"]
+
+
+def test_a_stalled_job_is_recovered_and_a_beating_one_left_alone(start_import):
+    stalled = make_stalled(start_import(run=False, filename="a.run"))
+    alive = make_stalled(start_import(run=False, filename="b.run"), seconds=10)
+    assert stalled.stalled and not alive.stalled
+
+    recovered = recover_stalled_jobs(older_than=timedelta(minutes=5))
+
+    assert [job.pk for job in recovered] == [stalled.pk]
+    stalled.refresh_from_db()
+    alive.refresh_from_db()
+    assert (stalled.status, stalled.retryable, stalled.step) == (
+        JobStatus.FAILED,
+        True,
+        services.MESSAGES["worker_lost"],
+    )
+    assert stalled.finished_at is not None
+    assert alive.status == JobStatus.RUNNING
+
+
+def test_a_stalled_job_can_be_retried_without_recovering_it_first(
+    start_import, media_root, django_capture_on_commit_callbacks
+):
+    job = make_stalled(start_import(run=False))
+    assert job.can_retry
+    with django_capture_on_commit_callbacks(execute=True):
+        retry_job(job=job)
+    job.refresh_from_db()
+    assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2)
+    assert Run.objects.count() == 1
+
+
+def test_a_worker_thought_dead_cannot_overwrite_the_retry(start_import, media_root):
+    job = start_import(run=False)
+    with running(job.pk) as progress:  # the first attempt, silent so long it looks dead
+        retry_job(job=make_stalled(job))
+        progress.result = {"summary": "late"}
+    job.refresh_from_db()
+    assert (job.status, job.attempt, job.result) == (JobStatus.QUEUED, 2, {})
+    assert default_storage.exists(job.params["staged"]), "the retry still needs the upload"
+
+
+def test_a_retry_after_the_import_committed_reports_that_run(
+    start_import, media_root, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Killed after the import committed (e.g. while scoring): the second attempt finds the
+    file stored by the same person and takes that run rather than refusing a duplicate."""
+    job = start_import(run=False)
+    run = evaluation.import_run(source=RUN, filename="bm25.run", system="bm25", user=job.created_by)
+    make_stalled(job)
+    with django_capture_on_commit_callbacks(execute=True):
+        retry_job(job=job)
+    job.refresh_from_db()
+    assert (job.status, job.result["run"]) == (JobStatus.SUCCEEDED, run.pk)
+    assert Run.objects.count() == 1
+
+
+def test_a_file_someone_else_stored_is_still_refused_on_a_retry(
+    start_import, media_root, django_user_model, django_capture_on_commit_callbacks
+):
+    job = make_stalled(start_import(run=False))
+    other = django_user_model.objects.create_user("other")
+    evaluation.import_run(source=RUN, filename="bm25.run", system="bm25", user=other)
+    with django_capture_on_commit_callbacks(execute=True):
+        retry_job(job=job)
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+    assert "already uploaded" in job.step
+
+
+def test_the_sweep_deletes_run_files_no_run_points_at_once_old_enough(media_root):
+    run = evaluation.import_run(source=RUN, filename="bm25.run", system="bm25")
+    folder = run.original_file.name.rsplit("/", 1)[0]
+    orphan_folder = "runs/ab/" + "ab" * 32
+    orphans = [
+        default_storage.save(f"{orphan_folder}/x.run", ContentFile(b"x")),
+        default_storage.save(f"{folder}/bm25_extra.run", ContentFile(b"x")),
+    ]
+
+    assert evaluation.sweep_orphan_run_files(older_than=timedelta(minutes=5)) == [], (
+        "files just written may belong to an import about to commit"
+    )
+    deleted = evaluation.sweep_orphan_run_files(older_than=timedelta(0))
+
+    assert deleted == sorted(orphans)
+    assert media_root() == sorted([run.original_file.name, run.artifact.name])
+
+
+def test_the_sweep_keeps_uploads_a_job_may_still_read(start_import, media_root):
+    waiting = start_import(run=False, filename="waiting.run")
+    crashed = start_import(run=False, filename="crashed.run")
+    Job.objects.filter(pk=crashed.pk).update(status=JobStatus.FAILED, retryable=True)
+    done = start_import(run=False, filename="done.run")
+    Job.objects.filter(pk=done.pk).update(status=JobStatus.SUCCEEDED)
+    stray = default_storage.save("staging/runs/stray.run", ContentFile(b"x"))
+
+    deleted = services.sweep_staged_files(older_than=timedelta(0))
+
+    assert sorted(deleted) == sorted([done.params["staged"], stray])
+    assert media_root() == sorted([waiting.params["staged"], crashed.params["staged"]])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_job_beats_so_it_never_looks_stalled(start_import, monkeypatch):
+    monkeypatch.setattr(services, "HEARTBEAT_SECONDS", 0.05)
+    job = make_stalled(start_import(run=False), seconds=3600)
+    with running(job.pk):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            job.refresh_from_db()
+            if timezone.now() - job.updated_at < timedelta(seconds=5):
+                break
+            time.sleep(0.05)
+        assert not job.stalled, "the heartbeat refreshed updated_at while the work ran"
