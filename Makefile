@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench bench-load worker
+.PHONY: run test setup chromium lint format bench bench-load bench-dashboards worker
 
 setup:
 	@scripts/setup
@@ -38,6 +38,10 @@ bench: setup
 ## Judging under load: gunicorn + PostgreSQL on loopback, simulated judges (bench/judging_load.py).
 bench-load: setup
 	@$(PY) bench/judging_load.py $(BENCH_ARGS)
+
+## Dashboards under production: gunicorn + PostgreSQL + a task worker (bench/dashboard_bench.py).
+bench-dashboards: setup
+	@$(PY) bench/dashboard_bench.py $(BENCH_ARGS)
 
 ## A task worker for production-style background work (TASKS_BACKEND=django_tasks_db.DatabaseBackend).
 worker: setup
