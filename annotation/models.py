@@ -270,6 +270,12 @@ class LeadDecision(models.Model):
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="decisions")
     grade = models.SmallIntegerField()
     reason = models.TextField()
+    rule = models.CharField(
+        max_length=10,
+        choices=AdjudicationRule.choices,
+        blank=True,
+        help_text="The campaign's rule when the lead decided (empty: decided before it was kept).",
+    )
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -310,6 +316,10 @@ class Publication(models.Model):
         "evaluation.QrelsVersion", on_delete=models.PROTECT, related_name="publication"
     )
     rule = models.CharField(max_length=10, choices=AdjudicationRule.choices)
+    relevance_threshold = models.PositiveSmallIntegerField(
+        help_text="The campaign's relevance threshold when published: the binary qrels of "
+        "this version use it, whatever the campaign's threshold becomes later."
+    )
     counts = models.JSONField(help_text="Published pairs per basis, and pairs left out.")
     left_out = models.JSONField(default=list, help_text="[qid, docno, why] of undecided pairs.")
     published_by = models.ForeignKey(

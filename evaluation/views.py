@@ -1,6 +1,4 @@
-import polars as pl
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import FileResponse, HttpResponse
@@ -8,6 +6,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from evaluation import services
+from evaluation.binary import binarise, binary_threshold
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from evaluation.views_dashboards import is_reader, require_reader
 
@@ -58,13 +57,13 @@ def qrels_detail(request, pk):
 @login_required
 def qrels_download(request, pk):
     """The TREC qrels file; ``?binary=1`` maps grades to 0/1 at the relevance threshold
-    (``?threshold=N``, else the publishing campaign's, else 1)."""
+    (``?threshold=N``, else the one frozen when a campaign published it, else 1)."""
     qrels = get_object_or_404(QrelsVersion, pk=pk)
     frame = services.load_qrels_frame(qrels)
     filename = f"{qrels.name}-v{qrels.version}"
     if request.GET.get("binary"):
         threshold = _threshold(request, qrels)
-        frame = frame.with_columns((frame["grade"] >= threshold).cast(pl.Int64).alias("grade"))
+        frame = binarise(frame, threshold)
         filename += f"-binary-at-{threshold}"
     body = services.qrels_to_trec_bytes(frame)
     response = HttpResponse(body, content_type="text/plain; charset=utf-8")
@@ -74,12 +73,8 @@ def qrels_download(request, pk):
 
 def _threshold(request, qrels) -> int:
     raw = request.GET.get("threshold", "")
-    if raw.lstrip("-").isdigit():
-        return int(raw)
-    try:  # published from a campaign (annotation.Publication): its threshold
-        return qrels.publication.campaign.relevance_threshold
-    except ObjectDoesNotExist:
-        return 1
+    # Else the threshold frozen when a campaign published it (evaluation/binary.py).
+    return binary_threshold(qrels, int(raw) if raw.lstrip("-").isdigit() else None)
 
 
 @require_GET

@@ -78,8 +78,9 @@ class DecisionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = LeadDecision
-        fields = ["id", "pair", "qid", "docno", "grade", "reason", "decided_by", "decided_at"]
-        fields += ["supersedes"]
+        fields = ["id", "pair", "qid", "docno", "grade", "reason", "rule", "decided_by"]
+        fields += ["decided_at", "supersedes"]
+        extra_kwargs = {"rule": {"help_text": "The campaign's rule in force when decided."}}
         read_only_fields = fields
 
 
@@ -154,8 +155,8 @@ class PublicationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Publication
-        fields = ["id", "qrels", "label", "checksum", "rule", "counts", "left_out"]
-        fields += ["published_by", "published_at"]
+        fields = ["id", "qrels", "label", "checksum", "rule", "relevance_threshold", "counts"]
+        fields += ["left_out", "published_by", "published_at"]
         read_only_fields = fields
 
 
@@ -176,6 +177,13 @@ class PublishedGradeSerializer(serializers.Serializer):
     basis = serializers.ChoiceField(choices=GradeBasis.choices)
     judges = serializers.DictField(child=serializers.IntegerField(allow_null=True))
     reason = serializers.CharField(source="decision.reason", default="")
+    lead = serializers.CharField(
+        source="decision.decided_by.username", default="", help_text="Who decided, if a lead."
+    )
+    decided_at = serializers.DateTimeField(source="decision.decided_at", default=None)
+    rule_in_force = serializers.CharField(
+        source="decision.rule", default="", help_text="The campaign's rule when the lead decided."
+    )
 
 
 @extend_schema_view(
@@ -236,7 +244,7 @@ class PublicationViewSet(
     @action(detail=True)
     def provenance(self, request, campaign_pk=None, pk=None):
         publication = self.get_object()
-        grades = publication.grades.select_related("decision")
+        grades = publication.grades.select_related("decision__decided_by")
         page = self.paginate_queryset(grades)
         return self.get_paginated_response(PublishedGradeSerializer(page, many=True).data)
 

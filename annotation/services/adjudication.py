@@ -229,8 +229,15 @@ def decide_pair(
             current = pair.decisions.filter(superseded_by__isnull=True).first()
             if (current.pk if current else None) != based_on:
                 raise DecisionConflict(current)
+            # The rule in force as stored now, not as the caller's copy of the campaign says.
+            rule = Campaign.objects.values_list("adjudication_rule", flat=True).get(pk=campaign.pk)
             return LeadDecision.objects.create(
-                pair=pair, grade=grade, reason=reason, decided_by=lead, supersedes=current
+                pair=pair,
+                grade=grade,
+                reason=reason,
+                rule=rule,
+                decided_by=lead,
+                supersedes=current,
             )
     except IntegrityError:
         # The database's own guard (each decision superseded once): a racer won.
@@ -259,8 +266,9 @@ def publish(
             f"Name {name!r}: use letters, digits, hyphens and underscores (e.g. {slugify(name)!r})."
         )
     with transaction.atomic():
-        # No decision or grade changes the campaign's pairs under us while we read them.
-        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        # No decision or grade changes the campaign's pairs under us while we read them, and
+        # the rule and threshold recorded are the ones in force under the lock.
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         states = pair_states(campaign=campaign)
         decided = [s for s in states if s.decided]
         undecided = [s for s in states if not s.decided]
@@ -286,6 +294,7 @@ def publish(
             campaign=campaign,
             qrels=qrels,
             rule=campaign.adjudication_rule,
+            relevance_threshold=campaign.relevance_threshold,
             counts=counts,
             left_out=[[s.qid, s.docno, s.why] for s in undecided],
             published_by=user,
@@ -309,7 +318,27 @@ def publish(
 
 
 JUDGMENT_HEADER = ["qid", "docno", "judge", "grade", "skip_reason", "note", "seconds", "time"]
-PROVENANCE_HEADER = ["qid", "docno", "grade", "basis", "judges", "lead_reason"]
+PROVENANCE_HEADER = [
+    "qid",
+    "docno",
+    "grade",
+    "basis",
+    "judges",
+    "lead_reason",
+    "lead",
+    "decided_at",
+    "rule_in_force",
+]
+DECISION_HEADER = [
+    "qid",
+    "docno",
+    "grade",
+    "reason",
+    "lead",
+    "decided_at",
+    "rule_in_force",
+    "replaces",
+]
 
 
 def judgment_rows(campaign: Campaign):
@@ -347,11 +376,38 @@ def judgment_table(campaign: Campaign):
 
 
 def provenance_table(publication: Publication):
-    """Each published grade with its basis, every judge's grade and the lead's reason,
-    under :data:`PROVENANCE_HEADER`."""
-    for g in publication.grades.select_related("decision"):
+    """Each published grade with its basis, every judge's grade and, for a lead's decision,
+    the reason, the lead, when, and the campaign's rule in force then, under
+    :data:`PROVENANCE_HEADER`."""
+    for g in publication.grades.select_related("decision__decided_by"):
         judges = " ".join(
             f"{judge}={'skip' if grade is None else grade}"
             for judge, grade in sorted(g.judges.items())
         )
-        yield g.qid, g.docno, g.grade, g.basis, judges, g.decision.reason if g.decision else ""
+        d = g.decision
+        lead = [d.reason, _username(d.decided_by), d.decided_at.isoformat(), d.rule] if d else []
+        yield g.qid, g.docno, g.grade, g.basis, judges, *(lead or ["", "", "", ""])
+
+
+def decision_table(campaign: Campaign):
+    """The decision log: every lead's decision on the campaign's pairs, oldest first, with
+    the rule in force when it was made and the decision it replaced, under
+    :data:`DECISION_HEADER`."""
+    decisions = LeadDecision.objects.filter(pair__campaign=campaign).select_related(
+        "pair__topic", "pair__document", "decided_by"
+    )
+    for d in decisions:
+        yield (
+            d.pair.topic.qid,
+            d.pair.document.docno,
+            d.grade,
+            d.reason,
+            _username(d.decided_by),
+            d.decided_at.isoformat(),
+            d.rule,
+            d.supersedes_id or "",
+        )
+
+
+def _username(user) -> str:
+    return user.get_username() if user is not None else ""

@@ -245,9 +245,17 @@ def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
 @login_required
 def download(request, pk, what):
     """``judgments``: every judge's own judgment (qid, docno, judge, grade, skip reason,
-    note, seconds, time). ``provenance``: a publication's grades with their basis and each
-    judge's grade (``?publication=ID``, the latest by default)."""
+    note, seconds, time). ``decisions``: the decision log (every lead's decision with its
+    reason, who, when and the rule in force). ``provenance``: a publication's grades with
+    their basis, each judge's grade and the lead's decision (``?publication=ID``, the latest
+    by default)."""
     campaign = get_campaign_for_lead(request.user, pk)
+    if what == "decisions":
+        return _csv_response(
+            f"{service.default_qrels_name(campaign)}-decisions.csv",
+            service.DECISION_HEADER,
+            service.decision_table(campaign),
+        )
     if what == "judgments":
         return _csv_response(
             f"{service.default_qrels_name(campaign)}-judgments.csv",

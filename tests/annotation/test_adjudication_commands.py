@@ -99,9 +99,79 @@ def test_publish_qrels_is_blocked_then_publishes_and_exports_provenance(graded, 
     target = tmp_path / "provenance.csv"
     run("export_judgments", campaign.pk, "--provenance", "1", "-o", str(target))
     rows = list(csv.reader(target.open()))
-    assert rows[1] == ["1", "d0", "2", "unanimous", "j0=2 j1=2 j2=2", ""]
+    assert rows[1] == ["1", "d0", "2", "unanimous", "j0=2 j1=2 j2=2", "", "", "", ""]
     with pytest.raises(CommandError, match="published no version 9"):
         run("export_judgments", campaign.pk, "--provenance", "9")
+
+
+def test_provenance_names_the_version_and_refuses_an_ambiguous_number(graded):
+    campaign, lead = graded
+    run("decide", campaign.pk, "1", "d2", "1", "--reason", "related", "--as", "lead")
+    run("publish_qrels", campaign.pk, "--name", "alpha", "--leave-out-undecided")
+    run("publish_qrels", campaign.pk, "--name", "beta", "--leave-out-undecided")
+    with pytest.raises(
+        CommandError, match="'1' is ambiguous: campaign .* published alpha@1, beta@1"
+    ):
+        run("export_judgments", campaign.pk, "--provenance", "1")
+    with pytest.raises(CommandError, match="published no version gamma@1 .*alpha@1, beta@1"):
+        run("export_judgments", campaign.pk, "--provenance", "gamma@1")
+    with pytest.raises(CommandError, match="give NAME@VERSION, e.g. robust@2"):
+        run("export_judgments", campaign.pk, "--provenance", "beta")
+    # Written to the command's own stdout, so call_command(stdout=...) captures it.
+    rows = list(
+        csv.reader(io.StringIO(run("export_judgments", campaign.pk, "--provenance", "beta@1")))
+    )
+    assert rows[0] == [
+        "qid",
+        "docno",
+        "grade",
+        "basis",
+        "judges",
+        "lead_reason",
+        "lead",
+        "decided_at",
+        "rule_in_force",
+    ]
+    decided = next(r for r in rows if r[:2] == ["1", "d2"])
+    assert decided[2:4] == ["1", "lead"]
+    assert (decided[5], decided[6], decided[8]) == ("related", "lead", "majority")
+
+
+def test_the_decision_log_records_the_rule_in_force(graded):
+    from annotation import services
+
+    campaign, _ = graded
+    run("decide", campaign.pk, "1", "d2", "1", "--reason", "related", "--as", "lead")
+    services.update_campaign(campaign=campaign, adjudication_rule="median")
+    first = LeadDecision.objects.get()
+    run(
+        "decide",
+        campaign.pk,
+        "1",
+        "d2",
+        "2",
+        "--reason",
+        "on reflection",
+        "--as",
+        "lead",
+        "--replaces",
+        first.pk,
+    )
+    rows = list(csv.reader(io.StringIO(run("export_judgments", campaign.pk, "--decisions"))))
+    assert rows[0] == [
+        "qid",
+        "docno",
+        "grade",
+        "reason",
+        "lead",
+        "decided_at",
+        "rule_in_force",
+        "replaces",
+    ]
+    assert [(r[2], r[3], r[6], r[7]) for r in rows[1:]] == [
+        ("1", "related", "majority", ""),
+        ("2", "on reflection", "median", str(first.pk)),
+    ]
 
 
 def test_export_judgments_writes_every_judges_grade(graded, capsys):

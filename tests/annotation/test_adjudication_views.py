@@ -167,8 +167,18 @@ def test_downloads_trec_binary_provenance_and_raw_judgments(world):
             )
         )
     )
-    assert rows[0] == ["qid", "docno", "grade", "basis", "judges", "lead_reason"]
-    assert rows[2] == ["1", "d1", "3", "majority", "j0=0 j1=3 j2=3", ""]
+    assert rows[0] == [
+        "qid",
+        "docno",
+        "grade",
+        "basis",
+        "judges",
+        "lead_reason",
+        "lead",
+        "decided_at",
+        "rule_in_force",
+    ]
+    assert rows[2] == ["1", "d1", "3", "majority", "j0=0 j1=3 j2=3", "", "", "", ""]
 
     rows = list(
         csv.reader(
@@ -204,3 +214,61 @@ def test_the_diff_page_shows_what_changed_between_versions(world):
     page = client.get(reverse("evaluation:qrels-diff", args=[new.pk, old.pk])).content.decode()
     assert "0 added · 0 removed · 1 changed · 2 unchanged" in page
     assert "changes since web-2026 v1" in client.get(url("publish", campaign)).content.decode()
+
+
+def test_the_binary_download_of_a_published_version_keeps_its_threshold(world):
+    from annotation import services
+
+    campaign, _, _, client = world
+    client.post(url("publish", campaign), {"name": "web-2026", "leave_out": "on"})
+    publication = Publication.objects.get()
+    assert publication.relevance_threshold == campaign.relevance_threshold == 1
+    download = reverse("evaluation:qrels-download", args=[publication.qrels.pk]) + "?binary=1"
+    before = client.get(download)
+
+    services.update_campaign(campaign=campaign, relevance_threshold=3)
+    after = client.get(download)
+    assert after.content == before.content == b"1 0 d0 1\n1 0 d1 1\n2 0 d0 1\n"
+    assert "binary-at-1" in after["Content-Disposition"]
+    # The next version freezes the threshold in force when it is published.
+    client.post(url("publish", campaign), {"name": "web-2026", "leave_out": "on"})
+    newer = Publication.objects.order_by("-pk").first()
+    assert newer.relevance_threshold == 3
+    binary = client.get(reverse("evaluation:qrels-download", args=[newer.qrels.pk]) + "?binary=1")
+    assert binary.content == b"1 0 d0 0\n1 0 d1 1\n2 0 d0 0\n"
+
+
+def test_the_decision_log_download_names_the_rule_in_force(world):
+    from annotation import services
+
+    campaign, lead, _, client = world
+    client.post(
+        url("adjudicate-pair", campaign, pair_id("1", "d2")), {"grade": "1", "reason": "close"}
+    )
+    services.update_campaign(campaign=campaign, adjudication_rule="lead")
+    first = LeadDecision.objects.get()
+    client.post(
+        url("adjudicate-pair", campaign, pair_id("1", "d2")),
+        {"grade": "2", "reason": "=on reflection", "based_on": str(first.pk)},
+    )
+    response = client.get(url("campaign-download", campaign, "decisions"))
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == [
+        "qid",
+        "docno",
+        "grade",
+        "reason",
+        "lead",
+        "decided_at",
+        "rule_in_force",
+        "replaces",
+    ]
+    assert [(r[2], r[3], r[4], r[6], r[7]) for r in rows[1:]] == [
+        ("1", "close", "lead", "majority", ""),
+        ("2", "'=on reflection", "lead", "lead", str(first.pk)),
+    ]
+    page = client.get(url("adjudicate-pair", campaign, pair_id("1", "d2"))).content.decode()
+    assert "(rule: majority (a tie goes to the lead))" in page
+    assert "(rule: the lead decides every disagreement)" in page

@@ -742,6 +742,7 @@ def test_a_decision_over_the_api_and_a_stale_one_is_a_409(lead, world, api, djan
     first = lead.post(url, body, format="json")
     assert first.status_code == 201, first.content
     assert (first.json()["grade"], first.json()["decided_by"]) == (1, "lea")
+    assert first.json()["rule"] == "majority", "the rule in force is kept with the decision"
     stale = lead.post(url, {**body, "grade": 3}, format="json")
     assert stale.status_code == 409
     assert "lea decided this pair as 1" in stale.json()["detail"]
@@ -776,13 +777,31 @@ def test_publishing_over_the_api_409s_on_undecided_pairs_then_publishes(lead, wo
     assert done.status_code == 201
     assert done.json()["label"] == "robust v2"  # the world published v1
     assert done.json()["counts"] == {"unanimous": 2, "left_out": 2}
+    assert done.json()["relevance_threshold"] == 1
     provenance = lead.get(f"{url}{done.json()['id']}/provenance/").json()["results"]
     assert sorted((g["grade"], g["basis"]) for g in provenance) == [
         (0, "unanimous"),
         (2, "unanimous"),
     ]
+    assert {(g["reason"], g["lead"], g["decided_at"], g["rule_in_force"]) for g in provenance} == {
+        ("", "", None, "")
+    }
     raw = lead.get(f"{CAMPAIGNS_URL}{world.campaign.pk}/raw-judgments/").json()["results"]
     assert sorted((r["judge"], r["grade"]) for r in raw) == [("ann", 2), ("bob", 0)]
+
+
+def test_provenance_over_the_api_names_the_lead_and_the_rule_in_force(lead, world):
+    decisions = f"{CAMPAIGNS_URL}{world.campaign.pk}/decisions/"
+    body = {"pair": world.ids["pair"], "grade": 3, "reason": "checked", "based_on": None}
+    assert lead.post(decisions, body, format="json").status_code == 201
+    services.update_campaign(campaign=world.campaign, adjudication_rule="median")
+    url = f"{CAMPAIGNS_URL}{world.campaign.pk}/publications/"
+    done = lead.post(url, {"name": "robust", "leave_out_undecided": True}, format="json").json()
+    assert done["rule"] == "median"
+    provenance = lead.get(f"{url}{done['id']}/provenance/").json()["results"]
+    decided = next(g for g in provenance if g["basis"] == "lead")
+    assert (decided["grade"], decided["reason"], decided["lead"]) == (3, "checked", "lea")
+    assert decided["rule_in_force"] == "majority" and decided["decided_at"]
 
 
 def test_the_disagreement_queue_over_the_api(lead, world, api):
