@@ -77,6 +77,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", "") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # A kept connection is checked before each request reuses it, so a database restart
+        # costs a reconnect instead of one 500 per kept connection (tests/faults).
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -142,8 +145,10 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
 
-# Background work (DESIGN.md, "Work that takes time"): inline on the embedded default, a
-# database-backed queue drained by `manage.py db_worker` in production.
+# Background work (DESIGN.md, "Work that takes time"): a database-backed queue drained by
+# `manage.py db_worker` in production and under `make run` (which starts a worker beside
+# runserver, on SQLite too); inline (ImmediateBackend, the request waits) when nothing is set,
+# as for tests and a bare `manage.py runserver`, which has no worker to drain a queue.
 TASKS = {
     "default": {
         "BACKEND": env_str("TASKS_BACKEND", "django.tasks.backends.immediate.ImmediateBackend"),

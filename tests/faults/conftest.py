@@ -2,6 +2,7 @@
 database, which only transactional tests can share with them (their writes are committed)."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -47,20 +48,36 @@ def wait_for(condition, *, seconds: float, what: str, process=None) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         if process is not None and process.poll() is not None:
-            out = process.stdout.read() if process.stdout else ""
-            pytest.fail(f"the process ended ({process.returncode}) before {what}:\n{out}")
+            pytest.fail(
+                f"the process ended ({process.returncode}) before {what}:\n{output(process)}"
+            )
         if time.monotonic() > deadline:
             pytest.fail(f"gave up after {seconds} s waiting for {what}")
         time.sleep(0.05)
 
 
-def start(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen(
-        [PYTHON, *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+def start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    """``python *args`` in the project, its output in ``log`` (a pipe nobody reads could
+    fill up and stall it)."""
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [PYTHON, *args],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    process.log = log
+    return process
+
+
+def output(process: subprocess.Popen) -> str:
+    return process.log.read_text()[-5000:]
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Kill ``process`` (and its children: gunicorn's workers) if it still runs."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(30)

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from evaluation.models import Run, System
 from jobs.faults import PAUSE_AT, PAUSE_MARKER
 from jobs.models import Job, JobStatus
-from tests.faults.conftest import process_env, start, wait_for
+from tests.faults.conftest import output, process_env, start, stop, wait_for
 
 RUN = b"1 Q0 d1 1 3.0 bm25\n1 Q0 d2 2 2.0 bm25\n2 Q0 d4 1 5.5 bm25\n2 Q0 d3 2 1.5 bm25\n"
 WORKER = ["manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.1"]
@@ -55,7 +55,7 @@ def test_a_worker_killed_mid_import_leaves_no_run_and_the_job_can_be_retried(
         TASKS_BACKEND="django_tasks_db.DatabaseBackend",
         **{PAUSE_AT: "import_run.before_commit", PAUSE_MARKER: str(marker)},
     )
-    worker = start(WORKER, env)
+    worker = start(WORKER, env, tmp_path / "worker.log")
     try:
         wait_for(marker.exists, seconds=90, what="the import to pause", process=worker)
         written = [name for name in media_root() if name.startswith("runs/")]
@@ -63,9 +63,7 @@ def test_a_worker_killed_mid_import_leaves_no_run_and_the_job_can_be_retried(
         worker.send_signal(signal.SIGKILL)
         worker.wait(30)
     finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.wait(30)
+        stop(worker)
 
     # 2. Nothing of the run was committed; the job still says running.
     assert Run.objects.count() == 0, "the killed import's row never committed"
@@ -83,16 +81,18 @@ def test_a_worker_killed_mid_import_leaves_no_run_and_the_job_can_be_retried(
     # 4. The owner retries; a worker imports the run, once.
     response = api.post(reverse("api:job-retry", args=[job.pk]))
     assert response.status_code == 202, response.content
-    worker = start([*WORKER, "--batch"], process_env(settings, TASKS_BACKEND=env["TASKS_BACKEND"]))
+    worker = start(
+        [*WORKER, "--batch"],
+        process_env(settings, TASKS_BACKEND=env["TASKS_BACKEND"]),
+        tmp_path / "worker-again.log",
+    )
     try:
-        output, _ = worker.communicate(timeout=120)
+        worker.wait(120)
     finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.wait(30)
-    assert worker.returncode == 0, output
+        stop(worker)
+    assert worker.returncode == 0, output(worker)
     job.refresh_from_db()
-    assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2), (job.step, output)
+    assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2), (job.step, output(worker))
     run = Run.objects.get()
     assert job.result["run"] == run.pk
     assert (run.line_count, run.uploaded_by) == (4, engineer)
