@@ -1,18 +1,28 @@
 """Qrels versions: read by every logged-in user, imported from TREC files by leads and
-engineers, downloaded as TREC text."""
+engineers, downloaded as TREC text (graded, or binary at a relevance threshold), and
+compared with another version (added, removed and changed grades)."""
 
 from __future__ import annotations
 
 from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
 
 from config.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import services, tasks
-from evaluation.api.common import MESSAGES, TrecErrorsSerializer, created, trec_errors
+from evaluation.api.common import (
+    MESSAGES,
+    QueryParameters,
+    TrecErrorsSerializer,
+    created,
+    trec_errors,
+)
+from evaluation.binary import binarise, binary_threshold
 from evaluation.models import QrelsVersion
 from evaluation.trec import TrecFormatError
 
@@ -55,6 +65,67 @@ class QrelsUploadSerializer(serializers.Serializer):
         help_text="The qrels name; the upload becomes its next version.",
     )
     description = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class DownloadParameters(QueryParameters):
+    binary = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Grades as 0/1: 1 where the grade is at least the relevance threshold.",
+    )
+    threshold = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=32767,
+        help_text=(
+            "With binary: the lowest relevant grade. Default: the threshold frozen when a "
+            "campaign published the version, else 1."
+        ),
+    )
+
+
+class QrelsBriefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()
+
+
+class QrelsGradeSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    docno = serializers.CharField()
+    grade = serializers.IntegerField()
+
+
+class QrelsChangeSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    docno = serializers.CharField()
+    old_grade = serializers.IntegerField()
+    new_grade = serializers.IntegerField()
+
+
+class QrelsDiffSerializer(serializers.Serializer):
+    old = QrelsBriefSerializer()
+    new = QrelsBriefSerializer()
+    added = QrelsGradeSerializer(many=True, help_text="In new only.")
+    removed = QrelsGradeSerializer(many=True, help_text="In old only.")
+    changed = QrelsChangeSerializer(many=True, help_text="In both, with another grade.")
+    unchanged = serializers.IntegerField(help_text="Pairs with the same grade in both.")
+
+
+def diff_data(old: QrelsVersion, new: QrelsVersion) -> dict:
+    """What changed from ``old`` to ``new`` (evaluation.services.diff_qrels) as JSON-ready
+    data; ``manage.py diff_qrels --json`` prints the same."""
+    diff = services.diff_qrels(old, new)
+    keys = ("qid", "docno", "grade")
+    return {
+        "old": {"id": old.pk, "label": old.label},
+        "new": {"id": new.pk, "label": new.label},
+        "added": [dict(zip(keys, row, strict=True)) for row in diff.added],
+        "removed": [dict(zip(keys, row, strict=True)) for row in diff.removed],
+        "changed": [
+            {"qid": q, "docno": d, "old_grade": a, "new_grade": b} for q, d, a, b in diff.changed
+        ],
+        "unchanged": diff.unchanged,
+    }
 
 
 class PlainTextRenderer(BaseRenderer):
@@ -114,15 +185,31 @@ class QrelsViewSet(
         return created(body, request, "api:qrels-detail", qrels.pk)
 
     @extend_schema(
-        summary="The qrels version as a TREC qrels file",
+        summary="The qrels version as a TREC qrels file, graded or binary",
+        parameters=[DownloadParameters],
         responses={(200, "text/plain"): OpenApiTypes.STR},
     )
     @action(detail=True, renderer_classes=[JSONRenderer, PlainTextRenderer])
     def download(self, request, pk=None):
         qrels = self.get_object()
-        body = services.qrels_to_trec_bytes(services.load_qrels_frame(qrels))
+        query = DownloadParameters.read(request)
+        frame = services.load_qrels_frame(qrels)
+        filename = f"{qrels.name}-v{qrels.version}"
+        if query["binary"]:
+            threshold = binary_threshold(qrels, query.get("threshold"))
+            frame = binarise(frame, threshold)
+            filename += f"-binary-at-{threshold}"
+        body = services.qrels_to_trec_bytes(frame)
         response = HttpResponse(body, content_type="text/plain; charset=utf-8")
-        response["Content-Disposition"] = (
-            f'attachment; filename="{qrels.name}-v{qrels.version}.qrels"'
-        )
+        response["Content-Disposition"] = f'attachment; filename="{filename}.qrels"'
         return response
+
+    @extend_schema(
+        summary="What changed from another version (other) to this one",
+        responses=QrelsDiffSerializer,
+    )
+    @action(detail=True, url_path="diff/<int:other>")
+    def diff(self, request, pk=None, other=None):
+        new = self.get_object()
+        old = get_object_or_404(self.get_queryset(), pk=other)
+        return Response(QrelsDiffSerializer(diff_data(old, new)).data)

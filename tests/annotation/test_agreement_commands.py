@@ -100,3 +100,56 @@ def test_import_gold_refuses_a_bad_file_whole(campaign, tmp_path):
 def test_import_gold_needs_a_file(campaign, tmp_path):
     with pytest.raises(CommandError, match="no such file"):
         run("import_gold", campaign.pk, str(tmp_path / "missing.txt"))
+
+
+# --- manage.py calibration --------------------------------------------------------------------
+
+
+@pytest.fixture
+def gold_campaign(campaign):
+    """GRADES's campaign with d1, d2, d4 as gold pairs: ann graded them 3, 0, 1 (the gold
+    grades), bob 3, 1, 3."""
+    from annotation import services
+
+    services.set_gold(campaign=campaign, entries=[("1", "d1", 3), ("1", "d2", 0), ("2", "d4", 1)])
+    return campaign
+
+
+def test_calibration_json_is_the_apis(gold_campaign):
+    from rest_framework.test import APIClient
+
+    data = json.loads(run("calibration", gold_campaign.pk, "--format", "json"))
+    api = APIClient()
+    api.force_login(gold_campaign.lead)
+    answer = api.get(f"/api/v1/campaigns/{gold_campaign.pk}/calibration/")
+    assert data == answer.json()
+    by_judge = {row["judge"]: row for row in data["judges"]}
+    assert by_judge["ann"]["accuracy"]["value"] == 1.0 and by_judge["ann"]["status"] == "ok"
+    assert by_judge["bob"]["status"] == "flagged" and "bob" in data["flagged"]
+
+
+def test_calibration_text_and_csv_name_each_judge_and_why(gold_campaign):
+    out = run("calibration", gold_campaign.pk, "--weights", "linear")
+    assert out.startswith("Robust: 3 gold pairs; a judge is flagged below accuracy 0.70")
+    bob = next(line for line in out.splitlines() if line.startswith("bob"))
+    assert "flagged" in bob and "0.3333" in bob and "accuracy 33.3% on gold pairs" in bob
+    ann = next(line for line in out.splitlines() if line.startswith("ann"))
+    assert " ok " in ann and "1.0000" in ann
+
+    header, *rows = list(
+        csv.reader(io.StringIO(run("calibration", gold_campaign.pk, "--format", "csv")))
+    )
+    assert header == agreement_export.CALIBRATION_HEADER
+    expected = agreement_service.campaign_calibration(campaign=gold_campaign)
+    assert [(r[0], r[1], int(r[2])) for r in rows] == [
+        (j.judge, j.status, j.calibration.n) for j in expected.judges
+    ]
+    assert [float(r[3]) for r in rows] == [j.calibration.accuracy.value for j in expected.judges]
+
+
+def test_calibration_without_gold_says_so(campaign):
+    out = run("calibration", campaign.pk)
+    assert out.startswith("Robust: 0 gold pairs")
+    assert "has graded none of the gold pairs yet" in out
+    with pytest.raises(CommandError, match="no campaign with id 999"):
+        run("calibration", 999)
