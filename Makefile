@@ -10,11 +10,17 @@ setup:
 	@scripts/setup
 
 ## Set everything up, load demo data and start the app on the embedded default (SQLite).
+## Background work (imports, scoring, pools) goes through the database queue to a task
+## worker started beside the server, so a page shows its live progress instead of waiting
+## for the work; the trap stops the worker with the server (Ctrl-C) or if the server fails.
 run: export DEBUG ?= 1
+run: export TASKS_BACKEND ?= django_tasks_db.DatabaseBackend
 run: setup
 	@$(PY) manage.py demo
 	@echo "Relevance Studio: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
-	@$(PY) manage.py runserver $(HOST):$(PORT)
+	@trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT; \
+	$(PY) manage.py db_worker --no-reload --no-startup-delay --interval 0.2 -v 0 & worker=$$!; \
+	$(PY) manage.py runserver $(HOST):$(PORT)
 
 ## Set everything up (Chromium for the browser tests too) and run the whole test suite.
 test: setup chromium
