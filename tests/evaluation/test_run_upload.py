@@ -36,7 +36,7 @@ def files(*pairs):
 @pytest.fixture
 def post(client, django_capture_on_commit_callbacks):
     """POST the upload form; the jobs it starts run when the request commits (in-process,
-    ImmediateBackend, like `make run`)."""
+    ImmediateBackend, the default for tests and a bare `manage.py runserver`)."""
 
     def send(data, **kwargs):
         with django_capture_on_commit_callbacks(execute=True):
