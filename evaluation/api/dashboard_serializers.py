@@ -1,0 +1,228 @@
+"""The JSON shapes of the dashboard endpoints (evaluation/api/dashboards.py): output
+serializers, which give the OpenAPI schema its components, and the functions that turn the
+dashboards' objects (evaluation.dashboards) into the dicts those serializers render."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+
+from evaluation import dashboards, measures, significance
+
+
+class ScoringSerializer(serializers.Serializer):
+    qrels = serializers.IntegerField()
+    qrels_label = serializers.CharField()
+    measures = serializers.ListField(child=serializers.CharField(), help_text="Canonical -m.")
+    gain = serializers.CharField()
+    relevance_level = serializers.IntegerField()
+    complete = serializers.BooleanField()
+    trec_eval_version = serializers.IntegerField()
+
+
+def scoring_body(scoring: dashboards.Scoring) -> dict:
+    return {
+        "qrels": scoring.qrels.pk,
+        "qrels_label": scoring.qrels.label,
+        "measures": list(scoring.specs),
+        "gain": scoring.options.gain,
+        "relevance_level": scoring.options.relevance_level,
+        "complete": scoring.options.complete,
+        "trec_eval_version": scoring.options.trec_eval_version,
+    }
+
+
+class NamedMeasureSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="trec_eval's output name, e.g. ndcg_cut_10.")
+    display = serializers.CharField(help_text="How pages show it, e.g. nDCG@10.")
+
+
+def measures_body(names) -> list[dict]:
+    return [{"name": name, "display": measures.display_name(name)} for name in names]
+
+
+class IntervalSerializer(serializers.Serializer):
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    run_label = serializers.CharField()
+    system = serializers.IntegerField()
+    system_name = serializers.CharField()
+    evaluation = serializers.IntegerField()
+    topic_count = serializers.IntegerField()
+    means = serializers.DictField(child=serializers.FloatField(), help_text="trec_eval's 'all'.")
+    intervals = serializers.DictField(
+        child=IntervalSerializer(), help_text="95% percentile bootstrap interval of each mean."
+    )
+    best = serializers.ListField(
+        child=serializers.CharField(), help_text="Measures whose best mean this row has."
+    )
+    warnings = serializers.DictField(
+        child=serializers.CharField(), help_text="judged@k below 0.8: why to distrust the row."
+    )
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    scoring = ScoringSerializer()
+    measures = NamedMeasureSerializer(many=True)
+    rows = LeaderboardRowSerializer(many=True, help_text="Grouped by system, sorted.")
+    unscored_runs = serializers.IntegerField(help_text="Stored runs not scored with these.")
+
+
+class TopicValuesSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    query = serializers.CharField(help_text="A campaign topic's query, or empty.")
+    values = serializers.DictField(child=serializers.FloatField())
+    unjudged = serializers.IntegerField(help_text="Unjudged documents in the top k.")
+    retrieved = serializers.IntegerField(help_text="Documents in the top k (≤ k).")
+    unjudged_docnos = serializers.ListField(child=serializers.CharField())
+
+
+class RunTopicsSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    run_label = serializers.CharField()
+    evaluation = serializers.IntegerField()
+    scoring = ScoringSerializer()
+    measure = serializers.CharField(help_text="The measure the topics are sorted by.")
+    k = serializers.IntegerField()
+    means = serializers.DictField(child=serializers.FloatField())
+    intervals = serializers.DictField(child=IntervalSerializer())
+    topics = TopicValuesSerializer(many=True, help_text="Worst first.")
+
+
+class RankedDocumentSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    docno = serializers.CharField()
+    score = serializers.FloatField()
+    grade = serializers.IntegerField(allow_null=True, help_text="null: unjudged.")
+
+
+class TopicRunSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    run_label = serializers.CharField()
+    values = serializers.DictField(
+        child=serializers.FloatField(), allow_null=True, help_text="null: no result."
+    )
+    top = RankedDocumentSerializer(
+        many=True, allow_null=True, help_text="The top k (null: not listed)."
+    )
+
+
+class JudgedDocumentSerializer(serializers.Serializer):
+    docno = serializers.CharField()
+    grade = serializers.IntegerField()
+
+
+class TopicAcrossRunsSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    query = serializers.CharField()
+    scoring = ScoringSerializer()
+    measure = serializers.CharField()
+    k = serializers.IntegerField()
+    judged = serializers.IntegerField(help_text="Judged documents of the topic.")
+    grades = serializers.DictField(child=serializers.IntegerField(), help_text="grade → count.")
+    ideal = JudgedDocumentSerializer(many=True, help_text="The ideal top k.")
+    runs = TopicRunSerializer(many=True, help_text="Best first.")
+
+
+class PairedTestSerializer(serializers.Serializer):
+    statistic = serializers.FloatField(allow_null=True)
+    p_value = serializers.FloatField(allow_null=True)
+    p_adjusted = serializers.FloatField(allow_null=True, help_text="Holm, when several runs.")
+    reason = serializers.CharField(allow_null=True, help_text="Why the test is undefined.")
+
+
+class DeltaIntervalSerializer(IntervalSerializer):
+    level = serializers.FloatField()
+    reason = serializers.CharField(allow_null=True)
+
+
+class DeltaSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    baseline = serializers.FloatField()
+    run = serializers.FloatField()
+    delta = serializers.FloatField()
+
+
+class ContrastSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    run_label = serializers.CharField()
+    mean_baseline = serializers.FloatField()
+    mean_run = serializers.FloatField()
+    mean_delta = serializers.FloatField()
+    delta_interval = DeltaIntervalSerializer()
+    wins = serializers.IntegerField()
+    ties = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    t_test = PairedTestSerializer()
+    wilcoxon = PairedTestSerializer()
+    randomisation = PairedTestSerializer()
+    cohens_d = serializers.FloatField(allow_null=True)
+    cohens_d_reason = serializers.CharField(allow_null=True)
+    verdict = serializers.CharField(help_text="worse, better, same or untestable (p < 0.05).")
+    deltas = DeltaSerializer(many=True, help_text="Per topic, by delta ascending.")
+
+
+class ComparisonSerializer(serializers.Serializer):
+    scoring = ScoringSerializer()
+    measure = serializers.CharField()
+    baseline = serializers.IntegerField()
+    baseline_label = serializers.CharField()
+    topics = serializers.IntegerField(help_text="Topics every run has: the ones compared.")
+    left_out = serializers.IntegerField(help_text="Topics only some runs have.")
+    permutations = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    comparisons = ContrastSerializer(many=True)
+
+
+class NotFoundSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+NOT_SCORED = OpenApiResponse(NotFoundSerializer, description="A run is not scored with these.")
+
+
+def interval_body(pair) -> dict:
+    low, high = pair if pair else (None, None)
+    return {"low": low, "high": high}
+
+
+def paired_test_body(test: significance.PairedTest) -> dict:
+    return {
+        "statistic": test.statistic,
+        "p_value": test.p_value,
+        "p_adjusted": test.p_adjusted,
+        "reason": test.reason,
+    }
+
+
+def contrast_body(contrast: dashboards.Contrast) -> dict:
+    c = contrast.comparison
+    return {
+        "run": contrast.run.pk,
+        "run_label": str(contrast.run),
+        "mean_baseline": c.mean_a,
+        "mean_run": c.mean_b,
+        "mean_delta": c.mean_delta,
+        "delta_interval": {
+            "low": c.delta_interval.low,
+            "high": c.delta_interval.high,
+            "level": c.delta_interval.level,
+            "reason": c.delta_interval.reason,
+        },
+        "wins": c.wins,
+        "ties": c.ties,
+        "losses": c.losses,
+        "t_test": paired_test_body(c.t_test),
+        "wilcoxon": paired_test_body(c.wilcoxon),
+        "randomisation": paired_test_body(c.randomisation),
+        "cohens_d": c.cohens_d,
+        "cohens_d_reason": c.cohens_d_reason,
+        "verdict": contrast.verdict,
+        "deltas": [
+            {"qid": qid, "baseline": a, "run": b, "delta": d} for qid, a, b, d in contrast.deltas
+        ],
+    }
