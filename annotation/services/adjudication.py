@@ -186,13 +186,15 @@ def disagreement_queue(
     *, campaign: Campaign, topic_id: int | None = None, undecided_only: bool = False
 ) -> list[PairState]:
     """Pairs whose judges gave different grades, in the order a lead should work through
-    them: straddling the relevance threshold first, then widest spread; ``undecided_only``
-    keeps the ones no rule or decision has settled."""
-    states = [
-        s for s in pair_states(campaign=campaign, topic_id=topic_id) if s.disputed and not s.open
-    ]
+    them: straddling the relevance threshold first, then widest spread.
+
+    All of them by default, those still waiting for a judge included, so the list holds
+    exactly the pairs the agreement report counts as disputed (graded differently by two or
+    more judges). ``undecided_only`` keeps the ones a lead has to settle: every judge has
+    graded them and no rule or decision has given them a grade."""
+    states = [s for s in pair_states(campaign=campaign, topic_id=topic_id) if s.disputed]
     if undecided_only:
-        states = [s for s in states if not s.decided]
+        states = [s for s in states if not s.decided and not s.open]
     by_id = {s.pair_id: s for s in states}
     order = adjudication.disagreement_order(
         ((s.pair_id, s.grades) for s in states), threshold=campaign.relevance_threshold

@@ -85,7 +85,7 @@ def _figures(states) -> dict:
         "pairs": len(states),
         "decided": len(decided),
         "undecided": len(states) - len(decided),
-        "disputed": sum(1 for s in states if s.disputed and not s.open),
+        "disputed": sum(1 for s in states if s.disputed),
         "waiting": sum(1 for s in states if s.open),
         "by_lead": sum(1 for s in decided if s.basis == "lead"),
     }

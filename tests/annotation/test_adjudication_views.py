@@ -241,7 +241,7 @@ def test_the_binary_download_of_a_published_version_keeps_its_threshold(world):
 def test_the_decision_log_download_names_the_rule_in_force(world):
     from annotation import services
 
-    campaign, lead, _, client = world
+    campaign, _, _, client = world
     client.post(
         url("adjudicate-pair", campaign, pair_id("1", "d2")), {"grade": "1", "reason": "close"}
     )
@@ -272,3 +272,32 @@ def test_the_decision_log_download_names_the_rule_in_force(world):
     page = client.get(url("adjudicate-pair", campaign, pair_id("1", "d2"))).content.decode()
     assert "(rule: majority (a tie goes to the lead))" in page
     assert "(rule: the lead decides every disagreement)" in page
+
+
+def test_each_topics_disputed_count_on_the_agreement_report_matches_the_queue_it_links_to(world):
+    import re
+
+    from annotation import services
+    from annotation.models import Assignment
+
+    campaign, _, judges, client = world
+    # Topic 2's open pair gets two different grades; its third judge has not graded it.
+    for judge, grade in zip(judges[:2], (0, 3), strict=True):
+        mine = Assignment.objects.get(pair_id=pair_id("2", "d2"), judge=judge)
+        services.record_judgment(assignment_id=mine.pk, judge=judge, grade=grade)
+    page = client.get(url("agreement", campaign)).content.decode()
+    links = re.findall(
+        r'<a class="disputed" href="([^"]+)" aria-label="(\d+) disputed pairs of topic (\w+)"',
+        page,
+    )
+    assert {qid: int(n) for _, n, qid in links} == {"1": 2, "2": 2}
+    for href, n, qid in links:
+        queue = client.get(href.replace("&amp;", "&")).content.decode()
+        rows = re.findall(r"<tr>\s*<td><span class=\"qid\">(\w+)</span>", queue)
+        assert rows == [qid] * int(n), f"topic {qid}: the link says {n}, the queue lists {rows}"
+    # Topic 2: d0 settled by majority, d2 still waiting for its third judge.
+    topic_2 = next(href for href, _, qid in links if qid == "2")
+    queue = client.get(topic_2.replace("&amp;", "&")).content.decode()
+    assert "waiting for 1 judge" in queue
+    undecided = client.get(url("adjudication", campaign) + "?show=undecided").content.decode()
+    assert "waiting for" not in undecided

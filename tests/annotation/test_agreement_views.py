@@ -290,7 +290,7 @@ def test_topics_come_worst_first_and_link_to_their_disputed_pairs(lead_client, c
     assert order[:2] == [t.topic for t in expected]
     for topic in expected:
         pk = Topic.objects.get(campaign=campaign, qid=topic.topic).pk
-        link = f'{url(campaign, "adjudication")}?topic={pk}"'
+        link = f'{url(campaign, "adjudication")}?topic={pk}&amp;show=all"'
         assert link in body, topic
         assert f"{topic.alpha_ordinal.value:.4f}" in body
     assert expected[0].alpha_ordinal.value < expected[1].alpha_ordinal.value

@@ -72,15 +72,23 @@ def test_a_lead_resolves_disagreements_by_keyboard_and_publishes_qrels(
     page.goto(f"{live_server.url}/campaigns/{campaign.pk}/agreement/")
     expect(page.get_by_role("heading", name=re.compile("Agreement"), level=1)).to_be_visible()
     screenshot("lead-agreement-report")
-    # The worst topic comes first in the per-topic table; its link opens its disputes.
-    page.locator(f'a[href*="/adjudicate/?topic={Topic.objects.get(qid="2").pk}"]').first.click()
+    # The worst topic comes first in the per-topic table; its link opens its disputes, as
+    # many as the link says: d5, d6 and d7 were graded differently.
+    link = page.locator(f'a.disputed[href*="/adjudicate/?topic={Topic.objects.get(qid="2").pk}&"]')
+    expect(link).to_have_text("3")
+    link.click()
     expect(page.get_by_role("heading", name=re.compile("Disagreements · topic 2"))).to_be_visible()
+    expect(page.locator("table.disagreements tbody tr")).to_have_count(3)
     screenshot("lead-disagreements")
 
     # Majority settles d5 (3) and d7 is a three-way tie; d6 (3, 0, 1) has no majority either.
-    undecided = page.get_by_role("link", name="Decide →")
-    expect(undecided).to_have_count(2)
-    undecided.first.click()
+    expect(page.get_by_role("link", name="Review →")).to_have_count(1)
+    page.get_by_role("button", name="Undecided").click()
+    expect(page).to_have_url(re.compile(r"show=undecided$"))
+    expect(page.get_by_role("link", name="Decide →")).to_have_count(2)
+    expect(page.get_by_role("link", name="Review →")).to_have_count(0)
+    # From the keyboard: Enter opens the first pair of the queue.
+    page.keyboard.press("Enter")
     expect(page.get_by_text("Your decision")).to_be_visible()
     screenshot("lead-decide-pair")
     for grade, reason in (("3", "the whole page is about parrots"), ("1", "mentions parrots")):

@@ -136,9 +136,13 @@ def test_the_lead_reads_the_report_and_follows_a_topic_to_its_disputed_pairs(
     expect(link).to_have_text(str(worst.agreement.disputed))
     link.click()
     expect(page).to_have_url(
-        re.compile(rf"/campaigns/{campaign.pk}/adjudicate/\?topic={worst.topic_id}$")
+        re.compile(rf"/campaigns/{campaign.pk}/adjudicate/\?topic={worst.topic_id}&show=all$")
     )
     expect(page.get_by_role("heading", level=1)).to_contain_text(worst.qid)
+    # The queue lists exactly the pairs the report counted as disputed.
+    expect(page.locator("table.disagreements tbody tr")).to_have_count(
+        min(worst.agreement.disputed, 50)
+    )
 
 
 def test_the_lead_reads_the_calibration_page(page, live_server, campaign, screenshot):
