@@ -1,5 +1,5 @@
 """Evaluation work that can take a while, run as background tasks (DESIGN.md, "Work that takes
-time"): importing an uploaded run.
+time"): importing an uploaded run (the task itself is scoring_tasks.import_and_score_task).
 
 The task reads the upload staged in storage (jobs.services.stage_upload), hands it to
 services.import_run inside jobs.services.running, and turns a refused file into JobFailed so
@@ -15,12 +15,9 @@ from django.tasks import task
 from evaluation import services
 from evaluation.models import Run
 from evaluation.trec import TrecFormatError
-from jobs.services import JobFailed, Progress, running
+from jobs.services import JobFailed, Progress
 
-MESSAGES = {
-    "not_imported": "{filename} was not imported.",
-    "imported": "Imported {filename} as run {run}: {lines:,} lines, {topics:,} topics.",
-}
+MESSAGES = {"not_imported": "{filename} was not imported."}
 
 
 def max_upload_bytes() -> int:
@@ -76,23 +73,18 @@ def import_run_task(
     name: str = "",
     description: str = "",
 ) -> None:
-    """Import the staged run file as a run of ``system`` (created if new). The job's result
-    names the new run: {"run": id, "url": its page, "label", "summary"}."""
-    with running(job_id) as progress:
-        progress.step(f"Reading {filename}", done=0, total=2)
-        run = import_staged_run(
-            progress,
-            staged=staged,
-            filename=filename,
-            system=system,
-            name=name,
-            description=description,
-        )
-        progress.result = {
-            "run": run.pk,
-            "url": run.get_absolute_url(),
-            "label": "See the run",
-            "summary": MESSAGES["imported"].format(
-                filename=filename, run=run, lines=run.line_count, topics=run.topic_count
-            ),
-        }
+    """Import the staged run file as a run of ``system`` (created if new): the work of
+    scoring_tasks.import_and_score_task without scoring, which new uploads start directly.
+    Kept under this name because jobs store their task's path (Job.task, the database
+    queue's rows) and are started again by it (jobs.services.retry_job)."""
+    # Imported here: scoring_tasks imports import_staged_run from this module.
+    from evaluation.scoring_tasks import import_and_score_task
+
+    import_and_score_task.call(
+        job_id=job_id,
+        staged=staged,
+        filename=filename,
+        system=system,
+        name=name,
+        description=description,
+    )

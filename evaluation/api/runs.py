@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.validators import UniqueValidator
 
 from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
-from evaluation import dashboards, scoring_tasks, tasks
+from evaluation import dashboards, scoring_tasks
 from evaluation.api.common import (
     MAX_MEASURES,
     MAX_TAGS,
@@ -276,24 +276,16 @@ class RunViewSet(
             "name": data["name"],
             "description": data["description"],
         }
+        scoring = data["scoring"]
         try:
-            if data["scoring"] is None:
-                job = start_job(
-                    kind="evaluation.import_run",
-                    title=f"Import run {upload.name} of {data['system']}",
-                    user=request.user,
-                    task=tasks.import_run_task,
-                    **params,
-                )
-            else:
-                job = start_job(
-                    kind="evaluation.import_and_score",
-                    title=f"Import run {upload.name} of {data['system']}",
-                    user=request.user,
-                    task=scoring_tasks.import_and_score_task,
-                    scoring=scoring_tasks.scoring_params(data["scoring"]),
-                    **params,
-                )
+            job = start_job(
+                kind="evaluation.import_run" if scoring is None else "evaluation.import_and_score",
+                title=f"Import run {upload.name} of {data['system']}",
+                user=request.user,
+                task=scoring_tasks.import_and_score_task,
+                scoring=None if scoring is None else scoring_tasks.scoring_params(scoring),
+                **params,
+            )
         except BaseException:
             drop_staged(staged)
             raise

@@ -7,11 +7,14 @@ import io
 import json
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.core.management import call_command
 
-from evaluation import dashboards, services, significance
+from evaluation import dashboards, services, significance, tasks
 from evaluation.models import Evaluation
 from jobs.models import Job, JobStatus
+from jobs.services import start_job
 from tests.api.conftest import upload
 from tests.evaluation.dashboard_data import BM25, DENSE, small_world
 
@@ -237,8 +240,36 @@ def test_an_upload_without_qrels_only_imports(client, world, run_jobs):
             format="multipart",
         )
 
-    assert Job.objects.get(pk=response.json()["id"]).kind == "evaluation.import_run"
+    job = Job.objects.get(pk=response.json()["id"])
+    assert (job.kind, job.status) == ("evaluation.import_run", JobStatus.SUCCEEDED)
+    # One import task for both kinds of upload: scoring is its optional last step.
+    assert job.task == "evaluation.scoring_tasks.import_and_score_task"
+    assert job.params["scoring"] is None
+    assert job.result["summary"].startswith("Imported new.run as run x/new: 6 lines")
     assert Evaluation.objects.count() == 2
+
+
+def test_a_job_stored_with_the_old_import_task_still_runs(world, run_jobs, make_user):
+    """Jobs keep their task's path, and a retry starts that path again: the name stays."""
+    staged = default_storage.save(
+        "staging/runs/old.run", ContentFile(DENSE.replace(b"dense", b"o"))
+    )
+    with run_jobs():
+        job = start_job(
+            kind="evaluation.import_run",
+            title="Import run old.run",
+            user=make_user("old", "engineer"),
+            task=tasks.import_run_task,
+            staged=staged,
+            filename="old.run",
+            system="old",
+        )
+
+    job.refresh_from_db()
+    assert job.task == "evaluation.tasks.import_run_task"
+    assert job.status == JobStatus.SUCCEEDED, job.step
+    assert job.result["summary"].startswith("Imported old.run as run old/old")
+    assert not default_storage.exists(staged)
 
 
 def test_an_upload_with_bad_scoring_options_is_refused_before_anything_is_stored(client, world):
