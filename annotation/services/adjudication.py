@@ -247,6 +247,13 @@ def decide_pair(
         raise DecisionConflict(current) from None
 
 
+# The names publish() accepts (those slugify leaves unchanged: lowercase ASCII letters,
+# digits, underscores and hyphens, no two hyphens in a row, a letter or digit at each end),
+# as a regular expression the publish page's input uses too (HTML pattern syntax: the
+# whole value must match).
+QRELS_NAME_PATTERN = "[a-z0-9]+((_|-_)*-?[a-z0-9]+)*"
+
+
 def default_qrels_name(campaign: Campaign) -> str:
     return slugify(campaign.name)[:100] or f"campaign-{campaign.pk}"
 
@@ -265,7 +272,8 @@ def publish(
     name = name.strip() or default_qrels_name(campaign)
     if slugify(name) != name:
         raise ValidationError(
-            f"Name {name!r}: use letters, digits, hyphens and underscores (e.g. {slugify(name)!r})."
+            f"Name {name!r}: use lowercase letters, digits, hyphens and underscores, with a "
+            f"letter or digit at each end (e.g. {slugify(name) or 'qrels'!r})."
         )
     with transaction.atomic():
         # No decision or grade changes the campaign's pairs under us while we read them, and

@@ -224,6 +224,7 @@ def publish(request, pk):
             "undecided_total": len(undecided),
             "publications": publications,
             "default_name": request.POST.get("name") or service.default_qrels_name(campaign),
+            "name_pattern": service.QRELS_NAME_PATTERN,
             "description": request.POST.get("description", ""),
             "error": error,
         },

@@ -2,9 +2,14 @@
 conflicts, calibration pairs, publishing with provenance, diffs (issue: agreement and
 adjudication, items 3-5)."""
 
+import re
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
+from django.utils.text import slugify
+from hypothesis import given
+from hypothesis import strategies as st
 
 from annotation import services
 from annotation.models import (
@@ -178,8 +183,17 @@ def test_a_second_publication_is_the_next_version_and_diffs_against_the_first(se
 def test_a_bad_qrels_name_is_refused(setup):
     campaign, lead, judges = setup
     grade_all(campaign, judges, GRADES)
-    with pytest.raises(ValidationError, match="use letters, digits"):
+    with pytest.raises(ValidationError, match="use lowercase letters, digits"):
         adj.publish(campaign=campaign, user=lead, name="my qrels!", leave_out_undecided=True)
+    with pytest.raises(ValidationError, match=r"e\.g\. 'robust-2026'"):
+        adj.publish(campaign=campaign, user=lead, name="Robust-2026", leave_out_undecided=True)
+
+
+@given(st.text(alphabet="aZ09_- .é", max_size=8))
+def test_the_publish_pages_name_pattern_accepts_exactly_the_names_publish_accepts(name):
+    # The browser matches the input's pattern against the whole value.
+    pattern_says = re.fullmatch(adj.QRELS_NAME_PATTERN, name) is not None
+    assert pattern_says == (bool(name) and slugify(name) == name), name
 
 
 def test_nothing_to_publish_is_said_plainly(setup):

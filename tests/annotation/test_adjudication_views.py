@@ -301,3 +301,14 @@ def test_each_topics_disputed_count_on_the_agreement_report_matches_the_queue_it
     assert "waiting for 1 judge" in queue
     undecided = client.get(url("adjudication", campaign) + "?show=undecided").content.decode()
     assert "waiting for" not in undecided
+
+
+def test_the_publish_pages_name_input_has_the_servers_rule(world):
+    from annotation.services import adjudication
+
+    campaign, _, _, client = world
+    page = client.get(url("publish", campaign)).content.decode()
+    assert f'pattern="{adjudication.QRELS_NAME_PATTERN}"' in page
+    refused = client.post(url("publish", campaign), {"name": "Web-2026", "leave_out": "on"})
+    assert refused.status_code == 400
+    assert "e.g. &#x27;web-2026&#x27;" in refused.content.decode()
