@@ -7,7 +7,6 @@ annotation/tasks.py. Messages are constants so tests can assert the exact words.
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Max
 
@@ -38,7 +37,6 @@ MESSAGES = {
         "Judgments already use grade {grade}; a {scale} scale cannot hold it. Keep the "
         "larger scale."
     ),
-    "file_too_large": "{name} is larger than the upload limit of {limit} MB.",
     "not_a_judge_user": "Choose a user in the judge group.",
     "already_judge": "{user} already judges this campaign.",
     "not_a_judge": services.MESSAGES["not_a_judge"],
@@ -236,16 +234,9 @@ class CampaignForm(forms.Form):
 
 
 class UploadForm(forms.Form):
+    # No size check here: config/uploads.py refuses a body over MAX_UPLOAD_MB with 413
+    # before it is read, so a file that reaches a form is within the limit.
     file = forms.FileField(allow_empty_file=False)
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        limit = settings.MAX_UPLOAD_MB
-        if upload.size > limit * 1024 * 1024:
-            raise forms.ValidationError(
-                MESSAGES["file_too_large"].format(name=upload.name, limit=limit)
-            )
-        return upload
 
 
 def _format_choices(accepted: dict[str, str]) -> list[tuple[str, str]]:
