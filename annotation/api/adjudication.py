@@ -72,7 +72,9 @@ class DisagreementViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.ViewS
 
 
 class DecisionSerializer(serializers.ModelSerializer):
-    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    decided_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     qid = serializers.CharField(source="pair.topic.qid", read_only=True)
     docno = serializers.CharField(source="pair.document.docno", read_only=True)
 
@@ -95,12 +97,17 @@ class DecideSerializer(serializers.Serializer):
     )
 
 
+class DecisionConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    current = DecisionSerializer(required=False, help_text="The decision made meanwhile.")
+
+
 @extend_schema_view(
     list=extend_schema(summary="Every decision on the campaign's pairs, oldest first"),
     create=extend_schema(
         summary="Decide a pair's final grade",
         request=DecideSerializer,
-        responses={201: DecisionSerializer, 409: DecisionSerializer},
+        responses={201: DecisionSerializer, 409: DecisionConflictSerializer},
     ),
 )
 class DecisionViewSet(
@@ -151,7 +158,9 @@ class PublicationSerializer(serializers.ModelSerializer):
     qrels = serializers.IntegerField(source="qrels.pk")
     label = serializers.CharField(source="qrels.label")
     checksum = serializers.CharField(source="qrels.checksum")
-    published_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    published_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Publication
@@ -180,10 +189,17 @@ class PublishedGradeSerializer(serializers.Serializer):
     lead = serializers.CharField(
         source="decision.decided_by.username", default="", help_text="Who decided, if a lead."
     )
-    decided_at = serializers.DateTimeField(source="decision.decided_at", default=None)
+    decided_at = serializers.DateTimeField(
+        source="decision.decided_at", default=None, allow_null=True
+    )
     rule_in_force = serializers.CharField(
         source="decision.rule", default="", help_text="The campaign's rule when the lead decided."
     )
+
+
+class PublishBlockedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    undecided = PairStateSerializer(many=True, help_text="The pairs still without a grade.")
 
 
 @extend_schema_view(
@@ -192,7 +208,7 @@ class PublishedGradeSerializer(serializers.Serializer):
     create=extend_schema(
         summary="Publish the final grades as the next qrels version",
         request=PublishSerializer,
-        responses={201: PublicationSerializer, 409: PairStateSerializer(many=True)},
+        responses={201: PublicationSerializer, 409: PublishBlockedSerializer},
     ),
 )
 class PublicationViewSet(

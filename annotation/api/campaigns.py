@@ -7,7 +7,6 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
-    OpenApiResponse,
     extend_schema,
     extend_schema_field,
     extend_schema_view,
@@ -33,7 +32,7 @@ from annotation.api.common import (
 from annotation.models import AdjudicationRule, Campaign, CampaignJudge
 from annotation.scales import SCALES
 from config.permissions import IsLead, RolePermissionsMixin
-from evaluation.api.common import TrecErrorsSerializer
+from evaluation.api.common import UPLOAD_REFUSED
 
 # --- campaigns -----------------------------------------------------------------------------
 
@@ -359,7 +358,7 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         request={"multipart/form-data": agreement_api.GoldUploadSerializer},
         responses={
             200: agreement_api.GoldImportedSerializer,
-            400: OpenApiResponse(TrecErrorsSerializer, description="The file was refused."),
+            400: UPLOAD_REFUSED,
         },
     )
     @action(detail=True, methods=["post"])

@@ -79,6 +79,8 @@ class AssignmentTopicSerializer(serializers.ModelSerializer):
 
 
 class AssignmentDocumentSerializer(serializers.ModelSerializer):
+    url = serializers.CharField(read_only=True, help_text="Its address; empty when it has none.")
+
     class Meta:
         model = Document
         fields = ["docno", "title", "text", "url"]
@@ -133,7 +135,7 @@ class NoteSerializer(serializers.Serializer):
 
 class ChangeSerializer(serializers.ModelSerializer):
     changed_by = serializers.SlugRelatedField(
-        slug_field="username", read_only=True, help_text="A username."
+        slug_field="username", read_only=True, allow_null=True, help_text="A username."
     )
 
     class Meta:
@@ -264,7 +266,7 @@ class AssignmentViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(
         summary="Every change of the judgment, oldest first", responses=ChangeSerializer(many=True)
     )
-    @action(detail=True)
+    @action(detail=True, pagination_class=None)
     def history(self, request, pk=None):
         assignment = self.get_object()
         changes = assignment.changes.select_related("changed_by").order_by("changed_at", "pk")

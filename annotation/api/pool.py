@@ -103,6 +103,7 @@ class TopicViewSet(
 
 class DocumentSerializer(serializers.ModelSerializer):
     has_text = serializers.BooleanField(source="with_text", read_only=True)
+    url = serializers.CharField(read_only=True, help_text="Its address; empty when it has none.")
 
     class Meta:
         model = Document

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -47,6 +48,32 @@ class TrecErrorsSerializer(serializers.Serializer):
 
     errors = serializers.ListField(child=serializers.CharField())
     total = serializers.IntegerField()
+
+
+# What a file upload's 400 holds: the file's problems (TrecErrorsSerializer), or, when the
+# request itself is wrong (no file, a bad field), DRF's messages by field.
+UPLOAD_REFUSED = OpenApiResponse(
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "description": "A refused file: its first problems as file:line: problem, "
+                "and how many there were in all.",
+                "properties": {
+                    "errors": {"type": "array", "items": {"type": "string"}},
+                    "total": {"type": "integer"},
+                },
+                "required": ["errors", "total"],
+            },
+            {
+                "type": "object",
+                "description": "Messages by field name.",
+                "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            },
+        ]
+    },
+    description="The file, or a field, was refused.",
+)
 
 
 def trec_errors(error: TrecFormatError) -> Response:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -17,8 +17,8 @@ from config.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import services, tasks
 from evaluation.api.common import (
     MESSAGES,
+    UPLOAD_REFUSED,
     QueryParameters,
-    TrecErrorsSerializer,
     created,
     trec_errors,
 )
@@ -31,7 +31,7 @@ class QrelsSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="api:qrels-detail")
     download = serializers.HyperlinkedIdentityField(view_name="api:qrels-download")
     created_by = serializers.SlugRelatedField(
-        slug_field="username", read_only=True, help_text="A username."
+        slug_field="username", read_only=True, allow_null=True, help_text="A username."
     )
 
     class Meta:
@@ -163,7 +163,7 @@ class QrelsViewSet(
         request={"multipart/form-data": QrelsUploadSerializer},
         responses={
             201: QrelsSerializer,
-            400: OpenApiResponse(TrecErrorsSerializer, description="The file was refused."),
+            400: UPLOAD_REFUSED,
         },
     )
     def create(self, request, *args, **kwargs):

@@ -48,7 +48,7 @@ class SystemSerializer(serializers.ModelSerializer):
     )
     run_count = serializers.IntegerField(read_only=True)
     created_by = serializers.SlugRelatedField(
-        slug_field="username", read_only=True, help_text="A username."
+        slug_field="username", read_only=True, allow_null=True, help_text="A username."
     )
 
     class Meta:
@@ -107,7 +107,8 @@ class SystemViewSet(RolePermissionsMixin, viewsets.ModelViewSet):
         )
 
     def perform_create(self, serializer):
-        serializer.save(created_by=self.request.user)
+        system = serializer.save(created_by=self.request.user)
+        system.run_count = 0  # what get_queryset annotates: a new system has no run
 
     def perform_destroy(self, instance):
         with transaction.atomic():
@@ -122,7 +123,7 @@ class RunSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="api:run-detail")
     system_name = serializers.CharField(source="system.name", read_only=True)
     uploaded_by = serializers.SlugRelatedField(
-        slug_field="username", read_only=True, help_text="A username."
+        slug_field="username", read_only=True, allow_null=True, help_text="A username."
     )
 
     class Meta:
