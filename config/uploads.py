@@ -70,9 +70,8 @@ def too_large_response(request) -> HttpResponse:
             css=static("css/app.css"), message=escape(message), next_step=escape(NEXT_STEP)
         )
         response = HttpResponse(page, status=413)
-    # The client may still be sending the body we did not read: tell it not to reuse the
-    # connection, so the rest is not taken for the next request.
-    response["Connection"] = "close"
+    # No "Connection: close" here: it is a hop-by-hop header, which WSGI forbids an
+    # application to set; the server discards the unread body or closes the connection.
     return response
 
 

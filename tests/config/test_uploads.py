@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import http.client
 import io
+import json
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -179,3 +181,22 @@ def test_a_declared_length_over_the_limit_is_not_parsed_by_the_handler(limit_1mb
     post, files = handler.handle_raw_input(io.BytesIO(b""), {}, 2 * MIB, BOUNDARY)
     assert (dict(post), dict(files)) == ({}, {})
     assert request._upload_limit_exceeded
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_server_answers_413_before_the_client_sends_the_body(live_server, settings):
+    """Over a socket: the headers announce 2 MiB, no byte of the body is sent, and the 413
+    comes back anyway, so nothing waited for (or read) the body."""
+    settings.MAX_UPLOAD_MB = 1
+    host, port = live_server.url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection.putrequest("POST", "/api/v1/runs/")
+    connection.putheader("Content-Type", f"multipart/form-data; boundary={BOUNDARY}")
+    connection.putheader("Content-Length", str(2 * MIB))
+    connection.endheaders()
+    response = connection.getresponse()
+    assert response.status == 413
+    # The body is read as it arrives: the development server then waits for the upload
+    # it announced (to drain it), so reading to the end of the connection would hang.
+    assert json.loads(response.read1(4096)) == {"detail": MESSAGE}
+    connection.close()
