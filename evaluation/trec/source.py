@@ -359,7 +359,12 @@ def _lines(chunks: Iterable[bytes], max_line_bytes: int | None) -> Iterator[byte
         if rest:
             yield rest
         return
-    long_prefix = b" " * (max_line_bytes + 1)
+
+    # The stand-in for a long line is made when one is met, not up front: a generous
+    # max_line_bytes must not cost its size in memory for a file with no long line.
+    def long_line(start: bytes) -> bytes:
+        return b" " * (max_line_bytes + 1) + start
+
     rest = b""
     skipping = False  # discarding the tail of a long line, up to its newline
     pending_blank = False  # a long line seen so far is whitespace only
@@ -370,10 +375,10 @@ def _lines(chunks: Iterable[bytes], max_line_bytes: int | None) -> Iterator[byte
                 continue
             pending_blank = False
             if chunk[:1] == b"\n":
-                yield long_prefix + b" "
+                yield long_line(b" ")
                 chunk = chunk[1:]
             else:
-                yield long_prefix + chunk[:1]
+                yield long_line(chunk[:1])
                 skipping = True
         if skipping:
             newline = chunk.find(b"\n")
@@ -388,12 +393,12 @@ def _lines(chunks: Iterable[bytes], max_line_bytes: int | None) -> Iterator[byte
         if len(rest) > max_line_bytes + 1:
             start = rest.lstrip(WHITESPACE)[:1]
             if start:
-                yield long_prefix + start
+                yield long_line(start)
                 skipping = True
             else:
                 pending_blank = True
             rest = b""
     if pending_blank:
-        yield long_prefix + b" "
+        yield long_line(b" ")
     elif rest:
         yield rest

@@ -534,3 +534,10 @@ def test_a_utf16_file_is_refused_asking_for_utf8(encoding):
             ]
     else:  # without one, every line holds NUL bytes
         assert "line contains a NUL byte" in errors_of(formats.read_topics, data, fmt="tsv")[0]
+
+
+def test_a_generous_line_cap_costs_no_memory_up_front():
+    # The stand-in for a long line is only built when one is met (evaluation/trec/source.py).
+    assert formats.read_topics(b"1\tq\n", max_line_bytes=2**40) == [
+        TopicRecord("1", "q", "", "", 1)
+    ]
