@@ -106,10 +106,11 @@ CHANGE = {
     "changed_at": "changed_at",
 }
 CHANGE_REFS = ("qid", "docno", "judge", "changed_by")
-DECISION = {"grade": "grade", "reason": "reason", "decided_at": "decided_at"}
+DECISION = {"grade": "grade", "reason": "reason", "rule": "rule", "decided_at": "decided_at"}
 DECISION_REFS = ("id", "qid", "docno", "decided_by", "supersedes")
 PUBLICATION = {
     "rule": "rule",
+    "relevance_threshold": "relevance_threshold",
     "counts": "counts",
     "left_out": "left_out",
     "published_at": "published_at",
