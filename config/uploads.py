@@ -25,9 +25,8 @@ import contextlib
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import HttpResponse, JsonResponse, QueryDict, UnreadablePostError
-from django.templatetags.static import static
+from django.template.loader import render_to_string
 from django.utils.datastructures import MultiValueDict
-from django.utils.html import escape
 
 from config import permissions
 
@@ -66,27 +65,12 @@ def too_large_response(request) -> HttpResponse:
     if request.path_info.startswith("/api/"):
         response = JsonResponse({"detail": message}, status=413)
     else:
-        page = _PAGE.format(
-            css=static("css/app.css"), message=escape(message), next_step=escape(NEXT_STEP)
-        )
+        context = {"message": message, "next_step": NEXT_STEP}
+        page = render_to_string("413.html", context)
         response = HttpResponse(page, status=413)
     # No "Connection: close" here: it is a hop-by-hop header, which WSGI forbids an
     # application to set; the server discards the unread body or closes the connection.
     return response
-
-
-_PAGE = """<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>Upload too large · Relevance Studio</title>
-<link rel="stylesheet" href="{css}"></head>
-<body><main class="container">
-<h1>Upload too large</h1>
-<p>{message}</p>
-<p>{next_step}</p>
-<p><a href="/">Back to the start page</a></p>
-</main></body>
-</html>
-"""
 
 
 class UploadLimitMiddleware:
