@@ -89,6 +89,10 @@ MATRIX = [
     ("POST", C + "/reassign/", "reassign", campaign_lead(200)),
     ("GET", C + "/agreement/", None, campaign_lead(200)),
     ("POST", C + "/gold/", "gold_file", campaign_lead(200)),
+    ("PUT", C + "/gold/{pair}/", "gold_grade", campaign_lead(200)),
+    ("DELETE", C + "/gold/{pair}/", None, campaign_lead(200)),
+    ("POST", C + "/gold/{pair}/", "gold_grade", not_allowed()),
+    ("GET", C + "/calibration/", None, campaign_lead(200)),
     # a campaign's topics, documents, pool and judges
     ("GET", C + "/topics/", None, campaign_lead(200)),
     ("POST", C + "/topics/", "topics_file", campaign_lead(202)),
@@ -131,6 +135,8 @@ MATRIX = [
     ("POST", "qrels/", "qrels_file", leads_and_engineers(201)),
     ("GET", "qrels/{qrels}/", None, everyone(200)),
     ("GET", "qrels/{qrels}/download/", None, everyone(200)),
+    ("GET", "qrels/{qrels}/download/?binary=1", None, everyone(200)),
+    ("GET", "qrels/{qrels}/diff/{qrels}/", None, everyone(200)),
     ("DELETE", "qrels/{qrels}/", None, not_allowed()),
     # systems
     ("GET", "systems/", None, leads_and_engineers(200)),
@@ -160,6 +166,8 @@ MATRIX = [
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
+    # the world's job is still queued: its owner is told it cannot be started again (409)
+    ("POST", "jobs/{job}/retry/", None, job_owner(409)),
     ("DELETE", "jobs/{job}/", None, not_allowed()),
     # the contract itself
     ("GET", "", None, everyone(200)),
@@ -179,6 +187,7 @@ BODIES = {
     "pairs": lambda w: ({"pairs": [{"qid": "1", "docno": "d9"}]}, "json"),
     "pool": lambda w: ({"runs": [w.ids["run"]], "depth": 5}, "json"),
     "add_judge": lambda w: ({"judge": w.ids["spare_judge"]}, "json"),
+    "gold_grade": lambda w: ({"grade": 1}, "json"),
     "gold_file": lambda w: ({"file": upload("gold.txt", b"1 d1 2\n2 d9 0\n")}, "multipart"),
     "grade": lambda w: ({"grade": 3}, "json"),
     "decision": lambda w: (

@@ -121,6 +121,7 @@ MATRIX = [
     ("GET", "evaluation/compare/", None, readers(200)),
     ("POST", "evaluation/unjudged/send/", "send", campaign_lead(302)),
     ("GET", "jobs/{job}/", None, owner(200)),
+    ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge
     ("GET", "campaigns/", None, everyone(200)),  # each sees the campaigns they lead or judge
     ("GET", "campaigns/new/", None, leads(200)),
@@ -134,6 +135,7 @@ MATRIX = [
     ("GET", C + "/pool/", None, campaign_lead(200)),
     ("POST", C + "/pool/runs/", "pool", campaign_lead(302)),
     ("POST", C + "/pool/pairs/", "pairs", campaign_lead(302)),
+    ("POST", C + "/pool/gold/", "gold_pair", campaign_lead(302)),
     ("GET", C + "/progress/", None, campaign_lead(200)),
     ("POST", C + "/reassign/", "reassign", campaign_lead(302)),
     ("GET", C + "/agreement/", None, campaign_lead(200)),
@@ -178,6 +180,7 @@ BODIES = {
     "documents": lambda w: {"file": upload("d.jsonl", DOCUMENTS)},
     "pairs": lambda w: {"file": upload("pairs.txt", b"1 d9\n")},
     "gold": lambda w: {"file": upload("gold.txt", b"1 d1 2\n")},
+    "gold_pair": lambda w: {"qid": "1", "docno": "d1", "grade": "2"},
     "judges": lambda w: {"action": "add", "judge": w.ids["spare_judge"]},
     "pool": lambda w: {"runs": [w.ids["run"]], "depth": 5},
     "reassign": lambda w: {"from_judge": w.ids["judge"], "to_judge": w.ids["other_judge"]},
