@@ -10,11 +10,13 @@ the worker could clean up after.
 import signal
 
 import pytest
+from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from accounts.roles import Role
 from evaluation.models import Run, System
 from jobs.faults import PAUSE_AT, PAUSE_MARKER
 from jobs.models import Job, JobStatus
@@ -35,7 +37,7 @@ def test_a_worker_killed_mid_import_leaves_no_run_and_the_job_can_be_retried(
     database_tasks, settings, media_root, django_user_model, tmp_path
 ):
     engineer = django_user_model.objects.create_user("eng")
-    engineer.groups.add(*engineer.groups.model.objects.filter(name="engineer"))
+    engineer.groups.add(Group.objects.get(name=Role.ENGINEER))
     api = APIClient()
     api.force_login(engineer)
     response = api.post(
