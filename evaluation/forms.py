@@ -156,17 +156,18 @@ class RunUploadForm(forms.Form):
                 self.add_error(None, str(error))
         return data
 
-    def system_for(self, user) -> System:
-        """The chosen system, or the new one (created now, owned by ``user``)."""
+    def system_name(self) -> str:
         if self.chosen_system is not None:
-            return self.chosen_system
+            return self.chosen_system.name
+        return self.cleaned_data["new_name"].strip()
+
+    def new_system(self) -> dict | None:
+        """The new system's fields; its import job creates it with the run, so a file that
+        is refused leaves no empty system behind."""
+        if self.chosen_system is not None:
+            return None
         data = self.cleaned_data
-        return System.objects.create(
-            name=data["new_name"].strip(),
-            description=data["new_description"],
-            tags=data["new_tags"],
-            created_by=user,
-        )
+        return {"description": data["new_description"], "tags": data["new_tags"]}
 
 
 def default_run_name(filename: str) -> str:

@@ -73,6 +73,7 @@ def import_and_score_task(
     name: str = "",
     description: str = "",
     scoring: dict | None = None,
+    new_system: dict | None = None,
 ) -> None:
     """Import the staged run file as a run of ``system`` (created if new), then, when
     ``scoring`` is given (``scoring_params``), score it and compute its intervals. The job's
@@ -89,6 +90,7 @@ def import_and_score_task(
             system=system,
             name=name,
             description=description,
+            new_system=new_system,
         )
         summary = MESSAGES["imported"].format(
             filename=filename, run=run, lines=run.line_count, topics=run.topic_count

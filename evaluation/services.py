@@ -202,8 +202,11 @@ def import_run(
     description: str = "",
     user=None,
     max_bytes: int | None = None,
+    new_system: dict | None = None,
 ) -> Run:
-    """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact."""
+    """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact.
+    A ``system`` given by name is created if new, with ``new_system``'s fields (description,
+    tags), in the same transaction as the run, so a refused file leaves no system behind."""
     data = read_upload(source)
     checksum = _sha256(data)
     existing = Run.objects.filter(checksum=checksum).select_related("system").first()
@@ -220,7 +223,9 @@ def import_run(
     try:
         with transaction.atomic():
             if isinstance(system, str):
-                system, _ = System.objects.get_or_create(name=system, defaults={"created_by": user})
+                system, _ = System.objects.get_or_create(
+                    name=system, defaults={"created_by": user, **(new_system or {})}
+                )
             if Run.objects.filter(system=system, name=name).exists():
                 raise ImportRejected(
                     MESSAGES["run_name_taken"].format(filename=filename, system=system, name=name)

@@ -26,7 +26,14 @@ def max_upload_bytes() -> int:
 
 
 def import_staged_run(
-    progress: Progress, *, staged: str, filename: str, system: str, name: str, description: str
+    progress: Progress,
+    *,
+    staged: str,
+    filename: str,
+    system: str,
+    name: str,
+    description: str,
+    new_system: dict | None = None,
 ) -> Run:
     """services.import_run on the staged upload, a refused file raised as JobFailed.
 
@@ -44,6 +51,7 @@ def import_staged_run(
                 description=description,
                 user=job.created_by,
                 max_bytes=max_upload_bytes(),
+                new_system=new_system,
             )
     except TrecFormatError as error:
         raise JobFailed(

@@ -121,22 +121,23 @@ def _start_jobs(request, form) -> list[Job]:
         return []
     scoring = scoring_tasks.scoring_params(form.scoring) if form.scoring else None
     jobs, staged_files = [], []
+    system = form.system_name()
     try:
         with transaction.atomic():
-            system = form.system_for(request.user)
             for upload in accepted:
                 staged_files.append(stage_upload(upload, prefix="runs"))
                 jobs.append(
                     start_job(
                         kind=JOB_KIND,
-                        title=f"Import run {upload.name} of {system.name}",
+                        title=f"Import run {upload.name} of {system}",
                         user=request.user,
                         task=scoring_tasks.import_and_score_task,
                         staged=staged_files[-1],
                         filename=upload.name,
-                        system=system.name,
+                        system=system,
                         description=form.cleaned_data["description"],
                         scoring=scoring,
+                        new_system=form.new_system(),
                     )
                 )
     except BaseException:

@@ -108,10 +108,6 @@ def runs() -> None:
         "a refused run uploaded for a system created in the same form",
         "bad_line_for_a_new_system.run:3: rank 'x' is not an integer",
         new_system="fresh",
-        known_gap=(
-            "the file is refused, but the system the form created for it stays "
-            "(evaluation/views_upload.py creates it before the job reads the file)"
-        ),
     )
     rejected(
         "runs/duplicate_docno.run",
@@ -746,10 +742,6 @@ def guidelines() -> None:
         "web:guidelines",
         "a NUL byte in a form field",
         "Null characters are not allowed.",
-        known_gap=(
-            "the form refuses it (400) but templates/annotation/campaign_form.html shows no "
-            "errors of the guidelines field, so the user is not told why"
-        ),
     )
 
 
