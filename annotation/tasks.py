@@ -273,19 +273,18 @@ def _announce(progress: Progress, campaign: Campaign, *, pool: bool = False) -> 
 
 
 def _run_import(job_id, campaign_id, staged, filename, work, *, pool: bool = False) -> None:
-    try:
-        with running(job_id) as progress:
-            campaign = _campaign(campaign_id)
-            _announce(progress, campaign, pool=pool)
-            try:
-                with default_storage.open(staged, "rb") as file:
-                    outcome = work(campaign, file, progress)
-            except (TrecFormatError, ValidationError) as error:
-                raise _failure(error, filename) from None
-            summary = pool_summary(outcome) if pool else outcome.summary
-            progress.result = _result(campaign, summary, pool=pool)
-    finally:
-        drop_staged(staged)
+    """The staged upload is running()'s to delete: on success or a refused file, not on a
+    crash, so the job can be tried again (jobs.services.retry_job)."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign, pool=pool)
+        try:
+            with default_storage.open(staged, "rb") as file:
+                outcome = work(campaign, file, progress)
+        except (TrecFormatError, ValidationError) as error:
+            raise _failure(error, filename) from None
+        summary = pool_summary(outcome) if pool else outcome.summary
+        progress.result = _result(campaign, summary, pool=pool)
 
 
 @task

@@ -209,3 +209,42 @@ def test_a_running_job_beats_so_it_never_looks_stalled(start_import, monkeypatch
                 break
             time.sleep(0.05)
         assert not job.stalled, "the heartbeat refreshed updated_at while the work ran"
+
+
+def test_a_crashed_campaign_import_keeps_its_upload_and_succeeds_when_retried(
+    engineer, media_root, monkeypatch, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation import services as annotation
+    from annotation import tasks as annotation_tasks
+
+    lead = engineer  # any user may own the job; the campaign needs a lead
+    campaign = annotation.create_campaign(lead=lead, name="Retry")
+    real_import = annotation_tasks.import_topics
+
+    def crash_once(**kwargs):
+        monkeypatch.setattr(annotation_tasks, "import_topics", real_import)
+        raise ConnectionError("database went away")
+
+    monkeypatch.setattr(annotation_tasks, "import_topics", crash_once)
+    upload = SimpleUploadedFile("t.tsv", b"1\tcheap flights\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        job = annotation_tasks.start_import_job(
+            campaign=campaign,
+            upload=upload,
+            user=engineer,
+            what="topics",
+            task=annotation_tasks.import_topics_job,
+            fmt="tsv",
+        )
+    job.refresh_from_db()
+    assert (job.status, job.can_retry) == (JobStatus.FAILED, True)
+    assert len(media_root()) == 1, "the upload is kept for the retry"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        retry_job(job=job)
+    job.refresh_from_db()
+    assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2)
+    assert list(campaign.topics.values_list("qid", "query")) == [("1", "cheap flights")]
+    assert media_root() == [], "the upload is deleted once the job succeeded"
