@@ -154,6 +154,10 @@ TASKS = {
         "BACKEND": env_str("TASKS_BACKEND", "django.tasks.backends.immediate.ImmediateBackend"),
     }
 }
+# A running job beats (touches its row) this often; one silent for JOB_STALE_AFTER_SECONDS
+# has lost its worker and may be tried again (jobs/models.py, manage.py recover_jobs).
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 30)
+JOB_STALE_AFTER_SECONDS = env_int("JOB_STALE_AFTER_SECONDS", 300)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -18,8 +18,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 # Far apart enough to cost nothing, close enough that a dead worker is noticed in minutes.
-HEARTBEAT_SECONDS = getattr(settings, "JOB_HEARTBEAT_SECONDS", 30)
-STALE_AFTER_SECONDS = getattr(settings, "JOB_STALE_AFTER_SECONDS", 300)
+HEARTBEAT_SECONDS = settings.JOB_HEARTBEAT_SECONDS
+STALE_AFTER_SECONDS = settings.JOB_STALE_AFTER_SECONDS
 
 
 class JobStatus(models.TextChoices):
