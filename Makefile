@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench bench-load bench-dashboards worker
+.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed worker
 
 setup:
 	@scripts/setup
@@ -48,6 +48,10 @@ bench-load: setup
 ## Dashboards under production: gunicorn + PostgreSQL + a task worker (bench/dashboard_bench.py).
 bench-dashboards: setup
 	@$(PY) bench/dashboard_bench.py $(BENCH_ARGS)
+
+## Judges, engineers uploading and dashboard readers at once (bench/mixed_load.py).
+bench-mixed: setup
+	@$(PY) bench/mixed_load.py $(BENCH_ARGS)
 
 ## A task worker for production-style background work (TASKS_BACKEND=django_tasks_db.DatabaseBackend).
 worker: setup
