@@ -81,6 +81,7 @@ urlpatterns = [
     path("leaderboard/", evaluation.LeaderboardView.as_view(), name="leaderboard"),
     path("leaderboard/topics/<str:qid>/", evaluation.TopicView.as_view(), name="topic"),
     path("comparison/", evaluation.ComparisonView.as_view(), name="comparison"),
+    path("unjudged/", evaluation.UnjudgedView.as_view(), name="unjudged"),
     path("schema/", SpectacularAPIView.as_view(**DOCS), name="schema"),
     path(
         "docs/",

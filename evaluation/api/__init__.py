@@ -8,7 +8,7 @@ is blind to which system retrieved a document.
 """
 
 from evaluation.api.common import MESSAGES
-from evaluation.api.dashboards import ComparisonView, LeaderboardView, TopicView
+from evaluation.api.dashboards import ComparisonView, LeaderboardView, TopicView, UnjudgedView
 from evaluation.api.evaluations import EvaluationViewSet
 from evaluation.api.qrels import QrelsViewSet
 from evaluation.api.runs import RunViewSet, SystemViewSet
@@ -22,4 +22,5 @@ __all__ = [
     "RunViewSet",
     "SystemViewSet",
     "TopicView",
+    "UnjudgedView",
 ]

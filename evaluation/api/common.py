@@ -103,8 +103,8 @@ class QueryParameters(serializers.Serializer):
 
 def whole_number(**kwargs) -> serializers.IntegerField:
     # Capped at the largest database id: a larger number must be a 400, not an overflow.
+    kwargs.setdefault("required", False)
     return serializers.IntegerField(
-        required=False,
         min_value=1,
         max_value=MAX_ID,
         error_messages={"invalid": MESSAGES["whole_number"]},

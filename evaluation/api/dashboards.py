@@ -310,3 +310,71 @@ class ComparisonView(DashboardView):
             "comparisons": [contrast_body(contrast) for contrast in view.contrasts],
         }
         return Response(ComparisonSerializer(body).data)
+
+
+# --- closing the loop ----------------------------------------------------------------------
+
+
+class SendUnjudgedParameters(ScoringParameters):
+    """What to send: the unjudged documents of one run's top k (every topic), or of every run
+    scored with the scoring for one topic; to a campaign the user leads."""
+
+    campaign = whole_number(required=True, help_text="A campaign you lead.")
+    k = serializers.IntegerField(min_value=1, max_value=1000, help_text="Documents per topic.")
+    run = whole_number(help_text="A run's id: its top k of every topic.")
+    qid = serializers.CharField(
+        required=False, max_length=100, help_text="A topic: every scored run's top k of it."
+    )
+
+    def validate(self, data: dict) -> dict:
+        if ("run" in data) == ("qid" in data):
+            raise ValidationError({"non_field_errors": ["Name either a run or a topic (qid)."]})
+        return super().validate(data)
+
+
+class SentToJudgingSerializer(serializers.Serializer):
+    unjudged = serializers.IntegerField(help_text="Unjudged pairs found in the top k.")
+    added = serializers.IntegerField(help_text="New in the campaign's pool.")
+    already = serializers.IntegerField(help_text="Already in its pool.")
+    assigned = serializers.IntegerField(help_text="Assignments made for the new pairs.")
+    left_out = serializers.IntegerField(help_text="Pairs of topics the campaign lacks.")
+    missing_qids = serializers.ListField(child=serializers.CharField())
+
+
+class UnjudgedView(DashboardView):
+    """Closing the loop: the documents the qrels do not judge go to a campaign's pool."""
+
+    @extend_schema(
+        summary="Send the unjudged top-k documents of a run or a topic to a campaign's pool",
+        request=SendUnjudgedParameters,
+        responses={200: SentToJudgingSerializer, 404: NotFoundSerializer},
+    )
+    def post(self, request):
+        from annotation.access import campaigns_led_by  # annotation imports evaluation
+
+        params = SendUnjudgedParameters(data=request.data)
+        params.is_valid(raise_exception=True)
+        data, scoring = params.validated_data, params.validated_data["scoring"]
+        campaign = campaigns_led_by(request.user).filter(pk=data["campaign"]).first()
+        if campaign is None:
+            raise NotFound("No such campaign among those you lead.")
+        if "run" in data:
+            runs, qids = list(Run.objects.filter(pk=data["run"])), None
+            if not runs:
+                raise NotFound(MESSAGES["unknown_run"].format(pk_value=data["run"]))
+        else:
+            runs = list(Run.objects.filter(pk__in=dashboards.scored(scoring).values("run_id")))
+            qids = [data["qid"]]
+        pairs = services.unjudged_top_k(
+            runs=runs, qrels=scoring.qrels, k=data["k"], options=scoring.options, qids=qids
+        )
+        sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
+        body = {
+            "unjudged": len(pairs),
+            "added": sent.added,
+            "already": sent.already,
+            "assigned": sent.assigned,
+            "left_out": sent.left_out,
+            "missing_qids": sent.missing_qids,
+        }
+        return Response(SentToJudgingSerializer(body).data)

@@ -288,3 +288,87 @@ def test_an_upload_with_bad_scoring_options_is_refused_before_anything_is_stored
 
     assert response.status_code == 400 and "measures" in response.json()
     assert not Job.objects.exists()
+
+
+# --- closing the loop: unjudged documents to a campaign's pool -----------------------------
+
+
+@pytest.fixture
+def led_campaign(make_user):
+    from annotation import services as annotation
+    from annotation.models import Topic
+
+    lead = make_user("lea", "lead")
+    campaign = annotation.create_campaign(lead=lead, name="Fill the holes")
+    for qid in ("1", "3"):  # no topic 2: its pairs are left out and named
+        Topic.objects.create(campaign=campaign, qid=qid, query=f"query {qid}")
+    return lead, campaign
+
+
+def test_a_lead_sends_a_runs_unjudged_top_k_to_a_campaign(api, world, led_campaign):
+    qrels, bm25, _ = world
+    lead, campaign = led_campaign
+
+    response = api(lead).post(
+        "/api/v1/unjudged/",
+        {"qrels": qrels.pk, "campaign": campaign.pk, "run": bm25.pk, "k": 2},
+        format="json",
+    )
+
+    assert response.status_code == 200, response.content
+    # bm25's top 2: u5 (topic 1), u6 (topic 2, not in the campaign), u8 (topic 3)
+    assert response.json() == {
+        "unjudged": 3,
+        "added": 2,
+        "already": 0,
+        "assigned": 0,
+        "left_out": 1,
+        "missing_qids": ["2"],
+    }
+    pool = set(campaign.pairs.values_list("topic__qid", "document__docno"))
+    assert pool == {("1", "u5"), ("3", "u8")}
+    again = api(lead).post(
+        "/api/v1/unjudged/",
+        {"qrels": qrels.pk, "campaign": campaign.pk, "run": bm25.pk, "k": 2},
+        format="json",
+    )
+    assert (again.json()["added"], again.json()["already"]) == (0, 2), "sending twice adds nothing"
+
+
+def test_a_lead_sends_a_topics_unjudged_documents_of_every_scored_run(api, world, led_campaign):
+    qrels, _, _ = world
+    lead, campaign = led_campaign
+
+    response = api(lead).post(
+        "/api/v1/unjudged/",
+        {"qrels": qrels.pk, "campaign": campaign.pk, "qid": "3", "k": 3},
+        format="json",
+    )
+
+    assert response.status_code == 200, response.content
+    pool = set(campaign.pairs.values_list("document__docno", flat=True))
+    assert pool == {"u8", "u10", "u11", "u12"}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ({"run": 1, "qid": "3"}, 400, "Name either a run or a topic"),
+        ({}, 400, "Name either a run or a topic"),
+        ({"run": 999999}, 404, "No run with id 999999."),
+        ({"run": 1, "campaign": 999999}, 404, "No such campaign among those you lead."),
+        ({"run": 1, "k": 0}, 400, "greater than or equal to 1"),
+    ],
+)
+def test_sending_unjudged_says_what_is_wrong(api, world, led_campaign, body, status, words):
+    qrels, bm25, _ = world
+    lead, campaign = led_campaign
+    data = {"qrels": qrels.pk, "campaign": campaign.pk, "k": 2, **body}
+    if data.get("run") == 1:
+        data["run"] = bm25.pk
+
+    response = api(lead).post("/api/v1/unjudged/", data, format="json")
+
+    assert response.status_code == status
+    assert words in response.content.decode()
+    assert not campaign.pairs.exists()

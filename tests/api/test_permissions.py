@@ -163,6 +163,9 @@ MATRIX = [
     ("POST", "runs/{run}/topics/", None, not_allowed()),
     ("GET", "comparison/", "comparison", leads_and_engineers(200)),
     ("POST", "comparison/", None, not_allowed()),
+    # closing the loop: into a campaign the user leads (engineers lead none: 404)
+    ("POST", "unjudged/", "unjudged", (403, 403, 403, 403, 200, 404, 404, 200)),
+    ("GET", "unjudged/", None, not_allowed()),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -212,6 +215,16 @@ BODIES = {
             "measures": ["ndcg_cut.10", "map"],
             "baseline": w.ids["run"],
             "runs": [scored_other_run(w)],
+        },
+        "json",
+    ),
+    "unjudged": lambda w: (
+        {
+            "qrels": w.ids["qrels"],
+            "measures": ["ndcg_cut.10", "map"],
+            "campaign": w.ids["campaign"],
+            "run": w.ids["run"],
+            "k": 5,
         },
         "json",
     ),
