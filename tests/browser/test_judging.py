@@ -235,6 +235,9 @@ def test_pending_grades_survive_a_reload(page, live_server, login, campaign):
     open_page(page, live_server, login, campaign)
     page.route(re.compile(r"/grade/$"), lambda route: route.abort())
     page.keyboard.press("Digit3")
+    # A key pressed before the next document is on screen grades nothing (judge.js says it
+    # is still loading), so wait for it as a judge would; on a busy machine it takes a moment.
+    expect_showing(page, queue[1])
     page.keyboard.press("Digit1")
     expect(page.locator("#save-state")).to_have_attribute("data-state", "pending")
     assert not Judgment.objects.exists()
