@@ -31,24 +31,15 @@ import argparse
 import http.client
 import json
 import os
-import secrets
-import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judging_load import django, free_port, postgres_base, psql
+from harness import ROOT, django, multipart, percentile, request, scratch_app, servers
 from synthetic import ensure_dataset
 
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
 TARGET_PAGE_P95_MS = 200.0
 TARGET_UPLOAD_S = 5.0
 DEPTH = 100  # documents per topic of each leaderboard run
@@ -87,46 +78,6 @@ print(json.dumps({
     "session": client.cookies["sessionid"].value,
 }))
 """
-
-
-def request(conn, method, path, *, headers=None, body=None):
-    conn.request(method, path, body=body, headers=headers or {})
-    response = conn.getresponse()
-    return response.status, response.read()
-
-
-def multipart(fields: dict, file_field: str, filename: str, data: bytes) -> tuple[bytes, str]:
-    boundary = uuid.uuid4().hex
-    parts = []
-    for name, value in fields.items():
-        parts.append(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
-        )
-    parts.append(
-        (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{file_field}"; '
-            f'filename="{filename}"\r\nContent-Type: text/plain\r\n\r\n'
-        ).encode()
-        + data
-        + b"\r\n"
-    )
-    parts.append(f"--{boundary}--\r\n".encode())
-    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
-
-
-def percentile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
-def wait_for_port(port: int, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("gunicorn did not start")
 
 
 def upload(conn, setup: dict, data: bytes, system: str) -> dict:
@@ -181,28 +132,8 @@ def main() -> int:
         parser.error("--systems, --requests and --uploads must be at least 1")
 
     dataset = ensure_dataset("1m", args.seed, ROOT / "bench" / "data")
-    database = f"relevance_dash_{secrets.token_hex(4)}"
-    data_dir = Path(tempfile.mkdtemp(prefix="relevance-dash-"))
-    (data_dir / "staticfiles").mkdir()  # WhiteNoise warns when STATIC_ROOT is missing
-    env = {
-        **os.environ,
-        "DATABASE_URL": postgres_base().format(db=database),
-        "DATA_DIR": str(data_dir),
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(40),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",
-        "SECURE_COOKIES": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     load_before = os.getloadavg()
-    psql(f"create database {database}")
-    processes: list[subprocess.Popen] = []
-    try:
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    with scratch_app("dash") as env:
         print(f"storing {args.systems} systems × 1,000 topics × {DEPTH} documents…", flush=True)
         started = time.perf_counter()
         setup = json.loads(
@@ -216,81 +147,35 @@ def main() -> int:
             )
         )
         print(f"  stored and scored in {time.perf_counter() - started:.1f} s", flush=True)
-        port = free_port()
-        processes.append(
-            subprocess.Popen(
-                [
-                    PYTHON,
-                    "-m",
-                    "gunicorn",
-                    "config.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    str(args.workers),
-                    "--timeout",
-                    "120",
-                    "--log-level",
-                    "warning",
-                ],
-                cwd=ROOT,
-                env=env,
-                start_new_session=True,
-            )
-        )
-        processes.append(
-            subprocess.Popen(
-                [
-                    PYTHON,
-                    "manage.py",
-                    "db_worker",
-                    "--no-reload",
-                    "--no-startup-delay",
-                    "--interval",
-                    str(args.worker_interval),
-                    "-v",
-                    "0",
-                ],
-                cwd=ROOT,
-                env=env,
-                start_new_session=True,
-            )
-        )
-        wait_for_port(port)
-        time.sleep(2)  # let the worker and gunicorn finish starting before anything is timed
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        page = f"/evaluation/leaderboard/?qrels={setup['qrels']}"
-        cookie = {"Cookie": f"sessionid={setup['session']}"}
+        with servers(env, workers=args.workers, worker_interval=args.worker_interval) as port:
+            time.sleep(2)  # let the worker and gunicorn finish starting before anything is timed
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            page = f"/evaluation/leaderboard/?qrels={setup['qrels']}"
+            cookie = {"Cookie": f"sessionid={setup['session']}"}
 
-        # 1. The leaderboard page.
-        times = []
-        for i in range(args.requests + 2):
-            begin = time.perf_counter()
-            status, body = request(conn, "GET", page, headers=cookie)
-            if status != 200:
-                raise SystemExit(f"the leaderboard answered {status}")
-            if i >= 2:
-                times.append(1000 * (time.perf_counter() - begin))
-        rows = body.count(b'name="runs"')
-        if rows != args.systems:
-            raise SystemExit(f"the leaderboard lists {rows} runs, not {args.systems}")
-        page_p50, page_p95 = statistics.median(times), percentile(times, 95)
+            # 1. The leaderboard page.
+            times = []
+            for i in range(args.requests + 2):
+                begin = time.perf_counter()
+                status, body = request(conn, "GET", page, headers=cookie)
+                if status != 200:
+                    raise SystemExit(f"the leaderboard answered {status}")
+                if i >= 2:
+                    times.append(1000 * (time.perf_counter() - begin))
+            rows = body.count(b'name="runs"')
+            if rows != args.systems:
+                raise SystemExit(f"the leaderboard lists {rows} runs, not {args.systems}")
+            page_p50, page_p95 = statistics.median(times), percentile(times, 95)
 
-        # 2. 1M-line runs through the API until their leaderboard row is ready. Each upload
-        # gets its own run tag: the same bytes twice would be refused as a duplicate (409).
-        data = Path(dataset.run_path).read_bytes()
-        tag = data[: data.index(b"\n")].split()[5]
-        uploads = []
-        for i in range(args.uploads):
-            variant = data.replace(b" " + tag + b"\n", f" {tag.decode()}-{i}\n".encode())
-            uploads.append(upload(conn, setup, variant, f"uploaded-{i}"))
-        conn.close()
-    finally:
-        for process in processes:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(30)
-        psql(f"drop database if exists {database}")
-        shutil.rmtree(data_dir, ignore_errors=True)
+            # 2. 1M-line runs through the API until their leaderboard row is ready. Each upload
+            # gets its own run tag: the same bytes twice would be refused as a duplicate (409).
+            data = Path(dataset.run_path).read_bytes()
+            tag = data[: data.index(b"\n")].split()[5]
+            uploads = []
+            for i in range(args.uploads):
+                variant = data.replace(b" " + tag + b"\n", f" {tag.decode()}-{i}\n".encode())
+                uploads.append(upload(conn, setup, variant, f"uploaded-{i}"))
+            conn.close()
     load_after = os.getloadavg()
 
     accepted = statistics.median(u["accepted"] for u in uploads)

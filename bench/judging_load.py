@@ -19,13 +19,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import random
-import secrets
-import signal
-import socket
-import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -33,8 +27,9 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import django, percentile, scratch_app, servers
+
 TARGET_P95_MS = 50.0
 SETUP = """
 import json, sys
@@ -85,51 +80,6 @@ print(json.dumps({
     "assignments_with_two_first_grades": duplicates,
 }))
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def postgres_base() -> str:
-    """Trust auth over TCP on these machines, else the unix socket (as .ci/run does)."""
-    probe = subprocess.run(
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-w", "-d", "postgres", "-c", "select 1"],
-        capture_output=True,
-    )
-    if probe.returncode == 0:
-        return "postgres://postgres@127.0.0.1:5432/{db}"
-    return "postgres:///{db}?host=/var/run/postgresql&user=postgres"
-
-
-def psql(sql: str) -> None:
-    subprocess.run(
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-w", "-d", "postgres", "-q", "-c", sql],
-        check=True,
-        capture_output=True,
-    )
-
-
-def django(env: dict, code: str, *args: str) -> str:
-    result = subprocess.run(
-        [
-            PYTHON,
-            "manage.py",
-            "shell",
-            "-c",
-            f"import sys; sys.argv = ['x', *{list(args)!r}]\n{code}",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode:
-        raise SystemExit(f"setup failed:\n{result.stderr}")
-    return result.stdout.strip().splitlines()[-1]
 
 
 class Judge(threading.Thread):
@@ -204,14 +154,6 @@ class Judge(threading.Thread):
             conn.close()
 
 
-def percentile(values: list[float], q: float) -> float:
-    return (
-        statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1]
-        if len(values) > 1
-        else values[0]
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judges", type=int, default=50)
@@ -229,94 +171,41 @@ def main() -> int:
     if not 0 < args.seconds <= 600:
         parser.error("--seconds must be in (0, 600]: the load is bounded in time")
 
-    database = f"relevance_load_{secrets.token_hex(4)}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": postgres_base().format(db=database),
-        "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(40),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",
-        "SECURE_COOKIES": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    psql(f"create database {database}")
-    server = None
-    try:
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    with scratch_app("load") as env:
         print(f"setting up {args.judges} judges × {args.pairs_per_judge} pairs…", flush=True)
         setup = json.loads(django(env, SETUP, str(args.judges), str(args.pairs_per_judge)))
-        port = free_port()
-        server = subprocess.Popen(
-            [
-                PYTHON,
-                "-m",
-                "gunicorn",
-                "config.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                str(args.workers),
-                "--threads",
-                str(args.threads),
-                "--worker-class",
-                "gthread",
-                "--keep-alive",
-                "30",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        with servers(env, workers=args.workers, threads=args.threads) as port:
+            stop = threading.Event()
+            ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
+            judges = [
+                Judge(
+                    name,
+                    setup["sessions"][name],
+                    queue,
+                    setup["campaign"],
+                    port,
+                    args.think,
+                    ready,
+                    stop,
+                )
+                for name, queue in setup["queues"].items()
+            ]
+            for judge in judges:
+                judge.start()
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        stop = threading.Event()
-        ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
-        judges = [
-            Judge(
-                name,
-                setup["sessions"][name],
-                queue,
-                setup["campaign"],
-                port,
-                args.think,
-                ready,
-                stop,
-            )
-            for name, queue in setup["queues"].items()
-        ]
-        for judge in judges:
-            judge.start()
-        try:
-            ready.wait()
-        except threading.BrokenBarrierError:
-            errors = [e for judge in judges for e in judge.errors]
-            print("judges could not all open the page:", *sorted(set(errors))[:10], sep="\n  ")
-            return 1
-        started = time.perf_counter()
-        stop.wait(args.seconds)
-        stop.set()
-        for judge in judges:
-            judge.join(60)
-        elapsed = time.perf_counter() - started
-    finally:
-        if server is not None:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(30)
-
-    try:
+                ready.wait()
+            except threading.BrokenBarrierError:
+                errors = [e for judge in judges for e in judge.errors]
+                print("judges could not all open the page:", *sorted(set(errors))[:10], sep="\n  ")
+                return 1
+            started = time.perf_counter()
+            stop.wait(args.seconds)
+            stop.set()
+            for judge in judges:
+                judge.join(60)
+            elapsed = time.perf_counter() - started
+        # After the servers stopped: every acknowledged grade must be stored.
         stored = json.loads(django(env, CHECK))
-    finally:
-        psql(f"drop database if exists {database}")
 
     latencies = sorted(x for judge in judges for x in judge.latencies)
     acknowledged = sum(judge.acknowledged for judge in judges)

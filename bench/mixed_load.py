@@ -28,24 +28,17 @@ import http.client
 import json
 import os
 import random
-import secrets
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dashboard_bench import multipart, request, wait_for_port
+from harness import ROOT, django, multipart, percentile, request, scratch_app, servers
 from judging_load import SETUP as JUDGING_SETUP
-from judging_load import Judge, django, free_port, percentile, postgres_base, psql
+from judging_load import Judge
 from synthetic import ensure_dataset
 
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
 SEEDED_RUNS = 4
 
 # The judging set-up (bench/judging_load.py, whose JSON line is captured), then qrels, scored
@@ -229,28 +222,8 @@ def main() -> int:
         parser.error("--seconds must be in (0, 600]: the load is bounded in time")
 
     dataset = ensure_dataset("small", 42, ROOT / "bench" / "data")
-    database = f"relevance_mixed_{secrets.token_hex(4)}"
-    data_dir = Path(tempfile.mkdtemp(prefix="relevance-mixed-"))
-    (data_dir / "staticfiles").mkdir()  # WhiteNoise warns when STATIC_ROOT is missing
-    env = {
-        **os.environ,
-        "DATABASE_URL": postgres_base().format(db=database),
-        "DATA_DIR": str(data_dir),
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(40),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",
-        "SECURE_COOKIES": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     load_before = os.getloadavg()
-    psql(f"create database {database}")
-    processes: list[subprocess.Popen] = []
-    try:
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    with scratch_app("mixed") as env:
         print(
             f"setting up {args.judges} judges, {args.engineers} engineers, {args.readers} readers…",
             flush=True,
@@ -268,104 +241,50 @@ def main() -> int:
                 str(SEEDED_RUNS),
             )
         )
-        port = free_port()
-        processes.append(
-            subprocess.Popen(
-                [
-                    PYTHON,
-                    "-m",
-                    "gunicorn",
-                    "config.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    str(args.workers),
-                    "--threads",
-                    str(args.threads),
-                    "--worker-class",
-                    "gthread",
-                    "--keep-alive",
-                    "30",
-                    "--timeout",
-                    "120",
-                    "--log-level",
-                    "warning",
-                ],
-                cwd=ROOT,
-                env=env,
-                start_new_session=True,
-            )
-        )
-        processes.append(
-            subprocess.Popen(
-                [
-                    PYTHON,
-                    "manage.py",
-                    "db_worker",
-                    "--no-reload",
-                    "--no-startup-delay",
-                    "--interval",
-                    "0.1",
-                    "-v",
-                    "0",
-                ],
-                cwd=ROOT,
-                env=env,
-                start_new_session=True,
-            )
-        )
-        wait_for_port(port)
-        stop = threading.Event()
-        ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
-        judges = [
-            Judge(
-                name,
-                setup["sessions"][name],
-                queue,
-                setup["campaign"],
-                port,
-                args.think,
-                ready,
-                stop,
-            )
-            for name, queue in setup["queues"].items()
-        ]
-        run_text = Path(dataset.run_path).read_bytes()
-        engineers = [
-            Engineer(port, stop, token, setup["qrels"], run_text, f"eng{i}")
-            for i, token in enumerate(setup["tokens"])
-        ]
-        readers = [
-            Reader(port, stop, session, setup["qrels"], setup["runs"], args.think, f"reader{i}")
-            for i, session in enumerate(setup["readers"])
-        ]
-        for judge in judges:
-            judge.start()
-        try:
-            ready.wait()
-        except threading.BrokenBarrierError:
-            errors = [e for judge in judges for e in judge.errors]
-            print("judges could not all open the page:", *sorted(set(errors))[:10], sep="\n  ")
-            return 1
-        started = time.perf_counter()
-        for user in engineers + readers:
-            user.start()
-        stop.wait(args.seconds)
-        stop.set()
-        for user in judges + readers + engineers:
-            user.join(180)
-        elapsed = time.perf_counter() - started
-    finally:
-        for process in processes:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(30)
-
-    uploaded = [run for engineer in engineers for run in engineer.runs]
-    try:
+        with servers(env, workers=args.workers, threads=args.threads, worker_interval=0.1) as port:
+            stop = threading.Event()
+            ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
+            judges = [
+                Judge(
+                    name,
+                    setup["sessions"][name],
+                    queue,
+                    setup["campaign"],
+                    port,
+                    args.think,
+                    ready,
+                    stop,
+                )
+                for name, queue in setup["queues"].items()
+            ]
+            run_text = Path(dataset.run_path).read_bytes()
+            engineers = [
+                Engineer(port, stop, token, setup["qrels"], run_text, f"eng{i}")
+                for i, token in enumerate(setup["tokens"])
+            ]
+            readers = [
+                Reader(port, stop, session, setup["qrels"], setup["runs"], args.think, f"reader{i}")
+                for i, session in enumerate(setup["readers"])
+            ]
+            for judge in judges:
+                judge.start()
+            try:
+                ready.wait()
+            except threading.BrokenBarrierError:
+                errors = [e for judge in judges for e in judge.errors]
+                print("judges could not all open the page:", *sorted(set(errors))[:10], sep="\n  ")
+                return 1
+            started = time.perf_counter()
+            for user in engineers + readers:
+                user.start()
+            stop.wait(args.seconds)
+            stop.set()
+            for user in judges + readers + engineers:
+                user.join(180)
+            elapsed = time.perf_counter() - started
+        # After the servers stopped: what was acknowledged must be stored, once.
+        uploaded = [run for engineer in engineers for run in engineer.runs]
         stored = json.loads(django(env, CHECK, json.dumps(uploaded)))
-    finally:
-        psql(f"drop database if exists {database}")
-        shutil.rmtree(data_dir, ignore_errors=True)
     load_after = os.getloadavg()
 
     acknowledged = sum(judge.acknowledged for judge in judges)
