@@ -83,7 +83,13 @@ def django(env: dict, code: str, *args: str) -> str:
     """Run ``code`` in the app (``manage.py shell``) with ``sys.argv[1:] = args``; its last
     printed line."""
     result = subprocess.run(
-        [PYTHON, "manage.py", "shell", "-c", f"import sys; sys.argv = ['x', *{list(args)!r}]\n{code}"],
+        [
+            PYTHON,
+            "manage.py",
+            "shell",
+            "-c",
+            f"import sys; sys.argv = ['x', *{list(args)!r}]\n{code}",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
