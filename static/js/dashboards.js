@@ -191,6 +191,7 @@
       list.replaceChildren(...items);
     };
     input.addEventListener("change", show);
+    show(); // files chosen before this script ran (a slow load) or kept by the browser
     for (const type of ["dragenter", "dragover"]) {
       zone.addEventListener(type, (event) => {
         event.preventDefault();
