@@ -154,6 +154,25 @@ class Judge(threading.Thread):
             conn.close()
 
 
+def start_judges(setup: dict, port: int, think: float, stop: threading.Event):
+    """The set-up's judges, each with the judging page open, started together; None (the
+    reasons printed) when some could not open it."""
+    ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
+    judges = [
+        Judge(name, setup["sessions"][name], queue, setup["campaign"], port, think, ready, stop)
+        for name, queue in setup["queues"].items()
+    ]
+    for judge in judges:
+        judge.start()
+    try:
+        ready.wait()
+    except threading.BrokenBarrierError:
+        errors = [e for judge in judges for e in judge.errors]
+        print("judges could not all open the page:", *sorted(set(errors))[:10], sep="\n  ")
+        return None
+    return judges
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judges", type=int, default=50)
@@ -176,27 +195,8 @@ def main() -> int:
         setup = json.loads(django(env, SETUP, str(args.judges), str(args.pairs_per_judge)))
         with servers(env, workers=args.workers, threads=args.threads) as port:
             stop = threading.Event()
-            ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
-            judges = [
-                Judge(
-                    name,
-                    setup["sessions"][name],
-                    queue,
-                    setup["campaign"],
-                    port,
-                    args.think,
-                    ready,
-                    stop,
-                )
-                for name, queue in setup["queues"].items()
-            ]
-            for judge in judges:
-                judge.start()
-            try:
-                ready.wait()
-            except threading.BrokenBarrierError:
-                errors = [e for judge in judges for e in judge.errors]
-                print("judges could not all open the page:", *sorted(set(errors))[:10], sep="\n  ")
+            judges = start_judges(setup, port, args.think, stop)
+            if judges is None:
                 return 1
             started = time.perf_counter()
             stop.wait(args.seconds)

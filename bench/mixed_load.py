@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ROOT, django, multipart, percentile, request, scratch_app, servers
 from judging_load import SETUP as JUDGING_SETUP
-from judging_load import Judge
+from judging_load import start_judges
 from synthetic import ensure_dataset
 
 SEEDED_RUNS = 4
@@ -243,20 +243,6 @@ def main() -> int:
         )
         with servers(env, workers=args.workers, threads=args.threads, worker_interval=0.1) as port:
             stop = threading.Event()
-            ready = threading.Barrier(len(setup["queues"]) + 1, timeout=120)
-            judges = [
-                Judge(
-                    name,
-                    setup["sessions"][name],
-                    queue,
-                    setup["campaign"],
-                    port,
-                    args.think,
-                    ready,
-                    stop,
-                )
-                for name, queue in setup["queues"].items()
-            ]
             run_text = Path(dataset.run_path).read_bytes()
             engineers = [
                 Engineer(port, stop, token, setup["qrels"], run_text, f"eng{i}")
@@ -266,13 +252,8 @@ def main() -> int:
                 Reader(port, stop, session, setup["qrels"], setup["runs"], args.think, f"reader{i}")
                 for i, session in enumerate(setup["readers"])
             ]
-            for judge in judges:
-                judge.start()
-            try:
-                ready.wait()
-            except threading.BrokenBarrierError:
-                errors = [e for judge in judges for e in judge.errors]
-                print("judges could not all open the page:", *sorted(set(errors))[:10], sep="\n  ")
+            judges = start_judges(setup, port, args.think, stop)
+            if judges is None:
                 return 1
             started = time.perf_counter()
             for user in engineers + readers:
