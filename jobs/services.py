@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from django.core.files.storage import default_storage
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.tasks import Task
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -139,7 +139,9 @@ def running(job_id: int) -> Iterator[Progress]:
         _finish(job, JobStatus.FAILED, step=MESSAGES["crashed"], retryable=True)
         raise
     else:
-        if _finish(job, JobStatus.SUCCEEDED, step="Done", result=progress.result):
+        # Done is every step done: a task need not count its last step itself.
+        finished = {"step": "Done", "result": progress.result, "done": F("total")}
+        if _finish(job, JobStatus.SUCCEEDED, **finished):
             drop_staged(job.params.get("staged", ""))
     finally:
         if heartbeat is not None:

@@ -46,6 +46,7 @@ def test_a_crashed_import_keeps_its_upload_and_succeeds_when_retried(
         retry_job(job=job)
     job.refresh_from_db()
     assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2)
+    assert (job.done, job.percent) == (job.total, 100), "a finished job shows every step done"
     run = Run.objects.get()
     assert job.result["run"] == run.pk
     assert media_root() == sorted([run.original_file.name, run.artifact.name]), (
