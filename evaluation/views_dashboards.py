@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import Role, has_role
 from annotation.access import campaigns_led_by
+from config.exports import csv_safe
 from evaluation import dashboards, forms, measures, scoring_tasks, services
 from evaluation.models import Run
 from jobs.services import start_job
@@ -251,8 +252,8 @@ def run_topics_csv(request, pk):
         values = topics.values[row.qid]
         writer.writerow(
             [
-                csv_text(row.qid),
-                csv_text(row.query),
+                csv_safe(row.qid),
+                csv_safe(row.query),
                 *(repr(values[n]) for n in names),
                 row.unjudged,
             ]
@@ -262,12 +263,6 @@ def run_topics_csv(request, pk):
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in filename)
     response["Content-Disposition"] = f'attachment; filename="{safe}-topics.csv"'
     return response
-
-
-def csv_text(value: str) -> str:
-    """A text cell a spreadsheet will not run as a formula (OWASP's CSV injection advice:
-    a leading =, +, -, @, tab or carriage return gets a quote in front)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 # --- a topic's page ------------------------------------------------------------------------
