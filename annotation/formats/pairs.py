@@ -45,18 +45,37 @@ def read_pairs(
     )
 
 
-def _pairs(lines: Lines, errors: Errors) -> list[PairRecord]:
-    records = []
-    seen = Seen(lambda pair: f"pair {quote(pair[0])} {quote(pair[1])}")
+def _fields(lines: Lines, errors: Errors):
+    """(line number, fields) of each line that holds data. Blank lines and comments are
+    skipped before any check, as in TREC files; an undecodable line is reported."""
     for number, raw in lines:
-        # Blank lines and comments are skipped before any check, as in TREC files.
         fields = raw.split()
         if not fields or fields[0].startswith(b"#"):
             continue
         line = decode(raw, number, errors)
-        if line is None:
-            continue
-        fields = line.split()
+        if line is not None:
+            yield number, line.split()
+
+
+def _pair_checker(errors: Errors):
+    """``check(number, qid, docno, *problems)``: reports the line's problems (bad ids, then
+    those given) and a pair met before; True when the line is fine."""
+    seen = Seen(lambda pair: f"pair {quote(pair[0])} {quote(pair[1])}")
+
+    def check(number: int, qid: str, docno: str, *more: str | None) -> bool:
+        ids = (check_id("qid", qid, MAX_QID_CHARS), check_id("docno", docno, MAX_DOCNO_CHARS))
+        problems = [problem for problem in (*ids, *more) if problem]
+        for problem in problems:
+            errors.add(number, problem)
+        return not problems and seen.check((qid, docno), number, errors)
+
+    return check
+
+
+def _pairs(lines: Lines, errors: Errors) -> list[PairRecord]:
+    records = []
+    check = _pair_checker(errors)
+    for number, fields in _fields(lines, errors):
         if len(fields) != 2:
             errors.add(
                 number,
@@ -64,19 +83,8 @@ def _pairs(lines: Lines, errors: Errors) -> list[PairRecord]:
             )
             continue
         qid, docno = fields
-        problems = [
-            problem
-            for problem in (
-                check_id("qid", qid, MAX_QID_CHARS),
-                check_id("docno", docno, MAX_DOCNO_CHARS),
-            )
-            if problem
-        ]
-        for problem in problems:
-            errors.add(number, problem)
-        if problems or not seen.check((qid, docno), number, errors):
-            continue
-        records.append(PairRecord(qid, docno, number))
+        if check(number, qid, docno):
+            records.append(PairRecord(qid, docno, number))
     return records
 
 
@@ -123,16 +131,9 @@ def read_gold(
 
 def _gold(lines: Lines, errors: Errors) -> list[GoldRecord]:
     records = []
-    seen = Seen(lambda pair: f"pair {quote(pair[0])} {quote(pair[1])}")
+    check = _pair_checker(errors)
     layout: tuple[int, int] | None = None  # (fields per line, the first line with them)
-    for number, raw in lines:
-        fields = raw.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        line = decode(raw, number, errors)
-        if line is None:
-            continue
-        fields = line.split()
+    for number, fields in _fields(lines, errors):
         if layout is None and len(fields) in _GOLD_LAYOUTS:
             layout = (len(fields), number)
         if layout is None or len(fields) != layout[0]:
@@ -147,20 +148,8 @@ def _gold(lines: Lines, errors: Errors) -> list[GoldRecord]:
             qid, docno, grade_text = fields
         else:
             qid, _, docno, grade_text = fields
-        problems = [
-            problem
-            for problem in (
-                check_id("qid", qid, MAX_QID_CHARS),
-                check_id("docno", docno, MAX_DOCNO_CHARS),
-                _grade_problem(grade_text),
-            )
-            if problem
-        ]
-        for problem in problems:
-            errors.add(number, problem)
-        if problems or not seen.check((qid, docno), number, errors):
-            continue
-        records.append(GoldRecord(qid, docno, int(grade_text), number))
+        if check(number, qid, docno, _grade_problem(grade_text)):
+            records.append(GoldRecord(qid, docno, int(grade_text), number))
     return records
 
 
