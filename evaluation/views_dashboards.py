@@ -381,16 +381,10 @@ def send_unjudged(request):
         return redirect(back)
     run_id = _int(request.POST.get("run"), high=2**63 - 1)
     qid = request.POST.get("qid", "")
-    if run_id is not None:
-        runs, qids = [get_object_or_404(Run, pk=run_id)], None
-    elif qid:
-        runs = list(Run.objects.filter(pk__in=dashboards.scored(scoring).values("run_id")))
-        qids = [qid]
-    else:
+    if run_id is None and not qid:
         raise Http404("Name a run or a topic")
-    pairs = services.unjudged_top_k(
-        runs=runs, qrels=scoring.qrels, k=k, options=scoring.options, qids=qids
-    )
+    run = get_object_or_404(Run, pk=run_id) if run_id is not None else None
+    pairs = dashboards.unjudged_pairs(scoring, k=k, run=run, qid=qid)
     if not pairs:
         messages.info(request, MESSAGES["nothing_unjudged"].format(k=k, qrels=scoring.qrels.label))
         return redirect(back)

@@ -358,16 +358,12 @@ class UnjudgedView(DashboardView):
         campaign = campaigns_led_by(request.user).filter(pk=data["campaign"]).first()
         if campaign is None:
             raise NotFound("No such campaign among those you lead.")
+        run = None
         if "run" in data:
-            runs, qids = list(Run.objects.filter(pk=data["run"])), None
-            if not runs:
+            run = Run.objects.filter(pk=data["run"]).first()
+            if run is None:
                 raise NotFound(MESSAGES["unknown_run"].format(pk_value=data["run"]))
-        else:
-            runs = list(Run.objects.filter(pk__in=dashboards.scored(scoring).values("run_id")))
-            qids = [data["qid"]]
-        pairs = services.unjudged_top_k(
-            runs=runs, qrels=scoring.qrels, k=data["k"], options=scoring.options, qids=qids
-        )
+        pairs = dashboards.unjudged_pairs(scoring, k=data["k"], run=run, qid=data.get("qid", ""))
         sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
         body = {
             "unjudged": len(pairs),

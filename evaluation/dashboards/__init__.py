@@ -49,6 +49,7 @@ from evaluation.dashboards.scoring import (
     output_names,
     scored,
     single_specs,
+    unjudged_pairs,
     unscored_runs,
 )
 from evaluation.dashboards.topics import (
@@ -103,6 +104,7 @@ __all__ = [
     "scored",
     "single_specs",
     "topic_queries",
+    "unjudged_pairs",
     "unscored_runs",
     "verdict_of",
     "with_queries",

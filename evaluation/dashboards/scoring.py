@@ -228,6 +228,21 @@ def scored(scoring: Scoring):
     return Evaluation.objects.filter(qrels=scoring.qrels, options_key=scoring.key)
 
 
+def unjudged_pairs(
+    scoring: Scoring, *, k: int, run: Run | None = None, qid: str = ""
+) -> list[tuple[str, str]]:
+    """What "send to judging" sends: the (qid, docno) pairs the scoring's qrels do not judge
+    in ``run``'s top k of every topic, or, without a run, in the top k of topic ``qid`` of
+    every run scored with ``scoring``."""
+    if run is not None:
+        runs, qids = [run], None
+    else:
+        runs, qids = list(Run.objects.filter(pk__in=scored(scoring).values("run_id"))), [qid]
+    return services.unjudged_top_k(
+        runs=runs, qrels=scoring.qrels, k=k, options=scoring.options, qids=qids
+    )
+
+
 def unscored_runs(scoring: Scoring, runs=None) -> list[Run]:
     """The runs (all, or those given) without an evaluation with this scoring."""
     runs = Run.objects.all() if runs is None else Run.objects.filter(pk__in=[r.pk for r in runs])
