@@ -1,28 +1,36 @@
 """trec_eval-exact retrieval measures over polars frames, vectorised (pure: no Django).
 
-    evaluate(qrels, run, ["ndcg_cut.10", "map"], Options()) -> Evaluation
+    evaluate(qrels, run, ["ndcg_cut.10", "map", "nDCG@20", "ERR@20"], Options()) -> Evaluation
     format_trec_eval(evaluation, per_topic=True, runid="tag") -> what `trec_eval -q` prints
 
 Semantics are trec_eval 9.0.8's (the C code inside pytrec_eval), with Options for 10.0,
-exponential gain, `-l`, `-M` and `-c`. Modules: catalog (measure names and `-m` syntax),
-ranking (trec_eval's document order), scoring (the measures), report (text output),
-frames (mapping -> frame helpers).
+exponential gain, `-l`, `-M` and `-c`. Measures are named in trec_eval's dialect or
+ir_measures'. Modules: catalog (trec_eval's measure names and `-m` syntax), dialects
+(ir_measures names, and how people read names), grouped (a request in both dialects, scored
+by option group), ranking (trec_eval's document order), scoring (the trec_eval measures),
+graded (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers).
 """
 
-from .catalog import DEFAULT_MEASURES, Measure, Options, display_name, parse_measures
+from .catalog import DEFAULT_MEASURES, Measure, Options, parse_measures
+from .dialects import MeasureRequest, display_name, ir_name, parse_request
 from .frames import qrels_frame, run_frame
+from .grouped import evaluate, parse_requests
 from .report import format_trec_eval
-from .scoring import Evaluation, evaluate
+from .scoring import Evaluation
 
 __all__ = [
     "DEFAULT_MEASURES",
     "Evaluation",
     "Measure",
+    "MeasureRequest",
     "Options",
     "display_name",
     "evaluate",
     "format_trec_eval",
+    "ir_name",
     "parse_measures",
+    "parse_request",
+    "parse_requests",
     "qrels_frame",
     "run_frame",
 ]

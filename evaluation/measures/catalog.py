@@ -204,40 +204,16 @@ def _parse_cutoffs(spec: str, params: str, kind: _Kind) -> tuple[int, ...] | tup
     return tuple(values)
 
 
+def is_measure_name(name: str) -> bool:
+    """Whether trec_eval knows `name` as a measure or a nickname (official, ...)."""
+    return name in _KINDS or name in _NICKNAMES
+
+
+def measure_names() -> list[str]:
+    """trec_eval's measure names and nicknames, in its table order."""
+    return [*_KINDS, *_NICKNAMES]
+
+
 # Names printed with %ld, and names with no per-topic line (runid has no value at all).
 COUNT_NAMES = frozenset(name for name, kind in _KINDS.items() if kind.integer)
 SUMMARY_ONLY_NAMES = frozenset(name for name, kind in _KINDS.items() if not kind.per_topic)
-
-
-# How people read measure names (STYLE.md: trec_eval notation in code, nDCG@10 on pages).
-_DISPLAY = {
-    "ndcg_cut": "nDCG@{}",
-    "P": "P@{}",
-    "recall": "Recall@{}",
-    "map_cut": "MAP@{}",
-    "success": "Success@{}",
-    "judged": "Judged@{}",
-    "iprec_at_recall": "iP@R={}",
-}
-_DISPLAY_PLAIN = {
-    "ndcg": "nDCG",
-    "map": "MAP",
-    "gm_map": "GM-MAP",
-    "Rprec": "R-Prec",
-    "bpref": "bpref",
-    "recip_rank": "MRR",
-    "num_q": "Topics",
-    "num_ret": "Retrieved",
-    "num_rel": "Relevant",
-    "num_rel_ret": "Relevant retrieved",
-}
-
-
-def display_name(output_name: str) -> str:
-    """``ndcg_cut_10`` → ``nDCG@10``, ``recip_rank`` → ``MRR``; unknown names unchanged."""
-    if output_name in _DISPLAY_PLAIN:
-        return _DISPLAY_PLAIN[output_name]
-    base, _, cutoff = output_name.rpartition("_")
-    if base in _DISPLAY and cutoff:
-        return _DISPLAY[base].format(cutoff)
-    return output_name

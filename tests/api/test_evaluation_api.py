@@ -329,7 +329,7 @@ def test_scoring_a_run_returns_the_means_and_per_topic_values_of_the_measures(cl
         measures.Options(gain="exp"),
     )
     assert body["measures"] == [
-        {"name": "map", "display": "MAP"},
+        {"name": "map", "display": "AP"},
         {"name": "ndcg_cut_10", "display": "nDCG@10"},
     ]
     assert body["means"] == pytest.approx(expected.means)

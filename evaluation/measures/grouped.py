@@ -1,0 +1,244 @@
+"""Scoring a request that names measures in either dialect, some with options of their own.
+
+    evaluate(qrels, run, ["ndcg_cut.10", "nDCG@20", "P(rel=2)@5", "ERR@20"], Options())
+
+Measures are grouped by the options they are scored with (relevance level, nDCG gains,
+judged documents only): the group of the request's own options, whose values keep their
+trec_eval output names (ndcg_cut_10, ndcg_cut_20: `-m P@5` and `-m P.5` are one column),
+and one group per other option set, whose values are named by their ir_measures names
+(P(rel=2)@5). Each group is scored by the trec_eval engine once (scoring.py, vectorised),
+plus our own measures (graded.py) when the group has any. Topics are the request's: a
+measure scored over judged documents only is 0 on a topic none of whose retrieved documents
+is judged, as trec_eval -J gives.
+
+Within a group, ir_measures names add their cutoffs to the trec_eval measure's cutoff list
+(`-m P.5 -m P@10` scores P_5 and P_10), while trec_eval names keep trec_eval's rule (the
+first cutoff list given for a measure wins: `-m P.5 -m P.10` scores P_5 alone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from evaluation import topk
+
+from . import catalog, scoring
+from .catalog import DEFAULT_MEASURES, Options
+from .dialects import MeasureRequest, parse_request
+from .graded import score_ours
+
+__all__ = ["evaluate", "parse_requests"]
+
+_DEFAULT_OPTIONS = Options()
+_SUMS = frozenset({"num_ret", "num_rel", "num_rel_ret"})
+_CUTOFF_FAMILIES = frozenset(
+    {"P", "recall", "ndcg_cut", "map_cut", "success", "judged", "iprec_at_recall"}
+)
+
+
+def parse_requests(specs: Sequence[str] | str) -> list[MeasureRequest]:
+    """Every measure of a request, in either dialect; ValueError names the first bad one.
+    trec_eval names are checked with trec_eval's rules (catalog.parse_measures)."""
+    if isinstance(specs, str):
+        specs = [specs]
+    requests = [parse_request(spec) for spec in specs]
+    if not requests:
+        raise ValueError("no measure requested")
+    trec_specs = [r.trec for r in requests if r.trec is not None]
+    if trec_specs:
+        catalog.parse_measures(trec_specs)
+    return requests
+
+
+def evaluate(
+    qrels: pl.DataFrame,
+    run: pl.DataFrame,
+    measures: Sequence[str] | str = DEFAULT_MEASURES,
+    options: Options = _DEFAULT_OPTIONS,
+) -> scoring.Evaluation:
+    """Score `run` against `qrels` for measures named in either dialect (see the module).
+
+    The result is scoring.Evaluation: `measures` lists the request's own group first, in
+    trec_eval's order, then the other groups' and our own measures in the order asked.
+    Raises ValueError as scoring.evaluate does, and for names neither dialect knows.
+    """
+    requests = parse_requests(measures)
+    level = options.relevance_level
+    groups: dict[tuple, list[MeasureRequest]] = {(level, None, False): []}
+    for request in requests:
+        if request.rel == level and request.family not in (None, "RBP"):
+            request = dataclasses.replace(request, rel=None)
+        groups.setdefault(request.group(level), []).append(request)
+    main_key = (level, None, False)
+    main = _score_group(qrels, run, groups.pop(main_key), options, main=True)
+    base = main.evaluation
+    columns: dict[str, np.ndarray] = {}
+    means: dict[str, float] = {}
+    topics = base.per_topic.get_column("qid")
+    for name in main.names:
+        columns[name] = base.per_topic.get_column(name).to_numpy()
+        means[name] = base.means[name] if name in base.means else _mean(name, columns[name])
+    for (rel, gains, judged_only), members in groups.items():
+        group_options = dataclasses.replace(options, relevance_level=rel)
+        group_qrels = _with_gains(qrels, gains) if gains else qrels
+        group_run = run
+        if judged_only:
+            group_run = _judged_only(run, qrels, options)
+            group_options = dataclasses.replace(group_options, depth=None)  # cut already
+        scored = _score_group(group_qrels, group_run, members, group_options, main=False)
+        frame = scored.evaluation.per_topic
+        same_topics = frame.height == topics.len() and frame.get_column("qid").equals(topics)
+        for name in scored.names:
+            if name in columns:
+                continue
+            if same_topics:
+                columns[name] = frame.get_column(name).to_numpy()
+                means[name] = scored.evaluation.means[name]
+            else:
+                aligned = pl.DataFrame({"qid": topics}).join(
+                    frame.select("qid", name), on="qid", how="left", maintain_order="left"
+                )
+                columns[name] = aligned.get_column(name).fill_null(0.0).to_numpy()
+                means[name] = _mean(name, columns[name])
+    per_topic = pl.DataFrame(
+        {"qid": topics, **{name: pl.Series(name, v, pl.Float64) for name, v in columns.items()}}
+    )
+    return scoring.Evaluation(
+        measures=list(columns),
+        per_topic=per_topic,
+        means=means,
+        options=options,
+        missing_topics=base.missing_topics,
+        runid_requested=base.runid_requested,
+    )
+
+
+@dataclasses.dataclass
+class _Scored:
+    evaluation: scoring.Evaluation  # per_topic holds the group's columns under `names`
+    names: list[str]
+
+
+def _score_group(
+    qrels: pl.DataFrame,
+    run: pl.DataFrame,
+    requests: list[MeasureRequest],
+    options: Options,
+    *,
+    main: bool,
+) -> _Scored:
+    """Score one group: its trec_eval measures by the engine, then ours. In the main group
+    the engine's output names are kept; elsewhere each value is named by its request."""
+    specs = _engine_specs([r for r in requests if r.trec is not None], keep_trec_rule=main)
+    placeholder = not specs
+    if not main and not _shares_topics(qrels, run, options):
+        return _empty(qrels, run, requests, options)
+    result = scoring.evaluate(qrels, run, specs or ["num_q"], options)
+    frame = result.per_topic
+    renamed: dict[str, str] = {}
+    names: list[str] = [] if placeholder else list(result.measures)
+    if not main:
+        names = []
+        for request in requests:
+            if request.trec is not None:
+                (output,) = catalog.parse_measures([request.trec])[0].output_names
+                renamed.setdefault(output, request.name())
+        names = list(dict.fromkeys(renamed.values()))
+    ours = [r for r in requests if r.ours is not None]
+    extra: dict[str, np.ndarray] = {}
+    if ours:
+        values = score_ours(
+            qrels, run, frame.get_column("qid"), ours, options, options.relevance_level
+        )
+        for request, value in zip(ours, values, strict=True):
+            if request.family == "RR" and request.rel is None and options.relevance_level != 1:
+                request = dataclasses.replace(request, rel=options.relevance_level)
+            name = request.name()
+            if name not in extra:
+                extra[name] = value
+                names.append(name)
+    frame = frame.rename({k: v for k, v in renamed.items() if k in frame.columns})
+    if extra:
+        frame = frame.with_columns(
+            [pl.Series(name, value, pl.Float64) for name, value in extra.items()]
+        )
+    means = {renamed.get(k, k): v for k, v in result.means.items()}
+    means.update({name: _mean(name, value) for name, value in extra.items()})
+    evaluation = dataclasses.replace(result, per_topic=frame, means=means)
+    return _Scored(evaluation, names)
+
+
+def _engine_specs(requests: list[MeasureRequest], *, keep_trec_rule: bool) -> list[str]:
+    """The engine's -m arguments: the cutoffs of ir_measures names merged into one list per
+    trec_eval measure, put first so that trec_eval's first-list rule keeps them, followed by
+    the trec_eval names as given."""
+    trec_specs = [r.trec for r in requests if r.is_trec_dialect]
+    first_lists = (
+        {m.name: m.cutoffs for m in catalog.parse_measures(trec_specs)} if trec_specs else {}
+    )
+    merged: dict[str, list] = {}
+    plain: list[str] = []
+    for request in requests:
+        if request.is_trec_dialect:
+            continue
+        family, dot, _ = request.trec.partition(".")
+        if dot and family in _CUTOFF_FAMILIES:
+            cutoffs = merged.setdefault(family, list(first_lists.get(family, ())))
+            if request.cutoff not in cutoffs:
+                cutoffs.append(request.cutoff)
+        else:
+            plain.append(request.trec)
+    lists = [
+        f"{family}.{','.join(repr(c) if isinstance(c, float) else str(c) for c in sorted(cs))}"
+        for family, cs in merged.items()
+    ]
+    return [*lists, *plain, *trec_specs]
+
+
+def _shares_topics(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> bool:
+    judged = qrels.filter(pl.col("grade") >= 0).get_column("qid").unique()
+    return options.complete or bool(run.get_column("qid").is_in(judged.implode()).any())
+
+
+def _empty(qrels, run, requests, options) -> _Scored:
+    """A group with no topic to score (judged documents only, none retrieved): zeros."""
+    names = list(dict.fromkeys(r.name() for r in requests))
+    frame = pl.DataFrame(
+        {
+            "qid": pl.Series([], dtype=pl.String),
+            **{n: pl.Series([], dtype=pl.Float64) for n in names},
+        }
+    )
+    evaluation = scoring.Evaluation(names, frame, {}, options)
+    return _Scored(evaluation, names)
+
+
+def _with_gains(qrels: pl.DataFrame, gains: tuple[tuple[int, int], ...]) -> pl.DataFrame:
+    """Grades replaced by their gains (nDCG's gains=...), the way ir_measures hands
+    pytrec_eval a qrels with mapped grades."""
+    old = pl.Series([g for g, _ in gains], dtype=pl.Int64)
+    new = pl.Series([x for _, x in gains], dtype=pl.Int64)
+    grade = pl.col("grade").cast(pl.Int64)
+    return qrels.with_columns(grade.replace(old, new).alias("grade"))
+
+
+def _judged_only(run: pl.DataFrame, qrels: pl.DataFrame, options: Options) -> pl.DataFrame:
+    """The run's lines (within -M's depth: trec_eval cuts the ranking first) whose document the qrels judge with a grade >= 0 (trec_eval -J, which
+    also drops documents judged with a negative grade: to trec_eval they are not pooled)."""
+    judged = qrels.filter(pl.col("grade") >= 0).select("qid", "docno")
+    if options.depth is not None:
+        top = topk.top_k(run, options.depth, trec_eval_version=options.trec_eval_version)
+        run = top.select("qid", "docno", "score")
+    return run.join(judged, on=["qid", "docno"], how="semi")
+
+
+def _mean(name: str, values: np.ndarray) -> float:
+    """trec_eval's "all" value of values added in topic order."""
+    total = float(np.cumsum(values)[-1]) if values.size else 0.0
+    if name in _SUMS:
+        return total
+    return total / values.size if values.size else 0.0
