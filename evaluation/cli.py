@@ -24,6 +24,9 @@ DESCRIPTION = (
 )
 
 
+FORMATS = ("trec", "json", "csv", "ir_measures")
+
+
 class UsageError(Exception):
     """A mistake in the command line or the input files; printed, exit status 1."""
 
@@ -37,8 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="measures",
         action="append",
         metavar="MEASURE",
-        help="trec_eval measure, e.g. ndcg_cut.10 or P.5,10 (repeatable; "
-        "default: trec_eval's official set)",
+        help="a measure in trec_eval's dialect (ndcg_cut.10, P.5,10, map) or ir_measures' "
+        "(nDCG@10, P(rel=2)@5, AP, RR@10, ERR@20, RBP(p=0.8)); repeatable, and the dialects "
+        "mix (default: trec_eval's official set)",
     )
     parser.add_argument(
         "-c", dest="complete", action="store_true", help="score topics missing from the run as 0"
@@ -72,7 +76,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=9,
         help="follow trec_eval 9.0.8 (default) or 10.0 semantics",
     )
-    parser.add_argument("--format", choices=["trec", "json", "csv"], default="trec")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="trec",
+        help="trec: trec_eval's names and layout; ir_measures: its 'qid measure value' lines "
+        "(measure names in its dialect); json; csv",
+    )
     parser.add_argument(
         "--save", action="store_true", help="store the evaluation (stored qrels and run only)"
     )
@@ -91,7 +101,7 @@ def options_from(args) -> tuple[list[str], measures.Options]:
             depth=args.depth,
             complete=args.complete,
         )
-        measures.parse_measures(specs)
+        measures.parse_requests(specs)
     except ValueError as error:
         raise UsageError(str(error)) from None
     return specs, options
@@ -120,7 +130,24 @@ def render(result: measures.Evaluation, *, fmt: str, per_topic: bool, runid: str
         return measures.format_trec_eval(result, per_topic=per_topic, runid=runid)
     if fmt == "json":
         return _json(result, per_topic=per_topic, runid=runid)
+    if fmt == "ir_measures":
+        return _ir_measures(result, per_topic=per_topic)
     return _csv(result, per_topic=per_topic)
+
+
+def _ir_measures(result: measures.Evaluation, *, per_topic: bool) -> str:
+    """What `ir_measures QRELS RUN MEASURES [-q]` prints: 'qid<TAB>measure<TAB>value' per
+    topic and 'all' lines with -q, 'measure<TAB>value' lines without; 4 decimals."""
+    names = measures.ir_names(result.measures, result.options.relevance_level)
+    lines = []
+    if per_topic:
+        for row in result.per_topic.iter_rows(named=True):
+            qid = row.pop("qid")
+            lines += [f"{qid}\t{names[name]}\t{row[name]:.4f}\n" for name in result.measures]
+        lines += [f"all\t{names[n]}\t{result.means[n]:.4f}\n" for n in result.measures]
+    else:
+        lines += [f"{names[n]}\t{result.means[n]:.4f}\n" for n in result.measures]
+    return "".join(lines)
 
 
 def _json(result, *, per_topic, runid) -> str:
@@ -135,6 +162,7 @@ def _json(result, *, per_topic, runid) -> str:
             "complete": options.complete,
         },
         "measures": result.measures,
+        "ir_measures_names": measures.ir_names(result.measures, options.relevance_level),
         "all": result.means,
     }
     if per_topic:

@@ -386,15 +386,12 @@ def evaluate_run(
 INTERVAL_LEVEL = 0.95
 INTERVAL_RESAMPLES = 1000
 INTERVAL_SEED = 0
-# Output names whose "all" value is not the mean of the per-topic values: sums and counts,
-# and gm_map (a geometric mean). No interval or comparison is computed for them.
-NOT_MEANS = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "gm_map"})
 
 
 def mean_measures(evaluation: Evaluation) -> list[str]:
     """The evaluation's measures whose mean is the mean over topics (what intervals and
     comparisons are computed for), in its order."""
-    return [name for name in evaluation.measures if name not in NOT_MEANS]
+    return [name for name in evaluation.measures if measures.is_mean(name)]
 
 
 def topic_matrix(per_topic: dict, names: list[str]) -> tuple[list[str], np.ndarray]:

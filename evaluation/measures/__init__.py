@@ -12,7 +12,7 @@ graded (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers)
 """
 
 from .catalog import DEFAULT_MEASURES, Measure, Options, parse_measures
-from .dialects import MeasureRequest, display_name, ir_name, parse_request
+from .dialects import MeasureRequest, display_name, ir_name, ir_names, is_mean, parse_request
 from .frames import qrels_frame, run_frame
 from .grouped import evaluate, parse_requests
 from .report import format_trec_eval
@@ -28,6 +28,8 @@ __all__ = [
     "evaluate",
     "format_trec_eval",
     "ir_name",
+    "ir_names",
+    "is_mean",
     "parse_measures",
     "parse_request",
     "parse_requests",

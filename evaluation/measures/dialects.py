@@ -36,6 +36,8 @@ __all__ = [
     "MeasureRequest",
     "display_name",
     "ir_name",
+    "ir_names",
+    "is_mean",
     "parse_request",
 ]
 
@@ -403,6 +405,20 @@ def ir_name(output_name: str, relevance_level: int = 1) -> str:
 def display_name(output_name: str) -> str:
     """How pages name a measure: the ir_measures name (nDCG@10, P@5, AP, RR)."""
     return ir_name(output_name)
+
+
+# Output names whose "all" value is not the mean of the per-topic values: counts (summed),
+# gm_map (a geometric mean) and runid; and the ir_measures names of counts.
+_NOT_MEANS = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "gm_map"})
+_COUNT_FAMILIES = ("NumQ", "NumRet", "NumRel")
+
+
+def is_mean(output_name: str) -> bool:
+    """Whether an output name's "all" value is the mean of its per-topic values (what
+    intervals and paired comparisons are computed for)."""
+    if output_name in _NOT_MEANS:
+        return False
+    return not output_name.startswith(_COUNT_FAMILIES)
 
 
 def ir_names(output_names: Sequence[str], relevance_level: int = 1) -> dict[str, str]:

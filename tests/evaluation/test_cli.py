@@ -81,3 +81,40 @@ def test_a_bad_file_fails_with_its_line_and_status_1(files, tmp_path):
 def test_files_only_decides_when_django_is_not_needed(files, argv, expected):
     q, r = files
     assert cli.files_only([a.format(q=q, r=r) for a in argv]) is expected
+
+
+def ir_measures_cli(qrels, run, *names, per_topic=False):
+    """What ir_measures' own command prints (its default providers, 4 decimals)."""
+    args = [sys.executable, "-W", "ignore", "-m", "ir_measures", str(qrels), str(run), *names]
+    result = subprocess.run(args + (["-q"] if per_topic else []), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_ir_measures_format_prints_what_ir_measures_prints(files):
+    names = ["nDCG@10", "P(rel=2)@5", "AP", "RR@10", "NumQ", "Judged@10", "ERR@20"]
+    for per_topic in (False, True):
+        flags = ["--format", "ir_measures"] + (["-q"] if per_topic else [])
+        ours = manage("evaluate", *files, *[f"-m{n}" for n in names], *flags)
+        assert ours.returncode == 0, ours.stderr
+        theirs = ir_measures_cli(*files, *names, per_topic=per_topic)
+        # Same lines; ir_measures lists topics in its providers' order, we in topic order.
+        assert sorted(ours.stdout.splitlines()) == sorted(theirs.splitlines())
+
+
+def test_the_dialects_mix_and_trec_format_keeps_trec_eval_names(files):
+    result = manage("evaluate", *files, "-m", "P.5", "-m", "nDCG@10", "-m", "P(rel=2)@5")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "P_5                   \tall\t0.2000\n"
+        "ndcg_cut_10           \tall\t0.8801\n"  # (2 / (2 + 1 / log2(3)) + 1) / 2
+        "P(rel=2)@5            \tall\t0.2000\n"
+    )
+
+
+def test_a_bad_ir_measures_name_is_a_usage_error(files):
+    result = manage("evaluate", *files, "-m", "nDCG@ten", settings="no.such.settings")
+    assert result.returncode == 1
+    assert (
+        result.stderr == "CommandError: 'nDCG@ten': the cutoff 'ten' is not a whole number >= 1\n"
+    )

@@ -178,7 +178,7 @@ def compare_evaluations(
     names = [
         name
         for name in run.measures
-        if name not in services.NOT_MEANS and name in baseline.per_topic.columns
+        if measures.is_mean(name) and name in baseline.per_topic.columns
     ]
     ours = run.per_topic.select("qid", *names)
     theirs = baseline.per_topic.select("qid", *names)
