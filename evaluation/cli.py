@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from evaluation import measures, trec
+from evaluation.measures import reference, specs
 
 DESCRIPTION = (
     "Score a run against qrels like trec_eval. QRELS and RUN are file paths (the database "
@@ -32,8 +33,15 @@ class UsageError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("qrels", help="qrels file, or stored NAME / NAME@VERSION")
-    parser.add_argument("run", help="run file, or stored SYSTEM/RUN")
+    # Optional only so that --list-measures needs no files; check_files insists otherwise.
+    parser.add_argument("qrels", nargs="?", help="qrels file, or stored NAME / NAME@VERSION")
+    parser.add_argument("run", nargs="?", help="run file, or stored SYSTEM/RUN")
+    parser.add_argument(
+        "--list-measures",
+        action="store_true",
+        help="list every measure: its names in both dialects, parameters, formula, and how "
+        "ties, unjudged documents and -c affect it; then exit",
+    )
     parser.add_argument("-q", dest="per_topic", action="store_true", help="per-topic values too")
     parser.add_argument(
         "-m",
@@ -50,15 +58,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-l",
         dest="relevance_level",
-        type=int,
-        default=1,
+        default=None,
         metavar="LEVEL",
         help="lowest grade that counts as relevant for binary measures (default 1)",
     )
     parser.add_argument(
         "-M",
         dest="depth",
-        type=int,
         default=None,
         metavar="DEPTH",
         help="score only the top DEPTH documents of each topic",
@@ -88,23 +94,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+MISSING_FILES = "QRELS and RUN are required (or --list-measures)"
+
+
+def check_files(args) -> None:
+    if not args.qrels or not args.run:
+        raise UsageError(MISSING_FILES)
+
+
 def options_from(args) -> tuple[list[str], measures.Options]:
-    """The measure specs and engine options for parsed arguments; UsageError if invalid."""
-    if args.depth is not None and args.depth < 1:
-        raise UsageError(f"-M {args.depth}: the depth must be at least 1")
-    specs = args.measures or list(measures.DEFAULT_MEASURES)
+    """The measure specs and engine options for parsed arguments, read by
+    evaluation.measures.specs as every other input shape is; UsageError if invalid."""
     try:
-        options = measures.Options(
-            relevance_level=args.relevance_level,
+        chosen = specs.read_scoring_options(
+            measures=args.measures,
             gain=args.gain,
-            trec_eval_version=args.trec_eval_version,
-            depth=args.depth,
+            relevance_level=args.relevance_level,
             complete=args.complete,
+            depth=args.depth,
+            trec_eval_version=args.trec_eval_version,
         )
-        measures.parse_requests(specs)
-    except ValueError as error:
+    except specs.OptionsError as error:
         raise UsageError(str(error)) from None
-    return specs, options
+    return list(chosen.measures), chosen.options
 
 
 # What scoring and the runid need; every line is still checked in full.
@@ -202,12 +214,20 @@ def files_only(argv: list[str]) -> bool:
         args, unknown = build_parser().parse_known_args(argv)
     except SystemExit:  # a usage error: let Django's command report it the usual way
         return False
-    return not unknown and not args.save and Path(args.qrels).is_file() and Path(args.run).is_file()
+    if unknown or args.save:
+        return False
+    if args.list_measures:
+        return True
+    return bool(args.qrels and args.run) and Path(args.qrels).is_file() and Path(args.run).is_file()
 
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    if args.list_measures:
+        sys.stdout.write(reference.format_text())
+        return 0
     try:
+        check_files(args)
         specs, options = options_from(args)
         qrels = read_file(trec.read_qrels, Path(args.qrels))
         run = read_file(trec.read_run, Path(args.run), columns=SCORING_COLUMNS)

@@ -7,6 +7,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from evaluation import dashboards, measures
+from evaluation.measures import specs
 from evaluation.models import QrelsVersion, Run, System
 
 NEW_SYSTEM = "new"
@@ -33,9 +34,11 @@ class ScoringForm(forms.Form):
     gain, relevance from grade 1, topics missing from a run skipped."""
 
     qrels = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
-    gain = forms.ChoiceField(choices=[("linear", "linear"), ("exp", "exponential")], required=False)
-    relevance_level = forms.IntegerField(required=False, min_value=1, max_value=32767)
-    complete = forms.BooleanField(required=False)
+    # Read, with the measures, by evaluation.measures.specs (as the API and the command
+    # read them), so every input shape has the same rules and messages.
+    gain = forms.CharField(required=False, max_length=20)
+    relevance_level = forms.CharField(required=False, max_length=20)
+    complete = forms.CharField(required=False, max_length=10)
 
     def __init__(self, data=None, **kwargs):
         super().__init__(data, **kwargs)
@@ -49,21 +52,22 @@ class ScoringForm(forms.Form):
         try:
             self.scoring = dashboards.make_scoring(
                 qrels=data.get("qrels"),
-                measure_specs=[spec for spec in self.measure_specs if spec] or None,
-                gain=data.get("gain") or "linear",
-                relevance_level=data.get("relevance_level") or 1,
-                complete=bool(data.get("complete")),
+                measure_specs=self.measure_specs,
+                gain=data.get("gain"),
+                relevance_level=data.get("relevance_level"),
+                complete=data.get("complete"),
             )
         except dashboards.ScoringError as error:
-            self.add_error("qrels" if error.field == "qrels" else None, str(error))
+            self.add_error(error.field if error.field in self.fields else None, str(error))
         return data
 
 
 def scoring_choices(scoring: dashboards.Scoring | None) -> dict:
     """What the options panel lists: qrels versions and measure checkboxes (the menu, plus
     any other measure the scoring has), with the current choice marked."""
-    chosen = dashboards.single_specs(scoring.specs) if scoring else []
-    menu = list(dashboards.MEASURE_MENU) + [s for s in chosen if s not in dashboards.MEASURE_MENU]
+    chosen = dashboards.single_specs(scoring.specs, scoring.options) if scoring else []
+    menu = [*dashboards.MEASURE_MENU, *(s for s in dashboards.MORE_MEASURES if _computed(s))]
+    menu += [s for s in chosen if s not in menu]
     return {
         "qrels_versions": list(QrelsVersion.objects.only("name", "version")),
         "measure_menu": [
@@ -71,6 +75,15 @@ def scoring_choices(scoring: dashboards.Scoring | None) -> dict:
             for spec in menu
         ],
     }
+
+
+def _computed(spec: str) -> bool:
+    """Whether this installation computes the measure (trec_eval's table grows)."""
+    try:
+        specs.read_measures([spec])
+    except specs.OptionsError:
+        return False
+    return True
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -102,9 +115,10 @@ class RunUploadForm(forms.Form):
     new_tags = forms.CharField(required=False, max_length=1100)
     description = forms.CharField(required=False, widget=forms.Textarea)
     qrels = forms.ModelChoiceField(queryset=QrelsVersion.objects.all(), required=False)
-    gain = forms.ChoiceField(choices=[("linear", "linear"), ("exp", "exponential")])
-    relevance_level = forms.IntegerField(min_value=1, max_value=32767, initial=1)
-    complete = forms.BooleanField(required=False)
+    # Read by evaluation.measures.specs, as on the dashboards and in the API.
+    gain = forms.CharField(required=False, max_length=20, initial="linear")
+    relevance_level = forms.CharField(required=False, max_length=20, initial=1)
+    complete = forms.CharField(required=False, max_length=10)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -143,17 +157,18 @@ class RunUploadForm(forms.Form):
                 self.add_error("system", MESSAGES["system_required"])
         else:
             self.add_error("system", MESSAGES["system_required"])
-        if data.get("qrels") is not None and "gain" in data and "relevance_level" in data:
+        if data.get("qrels") is not None:
             try:
                 self.scoring = dashboards.make_scoring(
                     qrels=data["qrels"],
-                    measure_specs=[spec for spec in self.measure_specs if spec] or None,
-                    gain=data["gain"],
-                    relevance_level=data["relevance_level"],
-                    complete=bool(data.get("complete")),
+                    measure_specs=self.measure_specs,
+                    gain=data.get("gain"),
+                    relevance_level=data.get("relevance_level"),
+                    complete=data.get("complete"),
                 )
             except dashboards.ScoringError as error:
-                self.add_error(None, str(error))
+                field = error.field if error.field in self.fields else None
+                self.add_error(field, str(error))
         return data
 
     def system_name(self) -> str:

@@ -26,30 +26,6 @@ MESSAGES = {
 }
 
 
-def scoring_params(scoring: dashboards.Scoring) -> dict:
-    """A Scoring as task arguments (see ``_scoring``)."""
-    return {
-        "qrels": scoring.qrels.pk,
-        "measure_specs": list(scoring.specs),
-        "gain": scoring.options.gain,
-        "relevance_level": scoring.options.relevance_level,
-        "complete": scoring.options.complete,
-    }
-
-
-def _scoring(params: dict) -> dashboards.Scoring:
-    qrels = QrelsVersion.objects.get(pk=params["qrels"])
-    return dashboards.Scoring(
-        qrels=qrels,
-        specs=tuple(params["measure_specs"]),
-        options=measures.Options(
-            gain=params["gain"],
-            relevance_level=params["relevance_level"],
-            complete=params["complete"],
-        ),
-    )
-
-
 def headline(evaluation, scoring: dashboards.Scoring) -> str:
     """One line naming the evaluation's main number with its interval."""
     name = dashboards.choose_measure(scoring.names, None)
@@ -76,7 +52,7 @@ def import_and_score_task(
     new_system: dict | None = None,
 ) -> None:
     """Import the staged run file as a run of ``system`` (created if new), then, when
-    ``scoring`` is given (``scoring_params``), score it and compute its intervals. The job's
+    ``scoring`` is given (``Scoring.task_params``), score it and compute its intervals. The job's
     result: {"run", "url" (the run's page with this scoring), "label", "summary"}; a run that
     imports but cannot be scored still succeeds, with the reason in "warning". The staged
     file is deleted when the job is over (jobs.services.running), kept for a retry if not."""
@@ -99,10 +75,14 @@ def import_and_score_task(
         if scoring:
             progress.step(f"Scoring {run}", done=1)
             try:
-                chosen = _scoring(scoring)
+                chosen = dashboards.Scoring.from_params(scoring)
             except QrelsVersion.DoesNotExist:
                 result["warning"] = MESSAGES["not_scored"].format(
                     qrels=f"qrels {scoring['qrels']}", reason=MESSAGES["qrels_gone"]
+                )
+            except dashboards.ScoringError as error:  # options that no longer read
+                result["warning"] = MESSAGES["not_scored"].format(
+                    qrels=f"qrels {scoring['qrels']}", reason=error
                 )
             else:
                 result["url"] = run.get_absolute_url() + chosen.query()
@@ -125,14 +105,16 @@ def import_and_score_task(
 
 @task
 def score_runs_task(*, job_id: int, runs: list[int], scoring: dict) -> None:
-    """Score stored runs with ``scoring`` (``scoring_params``), one after the other; the
+    """Score stored runs with ``scoring`` (``Scoring.task_params``), one after the other; the
     result links to the leaderboard with that scoring. Runs that cannot be scored (no topic
     in common with the qrels) are listed, and the others still scored."""
     with running(job_id) as progress:
         try:
-            chosen = _scoring(scoring)
+            chosen = dashboards.Scoring.from_params(scoring)
         except QrelsVersion.DoesNotExist:
             raise JobFailed(MESSAGES["qrels_gone"]) from None
+        except dashboards.ScoringError as error:
+            raise JobFailed(str(error)) from None
         todo = list(Run.objects.filter(pk__in=runs).select_related("system"))
         failed = []
         for done, run in enumerate(todo):

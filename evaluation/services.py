@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import json
 import time
 from dataclasses import asdict, dataclass
 from datetime import timedelta
@@ -27,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evaluation import measures, significance, topk, trec
+from evaluation.measures import specs
 from evaluation.models import Evaluation, QrelsEntry, QrelsSource, QrelsVersion, Run, System
 from jobs.faults import pause_point
 from jobs.services import walk_storage, written_before
@@ -332,11 +332,7 @@ def find_run(label: str) -> Run:
 
 
 def options_key(measure_specs: list[str], options: measures.Options) -> str:
-    canonical = json.dumps(
-        {"engine": ENGINE_VERSION, "measures": measure_specs, "options": asdict(options)},
-        sort_keys=True,
-    )
-    return _sha256(canonical.encode())
+    return specs.options_key(measure_specs, options, ENGINE_VERSION)
 
 
 def evaluate_run(

@@ -17,6 +17,7 @@ urlpatterns = [
     path("runs/<int:pk>/topics.csv", views_dashboards.run_topics_csv, name="run-topics-csv"),
     path("runs/<int:pk>/download/", views.run_download, name="run-download"),
     # Dashboards (evaluation/views_dashboards.py): leads and engineers.
+    path("measures/", views_dashboards.measures_page, name="measures"),
     path("leaderboard/", views_dashboards.leaderboard, name="leaderboard"),
     path("leaderboard/score/", views_dashboards.score_runs, name="score-runs"),
     path("topics/<str:qid>/", views_dashboards.topic_detail, name="topic-detail"),

@@ -25,6 +25,7 @@ from accounts.roles import Role, has_role
 from annotation.access import campaigns_led_by
 from config.exports import csv_safe
 from evaluation import dashboards, forms, measures, scoring_tasks, services
+from evaluation.measures import reference
 from evaluation.models import Run
 from jobs.services import start_job
 
@@ -101,6 +102,18 @@ def _sender_context(user) -> dict:
     return {"led_campaigns": campaigns}
 
 
+# --- measures ------------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def measures_page(request):
+    """Every measure: its names in both dialects, parameters, formula, and how ties,
+    unjudged documents and -c affect it (what `evaluate --list-measures` prints)."""
+    require_reader(request.user)
+    return render(request, "evaluation/measures.html", {"measures": reference.available()})
+
+
 # --- leaderboard ---------------------------------------------------------------------------
 
 
@@ -174,7 +187,7 @@ def score_runs(request):
         task=scoring_tasks.score_runs_task,
         total=len(runs),
         runs=[run.pk for run in runs],
-        scoring=scoring_tasks.scoring_params(scoring),
+        scoring=scoring.task_params(),
     )
     return redirect(job)
 

@@ -119,7 +119,7 @@ def _start_jobs(request, form) -> list[Job]:
             accepted.append(upload)
     if not accepted:
         return []
-    scoring = scoring_tasks.scoring_params(form.scoring) if form.scoring else None
+    scoring = form.scoring.task_params() if form.scoring else None
     jobs, staged_files = [], []
     system = form.system_name()
     try:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from evaluation import services
+from evaluation.measures import specs
 from evaluation.trec import TrecFormatError
 
 MESSAGES = {
@@ -19,7 +20,7 @@ MESSAGES = {
     "run_name_taken": services.MESSAGES["run_name_taken"],
     "unknown_run": "No run with id {pk_value}.",
     "unknown_qrels": "No qrels version with id {pk_value}.",
-    "no_measures": "Name at least one measure, e.g. ndcg_cut.10.",
+    "no_measures": specs.MESSAGES["no_measures"],
     "tag_too_long": "A tag has at most 50 characters.",
     "whole_number": "Send a whole number.",
     "qrels_name": "A qrels name is letters, digits, hyphens and underscores, e.g. dl-2019.",
@@ -27,7 +28,85 @@ MESSAGES = {
 
 MAX_TAGS = 20
 MAX_ID = 2**63 - 1
-MAX_MEASURES = 50
+MAX_MEASURES = specs.MAX_MEASURES
+
+
+# --- scoring options: the fields of every request that scores (evaluations, run uploads,
+# the dashboards' parameters), read by evaluation.measures.specs, with its messages.
+
+
+class ScoringOptionField(serializers.Field):
+    """One scoring option, read (and refused, in its words) by evaluation.measures.specs."""
+
+    reader = staticmethod(lambda value: value)
+
+    def to_internal_value(self, data):
+        try:
+            return type(self).reader(data)
+        except specs.OptionsError as error:
+            raise serializers.ValidationError(str(error)) from None
+
+    def to_representation(self, value):
+        return value
+
+
+@extend_schema_field({"type": "string", "enum": list(specs.GAINS), "default": "linear"})
+class GainField(ScoringOptionField):
+    reader = staticmethod(specs.read_gain)
+
+
+@extend_schema_field(
+    {"type": "integer", "minimum": 1, "maximum": specs.MAX_RELEVANCE_LEVEL, "default": 1}
+)
+class RelevanceLevelField(ScoringOptionField):
+    reader = staticmethod(specs.read_relevance_level)
+
+
+@extend_schema_field({"type": "boolean", "default": False})
+class CompleteField(ScoringOptionField):
+    reader = staticmethod(specs.read_complete)
+
+
+@extend_schema_field({"type": "integer", "enum": [9, 10], "default": 9})
+class TrecEvalVersionField(ScoringOptionField):
+    reader = staticmethod(specs.read_trec_eval_version)
+
+
+@extend_schema_field({"type": "integer", "minimum": 1, "nullable": True, "default": None})
+class DepthField(ScoringOptionField):
+    reader = staticmethod(specs.read_depth)
+
+
+MEASURES_HELP = (
+    "Measures in either dialect, repeated: trec_eval's (ndcg_cut.10, P.5,10, map) or "
+    "ir_measures' (nDCG@10, P(rel=2)@5, AP, RR@10, ERR@20, RBP(p=0.8))"
+)
+
+
+def measures_field(help_text: str, **kwargs) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        max_length=MAX_MEASURES,
+        help_text=f"{MEASURES_HELP}; {help_text}",
+        **kwargs,
+    )
+
+
+class ScoringOptionsSerializer(serializers.Serializer):
+    """The options every scoring request shares; subclasses add what is theirs."""
+
+    gain = GainField(
+        required=False, default="linear", help_text="nDCG gain: the grade, or 2^grade - 1."
+    )
+    relevance_level = RelevanceLevelField(
+        required=False, default=1, help_text="Lowest grade that counts as relevant (-l)."
+    )
+    complete = CompleteField(
+        required=False,
+        default=False,
+        help_text="Topics judged but missing from a run score 0 (-c).",
+    )
 
 
 def sha256_of(upload) -> str:

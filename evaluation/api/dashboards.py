@@ -3,8 +3,8 @@ per-topic values are the ``topics`` action of runs, in runs.py). Leads and engin
 them, like runs and evaluations. The numbers are the pages' (evaluation.dashboards).
 
 Every endpoint takes the scoring in the query string: ``qrels`` (a qrels version's id;
-default the newest), ``measures`` (trec_eval -m arguments, repeated; default the dashboard
-set), ``gain``, ``relevance_level`` and ``complete``. A run not scored with them is a 404
+default the newest), ``measures`` (names in trec_eval's or ir_measures' dialect, repeated;
+default the dashboard set), ``gain``, ``relevance_level`` and ``complete``. A run not scored with them is a 404
 naming it: score it with POST /api/v1/evaluations/ (same options) first.
 """
 
@@ -20,7 +20,12 @@ from rest_framework.views import APIView
 
 from config.permissions import IsLeadOrEngineer
 from evaluation import dashboards, services
-from evaluation.api.common import MAX_MEASURES, MESSAGES, whole_number
+from evaluation.api.common import (
+    MESSAGES,
+    ScoringOptionsSerializer,
+    measures_field,
+    whole_number,
+)
 from evaluation.api.dashboard_serializers import (
     NOT_SCORED,
     ComparisonSerializer,
@@ -38,23 +43,12 @@ from evaluation.models import Run
 # --- parameters ----------------------------------------------------------------------------
 
 
-class ScoringParameters(serializers.Serializer):
+class ScoringParameters(ScoringOptionsSerializer):
     """Which stored evaluations an answer is about."""
 
     qrels = whole_number(help_text="A qrels version's id (default: the newest one).")
-    measures = serializers.ListField(
-        child=serializers.CharField(max_length=200),
-        required=False,
-        max_length=MAX_MEASURES,
-        help_text=(
-            "trec_eval -m arguments, repeated (measures=ndcg_cut.10&measures=map); default "
-            "the dashboard set: " + ", ".join(services.DASHBOARD_MEASURES)
-        ),
-    )
-    gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
-    relevance_level = serializers.IntegerField(min_value=1, max_value=32767, default=1)
-    complete = serializers.BooleanField(
-        default=False, help_text="Topics judged but missing from a run score 0 (-c)."
+    measures = measures_field(
+        "default the dashboard set: " + ", ".join(services.DASHBOARD_MEASURES)
     )
 
     def validate(self, data: dict) -> dict:
@@ -67,7 +61,7 @@ class ScoringParameters(serializers.Serializer):
                 complete=data["complete"],
             )
         except dashboards.ScoringError as error:
-            key = error.field if error.field in ("qrels", "measures") else "non_field_errors"
+            key = error.field if error.field in self.fields else "non_field_errors"
             raise ValidationError({key: [str(error)]}) from None
         return data
 

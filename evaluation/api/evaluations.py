@@ -14,7 +14,17 @@ from rest_framework.response import Response
 
 from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import measures, services
-from evaluation.api.common import MAX_MEASURES, MESSAGES, QueryParameters, created, whole_number
+from evaluation.api.common import (
+    MESSAGES,
+    DepthField,
+    QueryParameters,
+    ScoringOptionsSerializer,
+    TrecEvalVersionField,
+    created,
+    measures_field,
+    whole_number,
+)
+from evaluation.measures import specs
 from evaluation.models import Evaluation, QrelsVersion, Run
 
 
@@ -82,7 +92,7 @@ class EvaluationDetailSerializer(EvaluationSerializer):
         read_only_fields = fields
 
 
-class EvaluationRequestSerializer(serializers.Serializer):
+class EvaluationRequestSerializer(ScoringOptionsSerializer):
     run = serializers.PrimaryKeyRelatedField(
         queryset=Run.objects.all(), error_messages={"does_not_exist": MESSAGES["unknown_run"]}
     )
@@ -90,40 +100,33 @@ class EvaluationRequestSerializer(serializers.Serializer):
         queryset=QrelsVersion.objects.all(),
         error_messages={"does_not_exist": MESSAGES["unknown_qrels"]},
     )
-    measures = serializers.ListField(
-        child=serializers.CharField(max_length=200),
-        required=False,
+    measures = measures_field(
+        "e.g. ['ndcg_cut.10,20', 'map'] or ['nDCG@10', 'AP'].",
         default=list(services.DASHBOARD_MEASURES),
         allow_empty=False,
-        max_length=MAX_MEASURES,
         error_messages={"empty": MESSAGES["no_measures"]},
-        help_text="trec_eval -m arguments, e.g. ['ndcg_cut.10,20', 'map'].",
     )
-    gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
-    relevance_level = serializers.IntegerField(min_value=1, max_value=32767, default=1)
-    complete = serializers.BooleanField(
-        default=False, help_text="Topics judged but missing from the run score 0 (-c)."
+    trec_eval_version = TrecEvalVersionField(
+        required=False, default=9, help_text="Follow trec_eval 9.0.8 (9) or 10.0 (10)."
     )
-    trec_eval_version = serializers.ChoiceField(choices=[9, 10], default=9)
-    depth = serializers.IntegerField(
-        min_value=1, required=False, allow_null=True, default=None, help_text="-M"
+    depth = DepthField(
+        required=False, allow_null=True, default=None, help_text="-M: score the top DEPTH only."
     )
-
-    def validate_measures(self, specs: list[str]) -> list[str]:
-        try:
-            measures.parse_measures(specs)
-        except ValueError as error:
-            raise ValidationError(str(error)) from None
-        return specs
 
     def validate(self, data: dict) -> dict:
-        data["options"] = measures.Options(
-            relevance_level=data["relevance_level"],
-            gain=data["gain"],
-            trec_eval_version=data["trec_eval_version"],
-            depth=data["depth"],
-            complete=data["complete"],
-        )
+        try:
+            chosen = specs.read_scoring_options(
+                measures=data["measures"],
+                gain=data["gain"],
+                relevance_level=data["relevance_level"],
+                complete=data["complete"],
+                depth=data["depth"],
+                trec_eval_version=data["trec_eval_version"],
+            )
+        except specs.OptionsError as error:
+            key = error.field if error.field in self.fields else "non_field_errors"
+            raise ValidationError({key: [str(error)]}) from None
+        data["measures"], data["options"] = list(chosen.measures), chosen.options
         return data
 
 

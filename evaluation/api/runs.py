@@ -16,10 +16,11 @@ from rest_framework.validators import UniqueValidator
 from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import dashboards, scoring_tasks
 from evaluation.api.common import (
-    MAX_MEASURES,
     MAX_TAGS,
     MESSAGES,
     QueryParameters,
+    ScoringOptionsSerializer,
+    measures_field,
     sha256_of,
     whole_number,
 )
@@ -147,7 +148,7 @@ class RunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class RunUploadSerializer(serializers.Serializer):
+class RunUploadSerializer(ScoringOptionsSerializer):
     file = serializers.FileField(
         help_text="A TREC run file (qid Q0 docno rank score tag), gzip ok."
     )
@@ -171,15 +172,7 @@ class RunUploadSerializer(serializers.Serializer):
         help_text="Score the run against this qrels version as soon as it is imported (the "
         "same job): its leaderboard row is ready when the job finishes.",
     )
-    measures = serializers.ListField(
-        child=serializers.CharField(max_length=200),
-        required=False,
-        max_length=MAX_MEASURES,
-        help_text="With qrels: trec_eval -m arguments (default: the dashboard set).",
-    )
-    gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
-    relevance_level = serializers.IntegerField(min_value=1, max_value=32767, default=1)
-    complete = serializers.BooleanField(default=False, help_text="With qrels: -c.")
+    measures = measures_field("with qrels; default the dashboard set.")
 
     def validate(self, data: dict) -> dict:
         data["scoring"] = None
@@ -193,7 +186,8 @@ class RunUploadSerializer(serializers.Serializer):
                     complete=data["complete"],
                 )
             except dashboards.ScoringError as error:
-                raise ValidationError({"measures": [str(error)]}) from None
+                key = error.field if error.field in self.fields else "non_field_errors"
+                raise ValidationError({key: [str(error)]}) from None
         return data
 
 
@@ -284,7 +278,7 @@ class RunViewSet(
                 title=f"Import run {upload.name} of {data['system']}",
                 user=request.user,
                 task=scoring_tasks.import_and_score_task,
-                scoring=None if scoring is None else scoring_tasks.scoring_params(scoring),
+                scoring=None if scoring is None else scoring.task_params(),
                 **params,
             )
         except BaseException:

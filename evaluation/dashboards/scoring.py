@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from evaluation import measures, services
+from evaluation.measures import specs
 from evaluation.models import Evaluation, QrelsVersion, Run
 
 MEASURE_MENU = (
@@ -29,16 +30,24 @@ MEASURE_MENU = (
     "bpref",
     "judged.10",
 )
-# Measures whose "all" value is the mean over topics (not a count or a geometric mean).
-MEAN_MEASURES = frozenset(
-    {"ndcg", "ndcg_cut", "P", "recall", "map", "map_cut", "Rprec", "bpref", "recip_rank"}
-    | {"success", "judged"}
+# Offered beside the menu (when this installation computes them): a name of each other
+# measure that is a mean over topics; any other name can be typed in.
+MORE_MEASURES = (
+    "recall.10",
+    "map_cut.10",
+    "success.1",
+    "success.10",
+    "iprec_at_recall.0.5",
+    "RR@10",
+    "ERR@10",
+    "ERR@20",
+    "RBP(rel=1)",
+    "RBP",
+    "infAP",
+    "set_P",
+    "set_recall",
+    "set_F",
 )
-# Canonical order of the groups, so that the default choice is DASHBOARD_MEASURES itself.
-_GROUP_ORDER = ("ndcg_cut", "P", "map", "recip_rank", "judged", "ndcg", "recall", "map_cut")
-_GROUP_ORDER += ("Rprec", "bpref", "success")
-_RANK_CUTOFF = ("ndcg_cut", "P", "recall", "map_cut", "success", "judged")
-
 JUDGED_WARNING = 0.8  # judged@k below this: the other measures undercount the run
 MAX_TOPIC_LISTS = 12  # top-k lists shown on a topic page (each reads a run's artifact)
 PERMUTATIONS = 10_000
@@ -56,11 +65,8 @@ DEFAULT_K = 10
 MESSAGES = {
     "no_qrels": "No qrels version is stored yet: import qrels first.",
     "unknown_qrels": "No qrels version with id {pk}.",
-    "no_measures": "Choose at least one measure.",
-    "not_a_mean": (
-        "'{spec}': dashboards show means over topics, and {name} is not one; choose from "
-        "ndcg, ndcg_cut, P, recall, map, map_cut, Rprec, bpref, recip_rank, success, judged."
-    ),
+    "no_measures": specs.MESSAGES["no_measures"],
+    "not_a_mean": specs.MESSAGES["not_a_mean"],
     "judged_warning": (
         "Only {share:.0%} of the top {k} documents are judged (below {limit:.0%}): this run's "
         "other numbers count unjudged documents as not relevant and are likely too low."
@@ -90,41 +96,31 @@ class NotScored(LookupError):
 # --- what is scored ------------------------------------------------------------------------
 
 
-def canonical_specs(specs) -> tuple[str, ...]:
-    """trec_eval ``-m`` arguments as one canonical list: one argument per measure, cutoffs
-    merged and sorted, groups in a fixed order (``DASHBOARD_MEASURES`` is canonical), so the
-    same choice always finds the same stored evaluation."""
-    cutoffs: dict[str, set] = {}
-    for spec in specs:
-        try:
-            parsed = measures.parse_measures([spec])
-        except ValueError as error:
-            raise ScoringError("measures", str(error)) from None
-        for measure in parsed:
-            if measure.name not in MEAN_MEASURES:
-                message = MESSAGES["not_a_mean"].format(spec=spec, name=measure.name)
-                raise ScoringError("measures", message)
-            cutoffs.setdefault(measure.name, set()).update(measure.cutoffs)
-    if not cutoffs:
-        raise ScoringError("measures", MESSAGES["no_measures"])
-    ordered = sorted(cutoffs, key=_GROUP_ORDER.index)
-    return tuple(
-        name + ("." + ",".join(str(c) for c in sorted(cutoffs[name])) if cutoffs[name] else "")
-        for name in ordered
-    )
+def canonical_specs(measure_specs, options: measures.Options | None = None) -> tuple[str, ...]:
+    """Measure names (either dialect) as one canonical list (specs.canonical_measures), so
+    the same choice always finds the same stored evaluation; ``DASHBOARD_MEASURES`` is
+    canonical as it is."""
+    try:
+        return specs.canonical_measures(measure_specs, options or measures.Options())
+    except specs.OptionsError as error:
+        raise ScoringError(error.field, str(error)) from None
 
 
-def output_names(specs) -> list[str]:
-    """trec_eval output names of canonical specs, in their order: ndcg_cut_1, …, map."""
-    return [name for spec in specs for name in measures.parse_measures([spec])[0].output_names]
+def output_names(measure_specs, options: measures.Options | None = None) -> list[str]:
+    """The output names of canonical specs, in the evaluation's order: ndcg_cut_1, …, map,
+    then the measures named the ir_measures way (P(rel=2)@5, ERR@20)."""
+    return measures.output_names(list(measure_specs), options or measures.Options())
 
 
-def single_specs(specs) -> list[str]:
-    """Canonical specs split into one argument per output name (the form's checkboxes)."""
+def single_specs(measure_specs, options: measures.Options | None = None) -> list[str]:
+    """Canonical specs split into one name per output name (the form's checkboxes)."""
     return [
         "{}.{}".format(*name.rsplit("_", 1)) if _cutoff(name) else name
-        for name in output_names(specs)
+        for name in output_names(measure_specs, options)
     ]
+
+
+_RANK_CUTOFF = ("ndcg_cut", "P", "recall", "map_cut", "success", "judged")
 
 
 def _cutoff(name: str) -> int | None:
@@ -133,7 +129,10 @@ def _cutoff(name: str) -> int | None:
 
 
 def cutoff_of(name: str) -> int | None:
-    """The rank cutoff k of an output name: ndcg_cut_10 → 10, map → None."""
+    """The rank cutoff k of an output name: ndcg_cut_10 → 10, ERR@20 → 20, map → None."""
+    if "@" in name:
+        number = name.rpartition("@")[2]
+        return int(number) if number.isdigit() else None
     return _cutoff(name)
 
 
@@ -152,11 +151,30 @@ class Scoring:
 
     @property
     def names(self) -> list[str]:
-        return output_names(self.specs)
+        return output_names(self.specs, self.options)
 
     @property
     def is_default_measures(self) -> bool:
         return self.specs == tuple(services.DASHBOARD_MEASURES)
+
+    def task_params(self) -> dict:
+        """This scoring as a background task's arguments (plain JSON): see ``from_params``."""
+        chosen = specs.ScoringOptions(self.specs, self.options)
+        return {"qrels": self.qrels.pk, **chosen.params()}
+
+    @classmethod
+    def from_params(cls, params: dict) -> Scoring:
+        """The scoring of ``task_params`` (also those of tasks queued before ir_measures
+        names, whose measures were under "measure_specs"). QrelsVersion.DoesNotExist when
+        the qrels version is gone; ScoringError if the options no longer read."""
+        qrels = QrelsVersion.objects.get(pk=params["qrels"])
+        values = {k: v for k, v in params.items() if k not in ("qrels", "measure_specs")}
+        values.setdefault("measures", params.get("measure_specs"))
+        try:
+            chosen = specs.read_scoring_options(**values)
+        except specs.OptionsError as error:
+            raise ScoringError(error.field, str(error)) from None
+        return cls(qrels=qrels, specs=tuple(chosen.measures), options=chosen.options)
 
     def params(self) -> list[tuple[str, str]]:
         """The query parameters that select this scoring (defaults left out)."""
@@ -201,11 +219,12 @@ def make_scoring(
     *,
     qrels: QrelsVersion | int | None = None,
     measure_specs=None,
-    gain: str = "linear",
-    relevance_level: int = 1,
-    complete: bool = False,
+    gain=None,
+    relevance_level=None,
+    complete=None,
 ) -> Scoring:
-    """A Scoring from a page's or the API's parameters; ScoringError names a bad one."""
+    """A Scoring from a page's, the API's or a task's parameters, raw or typed (read by
+    evaluation.measures.specs); ScoringError names a bad one."""
     if qrels is None:
         qrels = default_qrels()
         if qrels is None:
@@ -215,12 +234,18 @@ def make_scoring(
         if found is None:
             raise ScoringError("qrels", MESSAGES["unknown_qrels"].format(pk=qrels))
         qrels = found
-    specs = canonical_specs(measure_specs or services.DASHBOARD_MEASURES)
     try:
-        options = measures.Options(relevance_level=relevance_level, gain=gain, complete=complete)
-    except ValueError as error:
-        raise ScoringError("options", str(error)) from None
-    return Scoring(qrels=qrels, specs=specs, options=options)
+        chosen = specs.read_scoring_options(
+            measures=measure_specs,
+            gain=gain,
+            relevance_level=relevance_level,
+            complete=complete,
+            default_measures=services.DASHBOARD_MEASURES,
+        )
+    except specs.OptionsError as error:
+        raise ScoringError(error.field, str(error)) from None
+    canonical = canonical_specs(chosen.measures, chosen.options)
+    return Scoring(qrels=qrels, specs=canonical, options=chosen.options)
 
 
 def scored(scoring: Scoring):

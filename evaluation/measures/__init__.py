@@ -14,7 +14,7 @@ graded (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers)
 from .catalog import DEFAULT_MEASURES, Measure, Options, parse_measures
 from .dialects import MeasureRequest, display_name, ir_name, ir_names, is_mean, parse_request
 from .frames import qrels_frame, run_frame
-from .grouped import evaluate, parse_requests
+from .grouped import evaluate, output_names, parse_requests
 from .report import format_trec_eval
 from .scoring import Evaluation
 
@@ -30,6 +30,7 @@ __all__ = [
     "ir_name",
     "ir_names",
     "is_mean",
+    "output_names",
     "parse_measures",
     "parse_request",
     "parse_requests",

@@ -25,6 +25,7 @@ Measures that need other parameters than the request's are scored in a group of 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -213,21 +214,26 @@ def parse_request(spec: str) -> MeasureRequest:
         return MeasureRequest(spec=text, trec=text)
     match = _SPEC.fullmatch(text)
     if match is None:
+        base, dot, _ = text.partition(".")
+        if dot and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", base):  # a trec_eval-style name
+            raise ValueError(_unknown(base, spec))
         raise ValueError(MESSAGES["syntax"].format(spec=spec))
     name = ALIASES.get(match["name"], match["name"])
     family = FAMILIES.get(name)
     if family is None:
-        raise ValueError(
-            MESSAGES["unknown"].format(
-                name=match["name"],
-                spec=spec,
-                ir_known=", ".join(FAMILIES),
-                trec_known=", ".join(catalog.measure_names()),
-            )
-        )
+        raise ValueError(_unknown(match["name"], spec))
     params = _read_params(spec, name, family, match["params"])
     cutoff = _read_cutoff(spec, name, family, match["cutoff"])
     return _request(spec, name, family, cutoff, params)
+
+
+def _unknown(name: str, spec: str) -> str:
+    return MESSAGES["unknown"].format(
+        name=name,
+        spec=spec,
+        ir_known=", ".join(FAMILIES),
+        trec_known=", ".join(catalog.measure_names()),
+    )
 
 
 def catalog_name(text: str) -> bool:
@@ -387,6 +393,8 @@ def ir_name(output_name: str, relevance_level: int = 1) -> str:
     names with no ir_measures twin (gm_map, utility) are returned as they are."""
     if output_name in _IR_PLAIN:
         family, cutoff = _IR_PLAIN[output_name], None
+    elif "@" in output_name or "(" in output_name or output_name in FAMILIES:
+        return _with_level(output_name, relevance_level)
     else:
         base, _, number = output_name.rpartition("_")
         if base not in _IR_CUT or not number:
@@ -400,6 +408,20 @@ def ir_name(output_name: str, relevance_level: int = 1) -> str:
     if family == "NumRelRet":
         return _ir_text("NumRet", None, rel=relevance_level)
     return _ir_text(family, cutoff, rel=rel)
+
+
+def _with_level(name: str, relevance_level: int) -> str:
+    """An ir_measures name scored at the request's level: with rel=level when that is not
+    ir_measures' default of 1 and the name sets no rel of its own."""
+    if relevance_level == 1:
+        return name
+    try:
+        request = parse_request(name)
+    except ValueError:
+        return name
+    if request.family not in _REL_FAMILIES or request.rel is not None:
+        return name
+    return dataclasses.replace(request, rel=relevance_level).name()
 
 
 def display_name(output_name: str) -> str:

@@ -31,7 +31,7 @@ from .catalog import DEFAULT_MEASURES, Options
 from .dialects import MeasureRequest, parse_request
 from .graded import score_ours
 
-__all__ = ["evaluate", "parse_requests"]
+__all__ = ["evaluate", "output_names", "parse_requests"]
 
 _DEFAULT_OPTIONS = Options()
 _SUMS = frozenset({"num_ret", "num_rel", "num_rel_ret"})
@@ -66,14 +66,8 @@ def evaluate(
     trec_eval's order, then the other groups' and our own measures in the order asked.
     Raises ValueError as scoring.evaluate does, and for names neither dialect knows.
     """
-    requests = parse_requests(measures)
-    level = options.relevance_level
-    groups: dict[tuple, list[MeasureRequest]] = {(level, None, False): []}
-    for request in requests:
-        if request.rel == level and request.family not in (None, "RBP"):
-            request = dataclasses.replace(request, rel=None)
-        groups.setdefault(request.group(level), []).append(request)
-    main_key = (level, None, False)
+    groups = _plan(measures, options)
+    main_key = (options.relevance_level, None, False)
     main = _score_group(qrels, run, groups.pop(main_key), options, main=True)
     base = main.evaluation
     columns: dict[str, np.ndarray] = {}
@@ -117,6 +111,36 @@ def evaluate(
     )
 
 
+def _plan(specs: Sequence[str] | str, options: Options) -> dict[tuple, list[MeasureRequest]]:
+    """The requests by option group, the request's own group first (maybe empty). A rel
+    equal to the request's level is no option of its own (P(rel=1)@5 is P@5 with -l 1)."""
+    level = options.relevance_level
+    groups: dict[tuple, list[MeasureRequest]] = {(level, None, False): []}
+    for request in parse_requests(specs):
+        if request.rel == level and request.family not in (None, "RBP"):
+            request = dataclasses.replace(request, rel=None)
+        groups.setdefault(request.group(level), []).append(request)
+    return groups
+
+
+def output_names(specs: Sequence[str] | str, options: Options = _DEFAULT_OPTIONS) -> list[str]:
+    """The names `evaluate(qrels, run, specs, options).measures` will have, in its order,
+    without scoring anything. ValueError as parse_requests."""
+    names: list[str] = []
+    for index, requests in enumerate(_plan(specs, options).values()):
+        engine = [r for r in requests if r.trec is not None]
+        if index == 0:
+            specs_ = _engine_specs(engine, keep_trec_rule=True)
+            if specs_:
+                for measure in catalog.parse_measures(specs_):
+                    if measure.name != "runid":
+                        names += measure.output_names
+        else:
+            names += [r.name() for r in engine]
+        names += [r.name() for r in requests if r.ours is not None]
+    return list(dict.fromkeys(names))
+
+
 @dataclasses.dataclass
 class _Scored:
     evaluation: scoring.Evaluation  # per_topic holds the group's columns under `names`
@@ -155,8 +179,6 @@ def _score_group(
             qrels, run, frame.get_column("qid"), ours, options, options.relevance_level
         )
         for request, value in zip(ours, values, strict=True):
-            if request.family == "RR" and request.rel is None and options.relevance_level != 1:
-                request = dataclasses.replace(request, rel=options.relevance_level)
             name = request.name()
             if name not in extra:
                 extra[name] = value

@@ -12,6 +12,7 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 
 from evaluation import dashboards, services, significance, tasks
+from evaluation.measures.specs import MESSAGES
 from evaluation.models import Evaluation
 from jobs.models import Job, JobStatus
 from jobs.services import start_job
@@ -88,8 +89,14 @@ def test_the_leaderboard_sorts_and_takes_other_options(client, world):
         ({"measures": "num_ret"}, "measures", "dashboards show means over topics"),
         ({"measures": "ndcg_cut.0"}, "measures", "is not a positive integer"),
         ({"qrels": 999}, "qrels", "No qrels version with id 999."),
-        ({"relevance_level": 0}, "relevance_level", "greater than or equal to 1"),
-        ({"gain": "log"}, "gain", "is not a valid choice"),
+        ({"measures": "nDCG@x"}, "measures", "the cutoff 'x' is not a whole number"),
+        (
+            {"relevance_level": 0},
+            "relevance_level",
+            MESSAGES["relevance_level"].format(value="'0'"),
+        ),
+        ({"gain": "log"}, "gain", MESSAGES["gain"].format(value="'log'")),
+        ({"complete": "maybe"}, "complete", MESSAGES["complete"].format(value="'maybe'")),
     ],
 )
 def test_bad_options_are_a_400_naming_them(client, world, params, field, message):

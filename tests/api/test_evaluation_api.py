@@ -6,6 +6,7 @@ import pytest
 from accounts.tokens import create_token
 from evaluation import api as evaluation_api
 from evaluation import measures, services, trec
+from evaluation.measures import specs
 from evaluation.models import Evaluation, QrelsEntry, QrelsVersion, Run, System
 from jobs.models import Job, JobStatus
 from tests.api.conftest import OTHER_RUN, QRELS, RUN, upload
@@ -382,7 +383,8 @@ def test_an_unknown_measure_is_400_with_the_parsers_words(client, run, qrels):
 
     assert response.status_code == 400
     [message] = response.json()["measures"]
-    assert message.startswith("unknown measure 'ndgc' in 'ndgc.10'; known measures: runid,")
+    assert message.startswith("unknown measure 'ndgc' in 'ndgc.10'; known ir_measures names: nDCG,")
+    assert "known trec_eval names: runid, num_q," in message
 
 
 def test_evaluation_inputs_are_checked_field_by_field(client, run):
@@ -405,10 +407,11 @@ def test_evaluation_inputs_are_checked_field_by_field(client, run):
         "run": ["No run with id 999."],
         "qrels": ["Incorrect type. Expected pk value, received str."],
         "measures": [evaluation_api.MESSAGES["no_measures"]],
-        "gain": ['"cubic" is not a valid choice.'],
-        "relevance_level": ["Ensure this value is greater than or equal to 1."],
-        "trec_eval_version": ['"8" is not a valid choice.'],
-        "depth": ["Ensure this value is greater than or equal to 1."],
+        # The words of evaluation.measures.specs, as on every other input shape.
+        "gain": [specs.MESSAGES["gain"].format(value="'cubic'")],
+        "relevance_level": [specs.MESSAGES["relevance_level"].format(value="0")],
+        "trec_eval_version": [specs.MESSAGES["trec_eval_version"].format(value="8")],
+        "depth": [specs.MESSAGES["depth"].format(value="0")],
     }
 
 
@@ -444,8 +447,8 @@ def test_evaluation_list_leaves_out_per_topic_values_and_filters(client, run, qr
 def test_listing_evaluations_costs_the_same_few_queries_however_many_there_are(
     client, run, qrels, media_root, django_assert_max_num_queries
 ):
-    for specs in (["map"], ["P.5"], ["ndcg"]):
-        services.evaluate_run(run=run, qrels=qrels, measure_specs=specs)
+    for measure_specs in (["map"], ["P.5"], ["ndcg"]):
+        services.evaluate_run(run=run, qrels=qrels, measure_specs=measure_specs)
     # 1 session, 2 user, 3 the user's roles, 4 count, 5 the page with runs, systems and qrels
     with django_assert_max_num_queries(5):
         response = client.get(EVALUATIONS_URL)

@@ -118,3 +118,13 @@ def test_a_bad_ir_measures_name_is_a_usage_error(files):
     assert (
         result.stderr == "CommandError: 'nDCG@ten': the cutoff 'ten' is not a whole number >= 1\n"
     )
+
+
+def test_options_are_refused_with_the_shared_readers_words(files):
+    from evaluation.measures.specs import MESSAGES
+
+    result = manage("evaluate", *files, "-l", "x", settings="no.such.settings")
+    assert result.returncode == 1
+    assert result.stderr == f"CommandError: {MESSAGES['relevance_level'].format(value=repr('x'))}\n"
+    result = manage("evaluate", *files, "-M", "0", settings="no.such.settings")
+    assert result.stderr == f"CommandError: {MESSAGES['depth'].format(value=repr('0'))}\n"

@@ -323,3 +323,22 @@ def test_the_gate_help_says_judged_is_not_gated_and_p_values_are_holm_adjusted()
     help_text = " ".join(result.stdout.split())
     assert "Holm-adjusted over all the gated measures" in help_text
     assert "except judged.k" in help_text
+
+
+def test_the_gate_takes_ir_measures_names_and_leaves_counts_out(files):
+    result = manage(
+        str(files / "qrels.txt"),
+        str(files / "weak.run"),
+        *["-m", "nDCG@10", "-m", "P(rel=2)@5", "-m", "ERR@10", "-m", "NumRet(rel=2)"],
+        "--baseline",
+        str(files / "strong.run"),
+        "--fail-if-worse",
+        "--format",
+        "json",
+    )
+
+    assert result.returncode == 1, result.stderr
+    comparison = json.loads(result.stdout)["comparison"]
+    # NumRet(rel=2) is a count: reported in the evaluation, never compared or gated.
+    assert comparison["gated"] == ["ndcg_cut_10", "ERR@10", "P(rel=2)@5"]
+    assert "ERR@10" in result.stderr.splitlines()[-1]

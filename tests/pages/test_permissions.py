@@ -114,6 +114,7 @@ MATRIX = [
         None,
         owner(302),
     ),  # a row for htmx; else the job
+    ("GET", "evaluation/measures/", None, readers(200)),
     ("GET", "evaluation/leaderboard/", None, readers(200)),
     ("POST", "evaluation/leaderboard/score/", "score", engineers(302)),
     ("GET", "evaluation/topics/{qid}/?" + SCORED, None, readers(200)),

@@ -24,6 +24,7 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import cli, dashboards, measures, services, significance, trec
+from evaluation.measures import reference
 from evaluation.models import QrelsVersion, Run
 
 GATE_TEST = "randomisation"
@@ -61,6 +62,11 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=dashboards.COMPARISON_SEED)
 
     def handle(self, *args, **opts):
+        if opts["list_measures"]:
+            sys.stdout.write(reference.format_text())
+            return
+        if not opts["qrels"] or not opts["run"]:
+            raise CommandError(cli.MISSING_FILES)
         if opts["fail_if_worse"] and not opts["baseline"]:
             raise CommandError("--fail-if-worse needs --baseline RUN")
         if not 0 < opts["alpha"] < 1:
