@@ -23,5 +23,8 @@ RUN SECRET_KEY=build-only python manage.py collectstatic --no-input -v 0
 USER app
 EXPOSE 8000
 VOLUME ["/data"]
+# /readyz: database, storage and cache reachable (config/health.py); /healthz: process up.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
+    CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/readyz', timeout=2)"]
 # Same commands as README "Production": migrate, then serve. The worker overrides CMD.
 CMD ["sh", "-c", "python manage.py migrate --no-input && exec gunicorn config.wsgi --bind 0.0.0.0:8000 --workers ${WEB_WORKERS:-3} --timeout 120 --access-logfile -"]
