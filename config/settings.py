@@ -50,6 +50,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "config.storage.StorageUnavailableMiddleware",  # 503 when the file store fails a write
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -144,8 +145,36 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "staticfiles")))
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
+# Run files, their Parquet artifacts and staged imports go through Django's storage API: a
+# local folder (MEDIA_ROOT) by default, or an S3-compatible bucket (AWS S3, MinIO) when
+# S3_BUCKET is set, so that web nodes and workers on different machines share them. Keys
+# come from S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY, or boto3's usual sources (AWS_* variables,
+# an instance role) when those are unset. Nothing is public: downloads go through the app.
+S3_BUCKET = env_str("S3_BUCKET", "")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": (
+        {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": S3_BUCKET,
+                "endpoint_url": env_str("S3_ENDPOINT_URL", "") or None,
+                "region_name": env_str("S3_REGION", "") or None,
+                "access_key": env_str("S3_ACCESS_KEY_ID", "") or None,
+                "secret_key": env_str("S3_SECRET_ACCESS_KEY", "") or None,
+                "location": env_str("S3_PREFIX", ""),
+                # MinIO and most S3-compatible servers want path-style addresses.
+                "addressing_style": env_str("S3_ADDRESSING_STYLE", "path"),
+                "signature_version": "s3v4",
+                "default_acl": None,
+                "querystring_auth": True,
+                # A name already taken gets a fresh suffix, as on the local disk: a stored
+                # run's file is never replaced in place.
+                "file_overwrite": False,
+            },
+        }
+        if S3_BUCKET
+        else {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    ),
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
