@@ -27,4 +27,6 @@ VOLUME ["/data"]
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
     CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/readyz', timeout=2)"]
 # Same commands as README "Production": migrate, then serve. The worker overrides CMD.
-CMD ["sh", "-c", "python manage.py migrate --no-input && exec gunicorn config.wsgi --bind 0.0.0.0:8000 --workers ${WEB_WORKERS:-3} --timeout 120 --access-logfile -"]
+# /metrics sums the gunicorn workers' counters through PROMETHEUS_MULTIPROC_DIR, emptied at start.
+ENV PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus
+CMD ["sh", "-c", "rm -rf \"$PROMETHEUS_MULTIPROC_DIR\" && mkdir -p \"$PROMETHEUS_MULTIPROC_DIR\" && python manage.py migrate --no-input && exec gunicorn config.wsgi --bind 0.0.0.0:8000 --workers ${WEB_WORKERS:-3} --timeout 120 --access-logfile -"]

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 from config.env import env_bool, env_int, env_list, env_str
@@ -39,6 +40,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Times every request and answers /metrics (config/metrics.py); ids every request and its
+    # log lines (config/request_ids.py).
+    "config.metrics.MetricsMiddleware",
+    "config.request_ids.RequestIdMiddleware",
     # /healthz and /readyz answer before the host check and the https redirect (config/health.py)
     "config.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -259,9 +264,32 @@ SECURE_CSP = {
     "frame-ancestors": [CSP.NONE],
 }
 
+# Prometheus scrapes /metrics with this bearer token; unset, /metrics does not exist.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+
+# Every log line carries the request's id (X-Request-ID, "-" outside a request); with
+# LOG_FORMAT=json each line is one JSON object, for log collectors.
+LOG_FORMAT = env_str("LOG_FORMAT", "text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r}: use text or json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "config.request_ids.RequestIdFilter"}},
+    "formatters": {
+        "text": {"format": "%(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(request_id)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            "formatter": LOG_FORMAT,
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
