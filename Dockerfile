@@ -1,5 +1,8 @@
-# Production image: slim Python 3.13, non-root, gunicorn, static files collected at build.
+# Qrelsmith's production image: slim Python 3.13, non-root, gunicorn, static files collected
+# at build. `docker build -t qrelsmith .` (compose.yaml builds it as qrelsmith-web and -worker).
 FROM python:3.13-slim
+LABEL org.opencontainers.image.title="Qrelsmith" \
+      org.opencontainers.image.description="Build relevance judgments and measure search quality with them."
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

@@ -224,7 +224,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
-    "TITLE": "Relevance Studio API",
+    "TITLE": "Qrelsmith API",
     "DESCRIPTION": "Relevance judgments, qrels, runs and trec_eval-exact evaluation.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
