@@ -642,14 +642,14 @@ def gold() -> None:
 def campaigns() -> None:
     rejected(
         "campaigns/not_an_object.json",
-        b'["relevance-studio-campaign", 1]\n',
+        b'["qrelsmith-campaign", 1]\n',
         "command:import_campaign",
         "JSON that is not an object",
         "not_an_object.json: the document must be a JSON object",
     )
     rejected(
         "campaigns/duplicate_key.json",
-        b'{"format": "relevance-studio-campaign", "version": 1, "version": 1}\n',
+        b'{"format": "qrelsmith-campaign", "version": 1, "version": 1}\n',
         "command:import_campaign",
         "duplicate JSON key",
         "duplicate_key.json: document: key 'version' appears more than once",
@@ -664,7 +664,7 @@ def campaigns() -> None:
     )
     rejected(
         "campaigns/nan.json",
-        b'{"format": "relevance-studio-campaign", "version": NaN}\n',
+        b'{"format": "qrelsmith-campaign", "version": NaN}\n',
         "command:import_campaign",
         "NaN is not JSON",
         "nan.json",
@@ -672,7 +672,7 @@ def campaigns() -> None:
     )
     rejected(
         "campaigns/latin1.json",
-        '{"format": "relevance-studio-campaign", "campaign": "Über"}'.encode("latin-1"),
+        '{"format": "qrelsmith-campaign", "campaign": "Über"}'.encode("latin-1"),
         "command:import_campaign",
         "latin-1 bytes",
         "latin1.json",
@@ -680,7 +680,7 @@ def campaigns() -> None:
     )
     rejected(
         "campaigns/truncated.json.gz",
-        gz(b'{"format": "relevance-studio-campaign", "version": 1}' * 20)[:-10],
+        gz(b'{"format": "qrelsmith-campaign", "version": 1}' * 20)[:-10],
         "command:import_campaign",
         "truncated gzip",
         "truncated.json.gz",
@@ -699,7 +699,7 @@ def campaigns() -> None:
         b'{"format": "something-else", "version": 1}\n',
         "command:import_campaign",
         "another program's JSON",
-        "wrong_format.json: format: must be 'relevance-studio-campaign'",
+        "wrong_format.json: format: must be 'qrelsmith-campaign'",
     )
     rejected(
         "campaigns/empty.json",
