@@ -8,7 +8,7 @@ exponential gain, `-l`, `-M` and `-c`. Measures are named in trec_eval's dialect
 ir_measures'. Modules: catalog (trec_eval's measure names and `-m` syntax), dialects
 (ir_measures names, and how people read names), grouped (a request in both dialects, scored
 by option group), ranking (trec_eval's document order), scoring (the trec_eval measures),
-graded (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers).
+cascade (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers).
 """
 
 from .catalog import DEFAULT_MEASURES, Measure, Options, parse_measures

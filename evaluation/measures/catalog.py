@@ -204,6 +204,11 @@ def _parse_cutoffs(spec: str, params: str, kind: _Kind) -> tuple[int, ...] | tup
     return tuple(values)
 
 
+# Names printed with %ld, and names with no per-topic line (runid has no value at all).
+COUNT_NAMES = frozenset(name for name, kind in _KINDS.items() if kind.integer)
+SUMMARY_ONLY_NAMES = frozenset(name for name, kind in _KINDS.items() if not kind.per_topic)
+
+
 def is_measure_name(name: str) -> bool:
     """Whether trec_eval knows `name` as a measure or a nickname (official, ...)."""
     return name in _KINDS or name in _NICKNAMES
@@ -212,8 +217,3 @@ def is_measure_name(name: str) -> bool:
 def measure_names() -> list[str]:
     """trec_eval's measure names and nicknames, in its table order."""
     return [*_KINDS, *_NICKNAMES]
-
-
-# Names printed with %ld, and names with no per-topic line (runid has no value at all).
-COUNT_NAMES = frozenset(name for name, kind in _KINDS.items() if kind.integer)
-SUMMARY_ONLY_NAMES = frozenset(name for name, kind in _KINDS.items() if not kind.per_topic)

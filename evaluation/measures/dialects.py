@@ -13,7 +13,7 @@ NumRet(rel=1), its name for it).
 A name that trec_eval knows (with its `.` parameters) is read as trec_eval's; any other as
 ir_measures'. Each ir_measures name maps onto the engine's trec_eval measure with the same
 numbers (nDCG@10 is ndcg_cut.10), or onto a measure of ours (ERR@k, RR@k, RBP: see
-graded.py). Parameters:
+cascade.py). Parameters:
     rel=N          the relevance level of this measure alone (trec_eval's -l for it); without
                    it the request's level applies (1 unless -l says otherwise)
     judged_only    score only the retrieved documents that are judged (trec_eval's -J)
@@ -76,7 +76,7 @@ class _Family:
 
     trec: the trec_eval measure family with a cutoff (or the only one, when cutoff is
         "none"); trec_plain: the family without a cutoff, when the cutoff is optional.
-    ours: one of our own measures (graded.py) instead of a trec_eval one.
+    ours: one of our own measures (cascade.py) instead of a trec_eval one.
     cutoff: "required", "optional", "none", or "recall" (a point in [0, 1]).
     """
 
@@ -430,8 +430,9 @@ def display_name(output_name: str) -> str:
 
 
 # Output names whose "all" value is not the mean of the per-topic values: counts (summed),
-# gm_map (a geometric mean) and runid; and the ir_measures names of counts.
-_NOT_MEANS = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "gm_map"})
+# what has no per-topic value (runid, num_q, gm_map), geometric means; and the ir_measures
+# names of counts.
+_NOT_MEANS = catalog.COUNT_NAMES | catalog.SUMMARY_ONLY_NAMES | {"gm_map", "gm_bpref"}
 _COUNT_FAMILIES = ("NumQ", "NumRet", "NumRel")
 
 

@@ -7,7 +7,7 @@ judged documents only): the group of the request's own options, whose values kee
 trec_eval output names (ndcg_cut_10, ndcg_cut_20: `-m P@5` and `-m P.5` are one column),
 and one group per other option set, whose values are named by their ir_measures names
 (P(rel=2)@5). Each group is scored by the trec_eval engine once (scoring.py, vectorised),
-plus our own measures (graded.py) when the group has any. Topics are the request's: a
+plus our own measures (cascade.py) when the group has any. Topics are the request's: a
 measure scored over judged documents only is 0 on a topic none of whose retrieved documents
 is judged, as trec_eval -J gives.
 
@@ -27,9 +27,9 @@ import polars as pl
 from evaluation import topk
 
 from . import catalog, scoring
+from .cascade import score_ours
 from .catalog import DEFAULT_MEASURES, Options
 from .dialects import MeasureRequest, parse_request
-from .graded import score_ours
 
 __all__ = ["evaluate", "output_names", "parse_requests"]
 

@@ -1,6 +1,6 @@
 """Every measure as people look it up (pure): its names in both dialects, its parameters and
 defaults, its formula, and how ties, unjudged documents and -c affect it. What the measures
-page and `evaluate --list-measures` show; the formulas are those scoring.py and graded.py
+page and `evaluate --list-measures` show; the formulas are those scoring.py and cascade.py
 compute (their docstrings give the same)."""
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaluation.measures import Options, catalog, evaluate, ir_name, parse_request
+from evaluation.measures.cascade import ERR_MAX_GRADE
 from evaluation.measures.dialects import MESSAGES
-from evaluation.measures.graded import ERR_MAX_GRADE
 from tests.evaluation.test_measures import (
     TOLERANCE,
     collections,
