@@ -152,10 +152,13 @@ class MeasureRequest:
         return self.family is None
 
     def group(self, relevance_level: int) -> tuple:
-        """The options this measure is scored with: (relevance level, gains, judged_only).
-        RBP's rel is its own parameter (binary RBP), not a level for the group."""
+        """The options this measure is scored with: (relevance level, gains, judged_only,
+        SetF's beta). RBP's rel is its own parameter (binary RBP), not a level for the group.
+        A SetF with another beta is scored apart: trec_eval takes one beta per run, the
+        first given (`-m set_F.0.5 -m set_F` prints set_F with beta 0.5 alone)."""
         rel = self.rel if self.rel is not None and self.family != "RBP" else relevance_level
-        return (rel, self.gains, self.judged_only)
+        beta = self.beta if self.family == "SetF" and self.beta != SET_F_BETA else None
+        return (rel, self.gains, self.judged_only, beta)
 
     def name(self, *, with_rel: bool = True) -> str:
         """The canonical ir_measures name: nDCG@10, P(rel=2)@5, RBP(rel=1,p=0.5)."""

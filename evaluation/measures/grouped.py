@@ -67,7 +67,7 @@ def evaluate(
     Raises ValueError as scoring.evaluate does, and for names neither dialect knows.
     """
     groups = _plan(measures, options)
-    main_key = (options.relevance_level, None, False)
+    main_key = (options.relevance_level, None, False, None)
     main = _score_group(qrels, run, groups.pop(main_key), options, main=True)
     base = main.evaluation
     columns: dict[str, np.ndarray] = {}
@@ -76,7 +76,7 @@ def evaluate(
     for name in main.names:
         columns[name] = base.per_topic.get_column(name).to_numpy()
         means[name] = base.means[name] if name in base.means else _mean(name, columns[name])
-    for (rel, gains, judged_only), members in groups.items():
+    for (rel, gains, judged_only, _), members in groups.items():
         group_options = dataclasses.replace(options, relevance_level=rel)
         group_qrels = _with_gains(qrels, gains) if gains else qrels
         group_run = run
@@ -115,7 +115,7 @@ def _plan(specs: Sequence[str] | str, options: Options) -> dict[tuple, list[Meas
     """The requests by option group, the request's own group first (maybe empty). A rel
     equal to the request's level is no option of its own (P(rel=1)@5 is P@5 with -l 1)."""
     level = options.relevance_level
-    groups: dict[tuple, list[MeasureRequest]] = {(level, None, False): []}
+    groups: dict[tuple, list[MeasureRequest]] = {(level, None, False, None): []}
     for request in parse_requests(specs):
         if request.rel == level and request.family not in (None, "RBP"):
             request = dataclasses.replace(request, rel=None)

@@ -232,7 +232,7 @@ def canonical_measures(specs: Iterable[str], options: Options = _DEFAULTS) -> tu
             request = parse_request(spec)
             if request.rel == level and request.family not in (None, "RBP"):
                 request = dataclasses.replace(request, rel=None)
-            own_group = request.group(level) == (level, None, False)
+            own_group = request.group(level) == (level, None, False, None)
             if request.trec is not None and (request.is_trec_dialect or own_group):
                 parsed = catalog.parse_measures([request.trec])
             else:

@@ -49,6 +49,7 @@ OTHER_PROVIDERS = [
 ]  # fmt: skip
 # Names whose trec_eval measure comes with the full all_trec set (branch `scoring`).
 ALL_TREC_NAMES = ["infAP", "infAP(rel=2)", "SetP", "SetP(rel=2)", "SetR", "SetF", "SetR(rel=2)"]
+ALL_TREC_NAMES += ["SetF(beta=0.5)", "SetF(rel=2,beta=2.0)", "SetP(judged_only=True)"]
 
 
 def ours(qrels, run, names, **options) -> dict[str, dict[str, float]]:
