@@ -131,6 +131,10 @@ def evaluate(
 
     per_topic = pl.DataFrame({"qid": topics, **columns})
     means = {name: _mean(name, values, missing, options) for name, values in columns.items()}
+    if options.complete and "num_rel" in means:
+        # With -c both versions' summary num_rel goes back to the qrels (m_num_rel.c,
+        # te_calc_avg_num_rel): every judgment with grade > 0 of every topic, whatever -l says.
+        means["num_rel"] = float((judgments.get_column("grade") > 0).sum())
     return Evaluation(
         measures=list(columns),
         per_topic=per_topic,

@@ -215,7 +215,7 @@ def test_topics_missing_from_the_run_are_skipped_unless_complete():
     assert skipped.per_topic["qid"].to_list() == ["1", "2"]
     assert skipped.means == {"num_q": 2, "num_rel": 2, "P_1": 0.5}
 
-    for version, num_rel in ((9, 2), (10, 3)):
+    for version in (9, 10):
         complete = evaluate(
             qrels_frame(qrels),
             run_frame(run),
@@ -224,10 +224,27 @@ def test_topics_missing_from_the_run_are_skipped_unless_complete():
         )
         assert complete.per_topic["qid"].to_list() == ["1", "2", "3"]
         assert complete.missing_topics == ("3",)
-        assert complete.means == {"num_q": 3, "num_rel": num_rel, "P_1": 1 / 3}, (
-            f"trec_eval {version}: 9.0.8 never evaluates topic 3, so it adds no judgments "
-            "to num_rel; 10.0 scores it against an empty ranking and counts its judgment"
+        assert complete.means == {"num_q": 3, "num_rel": 3, "P_1": 1 / 3}, (
+            f"trec_eval {version}: with -c the summary num_rel counts the judgments with "
+            "grade > 0 of every qrels topic (te_calc_avg_num_rel), topic 3 included"
         )
+
+
+@pytest.mark.parametrize("version", [9, 10])
+def test_complete_num_rel_summary_counts_every_positive_judgment_whatever_the_level(version):
+    # What trec_eval 9.0.8 and 10.0 print for `-c -l 2 -m num_rel -m num_rel_ret`: the summary
+    # num_rel goes back to the qrels and counts grades > 0 (not >= -l), the per-topic values
+    # and num_rel_ret follow -l.
+    qrels = {"1": {"a": 1, "b": 2, "n": -1, "z": 0}, "2": {"c": 3}, "3": {"d": 1, "e": 2}}
+    run = {"1": {"a": 2.0, "b": 1.0}, "2": {"x": 1.0}}
+    result = evaluate(
+        qrels_frame(qrels),
+        run_frame(run),
+        ["num_rel", "num_rel_ret"],
+        Options(complete=True, relevance_level=2, trec_eval_version=version),
+    )
+    assert result.means == {"num_rel": 5, "num_rel_ret": 1}
+    assert result.per_topic["num_rel"].to_list()[:2] == [1, 1]
 
 
 def test_topics_only_in_the_run_are_ignored():
