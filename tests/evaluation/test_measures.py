@@ -335,6 +335,34 @@ def test_cutoffs_default_like_trec_eval_and_parse_its_syntax(spec, names):
     assert measure.output_names == names
 
 
+def test_parameters_in_trec_eval_syntax_and_their_printed_names():
+    # trec_eval's own `make quicktest` line: atol reads 23.4 as 23; cutoffs are sorted and
+    # printed "%3.2f"; lists and pairs keep the text given in the name.
+    specs = ["Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0", "11pt_avg..25,.5,.75"]
+    specs += ["ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23.4", "relstring.20", "set_F.0.5"]
+    names = {m.name: m.output_names for m in parse_measures(specs)}
+    assert names == {
+        "Rprec_mult": ["Rprec_mult_0.20", "Rprec_mult_0.35", "Rprec_mult_5.00"],
+        "utility": ["utility_2,-1,0,0"],
+        "11pt_avg": ["11pt_avg_.25,.5,.75"],
+        "ndcg": ["ndcg_1=3,2=9,4=4.5"],
+        "ndcg_cut": ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"],
+        "relstring": ["relstring_20"],
+        "set_F": ["set_F_0.5"],
+    }
+    assert parse_measures(["ndcg.1=3,2=9,4=4.5"])[0].level_gains == {1: 3.0, 2: 9.0, 4: 4.5}
+
+
+def test_all_trec_is_trec_eval_s_list_for_each_version():
+    ten = [m.name for m in parse_measures(["all_trec"])]
+    nine = [m.name for m in parse_measures(["all_trec"], trec_eval_version=9)]
+    assert len([n for n in ten if n not in ("runid", "relstring")]) == 35
+    assert [n for n in ten if n not in nine] == ["rbp", "rbp_resid", "unj"]
+    assert "yaap" not in ten and "judged" not in ten
+    with pytest.raises(ValueError, match=r"9\.0\.8 has no measure 'rbp'"):
+        parse_measures(["rbp.p=0.8"], trec_eval_version=9)
+
+
 def test_first_cutoff_list_given_for_a_measure_wins_as_in_trec_eval():
     assert [m.output_names for m in parse_measures(["P", "P.5", "P.10"])] == [["P_5"]]
 
@@ -345,7 +373,14 @@ def test_first_cutoff_list_given_for_a_measure_wins_as_in_trec_eval():
         ("ndcg_cut.10,10", "duplicate cutoff"),
         ("P.0", "not a positive integer"),
         ("P.-5", "not a positive integer"),
-        ("P.2.5", "not a positive integer"),
+        ("P.0.5", "not a positive integer"),
+        ("P.1e2", "not a positive integer"),
+        ("utility.1,2,3", "utility takes 4 coefficients"),
+        ("utility.1,x,3,4", "'x' is not a number"),
+        ("ndcg.1=3,2", "not a pair"),
+        ("ndcg.x=3", "not a pair"),
+        ("set_F.1,2", "set_F takes one number"),
+        ("Rprec_mult.0.5,.5", "duplicate cutoff"),
         ("P.", "not a positive integer"),
         ("P.5,,10", "not a positive integer"),
         ("iprec_at_recall.1.5", "not a number in"),
