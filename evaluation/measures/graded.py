@@ -153,12 +153,17 @@ class GradedMeasures:
     def _rbp_resid(self, measure):
         p = measure.pair("p", 0.9)
         powers = self._powers(p, int(self.num_ret.max(initial=0)))
-        prefix = np.concatenate([[0.0], np.cumsum(powers)])
-        judged = Events(self.nonnegative.topic, self.nonnegative.rank, self.n)
-        judged.set_values(powers[self.nonnegative.rank - 1])
-        unjudged_sum = prefix[self.num_ret] - judged.sum_first(None)
-        unjudged = self.num_ret - self.nonnegative.count
-        return np.where(unjudged > 0, powers[self.num_ret] + (1 - p) * unjudged_sum, 0.0)
+        # Every rank of every topic (a vectorised pass over the run's lines), so the
+        # unjudged ranks' powers are added in rank order, as m_rbp_resid.c adds them.
+        start = np.cumsum(self.num_ret) - self.num_ret
+        topic = np.repeat(np.arange(self.n), self.num_ret)
+        rank = np.arange(topic.size) - start[topic] + 1
+        unjudged = np.ones(topic.size, dtype=bool)
+        unjudged[start[self.nonnegative.topic] + self.nonnegative.rank - 1] = False
+        sums = Events(topic[unjudged], rank[unjudged], self.n)
+        sums.set_values(powers[rank[unjudged] - 1])
+        value = powers[self.num_ret] + (1 - p) * sums.sum_first(None)
+        return np.where(sums.count > 0, value, 0.0)
 
     @staticmethod
     def _powers(p: float, length: int) -> np.ndarray:
