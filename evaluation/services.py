@@ -390,8 +390,11 @@ INTERVAL_LEVEL = 0.95
 INTERVAL_RESAMPLES = 1000
 INTERVAL_SEED = 0
 # Output names whose "all" value is not the mean of the per-topic values: sums and counts,
-# and gm_map (a geometric mean). No interval or comparison is computed for them.
-NOT_MEANS = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "gm_map"})
+# and gm_map, gm_bpref (geometric means). No interval or comparison is computed for them.
+NOT_MEANS = frozenset(
+    {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+    | {"gm_map", "gm_bpref"}
+)
 
 
 def mean_measures(evaluation: Evaluation) -> list[str]:
