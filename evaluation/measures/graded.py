@@ -113,15 +113,15 @@ class GradedMeasures:
         ideal, gains = self.judgments.ideal(scheme)
         # C(i) = i + sum over ideal positions j <= i of (max(gain, 1) - 1).
         extra = Events(ideal.topic, ideal.position, self.n)
-        extra.set_values(np.maximum(gains, 1.0) - 1.0)
+        extra.set_whole_values(np.maximum(gains, 1.0) - 1.0)
         cost = gained.rank + extra.at_rank(gained.topic, gained.rank)
         retrieved = Events(gained.topic, gained.rank, self.n)
-        retrieved.set_values(gained.gain)
+        retrieved.set_whole_values(gained.gain)
         terms = gained.gain / log2_any(2.0 + cost - retrieved.running)
         sums = Events(gained.topic, gained.rank, self.n)
         sums.set_values(terms)
         total_ideal = Events(ideal.topic, ideal.position, self.n)
-        total_ideal.set_values(gains)
+        total_ideal.set_whole_values(gains)
         return divide(sums.sum_first(None), total_ideal.sum_first(None))
 
     def _rbp(self, measure):
