@@ -6,6 +6,8 @@ by topic in trec_eval's topic order, each topic's measures in table order; num_q
 gm_map have no per-topic line. The summary lines, qid "all", follow.
 """
 
+import polars as pl
+
 from .catalog import COUNT_NAMES, SUMMARY_ONLY_NAMES
 from .scoring import Evaluation
 
@@ -31,15 +33,21 @@ def format_trec_eval(evaluation: Evaluation, *, per_topic: bool = False, runid: 
 
 
 def _per_topic_lines(evaluation: Evaluation) -> list[str]:
-    names = [name for name in evaluation.measures if name not in SUMMARY_ONLY_NAMES]
+    names = evaluation.line_order or [
+        name for name in evaluation.measures if name not in SUMMARY_ONLY_NAMES
+    ]
     frame = evaluation.per_topic
+    if evaluation.strings is not None:
+        frame = frame.join(evaluation.strings, on="qid", how="left", maintain_order="left")
     if evaluation.options.trec_eval_version == 9 and evaluation.missing_topics:
         frame = frame.filter(~frame.get_column("qid").is_in(list(evaluation.missing_topics)))
     qids = frame.get_column("qid").to_list()
     columns = []
     for name in names:
         values = frame.get_column(name).to_list()
-        if name in COUNT_NAMES:
+        if frame.schema[name] == pl.String:  # relstring: printed quoted, no summary
+            texts = [f"'{value}'" for value in values]
+        elif name in COUNT_NAMES:
             texts = [str(int(value)) for value in values]
         else:
             texts = [f"{value:6.4f}" for value in values]
