@@ -846,8 +846,14 @@ def report(args, outcome, stored, load_before, load_after) -> int:
         )
     back = outcome.get("b_ready_at")
     if back is not None:
+        after = sorted(
+            (t, x)
+            for t, x in zip(faults.times.get("B", []), faults.latencies.get("B", []), strict=True)
+            if t >= back
+        )
+        first = ", ".join(f"{1000 * x:.0f}" for _, x in after[:5])
         print(
-            f"\nnode B answered {sum(t >= back for t in faults.times.get('B', []))} grades and "
+            f"\nnode B answered {len(after)} grades (the first five in {first or '–'} ms) and "
             f"{sum(t >= back for t in uploads.times.get('B', []))} uploads after it was ready again"
         )
 
