@@ -12,9 +12,11 @@ Then it starts two gunicorn nodes (A pinned to CPU 0, B to CPU 1, each on its ow
 control socket) and two ``manage.py db_worker`` processes (one per CPU), and runs three
 phases:
 
-1. **one node**: ``--judges-per-node`` judges grade as fast as node A answers, for
-   ``--scale-seconds``;
+1. **one node**: ``--judges-per-node`` judges grade as fast as one node answers (A, then B in
+   the next round);
 2. **two nodes**: twice as many judges, half on A and half on B, as fast as answered;
+   phases 1 and 2 take turns ``--rounds`` times (2), each phase ``--scale-seconds`` (20) in
+   all, so that the machine's other work falls on both alike;
 3. **faults**, for ``--seconds``: ``--judges`` judges (reading ``--think`` seconds on average
    before each grade) and ``--engineers`` engineers (uploading a new 5,000-line run through
    the API with ``qrels``, waiting until it is imported and scored, pausing ``--think``) spread
@@ -56,6 +58,7 @@ import threading
 import time
 import urllib.parse
 import uuid
+from collections import Counter
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -583,8 +586,11 @@ def ms(values: list[float], q: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=45.0, help="the fault phase")
-    parser.add_argument("--scale-seconds", type=float, default=20.0, help="each scaling phase")
+    parser.add_argument("--scale-seconds", type=float, default=20.0, help="one node, and two")
     parser.add_argument("--judges-per-node", type=int, default=4, help="scaling phases")
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="turns of one node and two, sharing --scale-seconds"
+    )
     parser.add_argument("--judges", type=int, default=20, help="fault phase")
     parser.add_argument("--engineers", type=int, default=2, help="fault phase")
     parser.add_argument("--think", type=float, default=0.5, help="mean seconds between actions")
@@ -598,6 +604,8 @@ def main() -> int:
     for name in ("seconds", "scale_seconds"):
         if not 5 <= getattr(args, name) <= 600:
             parser.error(f"--{name.replace('_', '-')} must be in [5, 600]: bounded in time")
+    if args.rounds < 1 or args.scale_seconds / args.rounds < 2:
+        parser.error("--rounds must be at least 1, with at least 2 s of --scale-seconds each")
     if (os.cpu_count() or 1) < 2:
         parser.error("two CPUs are needed to pin the two nodes apart")
 
@@ -656,25 +664,35 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
     meter = CpuMeter(nodes, workers, database)
     outcome: dict = {"phases": {}, "events": []}
 
-    def scaling(label: str, homes: list[str]) -> None:
+    def scaling(label: str, homes: list[str], seconds: float) -> None:
         crowd = []
         for judge, home in zip(judges[: len(homes)], homes, strict=True):
             judge.client.home = home
             judge.open_page()  # the judge's page on the node they will use (warms it too)
             crowd.append((judge, Tally()))
-        print(f"{label}: {len(crowd)} judges grading as fast as answered…", flush=True)
         meter.start()
-        elapsed = run_phase(crowd, args.scale_seconds, 0)
-        outcome["phases"][label] = {
-            "elapsed": elapsed,
-            "tally": merge(t for _, t in crowd),
-            "cpu": meter.stop(),
-            "judges": len(crowd),
-        }
+        elapsed = run_phase(crowd, seconds, 0)
+        cpu = meter.stop()
+        phase = outcome["phases"].setdefault(
+            label, {"elapsed": 0.0, "tally": Tally(), "cpu": Counter(), "judges": len(crowd)}
+        )
+        phase["elapsed"] += elapsed
+        phase["tally"] = merge([phase["tally"], *(t for _, t in crowd)])
+        phase["cpu"].update(cpu)
 
+    # One node and two in turns, so that the machine's other work falls on both alike; the
+    # one node is A (CPU 0) and B (CPU 1) in turns, as the other work need not load both CPUs
+    # alike.
     n = args.judges_per_node
-    scaling("one node", ["A"] * n)
-    scaling("two nodes", ["A"] * n + ["B"] * n)
+    for round_ in range(args.rounds):
+        alone = "AB"[round_ % 2]
+        print(
+            f"round {round_ + 1} of {args.rounds}: {n} judges on node {alone}, then {n} on each "
+            f"node, grading as fast as answered for {args.scale_seconds / args.rounds:g} s each…",
+            flush=True,
+        )
+        scaling("one node", [alone] * n, args.scale_seconds / args.rounds)
+        scaling("two nodes", ["A"] * n + ["B"] * n, args.scale_seconds / args.rounds)
 
     # Faults: judges and engineers on both nodes; worker 1 killed mid-import; node B down.
     crowd = []
@@ -697,7 +715,7 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
 
         def faults() -> None:
             # 1. Worker 1 stops just before an import commits; kill it there, start it again.
-            deadline = time.monotonic() + args.seconds / 3
+            deadline = time.monotonic() + args.seconds / 4
             while not marker.exists() and time.monotonic() < deadline and not stop.is_set():
                 time.sleep(0.05)
             held = marker.exists()
@@ -709,7 +727,7 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
             workers[0].start()
             note("worker 1 started again")
             # 2. Node B down and up again; the balancer waits for its /readyz.
-            stop.wait(max(0.0, started + args.seconds / 3 - time.perf_counter()))
+            stop.wait(max(0.0, started + args.seconds / 4 - time.perf_counter()))
             if stop.is_set():
                 return
             how = signal.SIGKILL if args.node_stop == "kill" else signal.SIGTERM
