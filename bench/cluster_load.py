@@ -95,7 +95,8 @@ from annotation.models import Judgment, JudgmentChange
 from evaluation.models import Evaluation, Run
 from jobs.models import Job
 
-accepted = set(json.loads(sys.argv[1]))
+named = json.loads(sys.argv[1])  # checksum of each accepted file -> the run the app named
+accepted = set(named)
 graded = JudgmentChange.objects.filter(action="graded")
 runs = list(Run.objects.values_list("pk", "checksum"))
 copies = Counter(checksum for _, checksum in runs)
@@ -110,6 +111,7 @@ print(json.dumps({
     "accepted_files_stored": sum(1 for checksum in accepted if copies[checksum]),
     "files_stored_twice": sum(1 for n in copies.values() if n > 1),
     "runs_not_accepted": sum(1 for _, checksum in runs if checksum not in accepted),
+    "runs_named_wrongly": sum(1 for pk, checksum in runs if checksum in named and named[checksum] != pk),
     "scored_once": sum(1 for pk in mine if scored.get(pk) == 1),
     "scored_twice": sum(1 for pk in mine if scored.get(pk, 0) > 1),
     "jobs": dict(Counter(Job.objects.values_list("status", flat=True))),
@@ -505,8 +507,11 @@ class Engineer:
                 return
             if job["can_retry"]:  # its worker died (stalled) or it crashed
                 status, answer, *_ = self.client.send("POST", f"/api/v1/jobs/{job['id']}/retry/")
-                self.retried += status == 202
-                job = json.loads(self.client.send("GET", f"/api/v1/jobs/{job['id']}/")[1])
+                if status != 202:
+                    tally.errors.append(f"retry of job {job['id']} answered {status}: {answer!r}")
+                    return
+                self.retried += 1
+                job = json.loads(answer)
                 continue
             # Refused: when another copy of this file was imported first (a resend after a cut
             # answer), sending the same bytes again is answered 409 with that run.
@@ -649,8 +654,10 @@ def main() -> int:
             for process in (*nodes, *workers):
                 process.signal(signal.SIGTERM)
         # After the servers stopped: what was acknowledged must be stored, once.
-        accepted = [c for engineer in outcome["engineers"] for c in engineer.accepted]
-        stored = json.loads(django(env, CHECK, json.dumps(accepted), GRADE_SECONDS))
+        named = {c: run for engineer in outcome["engineers"] for c, run in engineer.runs.items()}
+        for engineer in outcome["engineers"]:  # accepted, but never told which run: lost
+            named.update({c: None for c in engineer.accepted if c not in engineer.runs})
+        stored = json.loads(django(env, CHECK, json.dumps(named), GRADE_SECONDS))
     load_after = os.getloadavg()
     return report(args, outcome, stored, load_before, load_after)
 
@@ -730,9 +737,13 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
             stop.wait(max(0.0, started + args.seconds / 4 - time.perf_counter()))
             if stop.is_set():
                 return
-            how = signal.SIGKILL if args.node_stop == "kill" else signal.SIGTERM
-            nodes[1].signal(how)
-            note(f"node B {'killed (SIGKILL)' if how == signal.SIGKILL else 'stopped (SIGTERM)'}")
+            if args.node_stop == "kill":
+                nodes[1].signal(signal.SIGKILL)
+                note("node B killed (SIGKILL to its master and workers)")
+            else:
+                note("node B told to stop (SIGTERM: gunicorn finishes the requests it has)")
+                nodes[1].signal(signal.SIGTERM)
+                note("node B stopped")
             stop.wait(args.down_seconds)
             nodes[1].start()
             note("node B started again")
@@ -744,9 +755,10 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
         thread.start()
         outcome["chaos"] = thread
 
+    down = "killed" if args.node_stop == "kill" else "stopped"
     print(
         f"faults: {args.judges} judges and {args.engineers} engineers on both nodes for "
-        f"{args.seconds:g} s, worker 1 killed, node B {args.node_stop}ed…",
+        f"{args.seconds:g} s, worker 1 killed, node B {down} and started again…",
         flush=True,
     )
     meter.start()
@@ -893,7 +905,8 @@ def report(args, outcome, stored, load_before, load_after) -> int:
         f"{stored['graded_twice']}, judgments with time counted twice {stored['time_counted_twice']}"
         f"\nuploads accepted {accepted} ({stored['accepted_files']} files), stored "
         f"{stored['accepted_files_stored']}, stored twice {stored['files_stored_twice']}, runs "
-        f"nobody was told of {stored['runs_not_accepted']}; scored exactly once "
+        f"nobody was told of {stored['runs_not_accepted']}, runs named wrongly or not at all "
+        f"{stored['runs_named_wrongly']}; scored exactly once "
         f"{stored['scored_once']}, twice {stored['scored_twice']}; jobs {stored['jobs']}, "
         f"started again {stored['jobs_started_again']}"
     )
@@ -905,7 +918,7 @@ def report(args, outcome, stored, load_before, load_after) -> int:
         and stored["accepted_files"] == accepted == stored["accepted_files_stored"]
         and stored["scored_once"] == accepted
         and stored["files_stored_twice"] == stored["scored_twice"] == 0
-        and stored["runs_not_accepted"] == 0
+        and stored["runs_not_accepted"] == stored["runs_named_wrongly"] == 0
         and set(stored["jobs"]) <= {"succeeded", "failed"}
         and not errors
     )
