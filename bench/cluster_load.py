@@ -82,6 +82,7 @@ from tests import s3_server  # moto's S3 server on loopback; imports no Django
 
 TARGET_P95_MS = 50.0
 TARGET_RATIO = 1.6
+AFTER_READY_SECONDS = 5.0  # the fault phase lasts at least this long after node B is back
 GRADE_SECONDS = "3.5"  # each grade's active time: a resend counted twice would show as 7.0
 PAUSE_AT = "import_run.before_commit"  # jobs/faults.py: where worker 1 is killed
 TICK = os.sysconf("SC_CLK_TCK")
@@ -566,7 +567,8 @@ def shared_services(redis_url: str):
 
 
 def run_phase(users_with_tallies, seconds: float, think: float, events=None):
-    """Let every (user, tally) work for ``seconds``; the elapsed time until all stopped."""
+    """Let every (user, tally) work for ``seconds``, and as long as the thread that
+    ``events(started)`` returns runs; the elapsed time until all stopped."""
     stop = threading.Event()
     threads = [
         threading.Thread(target=user.work, args=(tally, stop, think), daemon=True)
@@ -575,9 +577,10 @@ def run_phase(users_with_tallies, seconds: float, think: float, events=None):
     started = time.perf_counter()
     for thread in threads:
         thread.start()
-    if events is not None:
-        events(stop, started)
+    chaos = events(started) if events is not None else None
     stop.wait(max(0.0, seconds - (time.perf_counter() - started)))
+    if chaos is not None:
+        chaos.join(180)  # the faults run to their end: a node still starting is waited for
     stop.set()
     for thread in threads:
         thread.join(180)
@@ -716,14 +719,14 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
     crowd += [(engineer, uploads) for engineer in engineers]
     events = outcome["events"]
 
-    def chaos(stop: threading.Event, started: float) -> None:
+    def chaos(started: float) -> threading.Thread:
         def note(text: str) -> None:
             events.append(f"{time.perf_counter() - started:5.1f} s  {text}")
 
         def faults() -> None:
             # 1. Worker 1 stops just before an import commits; kill it there, start it again.
             deadline = time.monotonic() + args.seconds / 4
-            while not marker.exists() and time.monotonic() < deadline and not stop.is_set():
+            while not marker.exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
             held = marker.exists()
             workers[0].signal(signal.SIGKILL)
@@ -734,9 +737,7 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
             workers[0].start()
             note("worker 1 started again")
             # 2. Node B down and up again; the balancer waits for its /readyz.
-            stop.wait(max(0.0, started + args.seconds / 4 - time.perf_counter()))
-            if stop.is_set():
-                return
+            time.sleep(max(0.0, started + args.seconds / 4 - time.perf_counter()))
             if args.node_stop == "kill":
                 nodes[1].signal(signal.SIGKILL)
                 note("node B killed (SIGKILL to its master and workers)")
@@ -744,26 +745,32 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
                 note("node B told to stop (SIGTERM: gunicorn finishes the requests it has)")
                 nodes[1].signal(signal.SIGTERM)
                 note("node B stopped")
-            stop.wait(args.down_seconds)
+            time.sleep(args.down_seconds)
             nodes[1].start()
             note("node B started again")
-            ready = wait_ready(nodes[1].port)
+            try:
+                ready = wait_ready(nodes[1].port)
+            except SystemExit as error:
+                note(str(error))
+                return
             outcome["b_ready_at"] = time.monotonic()
             note(f"node B ready (/readyz 200 after {ready:.1f} s)")
+            # However long it took to start, the phase goes on until B has served a while.
+            time.sleep(AFTER_READY_SECONDS)
 
         thread = threading.Thread(target=faults, daemon=True)
         thread.start()
-        outcome["chaos"] = thread
+        return thread
 
     down = "killed" if args.node_stop == "kill" else "stopped"
     print(
         f"faults: {args.judges} judges and {args.engineers} engineers on both nodes for "
-        f"{args.seconds:g} s, worker 1 killed, node B {down} and started again…",
+        f"{args.seconds:g} s (or until node B has been back {AFTER_READY_SECONDS:g} s), worker 1 "
+        f"killed, node B {down} and started again…",
         flush=True,
     )
     meter.start()
     elapsed = run_phase(crowd, args.seconds, args.think, events=chaos)
-    outcome["chaos"].join(120)
     outcome["phases"]["faults"] = {
         "elapsed": elapsed,
         "tally": merge(t for u, t in crowd if isinstance(u, Judge)),
@@ -863,7 +870,7 @@ def report(args, outcome, stored, load_before, load_after) -> int:
 
     faults, uploads = phases["faults"]["tally"], outcome["uploads"]
     print(
-        f"\n| faults ({args.seconds:g} s) | grades | p50 ms | p95 ms | p99 ms "
+        f"\n| faults ({phases['faults']['elapsed']:.0f} s) | grades | p50 ms | p95 ms | p99 ms "
         "| grades resent here | uploads answered | upload p50 ms | upload p95 ms |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
