@@ -307,7 +307,6 @@ class Balancer:
         self.out: set[str] = set()
         self.lock = threading.Lock()
         self.closed = threading.Event()
-        self.back: list[tuple[str, float]] = []  # (node, when it came back)
         threading.Thread(target=self._check, daemon=True).start()
 
     def pick(self, home: str) -> str:
@@ -326,7 +325,6 @@ class Balancer:
                 if readyz(self.ports[name]) == 200:
                     with self.lock:
                         self.out.discard(name)
-                    self.back.append((name, time.monotonic()))
 
 
 class Client:
@@ -779,7 +777,6 @@ def phases(args, setup, dataset, nodes, workers, marker, database) -> dict:
     }
     outcome["uploads"] = uploads
     outcome["engineers"] = engineers
-    outcome["back"] = balancer.back
     outcome["acknowledged"] = sum(p["tally"].count for p in outcome["phases"].values())
     balancer.closed.set()
     for judge in judges:
