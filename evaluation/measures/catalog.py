@@ -38,6 +38,10 @@ class Options:
     depth: `-M`: only the first `depth` documents of each ranking count (None: all).
     complete: `-c`: topics judged in the qrels but absent from the run score 0 and count in
         every mean; otherwise they are skipped.
+    judged_only: `-J`: documents without a judgment (or with a negative grade) are dropped
+        from each ranking after the depth cut, and the rest ranked 1, 2, ... again.
+    num_docs_in_coll: `-N`: the number of documents in the collection (trec_eval's utility
+        measure uses it; 0 by default, as in trec_eval).
     """
 
     relevance_level: int = 1
@@ -45,6 +49,8 @@ class Options:
     trec_eval_version: Literal[9, 10] = 9
     depth: int | None = None
     complete: bool = False
+    judged_only: bool = False
+    num_docs_in_coll: int = 0
 
     def __post_init__(self) -> None:
         if not _is_int(self.relevance_level) or self.relevance_level < 1:
@@ -59,6 +65,12 @@ class Options:
             raise ValueError(f"depth must be None or an integer >= 1, got {self.depth!r}")
         if not isinstance(self.complete, bool):
             raise ValueError(f"complete must be True or False, got {self.complete!r}")
+        if not isinstance(self.judged_only, bool):
+            raise ValueError(f"judged_only must be True or False, got {self.judged_only!r}")
+        if not _is_int(self.num_docs_in_coll) or self.num_docs_in_coll < 0:
+            raise ValueError(
+                f"num_docs_in_coll must be an integer >= 0, got {self.num_docs_in_coll!r}"
+            )
 
 
 def _is_int(value: object) -> bool:
@@ -73,10 +85,12 @@ class _Kind:
     defaults: tuple[int, ...] | tuple[float, ...] = ()
     per_topic: bool = True  # printed on the per-topic lines of `-q` (gm_map, num_q are not)
     integer: bool = False  # printed with %ld (counts) rather than %6.4f
+    at_most_one: bool = True  # float cutoffs are recall points in [0, 1] (not R multiples)
 
 
 _RANK_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 # trec_eval 9.0.8 measures.c order, restricted to what we compute, then ours.
 _KINDS: dict[str, _Kind] = {
@@ -97,6 +111,24 @@ _KINDS: dict[str, _Kind] = {
     "ndcg_cut": _Kind("int", _RANK_CUTOFFS),
     "map_cut": _Kind("int", _RANK_CUTOFFS),
     "success": _Kind("int", (1, 5, 10)),
+    # -R prefs / qrels_prefs (evaluation.measures.prefs) and -R qrels_jg (judgment_groups)
+    "prefs_num_prefs_poss": _Kind(integer=True),
+    "prefs_num_prefs_ful": _Kind(integer=True),
+    "prefs_num_prefs_ful_ret": _Kind(integer=True),
+    "prefs_simp": _Kind(),
+    "prefs_pair": _Kind(),
+    "prefs_avgjg": _Kind(),
+    "prefs_avgjg_Rnonrel": _Kind(),
+    "prefs_simp_ret": _Kind(),
+    "prefs_pair_ret": _Kind(),
+    "prefs_avgjg_ret": _Kind(),
+    "prefs_avgjg_Rnonrel_ret": _Kind(),
+    "prefs_simp_imp": _Kind(),
+    "prefs_pair_imp": _Kind(),
+    "prefs_avgjg_imp": _Kind(),
+    "map_avgjg": _Kind(),
+    "P_avgjg": _Kind("int", _RANK_CUTOFFS),
+    "Rprec_mult_avgjg": _Kind("float", _R_MULTIPLES, at_most_one=False),
     "judged": _Kind("int", _RANK_CUTOFFS),
 }
 
@@ -115,7 +147,22 @@ DEFAULT_MEASURES: tuple[str, ...] = (
     "iprec_at_recall",
     "P",
 )
-_NICKNAMES = {"official": DEFAULT_MEASURES}
+# trec_eval's preference nicknames (measures.c): "prefs" is the main set, "all_prefs" all.
+_ALL_PREFS = tuple(name for name in _KINDS if name.startswith("prefs_"))
+_PREFS_OFFICIAL = (
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+)
+_NICKNAMES = {
+    "official": DEFAULT_MEASURES,
+    "prefs": ("runid", "num_q", *_PREFS_OFFICIAL),
+    "all_prefs": ("runid", "num_q", *_ALL_PREFS),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}
 
 _INT_CUTOFF = re.compile(r"[0-9]+")
 _FLOAT_CUTOFF = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
@@ -194,7 +241,9 @@ def _parse_cutoffs(spec: str, params: str, kind: _Kind) -> tuple[int, ...] | tup
                 raise ValueError(f"'{spec}': cutoff '{text}' is not a positive integer")
             values.append(int(text))
         else:
-            if not _FLOAT_CUTOFF.fullmatch(text) or float(text) > 1.0:
+            if not kind.at_most_one and _FLOAT_CUTOFF.fullmatch(text):
+                pass
+            elif not _FLOAT_CUTOFF.fullmatch(text) or float(text) > 1.0:
                 raise ValueError(f"'{spec}': recall point '{text}' is not a number in [0, 1]")
             values.append(float(text))
     values.sort()

@@ -41,7 +41,10 @@ import numpy as np
 import polars as pl
 
 from .catalog import DEFAULT_MEASURES, Measure, Options, parse_measures
+from .inputs import check_measures
+from .judged_only import keep_judged_only
 from .ranking import JudgedRanking, QidBlocks, rank_judged_documents
+from .zscores import convert_to_zscores
 
 __all__ = ["Evaluation", "evaluate"]
 
@@ -67,6 +70,7 @@ class Evaluation:
     missing_topics: the topics of per_topic that the run does not contain (only with
         `complete`); trec_eval 9.0.8 prints no per-topic lines for them.
     runid_requested: "runid" was asked for, so format_trec_eval prints a runid line.
+    zscored: the per-topic values were converted to z-scores before averaging (zscores.py).
     """
 
     measures: list[str]
@@ -75,6 +79,7 @@ class Evaluation:
     options: Options
     missing_topics: tuple[str, ...] = ()
     runid_requested: bool = False
+    zscored: bool = False  # values are z-scores (-Z): trec_eval prints them as "Zname"
 
 
 def evaluate(
@@ -82,6 +87,8 @@ def evaluate(
     run: pl.DataFrame,
     measures: Sequence[str] = DEFAULT_MEASURES,
     options: Options = _DEFAULT_OPTIONS,
+    *,
+    zscores: pl.DataFrame | None = None,
 ) -> Evaluation:
     """Score `run` (qid, docno, score) against `qrels` (qid, docno, grade) like trec_eval.
 
@@ -95,6 +102,7 @@ def evaluate(
     has both judgments and results (trec_eval stops there too).
     """
     parsed = parse_measures(measures)
+    check_measures("qrels", parsed)
     qrels, run = _checked_frames(qrels, run, options)
     run_blocks, qrels_blocks = QidBlocks(run.get_column("qid")), QidBlocks(qrels.get_column("qid"))
     run_topics = run_blocks.unique.implode()
@@ -120,6 +128,8 @@ def evaluate(
         trec_eval_version=options.trec_eval_version,
         depth=options.depth,
     )
+    if options.judged_only:
+        ranking = keep_judged_only(ranking)
     scorer = _Scorer(ranking, _TopicJudgments(judgments, topics.len(), options), options)
     columns: dict[str, np.ndarray] = {}
     for measure in parsed:
@@ -128,6 +138,9 @@ def evaluate(
     if missing.any() and options.trec_eval_version == 9 and "num_rel" in columns:
         # 9.0.8 never evaluates a missing topic: it adds nothing to any sum.
         columns["num_rel"] = np.where(missing, 0.0, columns["num_rel"])
+    if zscores is not None:  # -Z; 9.0.8 never evaluates (nor converts) a missing topic
+        evaluated = ~missing if options.trec_eval_version == 9 else None
+        columns = convert_to_zscores(topics, columns, zscores, evaluated)
 
     per_topic = pl.DataFrame({"qid": topics, **columns})
     means = {name: _mean(name, values, missing, options) for name, values in columns.items()}
@@ -138,6 +151,7 @@ def evaluate(
         options=options,
         missing_topics=tuple(topics.filter(pl.Series(missing)).to_list()),
         runid_requested=any(m.name == "runid" for m in parsed),
+        zscored=zscores is not None,
     )
 
 
@@ -333,7 +347,12 @@ class _Scorer:
             self._best_after = _suffix_maxima(self.precision, self.relevant.position)
         best_after = self._best_after
         value = self.relevant.first(best_after, np.maximum(relevant_needed, 1))
-        return np.where(relevant_needed <= self.relevant.count, value, 0.0)
+        value = np.where(relevant_needed <= self.relevant.count, value, 0.0)
+        if not self.options.judged_only:
+            return value
+        # -J can leave nothing retrieved; trec_eval's interpolated precision then starts at
+        # 0/0, so the points needing no relevant document get NaN.
+        return np.where((self.num_ret == 0) & (relevant_needed == 0), np.nan, value)
 
     # --- graded measures --------------------------------------------------------------
 
