@@ -237,10 +237,20 @@ class _Group:
     """One judgment group's preferences over its own documents (local index = docid order)."""
 
     docid: np.ndarray  # sorted ascending
-    prefers: np.ndarray  # bool matrix: prefers[a, b] when document a is preferred to b
+    prefers: np.ndarray | None  # subgroups: prefers[a, b] when document a is preferred to b
     level: np.ndarray  # per document: its level (subgroups: the last one assigned)
     ec: np.ndarray | None  # one subgroup: the equivalence class (0 = highest level)
     retrieved: int  # how many of its documents are retrieved (the first ones)
+
+    def preference_matrix(self) -> np.ndarray:
+        if self.prefers is not None:
+            return self.prefers
+        return self.ec[:, None] < self.ec[None, :]  # a higher class is preferred
+
+    def counts(self) -> dict[str, int]:
+        if self.prefers is not None:
+            return _count(self.prefers, self.retrieved)
+        return _count_classes(self.ec, self.retrieved)
 
 
 class _Topic:
@@ -260,13 +270,19 @@ class _Topic:
             self._group(jg[a], jsg[a:b], level[a:b], docid[a:b], docno[a:b])
             for a, b in itertools.pairwise(bounds)
         ]
-        self.counts = np.zeros((self.num_judged, self.num_judged), dtype=np.int32)
-        self.jg_counts = []
-        for group in self.groups:
-            index = np.ix_(group.docid, group.docid)
-            self.counts[index] += group.prefers
-            self.jg_counts.append(_count(group.prefers, group.retrieved))
+        self.jg_counts = [group.counts() for group in self.groups]
+        self._pref_counts: np.ndarray | None = None
         self._cache: dict[str, float] = {}
+
+    def pref_counts(self) -> np.ndarray:
+        """counts[i, j]: how many judgment groups prefer docid i to docid j (trec_eval's
+        counts array); only the pair measures of a topic with several groups need it."""
+        if self._pref_counts is None:
+            n = self.num_judged
+            self._pref_counts = np.zeros((n, n), dtype=np.int32)
+            for group in self.groups:
+                self._pref_counts[np.ix_(group.docid, group.docid)] += group.preference_matrix()
+        return self._pref_counts
 
     # --- building each judgment group ------------------------------------------------------
 
@@ -279,10 +295,9 @@ class _Topic:
         starts = np.flatnonzero(np.r_[True, jsg[1:] != jsg[:-1]])
         if starts.size == 1:
             # One subgroup: equivalence classes by level, every document once.
-            prefers = final[:, None] > final[None, :]
             ec = np.zeros(m, dtype=np.int64)
             ec[local] = np.cumsum(np.r_[False, level[1:] != level[:-1]])
-            return _Group(docs, prefers, final, ec, retrieved)
+            return _Group(docs, None, final, ec, retrieved)
         self._check_zero_levels(jg, level, local, docno)
         prefers = np.zeros((m, m), dtype=bool)
         sizes = np.diff(np.r_[starts, jsg.size])
@@ -387,8 +402,16 @@ class _Topic:
     def _pair(self, blocks: tuple[str, ...]) -> float:
         """Mean over document pairs (i < j in docid order) with a preference either way of
         counts[i, j] / (counts[i, j] + counts[j, i]), the pairs taken block by block."""
+        if len(self.groups) == 1:
+            # One group: each pair scores 1 when fulfilled and 0 otherwise, so the mean over
+            # pairs is prefs_simp's ratio (sums of ones and zeros are exact in any order).
+            ful = {"ret": ("ful_ret",), "imp": ("ful_imp",), "notoccur": ()}
+            poss = {"ret": ("poss_ret",), "imp": ("poss_imp",), "notoccur": ("notoccur",)}
+            return self._simp(
+                tuple(f for b in blocks for f in ful[b]), tuple(f for b in blocks for f in poss[b])
+            )
         k, n = self.judged_ret, self.num_judged
-        c = self.counts
+        c = self.pref_counts()
         ratios, pairs = [], 0
         spans = {"ret": (0, k, None), "imp": (0, k, (k, n)), "notoccur": (k, n, None)}
         for block in blocks:
@@ -474,27 +497,62 @@ def _count(prefers: np.ndarray, k: int) -> dict[str, int]:
     }
 
 
+def _before(ec: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For a jg with one subgroup (class ec per document, docid order): per document b, how
+    many documents a < b are in a higher class (preferred to b) and in a lower one; and the
+    same counting only the first k documents (the retrieved ones) as a."""
+    classes = int(ec.max()) + 1 if ec.size else 1
+    onehot = np.zeros((ec.size, classes), dtype=np.int64)
+    onehot[np.arange(ec.size), ec] = 1
+    before = np.cumsum(onehot, axis=0) - onehot
+    upto = np.cumsum(before, axis=1)[np.arange(ec.size), ec]  # classes <= ec[b]
+    same = before[np.arange(ec.size), ec]
+    higher = upto - same
+    lower = np.arange(ec.size) - upto
+    in_top = np.bincount(ec[:k], minlength=classes)
+    top_upto = np.cumsum(in_top)[ec]
+    higher_top = top_upto - in_top[ec]
+    lower_top = min(k, ec.size) - top_upto
+    return higher, lower, higher_top, lower_top
+
+
+def _count_classes(ec: np.ndarray, k: int) -> dict[str, int]:
+    """_count for a jg with one subgroup, from its classes rather than a matrix."""
+    higher, lower, higher_top, lower_top = _before(ec, k)
+    ful_imp = int(higher_top[k:].sum())
+    return {
+        "ful_ret": int(higher[:k].sum()),
+        "poss_ret": int(higher[:k].sum() + lower[:k].sum()),
+        "ful_imp": ful_imp,
+        "poss_imp": ful_imp + int(lower_top[k:].sum()),
+        "notoccur": int((higher + lower - higher_top - lower_top)[k:].sum()),
+    }
+
+
 def _recount_classes(group: _Group, num_rel: int, num_rel_ret: int, retrieved_only: bool):
-    """m_prefs_avgjg_Rnonrel*.c's recalculate() for a jg with one subgroup: preferences
-    between classes above the lowest one, then from every class (the lowest included) to the
-    first R (R_ret) documents of the lowest class."""
+    """m_prefs_avgjg_Rnonrel*.c's recalculate() for a jg with one subgroup: every pair
+    (a, b) with a in a higher class than b and b above the lowest class, then every pair
+    (a, b) with a any document (the lowest class included, b itself too) and b among the
+    first R (R_ret) documents of the lowest class; fulfilled when a comes before b and is
+    retrieved. _ret: only retrieved documents, as a and as b."""
     ec, k = group.ec, group.retrieved
-    position = np.arange(ec.size)
     last = int(ec.max())
-    keep = np.ones(ec.size, dtype=bool) if not retrieved_only else position < k
     lowest = np.flatnonzero(ec == last)
-    kept_lowest = lowest[: (num_rel_ret if retrieved_only else num_rel)]
     if retrieved_only:
-        kept_lowest = kept_lowest[kept_lowest < k]
-    target = np.zeros(ec.size, dtype=bool)
-    target[kept_lowest] = True
-    a, b = position[:, None], position[None, :]
-    between = (ec[:, None] < ec[None, :]) & (ec[None, :] < last)
-    to_lowest = np.broadcast_to(target[None, :], between.shape)
-    rows = keep[:, None] & keep[None, :]
-    fulfilled = a < b if retrieved_only else (a < b) & (a < k)
-    ful = int(((between & rows) & fulfilled).sum() + ((to_lowest & rows) & fulfilled).sum())
-    counted = int((between & rows).sum() + (to_lowest & rows).sum())
+        scope = k
+        target = lowest[:num_rel_ret]
+        target = target[target < k]
+    else:
+        scope = ec.size
+        target = lowest[:num_rel]
+    higher, _, higher_top, _ = _before(ec, k)
+    # a fulfils when it comes before b and is retrieved: for b < k any a < b, else a < k.
+    fulfilling = np.where(np.arange(ec.size) < k, higher, higher_top)
+    above = np.flatnonzero(ec[:scope] < last)
+    sizes = np.bincount(ec[:scope], minlength=last + 1)[:last]
+    between = int((sizes * (np.cumsum(sizes) - sizes)).sum())
+    ful = int(fulfilling[above].sum()) + int(np.minimum(target, k).sum())
+    counted = between + scope * target.size
     return ful, counted
 
 
