@@ -327,3 +327,17 @@ def test_zscored_evaluation_averages_the_zscores_and_prints_them_with_z():
         "Zmap                   \tall\t1.0000",
     ]
     assert not math.isnan(result.means["map"])
+
+
+def test_9_0_8_compares_levels_and_scores_as_c_floats():
+    # 0.10000000001 and 0.1 are one float: no preference between a and b in 9.0.8, and
+    # b's score ties a's, so docno order (a first) decides; 10.0 sees both differences.
+    p = prefs(
+        [("q", "u", "s", "a", 0.10000000001), ("q", "u", "s", "b", 0.1), ("q", "u", "s", "c", 0)]
+    )
+    ranking = run_frame({"q": {"b": 1.00000001, "a": 1.0, "c": 0.5}})
+    specs = ["prefs_num_prefs_poss", "prefs_simp"]
+    v9 = evaluate_prefs(p, ranking, specs, Options(trec_eval_version=9)).means
+    v10 = evaluate_prefs(p, ranking, specs, Options(trec_eval_version=10)).means
+    assert v9 == {"prefs_num_prefs_poss": 2, "prefs_simp": 1.0}  # trec_eval 9.0.8's output
+    assert v10 == {"prefs_num_prefs_poss": 3, "prefs_simp": pytest.approx(2 / 3)}  # 10.0's
