@@ -84,6 +84,10 @@ def options_from(args) -> tuple[list[str], measures.Options]:
     """The measure specs and engine options for parsed arguments; UsageError if invalid."""
     if args.depth is not None and args.depth < 1:
         raise UsageError(f"-M {args.depth}: the depth must be at least 1")
+    if getattr(args, "num_docs_in_coll", 0) < 0:
+        raise UsageError(
+            f"-N {args.num_docs_in_coll}: a collection cannot hold fewer than 0 documents"
+        )
     rel_format = getattr(args, "rel_format", "qrels")
     specs = args.measures or list(default_measures(rel_format))
     try:

@@ -141,6 +141,12 @@ def test_a_bad_preference_line_is_reported_with_file_and_line(tmp_path, capsys, 
     assert "p.txt:2: expected 5 fields (qid jg jsg docno level), found 4" in err
 
 
+def test_a_negative_collection_size_is_a_usage_error(capsys, monkeypatch):
+    code, out, err = run_main(["-N", "-5", "qrels.txt", "run.txt"], DATA, capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert "-N -5: a collection cannot hold fewer than 0 documents" in err
+
+
 def test_no_summary_prints_only_per_topic_lines(capsys, monkeypatch):
     _, out, _ = run_main(
         ["-q", "-n", "-m", "map", "qrels.txt", "run.txt"], DATA, capsys, monkeypatch
