@@ -42,6 +42,14 @@ CASES = {
         *("-q", "-c", "-m", "map", "-m", "gm_map", "-m", "P.5,10", "-m", "num_ret"),
         *("-Z", "zscores.txt", "qrels.txt", "run_partial.txt"),
     ],
+    "prefs_zscores_complete": [
+        *("-q", "-c", "-m", "all_prefs", "-R", "prefs", "-Z", "zscores_other.txt"),
+        *("prefs.txt", "run_partial.txt"),
+    ],
+    "qrels_jg_zscores": [
+        *("-q", "-m", "qrels_jg", "-R", "qrels_jg", "-Z", "zscores_other.txt"),
+        *("qrels_jg.txt", "run.txt"),
+    ],
     "judged_only": ["-q", "-J", "-m", "official", "-m", "ndcg_cut.5,10", "qrels.txt", "run.txt"],
     "judged_only_depth_no_summary": [
         *("-q", "-n", "-J", "-M", "4", "-m", "official", "qrels.txt", "run.txt"),

@@ -3,8 +3,10 @@
 
 Files: run.txt (every topic), run_partial.txt (some topics left out, for -c), prefs.txt (-R
 prefs: judgment groups with one subgroup and with several, consistent by construction),
-qrels.txt (graded, some negative grades), qrels_prefs.txt (the same without them), qrels_jg.txt (-R qrels_jg), zscores.txt (-Z, for
-the official measures, a topic and some of the other pairs left out, some deviations 0).
+qrels.txt (graded, some negative grades), qrels_prefs.txt (the same without them),
+qrels_jg.txt (-R qrels_jg), zscores.txt (-Z, for the official measures, a topic and some of
+the other pairs left out, some deviations 0), zscores_other.txt (-Z for the preference and
+judgment-group measures).
 """
 
 import sys
@@ -82,6 +84,23 @@ def write_inputs(seed: int, folder: Path, topics: int = 8) -> None:
             stddev = 0.0 if rng.random() < 0.1 else round(float(rng.uniform(0.05, 0.5)), 4)
             zscores.append(f"{q} {name} {mean:g} {stddev:g}")
     (folder / "zscores.txt").write_text("\n".join(zscores) + "\n")
+
+    # Means and deviations of the preference and judgment-group measures, for -Z with -R.
+    other = np.random.default_rng(seed + 1000)
+    names = ["num_q", "map_avgjg"] + [f"P_avgjg_{k}" for k in (5, 10, 15, 20, 30, 100)]
+    names += [f"P_avgjg_{k}" for k in (200, 500, 1000)]
+    names += [f"Rprec_mult_avgjg_{x / 10:3.2f}" for x in range(2, 21, 2)]
+    names += ["prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"]
+    for kind in ("simp", "pair", "avgjg", "avgjg_Rnonrel"):
+        names += [f"prefs_{kind}", f"prefs_{kind}_ret"] + [f"prefs_{kind}_imp"] * (
+            kind != "avgjg_Rnonrel"
+        )
+    zscores = []
+    for q in qids:
+        for name in sorted(set(names)):
+            stddev = 0.0 if other.random() < 0.1 else round(float(other.uniform(0.1, 0.5)), 3)
+            zscores.append(f"{q} {name} {round(float(other.uniform(0, 1)), 3):g} {stddev:g}")
+    (folder / "zscores_other.txt").write_text("\n".join(zscores) + "\n")
 
 
 if __name__ == "__main__":
