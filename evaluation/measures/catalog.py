@@ -240,10 +240,12 @@ def _parse_cutoffs(spec: str, params: str, kind: _Kind) -> tuple[int, ...] | tup
             if not _INT_CUTOFF.fullmatch(text) or int(text) < 1:
                 raise ValueError(f"'{spec}': cutoff '{text}' is not a positive integer")
             values.append(int(text))
+        elif not kind.at_most_one:  # multiples of R (Rprec_mult_avgjg)
+            if not _FLOAT_CUTOFF.fullmatch(text):
+                raise ValueError(f"'{spec}': '{text}' is not a non-negative number")
+            values.append(float(text))
         else:
-            if not kind.at_most_one and _FLOAT_CUTOFF.fullmatch(text):
-                pass
-            elif not _FLOAT_CUTOFF.fullmatch(text) or float(text) > 1.0:
+            if not _FLOAT_CUTOFF.fullmatch(text) or float(text) > 1.0:
                 raise ValueError(f"'{spec}': recall point '{text}' is not a number in [0, 1]")
             values.append(float(text))
     values.sort()

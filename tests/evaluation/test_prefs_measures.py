@@ -341,3 +341,12 @@ def test_9_0_8_compares_levels_and_scores_as_c_floats():
     v10 = evaluate_prefs(p, ranking, specs, Options(trec_eval_version=10)).means
     assert v9 == {"prefs_num_prefs_poss": 2, "prefs_simp": 1.0}  # trec_eval 9.0.8's output
     assert v10 == {"prefs_num_prefs_poss": 3, "prefs_simp": pytest.approx(2 / 3)}  # 10.0's
+
+
+def test_rprec_mult_avgjg_takes_multiples_of_r_above_one_and_refuses_words():
+    from evaluation.measures import parse_measures
+
+    (measure,) = parse_measures(["Rprec_mult_avgjg.1.5,0.5"])
+    assert measure.output_names == ["Rprec_mult_avgjg_0.50", "Rprec_mult_avgjg_1.50"]
+    with pytest.raises(ValueError, match="'x' is not a non-negative number"):
+        parse_measures(["Rprec_mult_avgjg.x"])
