@@ -1,5 +1,8 @@
-# Production image: slim Python 3.13, non-root, gunicorn, static files collected at build.
+# Qrelsmith's production image: slim Python 3.13, non-root, gunicorn, static files collected
+# at build. `docker build -t qrelsmith .` (compose.yaml builds it as qrelsmith-web and -worker).
 FROM python:3.13-slim
+LABEL org.opencontainers.image.title="Qrelsmith" \
+      org.opencontainers.image.description="Build relevance judgments and measure search quality with them."
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -23,5 +26,10 @@ RUN SECRET_KEY=build-only python manage.py collectstatic --no-input -v 0
 USER app
 EXPOSE 8000
 VOLUME ["/data"]
+# /readyz: database, storage and cache reachable (config/health.py); /healthz: process up.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
+    CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/readyz', timeout=2)"]
 # Same commands as README "Production": migrate, then serve. The worker overrides CMD.
-CMD ["sh", "-c", "python manage.py migrate --no-input && exec gunicorn config.wsgi --bind 0.0.0.0:8000 --workers ${WEB_WORKERS:-3} --timeout 120 --access-logfile -"]
+# /metrics sums the gunicorn workers' counters through PROMETHEUS_MULTIPROC_DIR, emptied at start.
+ENV PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus
+CMD ["sh", "-c", "rm -rf \"$PROMETHEUS_MULTIPROC_DIR\" && mkdir -p \"$PROMETHEUS_MULTIPROC_DIR\" && python manage.py migrate --no-input && exec gunicorn config.wsgi --bind 0.0.0.0:8000 --workers ${WEB_WORKERS:-3} --timeout 120 --access-logfile -"]

@@ -17,7 +17,7 @@ run: export DEBUG ?= 1
 run: export TASKS_BACKEND ?= django_tasks_db.DatabaseBackend
 run: setup
 	@$(PY) manage.py demo
-	@echo "Relevance Studio: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
+	@echo "Qrelsmith: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	@trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT; \
 	$(PY) manage.py db_worker --no-reload --no-startup-delay --interval 0.2 -v 0 & worker=$$!; \
 	$(PY) manage.py runserver $(HOST):$(PORT)

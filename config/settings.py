@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 from config.env import env_bool, env_int, env_list, env_str
@@ -39,6 +40,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Times every request and answers /metrics (config/metrics.py); ids every request and its
+    # log lines (config/request_ids.py).
+    "config.metrics.MetricsMiddleware",
+    "config.request_ids.RequestIdMiddleware",
+    # /healthz and /readyz answer before the host check and the https redirect (config/health.py)
+    "config.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -48,6 +55,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "config.storage.StorageUnavailableMiddleware",  # 503 when the file store fails a write
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -100,6 +108,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# One cache shared by every web node and worker when REDIS_URL is set (the agreement report's
+# numbers, keyed by the state of the judgments, so never stale); otherwise each process keeps
+# its own, which is all the embedded set-up needs. Short socket timeouts: a Redis that is down
+# makes /readyz say so within a second instead of hanging the probe.
+REDIS_URL = env_str("REDIS_URL", "")
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", ""),
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -124,8 +150,36 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "staticfiles")))
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
+# Run files, their Parquet artifacts and staged imports go through Django's storage API: a
+# local folder (MEDIA_ROOT) by default, or an S3-compatible bucket (AWS S3, MinIO) when
+# S3_BUCKET is set, so that web nodes and workers on different machines share them. Keys
+# come from S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY, or boto3's usual sources (AWS_* variables,
+# an instance role) when those are unset. Nothing is public: downloads go through the app.
+S3_BUCKET = env_str("S3_BUCKET", "")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": (
+        {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": S3_BUCKET,
+                "endpoint_url": env_str("S3_ENDPOINT_URL", "") or None,
+                "region_name": env_str("S3_REGION", "") or None,
+                "access_key": env_str("S3_ACCESS_KEY_ID", "") or None,
+                "secret_key": env_str("S3_SECRET_ACCESS_KEY", "") or None,
+                "location": env_str("S3_PREFIX", ""),
+                # MinIO and most S3-compatible servers want path-style addresses.
+                "addressing_style": env_str("S3_ADDRESSING_STYLE", "path"),
+                "signature_version": "s3v4",
+                "default_acl": None,
+                "querystring_auth": True,
+                # A name already taken gets a fresh suffix, as on the local disk: a stored
+                # run's file is never replaced in place.
+                "file_overwrite": False,
+            },
+        }
+        if S3_BUCKET
+        else {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    ),
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
@@ -170,7 +224,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
-    "TITLE": "Relevance Studio API",
+    "TITLE": "Qrelsmith API",
     "DESCRIPTION": "Relevance judgments, qrels, runs and trec_eval-exact evaluation.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -210,9 +264,32 @@ SECURE_CSP = {
     "frame-ancestors": [CSP.NONE],
 }
 
+# Prometheus scrapes /metrics with this bearer token; unset, /metrics does not exist.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+
+# Every log line carries the request's id (X-Request-ID, "-" outside a request); with
+# LOG_FORMAT=json each line is one JSON object, for log collectors.
+LOG_FORMAT = env_str("LOG_FORMAT", "text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r}: use text or json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "config.request_ids.RequestIdFilter"}},
+    "formatters": {
+        "text": {"format": "%(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(request_id)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            "formatter": LOG_FORMAT,
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

@@ -111,10 +111,18 @@ SCORING_COLUMNS = ("qid", "docno", "score", "tag")
 
 
 def read_file(reader, path: Path, **options):
+    """The file read by ``reader``; a run's notices (what trec_eval accepts but its author may
+    not mean, such as fields after the sixth) go to stderr, never to the scores on stdout."""
+    notices: list[trec.Notice] = []
+    if reader is trec.read_run:
+        options["notices"] = notices
     try:
-        return reader(path, name=str(path), **options)
+        frame = reader(path, name=str(path), **options)
     except trec.TrecFormatError as error:
         raise UsageError(str(error)) from None
+    for notice in notices:
+        sys.stderr.write(f"notice: {notice}\n")
+    return frame
 
 
 def score(qrels, run, specs, options, *, rel_format="qrels", zscores=None) -> measures.Evaluation:

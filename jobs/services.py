@@ -33,7 +33,15 @@ MESSAGES = {
     "(see its errors): fix the input and start a new one.",
     "not_retryable_unknown": "This job cannot be started again: it predates retries.",
     "upload_gone": "The uploaded file of this job is no longer stored: upload it again.",
+    "storage_unavailable": "The file store is unavailable, so the upload was not kept and "
+    "nothing was started. Try again in a moment.",
 }
+
+
+class StorageUnavailable(Exception):
+    """The file store refused or dropped the write of an upload: nothing was stored and no
+    job started, so the same request may simply be sent again (config/storage.py answers
+    503 for it, on pages and in the API)."""
 
 
 class JobFailed(Exception):
@@ -229,8 +237,15 @@ def recover_stalled_jobs(*, older_than: timedelta | None = None) -> list[Job]:
 
 
 def stage_upload(upload, *, prefix: str) -> str:
-    """Keep an uploaded file in storage until its job has read it; returns the name."""
-    return default_storage.save(f"{STAGING}/{prefix}/{upload.name}", upload)
+    """Keep an uploaded file in storage until its job has read it; returns the name.
+    Raises StorageUnavailable when the store fails (an object store refuses or drops the
+    upload; a full disk): S3 never keeps half of an object, and on a local disk the sweeper
+    (sweep_staged_files) removes whatever a failed write left."""
+    try:
+        return default_storage.save(f"{STAGING}/{prefix}/{upload.name}", upload)
+    except Exception as error:  # botocore's, OSError: whatever the store's client raises
+        logger.warning("staging %s failed: %r", upload.name, error)
+        raise StorageUnavailable(MESSAGES["storage_unavailable"]) from error
 
 
 def drop_staged(name: str) -> None:

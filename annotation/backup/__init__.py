@@ -5,8 +5,8 @@ backup.json[.gz]`` creates it again as a new campaign. The file holds everything
 campaign is made of: topics, documents, the pool, assignments, judgments with their whole
 history, lead decisions, and publications with their qrels versions and provenance.
 
-Format ``relevance-studio-campaign``, version 1
------------------------------------------------
+Format ``qrelsmith-campaign``, version 1
+----------------------------------------
 One UTF-8 JSON object (gzip-compressed when the file name ends in ``.gz``; the importer
 recognises gzip by its first bytes). Database ids never appear: rows name each other by
 natural keys — a user by ``username``, a topic by ``qid``, a document by ``docno``, a pair by
@@ -14,10 +14,12 @@ natural keys — a user by ``username``, a topic by ``qid``, a document by ``doc
 ``judge`` — and lead decisions, which form chains, by a file-local ``id`` (1, 2, …). Times are
 ISO 8601 with their UTC offset and microseconds (``2026-11-20T09:30:00.123456+00:00``). Every
 key below is required and no other key is allowed; the order of keys does not matter. Lists
-are in the order the rows were created, and the importer creates them in that order::
+are in the order the rows were created, and the importer creates them in that order. The
+importer also reads ``relevance-studio-campaign``, this same version 1 under the name the
+product had before issue 15::
 
     {
-      "format": "relevance-studio-campaign",
+      "format": "qrelsmith-campaign",
       "version": 1,
       "exported_at": time,
       "campaign": {"name", "description", "scale": [{"grade", "label", "definition"}, …],

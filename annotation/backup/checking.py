@@ -239,13 +239,10 @@ class _Check:
     def document(self, document: Any) -> Backup:
         if not isinstance(document, dict):
             raise BackupError(self.name, ["the document must be a JSON object"])
-        if document.get("format") != schema.FORMAT:
+        if document.get("format") not in schema.READ_FORMATS:
             raise BackupError(
                 self.name,
-                [
-                    f"format: must be {schema.FORMAT!r} (this is not a Relevance Studio "
-                    "campaign backup)"
-                ],
+                [f"format: must be {schema.FORMAT!r} (this is not a Qrelsmith campaign backup)"],
             )
         version = document.get("version")
         if type(version) is not int:
@@ -254,7 +251,7 @@ class _Check:
             raise BackupError(
                 self.name,
                 [
-                    f"version: {version} is not a version this Relevance Studio reads "
+                    f"version: {version} is not a version this Qrelsmith reads "
                     f"(it reads version {schema.VERSION})"
                 ],
             )

@@ -36,7 +36,10 @@ from annotation.models import (
 )
 from evaluation.models import QrelsEntry, QrelsVersion
 
-FORMAT = "relevance-studio-campaign"
+FORMAT = "qrelsmith-campaign"
+# What the importer accepts: FORMAT, and the name backups had before the product was renamed
+# (issue 15); their content is the same version 1.
+READ_FORMATS = (FORMAT, "relevance-studio-campaign")
 VERSION = 1
 
 # Top-level keys, in the order the writer puts them.

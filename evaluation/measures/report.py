@@ -8,6 +8,8 @@ gm_map have no per-topic line. The summary lines, qid "all", follow.
 
 import math
 
+import polars as pl
+
 from .catalog import COUNT_NAMES, SUMMARY_ONLY_NAMES
 from .scoring import Evaluation
 
@@ -39,8 +41,12 @@ def format_trec_eval(
 
 
 def _per_topic_lines(evaluation: Evaluation) -> list[str]:
-    names = [name for name in evaluation.measures if name not in SUMMARY_ONLY_NAMES]
+    names = evaluation.line_order or [
+        name for name in evaluation.measures if name not in SUMMARY_ONLY_NAMES
+    ]
     frame = evaluation.per_topic
+    if evaluation.strings is not None:
+        frame = frame.join(evaluation.strings, on="qid", how="left", maintain_order="left")
     if evaluation.options.trec_eval_version == 9 and evaluation.missing_topics:
         frame = frame.filter(~frame.get_column("qid").is_in(list(evaluation.missing_topics)))
     qids = frame.get_column("qid").to_list()
@@ -48,12 +54,16 @@ def _per_topic_lines(evaluation: Evaluation) -> list[str]:
     prefix = "Z" if evaluation.zscored else ""
     for name in names:
         values = frame.get_column(name).to_list()
-        if name in COUNT_NAMES and not evaluation.zscored:
+        tag = prefix
+        if frame.schema[name] == pl.String:  # relstring: printed quoted, no summary, no Z
+            texts = [f"'{value}'" for value in values]
+            tag = ""
+        elif name in COUNT_NAMES and not evaluation.zscored:
             texts = [str(int(value)) for value in values]
         else:
             texts = [_decimal(value) for value in values]
         rows = zip(qids, texts, strict=True)
-        columns.append([f"{prefix}{name:<22}\t{qid}\t{text}\n" for qid, text in rows])
+        columns.append([f"{tag}{name:<22}\t{qid}\t{text}\n" for qid, text in rows])
     return [column[row] for row in range(len(qids)) for column in columns]
 
 

@@ -18,6 +18,8 @@
   const RETRY_BASE_MS = 800;
   const RETRY_MAX_MS = 30000;
   const UNDO_DEPTH = 200;
+  // The prefix keeps the product's former name (issue 15) so that grades a judge's browser
+  // holds unsent (the outbox) across the upgrade are still sent; nobody sees it.
   const storageKey = (name) => `relevance-studio:judge:${config.campaign}:${config.user}:${name}`;
 
   // --- the judge's queue and what we know of each assignment ----------------------------------

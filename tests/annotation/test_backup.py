@@ -330,6 +330,29 @@ def test_key_order_in_the_file_does_not_matter(tmp_path):
     assert after == before
 
 
+@pytest.mark.parametrize("filename", ["old.json", "old.json.gz"])
+def test_a_backup_written_under_the_former_product_name_still_imports(tmp_path, filename):
+    """Backups made before the rename (issue 15) say "relevance-studio-campaign"; the content
+    is the same version 1, so they restore the campaign exactly."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    before = dump()
+    document = read_document(tmp_path / "b.json")
+    assert document["format"] == backup.FORMAT == "qrelsmith-campaign"
+    text = json.dumps({**document, "format": "relevance-studio-campaign"}).encode()
+    old = tmp_path / filename
+    old.write_bytes(gzip.compress(text) if filename.endswith(".gz") else text)
+    delete_everything()
+    said = import_file(old)
+    assert said.startswith(f"Created campaign {campaign.name!r}")
+    after = dump()
+    after.pop("users"), before.pop("users")
+    assert after == before
+    # Exported again, it carries the new name.
+    export(Campaign.objects.get(), tmp_path / "again.json")
+    assert read_document(tmp_path / "again.json")["format"] == "qrelsmith-campaign"
+
+
 # --- importing next to existing data --------------------------------------------------------
 
 
@@ -469,7 +492,7 @@ def bump_grade(entry):
 
 CORRUPTIONS = {
     "not JSON": (
-        lambda d: b'{"format": "relevance-studio-campaign",\n}',
+        lambda d: b'{"format": "qrelsmith-campaign",\n}',
         "backup.json: not valid JSON: Expecting property name enclosed in double quotes "
         "(line 2, column 1)",
     ),
@@ -488,11 +511,11 @@ CORRUPTIONS = {
     ),
     "another format": (
         lambda d: edit(d, lambda x: x.update(format="trec-qrels")),
-        "format: must be 'relevance-studio-campaign'",
+        "format: must be 'qrelsmith-campaign'",
     ),
     "a newer version": (
         lambda d: edit(d, lambda x: x.update(version=2)),
-        "version: 2 is not a version this Relevance Studio reads (it reads version 1)",
+        "version: 2 is not a version this Qrelsmith reads (it reads version 1)",
     ),
     "a missing section": (lambda d: edit(d, lambda x: x.pop("changes")), "changes: missing"),
     "an unknown key": (
@@ -619,7 +642,7 @@ def test_export_writes_one_list_item_per_line(tmp_path):
     assert summary.counts["assignments"] == Assignment.objects.count()
     assert summary.counts["entries"] == QrelsEntry.objects.count()
     lines = text.splitlines()
-    assert lines[0].startswith('{"format":"relevance-studio-campaign","version":1,"exported_at":')
+    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":1,"exported_at":')
     assert sum(line.startswith('{"qid"') for line in lines) >= Assignment.objects.count()
     document = json.loads(text)
     assert list(document) == list(backup.schema.TOP_KEYS)

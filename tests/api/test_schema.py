@@ -56,7 +56,7 @@ def test_a_logged_in_user_downloads_the_schema_as_json(api, make_user):
     )
 
     assert response.status_code == 200
-    assert json.loads(response.content)["info"]["title"] == "Relevance Studio API"
+    assert json.loads(response.content)["info"]["title"] == "Qrelsmith API"
 
 
 def test_the_docs_page_loads_its_start_up_script_from_the_server_not_inline(api, make_user):

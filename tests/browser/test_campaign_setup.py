@@ -170,6 +170,6 @@ def test_a_lead_sets_up_a_campaign_and_pools_two_runs(
     expect(page.get_by_role("link", name="Pets 2026")).to_be_visible()
     screenshot("lead-campaign-list")
 
-    page.get_by_role("link", name="Relevance Studio").click()
+    page.get_by_role("link", name="Qrelsmith").click()
     expect(page.get_by_role("link", name=re.compile("Pets 2026"))).to_be_visible()
     screenshot("lead-home")

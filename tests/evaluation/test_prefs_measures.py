@@ -348,5 +348,5 @@ def test_rprec_mult_avgjg_takes_multiples_of_r_above_one_and_refuses_words():
 
     (measure,) = parse_measures(["Rprec_mult_avgjg.1.5,0.5"])
     assert measure.output_names == ["Rprec_mult_avgjg_0.50", "Rprec_mult_avgjg_1.50"]
-    with pytest.raises(ValueError, match="'x' is not a non-negative number"):
+    with pytest.raises(ValueError, match="'x' is not a number"):
         parse_measures(["Rprec_mult_avgjg.x"])

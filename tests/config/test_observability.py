@@ -1,0 +1,221 @@
+"""Request ids, JSON logs and Prometheus metrics (config/request_ids.py, config/metrics.py)."""
+
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from annotation import services
+from annotation.models import Assignment, PairSource, Topic
+from config.request_ids import RequestIdFilter
+from jobs.models import Job, JobStatus
+from tests.config.test_settings import ROOT, run_python
+from tests.s3_server import free_port
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "scrape-token-for-tests"
+
+
+def scrape(client, token=TOKEN):
+    return client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+def sample(text: str, name: str, **labels) -> float:
+    """The value of one sample line of the Prometheus text format."""
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', line.split(" ")[0]))
+        if all(found.get(k) == v for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no sample {name}{labels} in:\n{text}")
+
+
+# --- request ids -------------------------------------------------------------------------
+
+
+def test_every_answer_carries_a_fresh_request_id(client):
+    first, second = client.get("/accounts/login/"), client.get("/accounts/login/")
+    assert re.fullmatch(r"[0-9a-f]{32}", first["X-Request-ID"])
+    assert first["X-Request-ID"] != second["X-Request-ID"]
+
+
+def test_a_sane_client_request_id_is_kept_and_a_hostile_one_replaced(client):
+    kept = client.get("/healthz", HTTP_X_REQUEST_ID="lb-7f3a:42")
+    replaced = client.get("/healthz", HTTP_X_REQUEST_ID="x\r\nSet-Cookie: a=b")
+    assert kept["X-Request-ID"] == "lb-7f3a:42"
+    assert re.fullmatch(r"[0-9a-f]{32}", replaced["X-Request-ID"])
+
+
+def test_log_lines_written_while_serving_carry_the_request_id(client, settings):
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    handler.addFilter(RequestIdFilter())
+    logger = logging.getLogger("django.request")
+    logger.addHandler(handler)
+    try:
+        response = client.get("/no-such-page/", HTTP_X_REQUEST_ID="trace-1")
+    finally:
+        logger.removeHandler(handler)
+    assert response.status_code == 404
+    assert [r.request_id for r in records] == ["trace-1"]  # "Not Found: /no-such-page/"
+
+
+def test_json_logs_are_one_object_per_line_with_the_request_id():
+    result = run_python(
+        "import django, logging, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings';"
+        "django.setup(); logging.getLogger('evaluation').warning('scored %s runs', 3)",
+        LOG_FORMAT="json",
+    )
+    assert result.returncode == 0, result.stderr
+    line = json.loads(result.stderr.strip().splitlines()[-1])
+    assert line["message"] == "scored 3 runs"
+    assert (line["level"], line["logger"], line["request_id"]) == ("WARNING", "evaluation", "-")
+    assert "time" in line
+
+
+def test_an_unknown_log_format_stops_start_up():
+    result = run_python(
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup()",
+        LOG_FORMAT="xml",
+    )
+    assert result.returncode != 0
+    assert "LOG_FORMAT='xml': use text or json" in result.stderr
+
+
+# --- metrics -----------------------------------------------------------------------------
+
+
+def test_metrics_do_not_exist_without_a_token(client, settings):
+    settings.METRICS_TOKEN = ""
+    assert client.get("/metrics").status_code == 404
+
+
+def test_metrics_need_the_scrape_token(client, settings):
+    settings.METRICS_TOKEN = TOKEN
+    refused = scrape(client, token="wrong")
+    assert refused.status_code == 401
+    assert refused["WWW-Authenticate"] == 'Bearer realm="metrics"'
+    assert client.get("/metrics").status_code == 401
+
+
+def test_metrics_time_requests_by_route_and_count_jobs_by_status(
+    client, settings, django_user_model
+):
+    settings.METRICS_TOKEN = TOKEN
+    settings.ALLOWED_HOSTS = ["judging.example"]
+    before = scrape(client, token=TOKEN).content.decode()
+    try:
+        was = sample(before, "http_request_duration_seconds_count", route="accounts/login/")
+    except AssertionError:
+        was = 0.0
+    for _ in range(3):
+        client.get("/accounts/login/", HTTP_HOST="judging.example")
+    user = django_user_model.objects.create_user("eng")
+    Job.objects.create(kind="evaluation.import_run", title="a", created_by=user)
+    Job.objects.create(kind="evaluation.import_run", title="b", created_by=user)
+    Job.objects.create(
+        kind="evaluation.import_run", title="c", created_by=user, status=JobStatus.FAILED
+    )
+
+    # Prometheus scrapes by the node's address: no host check.
+    response = client.get("/metrics", HTTP_HOST="10.0.0.7", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain")
+    text = response.content.decode()
+    count = sample(text, "http_request_duration_seconds_count", route="accounts/login/")
+    assert count == was + 3
+    assert sample(text, "jobs", status="queued") == 2
+    assert sample(text, "jobs", status="failed") == 1
+    assert sample(text, "jobs", status="running") == 0
+
+
+def test_grades_are_counted_when_they_commit(
+    client, settings, django_user_model, django_capture_on_commit_callbacks
+):
+    settings.METRICS_TOKEN = TOKEN
+    lead = django_user_model.objects.create_user("lead")
+    judge = django_user_model.objects.create_user("judge")
+    campaign = services.create_campaign(lead=lead, name="c", overlap=1, judges=[judge])
+    Topic.objects.create(campaign=campaign, qid="1", query="q")
+    services.add_pairs(campaign=campaign, pairs=[("1", "d1")], source=PairSource.IMPORTED)
+    assignment = Assignment.objects.get()
+
+    def graded() -> float:
+        try:
+            return sample(scrape(client).content.decode(), "judging_grades_total", action="graded")
+        except AssertionError:
+            return 0.0
+
+    before = graded()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.record_judgment(assignment_id=assignment.pk, judge=judge, grade=2)
+    assert graded() == before + 1
+
+
+def test_gunicorn_workers_are_summed_in_multiprocess_mode(tmp_path):
+    """Two gunicorn workers, each with its own counters: /metrics adds them up."""
+    port = free_port()
+    data = tmp_path / "data"
+    multiproc = tmp_path / "prometheus"
+    multiproc.mkdir()
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DEBUG")},
+        "DEBUG": "0",
+        "SECRET_KEY": "metrics-test-" + "k" * 40,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "DATA_DIR": str(data),
+        "METRICS_TOKEN": TOKEN,
+        "PROMETHEUS_MULTIPROC_DIR": str(multiproc),
+    }
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True
+    )
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
+            "--workers", "2", "--control-socket", str(tmp_path / "gunicorn.ctl"),
+        ],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=1)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, server.stderr.read1().decode()
+                time.sleep(0.2)
+        # Concurrent, so both workers serve (a worker's first answer can take seconds on a
+        # loaded machine: it imports the app's heavier modules then).
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(
+                pool.map(
+                    lambda _: urllib.request.urlopen(base + "/accounts/login/", timeout=90).status,
+                    range(20),
+                )
+            )
+        assert statuses == [200] * 20
+        request = urllib.request.Request(
+            base + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        text = urllib.request.urlopen(request, timeout=60).read().decode()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    assert len(list(multiproc.glob("histogram_*.db"))) == 2, "both workers should have served"
+    assert sample(text, "http_request_duration_seconds_count", route="accounts/login/") == 20

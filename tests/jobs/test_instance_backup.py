@@ -1,0 +1,181 @@
+"""manage.py backup_instance / restore_instance: the whole instance, tables and stored files,
+out and back into a new database (jobs/instance_backup.py)."""
+
+import hashlib
+import io
+import json
+import tarfile
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.files.storage import default_storage
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import Campaign, Judgment
+from evaluation import measures, services
+from evaluation.models import Evaluation, Run
+from jobs.instance_backup import MESSAGES, _stored_files
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def snapshot() -> dict:
+    """What must come back: rows (by their meaning, not their ids), files and numbers."""
+    judgments = sorted(
+        Judgment.objects.values_list(
+            "assignment__judge__username",
+            "assignment__pair__topic__qid",
+            "assignment__pair__document__docno",
+            "grade",
+            "seconds",
+        )
+    )
+    files = {
+        name: hashlib.sha256(default_storage.open(name).read()).hexdigest()
+        for name in _stored_files()
+    }
+    means = sorted(
+        (e.run.system.name, e.run.name, json.dumps(e.means, sort_keys=True))
+        for e in Evaluation.objects.select_related("run__system")
+    )
+    return {
+        "campaigns": sorted(Campaign.objects.values_list("name", "lead__username", "overlap")),
+        "judgments": judgments,
+        "files": files,
+        "means": means,
+    }
+
+
+def wipe() -> None:
+    call_command("flush", interactive=False, verbosity=0)
+    for name in _stored_files():
+        default_storage.delete(name)
+
+
+def rewrite(source, target, change) -> None:
+    """Copy the archive member by member, ``change(name, data) -> (name, data) | None``."""
+    with tarfile.open(source, "r:gz") as old, tarfile.open(target, "w:gz") as new:
+        for member in old.getmembers():
+            changed = change(member.name, old.extractfile(member).read())
+            if changed is None:
+                continue
+            info = tarfile.TarInfo(changed[0])
+            info.size = len(changed[1])
+            new.addfile(info, io.BytesIO(changed[1]))
+
+
+_MADE: dict = {}  # the demo's archive and snapshot, made once for the module (demo is slow)
+
+
+@pytest.fixture
+def backup(media_root, tmp_path):
+    """The demo instance, backed up, in an empty database and empty storage."""
+    path = tmp_path / "instance.tar.gz"
+    if not _MADE:
+        call_command("demo", stdout=io.StringIO())
+        before = snapshot()
+        out = io.StringIO()
+        call_command("backup_instance", output=str(path), stdout=out)
+        assert "rows of" in out.getvalue()
+        wipe()
+        _MADE.update(archive=path.read_bytes(), before=before)
+    path.write_bytes(_MADE["archive"])
+    return path, _MADE["before"]
+
+
+def test_an_instance_comes_back_whole_in_a_new_database(backup):
+    path, before = backup
+    assert not Run.objects.exists() and _stored_files() == []
+
+    out = io.StringIO()
+    call_command("restore_instance", str(path), stdout=out)
+
+    assert "restored" in out.getvalue()
+    assert snapshot() == before
+    assert before["files"], "the demo stores run files"
+    # The restored instance works: logins, scoring from the restored artifacts, new rows.
+    assert authenticate(username="lead", password="lead-demo") is not None
+    stored = Evaluation.objects.select_related("run", "qrels").first()
+    options = dict(stored.options)
+    specs = options.pop("measures")
+    again = measures.evaluate(
+        services.load_qrels_frame(stored.qrels),
+        services.load_run_frame(stored.run),
+        specs,
+        measures.Options(**options),
+    )
+    assert again.means == stored.means
+    lead = Campaign.objects.first().lead
+    assert Campaign.objects.create(name="after restore", lead=lead).pk > 0
+
+
+def test_restoring_twice_is_refused_and_changes_nothing(backup):
+    path, _ = backup
+    call_command("restore_instance", str(path), stdout=io.StringIO())
+    after_first = snapshot()
+
+    with pytest.raises(CommandError, match="already holds data"):
+        call_command("restore_instance", str(path))
+    assert snapshot() == after_first
+
+
+def test_a_damaged_file_is_refused_before_anything_is_written(backup, tmp_path):
+    path, _ = backup
+    damaged = tmp_path / "damaged.tar.gz"
+    rewrite(
+        path,
+        damaged,
+        lambda name, data: (name, data + b"x" if name.endswith(".parquet") else data),
+    )
+
+    with pytest.raises(CommandError, match=r"does not match its SHA-256 in the manifest"):
+        call_command("restore_instance", str(damaged))
+    assert _stored_files() == [] and not Run.objects.exists()
+
+
+def test_a_member_outside_the_backup_folders_is_refused(backup, tmp_path):
+    path, _ = backup
+    hostile = tmp_path / "hostile.tar.gz"
+    rewrite(
+        path,
+        hostile,
+        lambda name, data: ("../evil" if name.endswith(".parquet") else name, data),
+    )
+
+    with pytest.raises(CommandError, match=r"member '\.\./evil' is not a plain file"):
+        call_command("restore_instance", str(hostile))
+    assert _stored_files() == [] and not Run.objects.exists()
+
+
+def test_a_backup_of_other_migrations_is_refused(backup, tmp_path):
+    path, _ = backup
+
+    def newer(name, data):
+        if name != "manifest.json":
+            return name, data
+        manifest = json.loads(data)
+        manifest["migrations"]["annotation"].append("9999_from_the_future")
+        return name, json.dumps(manifest).encode()
+
+    other = tmp_path / "other.tar.gz"
+    rewrite(path, other, newer)
+
+    with pytest.raises(CommandError) as refused:
+        call_command("restore_instance", str(other))
+    assert "annotation: the backup has 9999_from_the_future" in str(refused.value)
+    assert not Run.objects.exists()
+
+
+def test_a_file_that_is_not_a_backup_is_named(tmp_path):
+    junk = tmp_path / "notes.tar.gz"
+    junk.write_bytes(b"not a tar at all")
+
+    with pytest.raises(CommandError, match=r"notes\.tar\.gz: not an instance backup"):
+        call_command("restore_instance", str(junk))
+
+
+def test_messages_name_the_archive():
+    assert all(
+        "{path}" in text for key, text in MESSAGES.items() if not key.startswith("not_empty")
+    )
