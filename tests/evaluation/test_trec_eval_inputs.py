@@ -50,6 +50,11 @@ CASES = {
         *("-q", "-m", "qrels_jg", "-R", "qrels_jg", "-Z", "zscores_other.txt"),
         *("qrels_jg.txt", "run.txt"),
     ],
+    "judged_only_all_trec": ["-q", "-J", "-m", "all_trec", "qrels.txt", "run.txt"],
+    "collection_size": [
+        *("-q", "-N", "1000", "-m", "utility.1,-1,0,1", "-m", "utility"),
+        *("qrels.txt", "run.txt"),
+    ],
     "judged_only": ["-q", "-J", "-m", "official", "-m", "ndcg_cut.5,10", "qrels.txt", "run.txt"],
     "judged_only_depth_no_summary": [
         *("-q", "-n", "-J", "-M", "4", "-m", "official", "qrels.txt", "run.txt"),
