@@ -16,7 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
-from evaluation import measures, trec
+from evaluation import cli_inputs, measures, trec
+from evaluation.measures.inputs import check_measures, default_measures
 
 DESCRIPTION = (
     "Score a run against qrels like trec_eval. QRELS and RUN are file paths (the database "
@@ -72,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=9,
         help="follow trec_eval 9.0.8 (default) or 10.0 semantics",
     )
+    cli_inputs.add_arguments(parser)
     parser.add_argument("--format", choices=["trec", "json", "csv"], default="trec")
     parser.add_argument(
         "--save", action="store_true", help="store the evaluation (stored qrels and run only)"
@@ -82,7 +84,12 @@ def options_from(args) -> tuple[list[str], measures.Options]:
     """The measure specs and engine options for parsed arguments; UsageError if invalid."""
     if args.depth is not None and args.depth < 1:
         raise UsageError(f"-M {args.depth}: the depth must be at least 1")
-    specs = args.measures or list(measures.DEFAULT_MEASURES)
+    if getattr(args, "num_docs_in_coll", 0) < 0:
+        raise UsageError(
+            f"-N {args.num_docs_in_coll}: a collection cannot hold fewer than 0 documents"
+        )
+    rel_format = getattr(args, "rel_format", "qrels")
+    specs = args.measures or list(default_measures(rel_format))
     try:
         options = measures.Options(
             relevance_level=args.relevance_level,
@@ -90,8 +97,10 @@ def options_from(args) -> tuple[list[str], measures.Options]:
             trec_eval_version=args.trec_eval_version,
             depth=args.depth,
             complete=args.complete,
+            judged_only=getattr(args, "judged_only", False),
+            num_docs_in_coll=getattr(args, "num_docs_in_coll", 0),
         )
-        measures.parse_measures(specs)
+        check_measures(rel_format, measures.parse_measures(specs))
     except ValueError as error:
         raise UsageError(str(error)) from None
     return specs, options
@@ -116,16 +125,19 @@ def read_file(reader, path: Path, **options):
     return frame
 
 
-def score(qrels, run, specs, options) -> measures.Evaluation:
+def score(qrels, run, specs, options, *, rel_format="qrels", zscores=None) -> measures.Evaluation:
+    """``qrels`` is the relevance frame of ``rel_format`` (cli_inputs.read_relevance)."""
     try:
-        return measures.evaluate(qrels, run, specs, options)
+        return cli_inputs.evaluate(rel_format, qrels, run, specs, options, zscores)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
 
-def render(result: measures.Evaluation, *, fmt: str, per_topic: bool, runid: str) -> str:
+def render(
+    result: measures.Evaluation, *, fmt: str, per_topic: bool, runid: str, summary: bool = True
+) -> str:
     if fmt == "trec":
-        return measures.format_trec_eval(result, per_topic=per_topic, runid=runid)
+        return measures.format_trec_eval(result, per_topic=per_topic, runid=runid, summary=summary)
     if fmt == "json":
         return _json(result, per_topic=per_topic, runid=runid)
     return _csv(result, per_topic=per_topic)
@@ -141,6 +153,9 @@ def _json(result, *, per_topic, runid) -> str:
             "trec_eval_version": options.trec_eval_version,
             "depth": options.depth,
             "complete": options.complete,
+            "judged_only": options.judged_only,
+            "num_docs_in_coll": options.num_docs_in_coll,
+            "zscores": result.zscored,
         },
         "measures": result.measures,
         "all": result.means,
@@ -189,13 +204,17 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
         specs, options = options_from(args)
-        qrels = read_file(trec.read_qrels, Path(args.qrels))
+        qrels = cli_inputs.read_relevance(args.rel_format, Path(args.qrels), read_file)
         run = read_file(trec.read_run, Path(args.run), columns=SCORING_COLUMNS)
-        result = score(qrels, run, specs, options)
+        zscores = cli_inputs.read_zscores(args.zscores, read_file)
+        result = score(qrels, run, specs, options, rel_format=args.rel_format, zscores=zscores)
     except UsageError as error:
         # The same words Django's CommandError prints, so both paths read alike.
         sys.stderr.write(f"CommandError: {error}\n")
         return 1
-    sys.stdout.write(render(result, fmt=args.format, per_topic=args.per_topic, runid=runid_of(run)))
+    output = render(
+        result, fmt=args.format, per_topic=args.per_topic, runid=runid_of(run), summary=args.summary
+    )
+    sys.stdout.write(output)
     sys.stdout.flush()
     return 0

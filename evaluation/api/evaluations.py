@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import measures, services
 from evaluation.api.common import MAX_MEASURES, MESSAGES, QueryParameters, created, whole_number
+from evaluation.measures.inputs import check_measures
 from evaluation.models import Evaluation, QrelsVersion, Run
 
 
@@ -111,7 +112,8 @@ class EvaluationRequestSerializer(serializers.Serializer):
 
     def validate_measures(self, specs: list[str]) -> list[str]:
         try:
-            measures.parse_measures(specs)
+            # Stored qrels are qrels: preference and judgment-group measures need other files.
+            check_measures("qrels", measures.parse_measures(specs))
         except ValueError as error:
             raise ValidationError(str(error)) from None
         return specs

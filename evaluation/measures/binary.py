@@ -112,7 +112,12 @@ class BinaryMeasures:
         if self._best_after is None:
             self._best_after = suffix_maxima(self.precision, self.relevant.position)
         value = self.relevant.first(self._best_after, np.maximum(needed, 1))
-        return np.where(needed <= self.relevant.count, value, 0.0)
+        value = np.where(needed <= self.relevant.count, value, 0.0)
+        if not self.options.judged_only:
+            return value
+        # -J can leave nothing retrieved; trec_eval's interpolated precision then starts at
+        # 0/0, so the points needing no relevant document get NaN.
+        return np.where((self.num_ret == 0) & (needed == 0), np.nan, value)
 
     def _11pt_avg(self, measure):
         # m_11pt_avg.c adds the points from the last one given to the first.

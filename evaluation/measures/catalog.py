@@ -45,6 +45,10 @@ class Options:
     depth: `-M`: only the first `depth` documents of each ranking count (None: all).
     complete: `-c`: topics judged in the qrels but absent from the run score 0 and count in
         every mean; otherwise they are skipped.
+    judged_only: `-J`: documents without a judgment (or with a negative grade) are dropped
+        from each ranking after the depth cut, and the rest ranked 1, 2, ... again.
+    num_docs_in_coll: `-N`: the number of documents in the collection (trec_eval's utility
+        measure uses it; 0 by default, as in trec_eval).
     """
 
     relevance_level: int = 1
@@ -52,6 +56,8 @@ class Options:
     trec_eval_version: Literal[9, 10] = 9
     depth: int | None = None
     complete: bool = False
+    judged_only: bool = False
+    num_docs_in_coll: int = 0
 
     def __post_init__(self) -> None:
         if not _is_int(self.relevance_level) or self.relevance_level < 1:
@@ -66,6 +72,12 @@ class Options:
             raise ValueError(f"depth must be None or an integer >= 1, got {self.depth!r}")
         if not isinstance(self.complete, bool):
             raise ValueError(f"complete must be True or False, got {self.complete!r}")
+        if not isinstance(self.judged_only, bool):
+            raise ValueError(f"judged_only must be True or False, got {self.judged_only!r}")
+        if not _is_int(self.num_docs_in_coll) or self.num_docs_in_coll < 0:
+            raise ValueError(
+                f"num_docs_in_coll must be an integer >= 0, got {self.num_docs_in_coll!r}"
+            )
 
 
 def _is_int(value: object) -> bool:
@@ -136,6 +148,24 @@ _KINDS: dict[str, _Kind] = {
     "set_map": _Kind(),
     "set_F": _Kind("list", (1.0,)),
     "num_nonrel_judged_ret": _Kind(integer=True),
+    # -R prefs / qrels_prefs (evaluation.measures.prefs) and -R qrels_jg (judgment_groups)
+    "prefs_num_prefs_poss": _Kind(integer=True),
+    "prefs_num_prefs_ful": _Kind(integer=True),
+    "prefs_num_prefs_ful_ret": _Kind(integer=True),
+    "prefs_simp": _Kind(),
+    "prefs_pair": _Kind(),
+    "prefs_avgjg": _Kind(),
+    "prefs_avgjg_Rnonrel": _Kind(),
+    "prefs_simp_ret": _Kind(),
+    "prefs_pair_ret": _Kind(),
+    "prefs_avgjg_ret": _Kind(),
+    "prefs_avgjg_Rnonrel_ret": _Kind(),
+    "prefs_simp_imp": _Kind(),
+    "prefs_pair_imp": _Kind(),
+    "prefs_avgjg_imp": _Kind(),
+    "map_avgjg": _Kind(),
+    "P_avgjg": _Kind("int", _RANK_CUTOFFS),
+    "Rprec_mult_avgjg": _Kind("float", _R_MULTIPLES),
     "yaap": _Kind(),
     "rbp": _Kind("pairs", since_10=True),
     "rbp_resid": _Kind("pairs", since_10=True),
@@ -170,7 +200,24 @@ SET_MEASURES: tuple[str, ...] = (
     *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P"),
     *("set_recall", "set_relative_P", "set_map", "set_F"),
 )
-_NICKNAMES = {"official": DEFAULT_MEASURES, "all_trec": ALL_TREC, "set": SET_MEASURES}
+# trec_eval's preference nicknames (measures.c): "prefs" is the main set, "all_prefs" all.
+_ALL_PREFS = tuple(name for name in _KINDS if name.startswith("prefs_"))
+_PREFS_OFFICIAL = (
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+)
+_NICKNAMES = {
+    "official": DEFAULT_MEASURES,
+    "all_trec": ALL_TREC,
+    "set": SET_MEASURES,
+    "prefs": ("runid", "num_q", *_PREFS_OFFICIAL),
+    "all_prefs": ("runid", "num_q", *_ALL_PREFS),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}
 
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _INT_CUTOFF = re.compile(r"[0-9]+(\.[0-9]*)?")

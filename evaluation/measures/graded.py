@@ -141,9 +141,9 @@ class GradedMeasures:
         high = np.maximum(np.where(present, level_gain, 0.0).max(axis=1, initial=0.0), pair_high)
         rescale = (low < 0) | (high > 1)
         topic = ranking.topic
-        gain = np.where(
-            rescale[topic] & (ranking.grade >= 0), (gain - low[topic]) / (high - low)[topic], gain
-        )
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 only where not rescaled
+            scaled = (gain - low[topic]) / (high - low)[topic]
+        gain = np.where(rescale[topic] & (ranking.grade >= 0), scaled, gain)
         powers = self._powers(p, int(ranking.rank.max(initial=0)))
         kept = gain != 0
         sums = Events(topic[kept], ranking.rank[kept], self.n)

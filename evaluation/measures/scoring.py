@@ -42,10 +42,13 @@ import polars as pl
 
 from .binary import MIN_GEO_MEAN
 from .catalog import _KINDS, DEFAULT_MEASURES, GEOMETRIC_NAMES, Options, parse_measures
+from .inputs import check_measures
+from .judged_only import keep_judged_only
 from .ranking import QidBlocks, rank_judged_documents
 from .scorer import Scorer
 from .sequences import sequential_sum
 from .topics import TopicJudgments
+from .zscores import convert_to_zscores
 
 __all__ = ["Evaluation", "evaluate"]
 
@@ -82,6 +85,7 @@ class Evaluation:
     # column per name; `line_order` is every per-topic name in trec_eval's order.
     strings: pl.DataFrame | None = None
     line_order: tuple[str, ...] = ()
+    zscored: bool = False  # values are z-scores (-Z): trec_eval prints them as "Zname"
 
 
 def evaluate(
@@ -89,6 +93,8 @@ def evaluate(
     run: pl.DataFrame,
     measures: Sequence[str] = DEFAULT_MEASURES,
     options: Options = _DEFAULT_OPTIONS,
+    *,
+    zscores: pl.DataFrame | None = None,
 ) -> Evaluation:
     """Score `run` (qid, docno, score) against `qrels` (qid, docno, grade) like trec_eval.
 
@@ -102,6 +108,7 @@ def evaluate(
     has both judgments and results (trec_eval stops there too).
     """
     parsed = parse_measures(measures, trec_eval_version=options.trec_eval_version)
+    check_measures("qrels", parsed)
     qrels, run = _checked_frames(qrels, run, options)
     run_blocks, qrels_blocks = QidBlocks(run.get_column("qid")), QidBlocks(qrels.get_column("qid"))
     run_topics = run_blocks.unique.implode()
@@ -127,6 +134,8 @@ def evaluate(
         trec_eval_version=options.trec_eval_version,
         depth=options.depth,
     )
+    if options.judged_only:
+        ranking = keep_judged_only(ranking)
     scorer = Scorer(ranking, TopicJudgments(judgments, topics.len(), options), options)
     columns: dict[str, np.ndarray] = {}
     strings: dict[str, list[str]] = {}
@@ -143,6 +152,9 @@ def evaluate(
             line_order.extend(values)
     if missing.any():
         _fill_missing(columns, strings, missing, options)
+    if zscores is not None:  # -Z; 9.0.8 never evaluates (nor converts) a missing topic
+        evaluated = ~missing if options.trec_eval_version == 9 else None
+        columns = convert_to_zscores(topics, columns, zscores, evaluated)
 
     per_topic = pl.DataFrame({"qid": topics, **columns})
     means = {name: _mean(name, values, missing, options) for name, values in columns.items()}
@@ -159,6 +171,7 @@ def evaluate(
         runid_requested=any(m.name == "runid" for m in parsed),
         strings=pl.DataFrame({"qid": topics, **strings}) if strings else None,
         line_order=tuple(line_order),
+        zscored=zscores is not None,
     )
 
 

@@ -59,7 +59,8 @@ class SetMeasures:
         rr = self.relevant.count.astype(np.float64)
         ret = self.num_ret.astype(np.float64)
         rel = self.judgments.num_rel.astype(np.float64)
-        return a * rr + b * (ret - rr) + c * (rel - rr) + d * (0.0 + rr - ret - rel)
+        docs = float(self.options.num_docs_in_coll)  # -N (trec_eval's num_docs_in_coll)
+        return a * rr + b * (ret - rr) + c * (rel - rr) + d * (docs + rr - ret - rel)
 
     def _unj(self, k):
         return (np.minimum(self.num_ret, k) - self.nonnegative.count_within(k)) / k

@@ -58,11 +58,13 @@ all three and require the same frames and the same error lists.
 Modules: errors (LineError, TrecFormatError, the error log), source (bytes, gzip, size limits,
 line splitting and line checks, public for other importers), grammar (formats, numbers, the
 line-by-line reference parser), reading (the public readers), canonical (path 1), lines
-(path 2), writing (writers and mapping helpers). The names below are the API; the modules'
+(path 2), writing (writers and mapping helpers), fields (trec_eval's other inputs: preference,
+qrels_prefs, qrels_jg and z-score files). The names below are the API; the modules'
 other names are the package's own.
 """
 
 from .errors import EXTRA_FIELDS, MAX_ERRORS, RANK_NOT_INTEGER, LineError, Notice, TrecFormatError
+from .fields import read_prefs, read_qrels_jg, read_qrels_prefs, read_zscores
 from .grammar import QRELS_SCHEMA, RUN_SCHEMA, QrelsLine, RunLine
 from .reading import iter_qrels, iter_run, read_qrels, read_run
 from .source import MAX_LINE_BYTES
@@ -83,8 +85,12 @@ __all__ = [
     "iter_qrels",
     "iter_run",
     "qrels_from_dict",
+    "read_prefs",
     "read_qrels",
+    "read_qrels_jg",
+    "read_qrels_prefs",
     "read_run",
+    "read_zscores",
     "run_from_dict",
     "write_qrels",
     "write_run",
