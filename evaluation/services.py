@@ -334,10 +334,20 @@ def find_run(label: str) -> Run:
 # --- evaluations -------------------------------------------------------------------------
 
 
+# Options added after evaluations were first stored: left out of the key while at their
+# default, so every evaluation stored before they existed keeps its key (and is not scored
+# again for nothing).
+_LATER_OPTIONS = {"judged_only": False, "num_docs_in_coll": 0}
+
+
 def options_key(measure_specs: list[str], options: measures.Options) -> str:
+    fields = {
+        name: value
+        for name, value in asdict(options).items()
+        if name not in _LATER_OPTIONS or value != _LATER_OPTIONS[name]
+    }
     canonical = json.dumps(
-        {"engine": ENGINE_VERSION, "measures": measure_specs, "options": asdict(options)},
-        sort_keys=True,
+        {"engine": ENGINE_VERSION, "measures": measure_specs, "options": fields}, sort_keys=True
     )
     return _sha256(canonical.encode())
 
