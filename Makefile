@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed worker
+.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster worker
 
 setup:
 	@scripts/setup
@@ -52,6 +52,11 @@ bench-dashboards: setup
 ## Judges, engineers uploading and dashboard readers at once (bench/mixed_load.py).
 bench-mixed: setup
 	@$(PY) bench/mixed_load.py $(BENCH_ARGS)
+
+## Two web nodes and two task workers on one PostgreSQL, S3 (moto) and Redis, while a worker
+## is killed and a node stopped; scaling from one node to two (bench/cluster_load.py).
+bench-cluster: setup
+	@$(PY) bench/cluster_load.py $(BENCH_ARGS)
 
 ## A task worker for production-style background work (TASKS_BACKEND=django_tasks_db.DatabaseBackend).
 worker: setup

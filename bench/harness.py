@@ -107,10 +107,12 @@ def servers(env: dict, *, workers: int, threads: int = 0, worker_interval: float
     ``db_worker`` polling every ``worker_interval`` seconds when given; yields the port once
     gunicorn answers, and stops them all on the way out."""
     port = free_port()
-    command = [PYTHON, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}"]
-    command += ["--workers", str(workers), "--timeout", "120", "--log-level", "warning"]
-    if threads:
-        command += ["--threads", str(threads), "--worker-class", "gthread", "--keep-alive", "30"]
+    command = gunicorn_command(
+        port,
+        workers=workers,
+        threads=threads,
+        control_socket=Path(env["DATA_DIR"]) / "gunicorn.ctl",
+    )
     processes = [subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)]
     try:
         if worker_interval is not None:
@@ -123,6 +125,20 @@ def servers(env: dict, *, workers: int, threads: int = 0, worker_interval: float
         for process in processes:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(30)
+
+
+def gunicorn_command(
+    port: int, *, workers: int, threads: int, control_socket: Path, cpus: str = ""
+) -> list[str]:
+    """gunicorn serving the app on 127.0.0.1:``port`` (gthread workers when ``threads``),
+    with its own control socket: gunicorn 27 opens one per user by default, and a second
+    server on the host would find it taken. ``cpus`` pins it (taskset's list, e.g. "0")."""
+    command = [PYTHON, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}"]
+    command += ["--workers", str(workers), "--timeout", "120", "--log-level", "warning"]
+    command += ["--control-socket", str(control_socket)]
+    if threads:
+        command += ["--threads", str(threads), "--worker-class", "gthread", "--keep-alive", "30"]
+    return ["taskset", "-c", cpus, *command] if cpus else command
 
 
 def wait_for_port(port: int, seconds: float = 30) -> None:

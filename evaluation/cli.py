@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import sys
@@ -16,8 +17,9 @@ from pathlib import Path
 
 import polars as pl
 
-from evaluation import measures, trec
+from evaluation import cli_inputs, measures, trec
 from evaluation.measures import reference, specs
+from evaluation.measures.inputs import check_measures, default_measures
 
 DESCRIPTION = (
     "Score a run against qrels like trec_eval. QRELS and RUN are file paths (the database "
@@ -82,6 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=9,
         help="follow trec_eval 9.0.8 (default) or 10.0 semantics",
     )
+    cli_inputs.add_arguments(parser)
     parser.add_argument(
         "--format",
         choices=FORMATS,
@@ -105,6 +108,11 @@ def check_files(args) -> None:
 def options_from(args) -> tuple[list[str], measures.Options]:
     """The measure specs and engine options for parsed arguments, read by
     evaluation.measures.specs as every other input shape is; UsageError if invalid."""
+    if getattr(args, "num_docs_in_coll", 0) < 0:
+        raise UsageError(
+            f"-N {args.num_docs_in_coll}: a collection cannot hold fewer than 0 documents"
+        )
+    rel_format = getattr(args, "rel_format", "qrels")
     try:
         chosen = specs.read_scoring_options(
             measures=args.measures,
@@ -113,10 +121,20 @@ def options_from(args) -> tuple[list[str], measures.Options]:
             complete=args.complete,
             depth=args.depth,
             trec_eval_version=args.trec_eval_version,
+            default_measures=default_measures(rel_format),
         )
-    except specs.OptionsError as error:
+        options = dataclasses.replace(
+            chosen.options,
+            judged_only=getattr(args, "judged_only", False),
+            num_docs_in_coll=getattr(args, "num_docs_in_coll", 0),
+        )
+        requests = measures.parse_requests(chosen.measures)
+        trec_specs = [r.trec for r in requests if r.trec is not None]
+        if trec_specs:
+            check_measures(rel_format, measures.parse_measures(trec_specs))
+    except ValueError as error:
         raise UsageError(str(error)) from None
-    return list(chosen.measures), chosen.options
+    return list(chosen.measures), options
 
 
 # What scoring and the runid need; every line is still checked in full.
@@ -124,22 +142,33 @@ SCORING_COLUMNS = ("qid", "docno", "score", "tag")
 
 
 def read_file(reader, path: Path, **options):
+    """The file read by ``reader``; a run's notices (what trec_eval accepts but its author may
+    not mean, such as fields after the sixth) go to stderr, never to the scores on stdout."""
+    notices: list[trec.Notice] = []
+    if reader is trec.read_run:
+        options["notices"] = notices
     try:
-        return reader(path, name=str(path), **options)
+        frame = reader(path, name=str(path), **options)
     except trec.TrecFormatError as error:
         raise UsageError(str(error)) from None
+    for notice in notices:
+        sys.stderr.write(f"notice: {notice}\n")
+    return frame
 
 
-def score(qrels, run, specs, options) -> measures.Evaluation:
+def score(qrels, run, specs, options, *, rel_format="qrels", zscores=None) -> measures.Evaluation:
+    """``qrels`` is the relevance frame of ``rel_format`` (cli_inputs.read_relevance)."""
     try:
-        return measures.evaluate(qrels, run, specs, options)
+        return cli_inputs.evaluate(rel_format, qrels, run, specs, options, zscores)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
 
-def render(result: measures.Evaluation, *, fmt: str, per_topic: bool, runid: str) -> str:
+def render(
+    result: measures.Evaluation, *, fmt: str, per_topic: bool, runid: str, summary: bool = True
+) -> str:
     if fmt == "trec":
-        return measures.format_trec_eval(result, per_topic=per_topic, runid=runid)
+        return measures.format_trec_eval(result, per_topic=per_topic, runid=runid, summary=summary)
     if fmt == "json":
         return _json(result, per_topic=per_topic, runid=runid)
     if fmt == "ir_measures":
@@ -172,6 +201,9 @@ def _json(result, *, per_topic, runid) -> str:
             "trec_eval_version": options.trec_eval_version,
             "depth": options.depth,
             "complete": options.complete,
+            "judged_only": options.judged_only,
+            "num_docs_in_coll": options.num_docs_in_coll,
+            "zscores": result.zscored,
         },
         "measures": result.measures,
         "ir_measures_names": measures.ir_names(result.measures, options.relevance_level),
@@ -229,13 +261,17 @@ def main(argv: list[str]) -> int:
     try:
         check_files(args)
         specs, options = options_from(args)
-        qrels = read_file(trec.read_qrels, Path(args.qrels))
+        qrels = cli_inputs.read_relevance(args.rel_format, Path(args.qrels), read_file)
         run = read_file(trec.read_run, Path(args.run), columns=SCORING_COLUMNS)
-        result = score(qrels, run, specs, options)
+        zscores = cli_inputs.read_zscores(args.zscores, read_file)
+        result = score(qrels, run, specs, options, rel_format=args.rel_format, zscores=zscores)
     except UsageError as error:
         # The same words Django's CommandError prints, so both paths read alike.
         sys.stderr.write(f"CommandError: {error}\n")
         return 1
-    sys.stdout.write(render(result, fmt=args.format, per_topic=args.per_topic, runid=runid_of(run)))
+    output = render(
+        result, fmt=args.format, per_topic=args.per_topic, runid=runid_of(run), summary=args.summary
+    )
+    sys.stdout.write(output)
     sys.stdout.flush()
     return 0

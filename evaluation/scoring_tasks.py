@@ -54,11 +54,13 @@ def import_and_score_task(
     """Import the staged run file as a run of ``system`` (created if new), then, when
     ``scoring`` is given (``Scoring.task_params``), score it and compute its intervals. The job's
     result: {"run", "url" (the run's page with this scoring), "label", "summary"}; a run that
-    imports but cannot be scored still succeeds, with the reason in "warning". The staged
+    imports but cannot be scored still succeeds, with the reason in "warning"; what the file
+    holds that trec_eval accepts but its author may not mean is in "notices". The staged
     file is deleted when the job is over (jobs.services.running), kept for a retry if not."""
     with running(job_id) as progress:
         steps = 3 if scoring else 2
         progress.step(f"Reading and checking {filename}", done=0, total=steps)
+        notices = []
         run = import_staged_run(
             progress,
             staged=staged,
@@ -67,11 +69,14 @@ def import_and_score_task(
             name=name,
             description=description,
             new_system=new_system,
+            notices=notices,
         )
         summary = MESSAGES["imported"].format(
             filename=filename, run=run, lines=run.line_count, topics=run.topic_count
         )
         result = {"run": run.pk, "url": run.get_absolute_url(), "label": "See the run"}
+        if notices:
+            result["notices"] = [str(notice) for notice in notices]
         if scoring:
             progress.step(f"Scoring {run}", done=1)
             try:

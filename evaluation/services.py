@@ -203,8 +203,11 @@ def import_run(
     user=None,
     max_bytes: int | None = None,
     new_system: dict | None = None,
+    notices: list | None = None,
 ) -> Run:
     """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact.
+    What the file holds that trec_eval accepts but its author may not mean (fields after the
+    sixth, a rank that is not an integer) is appended to ``notices`` (trec.Notice), if given.
     A ``system`` given by name is created if new, with ``new_system``'s fields (description,
     tags), in the same transaction as the run, so a refused file leaves no system behind."""
     data = read_upload(source)
@@ -214,7 +217,7 @@ def import_run(
         raise ImportRejected(
             MESSAGES["duplicate_run"].format(filename=filename, run=existing), existing=existing
         )
-    frame = trec.read_run(data, name=filename, max_bytes=max_bytes)
+    frame = trec.read_run(data, name=filename, max_bytes=max_bytes, notices=notices)
     name = name or _default_run_name(filename)
     artifact = io.BytesIO()
     frame.write_parquet(artifact, compression="zstd", statistics=False)

@@ -34,8 +34,10 @@ def import_staged_run(
     name: str,
     description: str,
     new_system: dict | None = None,
+    notices: list | None = None,
 ) -> Run:
-    """services.import_run on the staged upload, a refused file raised as JobFailed.
+    """services.import_run on the staged upload, a refused file raised as JobFailed; the
+    file's notices (trec.Notice) are appended to ``notices``, if given.
 
     On a second attempt of the job, the file already stored by this job's owner is the run
     the first attempt imported before it was interrupted (e.g. while scoring): that run is
@@ -52,6 +54,7 @@ def import_staged_run(
                 user=job.created_by,
                 max_bytes=max_upload_bytes(),
                 new_system=new_system,
+                notices=notices,
             )
     except TrecFormatError as error:
         raise JobFailed(

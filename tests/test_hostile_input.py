@@ -397,6 +397,8 @@ def test_a_valid_file_in_an_unusual_shape_is_imported(
 ):
     outcome = feed(place, case, django_capture_on_commit_callbacks)
     assert outcome.ok, f"{case['file']} ({case['why']}) was refused:\n{outcome.text[:3000]}"
+    for fragment in case["expect"]:  # notices: accepted, but the user is told
+        assert fragment in outcome.text, f"{case['file']}: {fragment!r} not shown"
     if "qids" in case:
         qids = set(Topic.objects.filter(campaign=place.campaign).values_list("qid", flat=True))
         assert set(case["qids"]) <= qids

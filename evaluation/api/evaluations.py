@@ -25,6 +25,7 @@ from evaluation.api.common import (
     whole_number,
 )
 from evaluation.measures import specs
+from evaluation.measures.inputs import check_measures
 from evaluation.models import Evaluation, QrelsVersion, Run
 
 
@@ -112,6 +113,17 @@ class EvaluationRequestSerializer(ScoringOptionsSerializer):
     depth = DepthField(
         required=False, allow_null=True, default=None, help_text="-M: score the top DEPTH only."
     )
+
+    def validate_measures(self, names: list[str]) -> list[str]:
+        try:
+            # Stored qrels are qrels: preference and judgment-group measures need other files.
+            requests = measures.parse_requests(names)
+            trec = [r.trec for r in requests if r.trec is not None]
+            if trec:
+                check_measures("qrels", measures.parse_measures(trec))
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
+        return names
 
     def validate(self, data: dict) -> dict:
         try:

@@ -4,17 +4,21 @@
     format_trec_eval(evaluation, per_topic=True, runid="tag") -> what `trec_eval -q` prints
 
 Semantics are trec_eval 9.0.8's (the C code inside pytrec_eval), with Options for 10.0,
-exponential gain, `-l`, `-M` and `-c`. Measures are named in trec_eval's dialect or
+exponential gain, `-l`, `-M`, `-c` and `-J`. Measures are named in trec_eval's dialect or
 ir_measures'. Modules: catalog (trec_eval's measure names and `-m` syntax), dialects
 (ir_measures names, and how people read names), grouped (a request in both dialects, scored
 by option group), ranking (trec_eval's document order), scoring (the trec_eval measures),
-cascade (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers).
+cascade (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers); trec_eval's
+other inputs: prefs (-R prefs, qrels_prefs), judgment_groups (-R qrels_jg), zscores (-Z),
+judged_only (-J), inputs (which -R computes which measure).
 """
 
 from .catalog import DEFAULT_MEASURES, Measure, Options, parse_measures
 from .dialects import MeasureRequest, display_name, ir_name, ir_names, is_mean, parse_request
 from .frames import qrels_frame, run_frame
 from .grouped import evaluate, output_names, parse_requests
+from .judgment_groups import evaluate_judgment_groups
+from .prefs import evaluate_prefs, prefs_from_qrels
 from .report import format_trec_eval
 from .scoring import Evaluation
 
@@ -26,6 +30,8 @@ __all__ = [
     "Options",
     "display_name",
     "evaluate",
+    "evaluate_judgment_groups",
+    "evaluate_prefs",
     "format_trec_eval",
     "ir_name",
     "ir_names",
@@ -34,6 +40,7 @@ __all__ = [
     "parse_measures",
     "parse_request",
     "parse_requests",
+    "prefs_from_qrels",
     "qrels_frame",
     "run_frame",
 ]

@@ -31,7 +31,10 @@ import polars as pl
 from .catalog import Options
 from .dialects import MeasureRequest
 from .ranking import JudgedRanking, QidBlocks, rank_judged_documents
-from .scoring import _checked_frames, _divide, _Events, _running
+from .scoring import _checked_frames
+from .sequences import Events as _Events
+from .sequences import _running
+from .sequences import divide as _divide
 
 __all__ = ["ERR_MAX_GRADE", "score_ours"]
 

@@ -59,6 +59,8 @@ def evaluate(
     run: pl.DataFrame,
     measures: Sequence[str] | str = DEFAULT_MEASURES,
     options: Options = _DEFAULT_OPTIONS,
+    *,
+    zscores: pl.DataFrame | None = None,
 ) -> scoring.Evaluation:
     """Score `run` against `qrels` for measures named in either dialect (see the module).
 
@@ -68,7 +70,12 @@ def evaluate(
     """
     groups = _plan(measures, options)
     main_key = (options.relevance_level, None, False, None)
-    main = _score_group(qrels, run, groups.pop(main_key), options, main=True)
+    main_requests = groups.pop(main_key)
+    if not groups and all(r.ours is None for r in main_requests):
+        # trec_eval's measures only: the engine's evaluation as it is (relstring, -Z, ...).
+        specs = _engine_specs(main_requests, keep_trec_rule=True)
+        return scoring.evaluate(qrels, run, specs, options, zscores=zscores)
+    main = _score_group(qrels, run, main_requests, options, main=True, zscores=zscores)
     base = main.evaluation
     columns: dict[str, np.ndarray] = {}
     means: dict[str, float] = {}
@@ -83,7 +90,9 @@ def evaluate(
         if judged_only:
             group_run = _judged_only(run, qrels, options)
             group_options = dataclasses.replace(group_options, depth=None)  # cut already
-        scored = _score_group(group_qrels, group_run, members, group_options, main=False)
+        scored = _score_group(
+            group_qrels, group_run, members, group_options, main=False, zscores=zscores
+        )
         frame = scored.evaluation.per_topic
         same_topics = frame.height == topics.len() and frame.get_column("qid").equals(topics)
         for name in scored.names:
@@ -101,13 +110,15 @@ def evaluate(
     per_topic = pl.DataFrame(
         {"qid": topics, **{name: pl.Series(name, v, pl.Float64) for name, v in columns.items()}}
     )
-    return scoring.Evaluation(
+    extra = [name for name in columns if name not in base.measures]
+    line_order = (*base.line_order, *extra) if base.line_order else ()
+    return dataclasses.replace(
+        base,
         measures=list(columns),
         per_topic=per_topic,
         means=means,
         options=options,
-        missing_topics=base.missing_topics,
-        runid_requested=base.runid_requested,
+        line_order=line_order,
     )
 
 
@@ -154,6 +165,7 @@ def _score_group(
     options: Options,
     *,
     main: bool,
+    zscores: pl.DataFrame | None = None,
 ) -> _Scored:
     """Score one group: its trec_eval measures by the engine, then ours. In the main group
     the engine's output names are kept; elsewhere each value is named by its request."""
@@ -161,7 +173,7 @@ def _score_group(
     placeholder = not specs
     if not main and not _shares_topics(qrels, run, options):
         return _empty(qrels, run, requests, options)
-    result = scoring.evaluate(qrels, run, specs or ["num_q"], options)
+    result = scoring.evaluate(qrels, run, specs or ["num_q"], options, zscores=zscores)
     frame = result.per_topic
     renamed: dict[str, str] = {}
     names: list[str] = [] if placeholder else list(result.measures)

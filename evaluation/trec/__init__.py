@@ -3,7 +3,8 @@
 A run file holds one retrieved document per line, ``qid Q0 docno rank score tag``; a qrels file
 one judgment per line, ``qid iteration docno grade``.
 
-Grammar (stricter than trec_eval, which reads ``2.5abc`` as 2.5 and ignores extra fields):
+Grammar (trec_eval's for run files, stricter where trec_eval misreads: it reads ``2.5abc`` as
+2.5, we refuse it):
 
 - Input is bytes, plain or gzip-compressed. Gzip is recognised by its first two bytes (1f 8b),
   never by the file name; concatenated gzip members and NUL padding after them are accepted,
@@ -17,12 +18,15 @@ Grammar (stricter than trec_eval, which reads ``2.5abc`` as 2.5 and ignores extr
   is ``#`` is a comment. Both are skipped but keep their line numbers. Comments are not checked
   at all (like trec_eval); every other line is, in this order:
   it is at most 65,536 bytes long, not counting the line end ("line is longer than 65536
-  bytes"); it contains no NUL byte; it is valid UTF-8; it has exactly 6 (run) or 4 (qrels)
-  fields; its numbers are well formed; its (qid, docno) pair has not appeared before. A line
+  bytes"); it contains no NUL byte; it is valid UTF-8; it has at least 6 (run) or exactly 4
+  (qrels) fields; its numbers are well formed; its (qid, docno) pair has not appeared before.
+- As in trec_eval, a run line's fields after the sixth are ignored and its rank field is
+  never read: a rank that is not an integer is null in the frame. Both are accepted and
+  reported as notices (errors.Notice: a count and the first line numbers), never as errors. A line
   failing one of the first four checks gets that one error; otherwise it can get several (a
   bad rank, a bad score, a repeated pair). Every line with the right number of fields claims
   its pair, so a later line with the same pair is a duplicate even if the first was invalid.
-- Integers (rank, grade) are ASCII: ``[+-]?[0-9]+``, within the signed 64-bit range. So
+- Integers (grade; a rank, when it is one) are ASCII: ``[+-]?[0-9]+``, within the signed 64-bit range. So
   ``1.0``, ``1e2``, ``0x10``, ``1_000``, ``١`` and ``１`` are rejected.
 - Scores are ASCII decimal numbers: ``[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?``
   (so ``1.``, ``.5``, ``-0`` and ``1e5`` are fine), read as the nearest double, which must be
@@ -54,30 +58,39 @@ all three and require the same frames and the same error lists.
 Modules: errors (LineError, TrecFormatError, the error log), source (bytes, gzip, size limits,
 line splitting and line checks, public for other importers), grammar (formats, numbers, the
 line-by-line reference parser), reading (the public readers), canonical (path 1), lines
-(path 2), writing (writers and mapping helpers). The names below are the API; the modules'
+(path 2), writing (writers and mapping helpers), fields (trec_eval's other inputs: preference,
+qrels_prefs, qrels_jg and z-score files). The names below are the API; the modules'
 other names are the package's own.
 """
 
-from .errors import MAX_ERRORS, LineError, TrecFormatError
+from .errors import EXTRA_FIELDS, MAX_ERRORS, RANK_NOT_INTEGER, LineError, Notice, TrecFormatError
+from .fields import read_prefs, read_qrels_jg, read_qrels_prefs, read_zscores
 from .grammar import QRELS_SCHEMA, RUN_SCHEMA, QrelsLine, RunLine
 from .reading import iter_qrels, iter_run, read_qrels, read_run
 from .source import MAX_LINE_BYTES
 from .writing import qrels_from_dict, run_from_dict, write_qrels, write_run
 
 __all__ = [
+    "EXTRA_FIELDS",
     "MAX_ERRORS",
     "MAX_LINE_BYTES",
     "QRELS_SCHEMA",
+    "RANK_NOT_INTEGER",
     "RUN_SCHEMA",
     "LineError",
+    "Notice",
     "QrelsLine",
     "RunLine",
     "TrecFormatError",
     "iter_qrels",
     "iter_run",
     "qrels_from_dict",
+    "read_prefs",
     "read_qrels",
+    "read_qrels_jg",
+    "read_qrels_prefs",
     "read_run",
+    "read_zscores",
     "run_from_dict",
     "write_qrels",
     "write_run",

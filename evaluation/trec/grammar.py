@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import polars as pl
 
-from .errors import ErrorLog, show
+from .errors import EXTRA_FIELDS, RANK_NOT_INTEGER, ErrorLog, NoticeLog, show
 from .source import line_problem
 
 __all__ = [
@@ -50,7 +50,7 @@ _NON_FINITE = {"nan", "inf", "infinity"}  # spellings to name in "is not finite"
 class RunLine(NamedTuple):
     qid: str
     docno: str
-    rank: int
+    rank: int | None  # None when the rank field is not an integer (trec_eval never reads it)
     score: float
     tag: str
     line: int
@@ -77,6 +77,10 @@ class Format(NamedTuple):
     columns: tuple[str, ...]  # the frame's columns (a subset of raw_names)
     schema: dict[str, type[pl.DataType]]
     record: type
+    # Run files follow trec_eval: fields after the last are ignored and the rank is never
+    # read, so both are accepted, with a notice. A rank that is an integer is kept.
+    extra_fields: bool = False
+    free_ints: tuple[int, ...] = ()  # integer fields read when they can be, else null
 
 
 RUN = Format(
@@ -85,11 +89,13 @@ RUN = Format(
     usage="qid Q0 docno rank score tag",
     raw_names=("qid", "q0", "docno", "rank", "score", "tag"),
     raw_types=(pl.String, pl.String, pl.String, pl.Int64, pl.Float64, pl.String),
-    ints=(3,),
+    ints=(),
     floats=(4,),
     columns=tuple(RUN_SCHEMA),
     schema=RUN_SCHEMA,
     record=RunLine,
+    extra_fields=True,
+    free_ints=(3,),
 )
 QRELS = Format(
     kind="qrels",
@@ -135,6 +141,7 @@ class Checked(NamedTuple):
     problems: list[str]
     key: tuple[str, str] | None  # (qid, docno) when the line takes part in duplicate checks
     values: tuple | None  # the record's fields (without the line number) when valid
+    notes: tuple[str, ...] = ()  # notice codes (EXTRA_FIELDS, RANK_NOT_INTEGER)
 
 
 def check_line(fmt: Format, raw: bytes) -> Checked | None:
@@ -148,15 +155,17 @@ def check_line(fmt: Format, raw: bytes) -> Checked | None:
         return Checked([problem], None, None)
     if not fields:
         return None
-    if len(fields) != fmt.n_fields:
-        message = f"expected {fmt.n_fields} fields ({fmt.usage}), found {len(fields)}"
+    if len(fields) < fmt.n_fields or (len(fields) > fmt.n_fields and not fmt.extra_fields):
+        at_least = "at least " if fmt.extra_fields else ""
+        message = f"expected {at_least}{fmt.n_fields} fields ({fmt.usage}), found {len(fields)}"
         return Checked([message], None, None)
     problems = []
+    notes = [EXTRA_FIELDS] if len(fields) > fmt.n_fields else []
     qid, docno = fields[0].decode(), fields[2].decode()
     if fmt is RUN:
         rank, problem = parse_int("rank", fields[3])
         if problem:
-            problems.append(problem)
+            notes.append(RANK_NOT_INTEGER)
         score, problem = parse_score(fields[4])
         if problem:
             problems.append(problem)
@@ -166,15 +175,21 @@ def check_line(fmt: Format, raw: bytes) -> Checked | None:
         if problem:
             problems.append(problem)
         values = (qid, fields[1].decode(), docno, grade)
-    return Checked(problems, (qid, docno), None if problems else values)
+    return Checked(problems, (qid, docno), None if problems else values, tuple(notes))
 
 
 def duplicate_message(qid: str, docno: str, first: int) -> str:
     return f"docno {show(docno)} already appears for topic {show(qid)} on line {first}"
 
 
-def parse(fmt: Format, lines: Iterable[tuple[int, bytes]], log: ErrorLog) -> Iterator:
-    """Check numbered lines one by one, yield the valid records, log every problem."""
+def parse(
+    fmt: Format,
+    lines: Iterable[tuple[int, bytes]],
+    log: ErrorLog,
+    notices: NoticeLog | None = None,
+) -> Iterator:
+    """Check numbered lines one by one, yield the valid records, log every problem (and
+    every notice, when given a NoticeLog)."""
     seen: dict[str, dict[str, int]] = {}
     content_lines = 0
     record = fmt.record
@@ -183,6 +198,9 @@ def parse(fmt: Format, lines: Iterable[tuple[int, bytes]], log: ErrorLog) -> Ite
         if checked is None:
             continue
         content_lines += 1
+        if notices is not None:
+            for code in checked.notes:
+                notices.add(code, number)
         for problem in checked.problems:
             log.add(number, problem)
         if checked.key is None:

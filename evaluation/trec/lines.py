@@ -9,7 +9,15 @@ import itertools
 
 import polars as pl
 
-from .errors import ErrorLog, LineError, TrecFormatError
+from .errors import (
+    EXTRA_FIELDS,
+    NOTICE_LINES,
+    RANK_NOT_INTEGER,
+    ErrorLog,
+    LineError,
+    NoticeLog,
+    TrecFormatError,
+)
 from .grammar import (
     INT_PATTERN,
     SCORE_PATTERN,
@@ -28,7 +36,9 @@ _WHITESPACE_TO_SPACES = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 _FREE_BYTE_CANDIDATES = [bytes([b]) for b in (0, *range(1, 9), *range(14, 32), 127)]
 
 
-def read_any_layout(fmt: Format, data, name, max_errors) -> pl.DataFrame | None:
+def read_any_layout(
+    fmt: Format, data, name, max_errors, notices: NoticeLog | None = None
+) -> pl.DataFrame | None:
     """Vectorised reading of any layout (runs of whitespace, leading whitespace, indented
     comments), with exact error reports and no Python loop over every line.
 
@@ -86,7 +96,7 @@ def read_any_layout(fmt: Format, data, name, max_errors) -> pl.DataFrame | None:
         lines = lines.with_columns(line.str.replace_all(" {2,}", " "))
     n = fmt.n_fields
     names = fmt.raw_names
-    numeric = (*fmt.ints, *fmt.floats)
+    numeric = (*fmt.ints, *fmt.floats, *fmt.free_ints)
     values = []
     for i, (field, dtype) in enumerate(zip(names, fmt.raw_types, strict=True)):
         text = pl.col(f"field_{i}")
@@ -94,16 +104,26 @@ def read_any_layout(fmt: Format, data, name, max_errors) -> pl.DataFrame | None:
             values.append(
                 (text if dtype == pl.String else text.cast(dtype, strict=False)).alias(field)
             )
+    shape = pl.col(f"field_{n - 1}").is_not_null()
+    extra = pl.col(f"field_{n}").is_not_null()
+    # An integer the grammar accepts but polars does not read (out of range, a polars
+    # limitation) in a field read when it can be: the reference checker decides.
+    unread = [
+        (
+            pl.col(f"field_{i}").str.contains(INT_PATTERN)
+            & pl.col(f"field_{i}").cast(pl.Int64, strict=False).is_null()
+        ).fill_null(False)
+        for i in fmt.free_ints
+    ]
     rows = (
         lines.lazy()
         .select("number", "suspect", line.str.split_exact(" ", n).alias("fields"))
         .unnest("fields")
         .select(
             "number",
-            "suspect",
-            (pl.col(f"field_{n - 1}").is_not_null() & pl.col(f"field_{n}").is_null()).alias(
-                "shape"
-            ),
+            pl.any_horizontal(pl.col("suspect"), *unread).alias("suspect"),
+            (shape if fmt.extra_fields else shape & ~extra).alias("shape"),
+            (extra if fmt.extra_fields else pl.lit(False)).alias("extra"),
             *values,
             *(f"field_{i}" for i in numeric),  # the numbers' text, for error reports
         )
@@ -119,8 +139,32 @@ def read_any_layout(fmt: Format, data, name, max_errors) -> pl.DataFrame | None:
     if rows.height and rows.lazy().select(clean.all()).collect().item():
         frame = rows.lazy().select(fmt.columns).collect()
         if not has_duplicate_pairs(frame):
+            _note(fmt, rows.lazy(), notices)
             return frame
-    return _diagnose(fmt, data, n_lines, rows, name, max_errors)
+    return _diagnose(fmt, data, n_lines, rows, name, max_errors, notices)
+
+
+def _note(fmt: Format, rows: pl.LazyFrame, notices: NoticeLog | None) -> None:
+    """Log the notices of vectorised rows: extra fields, free integers that are not ones."""
+    if notices is None:
+        return
+    found = [(EXTRA_FIELDS, pl.col("extra"))]
+    found += [
+        (RANK_NOT_INTEGER, pl.col(fmt.raw_names[i]).is_null() & pl.col(f"field_{i}").is_not_null())
+        for i in fmt.free_ints
+    ]
+    counts = rows.select(
+        *(condition.sum().alias(code) for code, condition in found),
+        *(
+            pl.col("number").filter(condition).head(NOTICE_LINES).implode().alias(f"{code}_lines")
+            for code, condition in found
+        ),
+    ).collect()
+    for code, _ in found:
+        count = int(counts.get_column(code).item())
+        if count:
+            first = counts.get_column(f"{code}_lines").item().to_list()
+            notices.add(code, first[0], count, first)
 
 
 class LineIndex:
@@ -153,7 +197,7 @@ class LineIndex:
         return bytes(self.data[start : end if end >= 0 else len(self.data)])
 
 
-def _diagnose(fmt, data, n_lines, rows, name, max_errors) -> pl.DataFrame | None:
+def _diagnose(fmt, data, n_lines, rows, name, max_errors, notices) -> pl.DataFrame | None:
     """Exact errors for read_any_layout (see there). ``rows`` holds the content and suspect
     lines with their numbers, fields (field_i, as text) and parsed values."""
     index = LineIndex(data)
@@ -234,6 +278,11 @@ def _diagnose(fmt, data, n_lines, rows, name, max_errors) -> pl.DataFrame | None
     if errors.height == 0:
         if plain.select(pl.len()).collect().item() + len(suspects) == 0:
             raise TrecFormatError([LineError(name, 0, f"file has no {fmt.kind} lines")])
+        _note(fmt, plain, notices)
+        if notices is not None:
+            for number, checked in suspects:
+                for code in checked.notes:
+                    notices.add(code, number)
         return _assemble(fmt, plain, suspects)
     log = ErrorLog(name, max_errors)
     for number, count, first in errors.select("number", "errors", "first").iter_rows():

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 import polars as pl
 
 from .canonical import read_canonical
-from .errors import MAX_ERRORS, ErrorLog, TrecFormatError, check_max_errors
+from .errors import MAX_ERRORS, ErrorLog, Notice, NoticeLog, TrecFormatError, check_max_errors
 from .grammar import QRELS, RUN, Format, QrelsLine, RunLine, parse
 from .lines import read_any_layout
 from .source import (
@@ -32,8 +32,14 @@ def read_run(
     max_errors: int = MAX_ERRORS,
     max_bytes: int | None = None,
     columns: Sequence[str] | None = None,
+    notices: list[Notice] | None = None,
 ) -> pl.DataFrame:
     """Read a run file into a frame with columns qid, docno, rank, score, tag, in file order.
+
+    Run lines follow trec_eval's rules: fields after the sixth are ignored, and the rank is
+    never read (a rank that is not an integer is null in the frame). Both are accepted, and
+    when ``notices`` is a list, a :class:`Notice` (count and first line numbers) is appended to
+    it for each, so that the caller can tell the user.
 
     ``source`` is a path (str or Path), bytes, or a binary file-like object; ``name`` is what
     errors call it (default: the path, or ``"<upload>"``). Raises :class:`TrecFormatError`
@@ -42,7 +48,7 @@ def read_run(
     (scoring needs qid, docno and score): every line is still checked in full, but the other
     columns are never held for the whole file, which saves memory on large runs.
     """
-    return _read(RUN, source, name, max_errors, max_bytes, columns)
+    return _read(RUN, source, name, max_errors, max_bytes, columns, notices)
 
 
 def read_qrels(
@@ -57,7 +63,7 @@ def read_qrels(
 
     Arguments and errors as for :func:`read_run`.
     """
-    return _read(QRELS, source, name, max_errors, max_bytes, columns)
+    return _read(QRELS, source, name, max_errors, max_bytes, columns, None)
 
 
 def iter_run(
@@ -88,17 +94,22 @@ def iter_qrels(
     return _iterate(QRELS, source, name, max_errors, max_bytes)
 
 
-def _read(fmt: Format, source, name, max_errors, max_bytes, columns) -> pl.DataFrame:
+def _read(fmt: Format, source, name, max_errors, max_bytes, columns, notices) -> pl.DataFrame:
     name = display_name(source, name)
     check_max_errors(max_errors)
     columns = _checked_columns(fmt, columns)
+    log = NoticeLog(name)
     with whole_input(source, name=name, max_bytes=max_bytes) as data:
+        # Path 1 declines files with anything to notice (extra fields, a rank it cannot read).
         frame = read_canonical(fmt, data, columns)
         if frame is None:
-            frame = read_any_layout(fmt, data, name, max_errors)
+            frame = read_any_layout(fmt, data, name, max_errors, log)
             if frame is None:
-                frame = read_line_by_line(fmt, data, name, max_errors)
+                log = NoticeLog(name)
+                frame = read_line_by_line(fmt, data, name, max_errors, log)
             frame = frame.select(columns)
+    if notices is not None:
+        notices.extend(log.notices())
     return frame
 
 
@@ -134,11 +145,13 @@ def _iterate(fmt: Format, source, name, max_errors, max_bytes) -> Iterator:
     return generate()
 
 
-def read_line_by_line(fmt: Format, data, name: str, max_errors: int) -> pl.DataFrame:
+def read_line_by_line(
+    fmt: Format, data, name: str, max_errors: int, notices: NoticeLog | None = None
+) -> pl.DataFrame:
     """Path 3: the reference parser over the whole input (bytes or a memory map)."""
     columns: list[list] = [[] for _ in fmt.columns]
     log = ErrorLog(name, max_errors)
-    for record in parse(fmt, split_lines(drop_bom(slices(data))), log):
+    for record in parse(fmt, split_lines(drop_bom(slices(data))), log, notices):
         for values, value in zip(columns, record, strict=False):
             values.append(value)
     log.raise_if_any()

@@ -27,7 +27,8 @@ from accounts.tokens import create_token
 schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
 
 ROLES = ["judge", "lead", "engineer", "admin"]
-# The app as gunicorn runs it (config/wsgi.py adds only a start-up check of the secret).
+# The app as gunicorn runs it (config/wsgi.py adds only start-up work: the check of the secret
+# and loading the URLconf).
 application = WSGIHandler()
 
 

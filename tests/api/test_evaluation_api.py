@@ -387,6 +387,18 @@ def test_an_unknown_measure_is_400_with_the_parsers_words(client, run, qrels):
     assert "known trec_eval names: runid, num_q," in message
 
 
+def test_a_measure_of_another_input_format_is_400_on_the_measures_field(client, run, qrels):
+    response = client.post(
+        EVALUATIONS_URL,
+        {"run": run.pk, "qrels": qrels.pk, "measures": ["prefs_simp"]},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    [message] = response.json()["measures"]
+    assert message.startswith("measure 'prefs_simp' needs -R prefs or -R qrels_prefs")
+
+
 def test_evaluation_inputs_are_checked_field_by_field(client, run):
     response = client.post(
         EVALUATIONS_URL,

@@ -73,6 +73,19 @@ def test_development_start_accepts_the_development_secret():
     assert result.returncode == 0, result.stderr
 
 
+def test_a_server_process_imports_every_view_before_its_first_request():
+    # /readyz answers before URL resolution: a node that imported its views on the first
+    # request would say it is ready and then keep its first requests waiting for seconds.
+    views = ["config.urls", "annotation.views.judging", "evaluation.api.runs", "jobs.api"]
+    code = f"import sys, config.wsgi; print([m in sys.modules for m in {views}])"
+    result = run_python(code, DEBUG="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str([True] * len(views)), (
+        f"config.wsgi must load the URLconf (config.startup.load_urls) so that these are "
+        f"imported when gunicorn's worker boots: {views}"
+    )
+
+
 def test_check_deploy_is_clean_with_production_settings():
     unset = {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}  # the last is for Playwright only
     clean = {k: v for k, v in os.environ.items() if k not in unset}

@@ -128,3 +128,24 @@ def test_options_are_refused_with_the_shared_readers_words(files):
     assert result.stderr == f"CommandError: {MESSAGES['relevance_level'].format(value=repr('x'))}\n"
     result = manage("evaluate", *files, "-M", "0", settings="no.such.settings")
     assert result.stderr == f"CommandError: {MESSAGES['depth'].format(value=repr('0'))}\n"
+
+
+def test_a_run_with_extra_fields_and_odd_ranks_is_scored_with_notices_on_stderr(tmp_path):
+    (tmp_path / "q").write_text(QRELS)
+    plain, extras = tmp_path / "plain", tmp_path / "extras"
+    plain.write_text(RUN)
+    # trec_eval ignores fields after the sixth and never reads the rank.
+    extras.write_text(
+        "1 Q0 d1 NaN-rank 3.0 t reserved\n1 Q0 d2 2 2.0 t\n1 Q0 d9 3 1.0 t x y\n"
+        "2 Q0 d4 1 5.5 last\n"
+    )
+    expected = manage("evaluate", tmp_path / "q", plain, "-q", settings="no.such.settings")
+    result = manage("evaluate", tmp_path / "q", extras, "-q", settings="no.such.settings")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == expected.stdout
+    assert result.stderr.splitlines() == [
+        f"notice: {extras}: 2 lines have more than 6 fields: the fields after the sixth are "
+        "ignored, as trec_eval ignores them (lines 1, 3)",
+        f"notice: {extras}: 1 line has a rank that is not an integer: the rank field is never "
+        "read (documents are ranked by score, as trec_eval ranks them) (line 1)",
+    ]

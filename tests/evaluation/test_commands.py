@@ -123,14 +123,25 @@ def test_import_evaluate_and_export_stored_data(files, tmp_path, media_root):
 @pytest.mark.django_db
 def test_import_run_lists_every_error_and_imports_nothing(tmp_path, media_root):
     bad = tmp_path / "bad.run"
-    bad.write_text("1 Q0 d1 1 1.0 t\n1 Q0 d1 2 0.5 t\n1 Q0 d2 x 0.1 t\n")
+    bad.write_text("1 Q0 d1 1 1.0 t\n1 Q0 d1 2 0.5 t\n1 Q0 d2 3 x t\n")
     err = io.StringIO()
     with pytest.raises(CommandError, match="1 of 1 files were not imported"):
         call_command("import_run", str(bad), "--system", "s", stderr=err)
     assert "bad.run:2: docno 'd1' already appears for topic '1' on line 1" in err.getvalue()
-    assert "bad.run:3: rank 'x' is not an integer" in err.getvalue()
+    assert "bad.run:3: score 'x' is not a number" in err.getvalue()
     assert Run.objects.count() == 0
     assert media_root() == []
+
+
+@pytest.mark.django_db
+def test_import_run_accepts_what_trec_eval_accepts_and_says_so(tmp_path, media_root):
+    run = tmp_path / "odd.run"
+    run.write_text("1 Q0 d1 first 1.0 t reserved\n1 Q0 d2 2 0.5 t\n")
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_run", str(run), "--system", "s", stdout=out, stderr=err)
+    assert Run.objects.get().line_count == 2
+    assert "notice: odd.run: 1 line has more than 6 fields" in err.getvalue()
+    assert "notice: odd.run: 1 line has a rank that is not an integer" in err.getvalue()
 
 
 @pytest.mark.django_db

@@ -215,7 +215,7 @@ def test_topics_missing_from_the_run_are_skipped_unless_complete():
     assert skipped.per_topic["qid"].to_list() == ["1", "2"]
     assert skipped.means == {"num_q": 2, "num_rel": 2, "P_1": 0.5}
 
-    for version, num_rel in ((9, 2), (10, 3)):
+    for version in (9, 10):
         complete = evaluate(
             qrels_frame(qrels),
             run_frame(run),
@@ -224,10 +224,27 @@ def test_topics_missing_from_the_run_are_skipped_unless_complete():
         )
         assert complete.per_topic["qid"].to_list() == ["1", "2", "3"]
         assert complete.missing_topics == ("3",)
-        assert complete.means == {"num_q": 3, "num_rel": num_rel, "P_1": 1 / 3}, (
-            f"trec_eval {version}: 9.0.8 never evaluates topic 3, so it adds no judgments "
-            "to num_rel; 10.0 scores it against an empty ranking and counts its judgment"
+        assert complete.means == {"num_q": 3, "num_rel": 3, "P_1": 1 / 3}, (
+            f"trec_eval {version}: with -c the summary num_rel counts the judgments with "
+            "grade > 0 of every qrels topic (te_calc_avg_num_rel), topic 3 included"
         )
+
+
+@pytest.mark.parametrize("version", [9, 10])
+def test_complete_num_rel_summary_counts_every_positive_judgment_whatever_the_level(version):
+    # What trec_eval 9.0.8 and 10.0 print for `-c -l 2 -m num_rel -m num_rel_ret`: the summary
+    # num_rel goes back to the qrels and counts grades > 0 (not >= -l), the per-topic values
+    # and num_rel_ret follow -l.
+    qrels = {"1": {"a": 1, "b": 2, "n": -1, "z": 0}, "2": {"c": 3}, "3": {"d": 1, "e": 2}}
+    run = {"1": {"a": 2.0, "b": 1.0}, "2": {"x": 1.0}}
+    result = evaluate(
+        qrels_frame(qrels),
+        run_frame(run),
+        ["num_rel", "num_rel_ret"],
+        Options(complete=True, relevance_level=2, trec_eval_version=version),
+    )
+    assert result.means == {"num_rel": 5, "num_rel_ret": 1}
+    assert result.per_topic["num_rel"].to_list()[:2] == [1, 1]
 
 
 def test_topics_only_in_the_run_are_ignored():
@@ -318,6 +335,34 @@ def test_cutoffs_default_like_trec_eval_and_parse_its_syntax(spec, names):
     assert measure.output_names == names
 
 
+def test_parameters_in_trec_eval_syntax_and_their_printed_names():
+    # trec_eval's own `make quicktest` line: atol reads 23.4 as 23; cutoffs are sorted and
+    # printed "%3.2f"; lists and pairs keep the text given in the name.
+    specs = ["Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0", "11pt_avg..25,.5,.75"]
+    specs += ["ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23.4", "relstring.20", "set_F.0.5"]
+    names = {m.name: m.output_names for m in parse_measures(specs)}
+    assert names == {
+        "Rprec_mult": ["Rprec_mult_0.20", "Rprec_mult_0.35", "Rprec_mult_5.00"],
+        "utility": ["utility_2,-1,0,0"],
+        "11pt_avg": ["11pt_avg_.25,.5,.75"],
+        "ndcg": ["ndcg_1=3,2=9,4=4.5"],
+        "ndcg_cut": ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"],
+        "relstring": ["relstring_20"],
+        "set_F": ["set_F_0.5"],
+    }
+    assert parse_measures(["ndcg.1=3,2=9,4=4.5"])[0].level_gains == {1: 3.0, 2: 9.0, 4: 4.5}
+
+
+def test_all_trec_is_trec_eval_s_list_for_each_version():
+    ten = [m.name for m in parse_measures(["all_trec"])]
+    nine = [m.name for m in parse_measures(["all_trec"], trec_eval_version=9)]
+    assert len([n for n in ten if n not in ("runid", "relstring")]) == 35
+    assert [n for n in ten if n not in nine] == ["rbp", "rbp_resid", "unj"]
+    assert "yaap" not in ten and "judged" not in ten
+    with pytest.raises(ValueError, match=r"9\.0\.8 has no measure 'rbp'"):
+        parse_measures(["rbp.p=0.8"], trec_eval_version=9)
+
+
 def test_first_cutoff_list_given_for_a_measure_wins_as_in_trec_eval():
     assert [m.output_names for m in parse_measures(["P", "P.5", "P.10"])] == [["P_5"]]
 
@@ -328,7 +373,14 @@ def test_first_cutoff_list_given_for_a_measure_wins_as_in_trec_eval():
         ("ndcg_cut.10,10", "duplicate cutoff"),
         ("P.0", "not a positive integer"),
         ("P.-5", "not a positive integer"),
-        ("P.2.5", "not a positive integer"),
+        ("P.0.5", "not a positive integer"),
+        ("P.1e2", "not a positive integer"),
+        ("utility.1,2,3", "utility takes 4 coefficients"),
+        ("utility.1,x,3,4", "'x' is not a number"),
+        ("ndcg.1=3,2", "not a pair"),
+        ("ndcg.x=3", "not a pair"),
+        ("set_F.1,2", "set_F takes one number"),
+        ("Rprec_mult.0.5,.5", "duplicate cutoff"),
         ("P.", "not a positive integer"),
         ("P.5,,10", "not a positive integer"),
         ("iprec_at_recall.1.5", "not a number in"),

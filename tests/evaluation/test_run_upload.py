@@ -100,7 +100,7 @@ def test_two_files_one_gzip_are_imported_and_scored_for_a_new_system(client, eng
 def test_a_bad_file_fails_with_its_lines_and_stores_nothing_while_the_good_one_goes(
     client, engineer, qrels, post, media_root
 ):
-    bad = b"1 Q0 d1 1 3.0 x\n1 Q0 d2 two 2.0 x\n1 Q0 d1 3 1.0 x\n"
+    bad = b"1 Q0 d1 1 3.0 x\n1 Q0 d2 2 two x\n1 Q0 d1 3 1.0 x\n"
     system = System.objects.create(name="bm25")
 
     response = post(

@@ -2,7 +2,7 @@ import gzip
 
 import pytest
 
-from evaluation import services, trec
+from evaluation import measures, services, trec
 from evaluation.models import Evaluation, ImmutableError, QrelsEntry, QrelsVersion, Run, System
 
 QRELS = b"1 0 d1 2\n1 0 d2 0\n1 0 d3 1\n2 0 d4 3\n"
@@ -122,3 +122,32 @@ def test_evaluate_run_stores_once_per_option_set(media_root, django_assert_max_n
         options=services.measures.Options(gain="exp"),
     )
     assert other.pk != first.pk
+
+
+def test_options_added_later_keep_the_keys_of_evaluations_stored_before_them():
+    # The key as it was computed before judged_only and num_docs_in_coll existed.
+    import hashlib
+    import json
+
+    before = json.dumps(
+        {
+            "engine": services.ENGINE_VERSION,
+            "measures": ["map"],
+            "options": {
+                "complete": False,
+                "depth": None,
+                "gain": "linear",
+                "relevance_level": 1,
+                "trec_eval_version": 9,
+            },
+        },
+        sort_keys=True,
+    )
+    assert (
+        services.options_key(["map"], measures.Options())
+        == hashlib.sha256(before.encode()).hexdigest()
+    )
+    judged = measures.Options(judged_only=True)
+    assert services.options_key(["map"], judged) != services.options_key(
+        ["map"], measures.Options()
+    )

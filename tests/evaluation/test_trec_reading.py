@@ -15,6 +15,8 @@ import polars as pl
 import pytest
 
 from evaluation.trec import (
+    EXTRA_FIELDS,
+    RANK_NOT_INTEGER,
     LineError,
     QrelsLine,
     RunLine,
@@ -164,17 +166,66 @@ def test_integer_syntax_accepted(text, value):
     assert read_qrels(f"1 0 a {text}\n".encode())["grade"].to_list() == [value]
 
 
+# --- what trec_eval accepts and we accept with a notice ------------------------------------
+
+
+@pytest.mark.parametrize("layout", [b" ", b"\t", b"  "])
+def test_run_fields_after_the_sixth_are_ignored_with_a_notice(layout):
+    lines = [b"1 Q0 a 1 2.0 t x y z", b"1 Q0 b 2 1.0 t", b"1 Q0 c 3 0.5 t tag extra"]
+    notices = []
+    frame = read_run(b"\n".join(line.replace(b" ", layout) for line in lines), notices=notices)
+    assert frame.rows() == [
+        ("1", "a", 1, 2.0, "t"),
+        ("1", "b", 2, 1.0, "t"),
+        ("1", "c", 3, 0.5, "t"),
+    ]
+    assert [(n.code, n.count, n.lines) for n in notices] == [(EXTRA_FIELDS, 2, (1, 3))]
+    assert str(notices[0]) == (
+        "<upload>: 2 lines have more than 6 fields: the fields after the sixth are ignored, "
+        "as trec_eval ignores them (lines 1, 3)"
+    )
+
+
+@pytest.mark.parametrize("rank", [b"x", b"1.0", b"NaN-rank", b"9223372036854775808", b"-"])
+def test_a_run_rank_that_is_not_an_integer_is_null_with_a_notice(rank):
+    notices = []
+    frame = read_run(b"1 Q0 a " + rank + b" 2.0 t\n1 Q0 b 7 1.0 t\n", notices=notices)
+    assert frame["rank"].to_list() == [None, 7]
+    assert [(n.code, n.count, n.lines) for n in notices] == [(RANK_NOT_INTEGER, 1, (1,))]
+    assert "a rank that is not an integer" in str(notices[0])
+
+
+def test_a_notice_lists_the_first_five_lines_and_counts_them_all():
+    data = b"".join(b"1 Q0 d%d r%d %d t\n" % (i, i, 100 - i) for i in range(8))
+    notices = []
+    read_run(data, notices=notices)
+    assert [(n.count, n.lines) for n in notices] == [(8, (1, 2, 3, 4, 5))]
+    assert str(notices[0]).endswith("(lines 1, 2, 3, 4, 5, ...)")
+
+
+def test_a_clean_run_has_no_notice_and_qrels_keep_their_four_fields():
+    notices = []
+    read_run(RUN, notices=notices)
+    assert notices == []
+    assert qrels_errors(b"1 0 a 1 extra\n") == [
+        "qrels.txt:1: expected 4 fields (qid iteration docno grade), found 5"
+    ]
+
+
+def test_refusals_trec_eval_makes_stay_with_extra_fields():
+    assert run_errors(b"1 Q0 a x 1.0 t more\n1 Q0 a 2 y t\n") == [
+        "run.txt:2: score 'y' is not a number",
+        "run.txt:2: docno 'a' already appears for topic '1' on line 1",
+    ]
+
+
 # --- errors -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        (b"1 Q0 a 1 1.0", "expected 6 fields (qid Q0 docno rank score tag), found 5"),
-        (b"1 Q0 a 1 1.0 t extra", "expected 6 fields (qid Q0 docno rank score tag), found 7"),
-        (b"1 Q0 a x 1.0 t", "rank 'x' is not an integer"),
-        (b"1 Q0 a 1.0 1.0 t", "rank '1.0' is not an integer"),
-        (b"1 Q0 a 9223372036854775808 1.0 t", "rank '9223372036854775808' is out of range"),
+        (b"1 Q0 a 1 1.0", "expected at least 6 fields (qid Q0 docno rank score tag), found 5"),
         (b"1 Q0 a 1 2.5abc t", "score '2.5abc' is not a number"),
         (b"1 Q0 a 1 1_000 t", "score '1_000' is not a number"),
         (b"1 Q0 a 1 0x10 t", "score '0x10' is not a number"),
@@ -221,10 +272,10 @@ def test_qrels_line_errors_name_file_line_and_problem(line, message):
         assert qrels_errors(data) == [f"qrels.txt:3: {message}"]
 
 
-def test_a_line_with_a_bad_rank_and_a_bad_score_gets_both_errors():
-    assert run_errors(b"1 Q0 a one two t\n") == [
-        "run.txt:1: rank 'one' is not an integer",
-        "run.txt:1: score 'two' is not a number",
+def test_a_line_with_a_bad_score_and_a_repeated_docno_gets_both_errors():
+    assert run_errors(b"1 Q0 a one 1 t\n1 Q0 a 2 two t\n") == [
+        "run.txt:2: score 'two' is not a number",
+        "run.txt:2: docno 'a' already appears for topic '1' on line 1",
     ]
 
 
@@ -249,7 +300,7 @@ def test_all_errors_are_collected_in_line_order():
     assert run_errors(data) == [
         "run.txt:1: score 'x' is not a number",
         "run.txt:3: docno 'a' already appears for topic '1' on line 1",
-        "run.txt:4: expected 6 fields (qid Q0 docno rank score tag), found 3",
+        "run.txt:4: expected at least 6 fields (qid Q0 docno rank score tag), found 3",
     ]
 
 
@@ -389,12 +440,12 @@ def test_read_run_keeps_the_columns_asked_for_in_that_order(data):
 
 
 def test_columns_left_out_are_still_checked():
-    data = b"1 Q0 a 1 1.0 t\n1 Q0 b x 2.0 t\n1 Q0 c 3 3.0\n"
+    data = b"1 Q0 a 1 1.0 t\n1 Q0 b 2 x t\n1 Q0 c 3 3.0\n"
     with pytest.raises(TrecFormatError) as caught:
         read_run(data, name="run.txt", columns=("qid", "docno", "score"))
     assert [str(error) for error in caught.value.errors] == [
-        "run.txt:2: rank 'x' is not an integer",
-        "run.txt:3: expected 6 fields (qid Q0 docno rank score tag), found 5",
+        "run.txt:2: score 'x' is not a number",
+        "run.txt:3: expected at least 6 fields (qid Q0 docno rank score tag), found 5",
     ]
 
 

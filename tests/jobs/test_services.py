@@ -55,7 +55,7 @@ def test_a_crashed_import_keeps_its_upload_and_succeeds_when_retried(
 
 
 def test_a_refused_file_is_not_retryable_and_its_upload_is_deleted(start_import, media_root):
-    job = start_import(b"1 Q0 d1 one 3.0 bm25\n")
+    job = start_import(b"1 Q0 d1 1 three bm25\n")
     assert (job.status, job.retryable, job.can_retry) == (JobStatus.FAILED, False, False)
     assert job.errors, "the file's errors are listed"
     assert media_root() == []

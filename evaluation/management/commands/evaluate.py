@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import cli, dashboards, measures, services, significance, trec
+from evaluation import cli, cli_inputs, dashboards, measures, services, significance, trec
 from evaluation.measures import reference
 from evaluation.models import QrelsVersion, Run
 
@@ -75,25 +75,36 @@ class Command(BaseCommand):
             raise CommandError("--permutations must be at least 1")
         try:
             specs, options = cli.options_from(argparse.Namespace(**opts))
-            qrels_frame, stored_qrels = self._load_qrels(opts["qrels"])
+            rel_format = opts["rel_format"]
+            qrels_frame, stored_qrels = self._load_qrels(opts["qrels"], rel_format)
             run_frame, stored_run, runid = self._load_run(opts["run"])
+            zscores = cli_inputs.read_zscores(opts["zscores"], cli.read_file)
+            scored = {"rel_format": rel_format, "zscores": zscores}
             if opts["save"]:
                 if stored_qrels is None or stored_run is None:
                     raise CommandError("--save needs a stored qrels version and a stored run")
+                if zscores is not None:
+                    raise CommandError("--save stores raw values: leave out -Z")
                 services.score_run(
                     run=stored_run, qrels=stored_qrels, measure_specs=specs, options=options
                 )
-            result = cli.score(qrels_frame, run_frame, specs, options)
+            result = cli.score(qrels_frame, run_frame, specs, options, **scored)
             gate = None
             if opts["baseline"]:
                 baseline_frame, _, _ = self._load_run(opts["baseline"])
-                baseline = cli.score(qrels_frame, baseline_frame, specs, options)
+                baseline = cli.score(qrels_frame, baseline_frame, specs, options, **scored)
                 gate = compare_evaluations(
                     baseline, result, permutations=opts["permutations"], seed=opts["seed"]
                 )
         except cli.UsageError as error:
             raise CommandError(str(error)) from None
-        output = cli.render(result, fmt=opts["format"], per_topic=opts["per_topic"], runid=runid)
+        output = cli.render(
+            result,
+            fmt=opts["format"],
+            per_topic=opts["per_topic"],
+            runid=runid,
+            summary=opts["summary"],
+        )
         if gate is not None:
             output = with_comparison(output, gate, opts)
         # Byte for byte: no styling and no extra newline from self.stdout.write.
@@ -109,10 +120,12 @@ class Command(BaseCommand):
                     f"< {opts['alpha']})"
                 )
 
-    def _load_qrels(self, label):
+    def _load_qrels(self, label, rel_format="qrels"):
         path = Path(label)
         if path.is_file():
-            return cli.read_file(trec.read_qrels, path), None
+            return cli_inputs.read_relevance(rel_format, path, cli.read_file), None
+        if rel_format != "qrels":
+            raise CommandError(f"{label}: not a file (-R {rel_format} reads a file)")
         try:
             stored = services.find_qrels(label)
         except QrelsVersion.DoesNotExist as error:

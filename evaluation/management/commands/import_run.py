@@ -24,6 +24,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"{path}: no such file")
                 failed += 1
                 continue
+            notices = []
             try:
                 run = services.import_run(
                     source=file.read_bytes(),
@@ -31,11 +32,14 @@ class Command(BaseCommand):
                     system=system,
                     name=name,
                     description=description,
+                    notices=notices,
                 )
             except (trec.TrecFormatError, services.ImportRejected) as error:
                 self.stderr.write(f"{path}: nothing imported:\n{error}")
                 failed += 1
                 continue
+            for notice in notices:
+                self.stderr.write(f"notice: {notice}")
             self.stdout.write(f"Imported {run}: {run.topic_count} topics, {run.line_count} lines.")
         if failed:
             raise CommandError(f"{failed} of {len(paths)} files were not imported")

@@ -86,13 +86,17 @@ def runs() -> None:
         (good + "1 Q0 d3 3 1.0\n").encode(),
         "web:runs",
         "wrong column count",
-        "five_columns.run:3: expected 6 fields (qid Q0 docno rank score tag), found 5",
+        "five_columns.run:3: expected at least 6 fields (qid Q0 docno rank score tag), found 5",
     )
     for stem, score, message in [
         ("score_nan", "nan", "score 'nan' is not finite"),
         ("score_inf", "-inf", "score '-inf' is not finite"),
         ("score_2.5abc", "2.5abc", "score '2.5abc' is not a number"),
-        ("score_empty_field", "", "expected 6 fields (qid Q0 docno rank score tag), found 5"),
+        (
+            "score_empty_field",
+            "",
+            "expected at least 6 fields (qid Q0 docno rank score tag), found 5",
+        ),
     ]:
         rejected(
             f"runs/{stem}.run",
@@ -103,10 +107,10 @@ def runs() -> None:
         )
     rejected(
         "runs/bad_line_for_a_new_system.run",
-        (good + "1 Q0 d3 x 1.0 bm25\n").encode(),
+        (good + "1 Q0 d3 3 x bm25\n").encode(),
         "web:runs",
         "a refused run uploaded for a system created in the same form",
-        "bad_line_for_a_new_system.run:3: rank 'x' is not an integer",
+        "bad_line_for_a_new_system.run:3: score 'x' is not a number",
         new_system="fresh",
     )
     rejected(
@@ -186,6 +190,20 @@ def runs() -> None:
         ["neutralised"],
         scenario="formula",
     )
+    for entry, stem in (("web:runs", "trec_eval_extras"), ("api:runs", "trec_eval_extras_api")):
+        case(
+            f"runs/{stem}.run",
+            b"1 Q0 d1 1 3.0 bm25 reserved field\n1 Q0 d2 NaN-rank 2.0 bm25\n",
+            entry,
+            "accepted",
+            "fields after the sixth and a rank that is not an integer: trec_eval accepts both",
+            [
+                f"{stem}.run: 1 line has more than 6 fields: the fields after the sixth are "
+                "ignored, as trec_eval ignores them (line 1)",
+                f"{stem}.run: 1 line has a rank that is not an integer",
+            ],
+            rows=2,
+        )
     case(
         "runs/utf8_bom_crlf.run",
         b"\xef\xbb\xbf" + good.replace("\n", "\r\n").encode(),

@@ -1,0 +1,327 @@
+"""trec_eval's other input files, read with the same rules and errors as runs and qrels.
+
+    prefs        (-R prefs)        qid  jg  jsg  docno  level     preferences by judgment group
+                                                                  (jg) and subgroup (jsg)
+    qrels_prefs  (-R qrels_prefs)  qid  jg   docno  level         a qrels file read as
+                                                                  preferences (jg = iteration)
+    qrels_jg     (-R qrels_jg)     qid  jg   docno  grade         a qrels file whose iteration
+                                                                  field names the judgment group
+    zscores      (-Z)              qid  measure  mean  stddev     per-topic means and standard
+                                                                  deviations of measures
+
+The byte-level rules are those of the run and qrels readers (evaluation.trec): plain or gzip,
+UTF-8, fields separated by runs of C's whitespace, blank lines and lines starting with ``#``
+skipped (trec_eval 10.0 skips such comments; 9.0.8 has none), at most 65,536 bytes a line.
+Each line has exactly the listed fields. ``level``, ``mean`` and ``stddev`` are decimal numbers
+(``[+-]?digits[.digits][e[+-]digits]``, finite), where trec_eval's atof would read ``2.5abc`` as
+2.5; ``grade`` is an integer. A line repeating another's key (all fields but the numbers) is
+an error where trec_eval would count a preference twice, or pick one of two z-scores at random.
+
+Every problem is reported as ``path:line: message``, the file is all-or-nothing, and no line is
+looped over in Python unless it is reported or suspect (invalid UTF-8, NUL, too long): the
+lines are split and checked with polars expressions, and the reference checker
+:func:`check_line` gives the reported lines their messages.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from .errors import MAX_ERRORS, ErrorLog, TrecFormatError, check_max_errors, show
+from .grammar import INT_PATTERN, SCORE_PATTERN, parse_int
+from .source import BOM, MAX_LINE_BYTES, display_name, line_problem, whole_input
+
+__all__ = [
+    "PREFS",
+    "QRELS_JG",
+    "QRELS_PREFS",
+    "ZSCORES",
+    "FieldsFormat",
+    "check_line",
+    "read_prefs",
+    "read_qrels_jg",
+    "read_qrels_prefs",
+    "read_zscores",
+]
+
+_INT, _FLOAT = "int", "float"
+_LABELS = {
+    "qid": "topic",
+    "jg": "judgment group",
+    "jsg": "subgroup",
+    "docno": "docno",
+    "measure": "measure",
+}
+_SCORE_RE = re.compile(SCORE_PATTERN[1:-1].encode())
+_NON_FINITE = {"nan", "inf", "infinity"}
+_WHITESPACE_TO_SPACES = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
+
+
+@dataclass(frozen=True)
+class FieldsFormat:
+    """One file format: its fields in file order, which are numbers, which form the key."""
+
+    kind: str  # as in "file has no prefs lines"
+    names: tuple[str, ...]
+    numbers: tuple[tuple[str, str], ...]  # (field, "int" or "float")
+    key: tuple[str, ...]  # string fields that may not repeat together
+
+    @property
+    def usage(self) -> str:
+        return " ".join(self.names)
+
+    @property
+    def schema(self) -> dict[str, type[pl.DataType]]:
+        kinds = dict(self.numbers)
+        return {
+            name: {_INT: pl.Int64, _FLOAT: pl.Float64}.get(kinds.get(name), pl.String)
+            for name in self.names
+        }
+
+
+PREFS = FieldsFormat(
+    "prefs",
+    ("qid", "jg", "jsg", "docno", "level"),
+    (("level", _FLOAT),),
+    ("qid", "jg", "jsg", "docno"),
+)
+QRELS_PREFS = FieldsFormat(
+    "qrels", ("qid", "jg", "docno", "level"), (("level", _FLOAT),), ("qid", "jg", "docno")
+)
+QRELS_JG = FieldsFormat(
+    "qrels", ("qid", "jg", "docno", "grade"), (("grade", _INT),), ("qid", "jg", "docno")
+)
+ZSCORES = FieldsFormat(
+    "z-score",
+    ("qid", "measure", "mean", "stddev"),
+    (("mean", _FLOAT), ("stddev", _FLOAT)),
+    ("qid", "measure"),
+)
+
+
+def read_prefs(source, *, name=None, max_errors=MAX_ERRORS, max_bytes=None) -> pl.DataFrame:
+    """A preferences file (``-R prefs``) as a frame: qid, jg, jsg, docno (String) and level
+    (Float64), in file order. ``source``, ``name``, ``max_errors`` and ``max_bytes`` are those
+    of :func:`evaluation.trec.read_run`; raises :class:`TrecFormatError` listing every
+    problem."""
+    return read_fields(PREFS, source, name=name, max_errors=max_errors, max_bytes=max_bytes)
+
+
+def read_qrels_prefs(source, *, name=None, max_errors=MAX_ERRORS, max_bytes=None) -> pl.DataFrame:
+    """A qrels file read as preferences (``-R qrels_prefs``): qid, jg (the iteration field),
+    docno, level (Float64: trec_eval reads it with atof)."""
+    return read_fields(QRELS_PREFS, source, name=name, max_errors=max_errors, max_bytes=max_bytes)
+
+
+def read_qrels_jg(source, *, name=None, max_errors=MAX_ERRORS, max_bytes=None) -> pl.DataFrame:
+    """A qrels file with judgment groups (``-R qrels_jg``): qid, jg (the iteration field),
+    docno, grade (Int64). A docno may appear once per (qid, jg)."""
+    return read_fields(QRELS_JG, source, name=name, max_errors=max_errors, max_bytes=max_bytes)
+
+
+def read_zscores(source, *, name=None, max_errors=MAX_ERRORS, max_bytes=None) -> pl.DataFrame:
+    """A z-score file (``-Z``): qid, measure (a printed name such as P_10), mean, stddev."""
+    return read_fields(ZSCORES, source, name=name, max_errors=max_errors, max_bytes=max_bytes)
+
+
+# --- the reference checker ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checked:
+    problems: list[str]
+    key: tuple[str, ...] | None  # when the line has the right number of fields
+    values: tuple | None  # the fields, numbers parsed, when the line is valid
+
+
+def parse_float(what: str, field: bytes) -> tuple[float | None, str | None]:
+    text = field.decode()
+    if _SCORE_RE.fullmatch(field) is None:
+        if text.lstrip("+-").lower() in _NON_FINITE:
+            return None, f"{what} {show(text)} is not finite"
+        return None, f"{what} {show(text)} is not a number"
+    value = float(field)
+    if not math.isfinite(value):
+        return None, f"{what} {show(text)} is not finite"
+    return value, None
+
+
+def check_line(fmt: FieldsFormat, raw: bytes) -> Checked | None:
+    """The rules for one line (without its ``\\n``): None for a blank or comment line."""
+    fields = raw.split()
+    if fields and fields[0][:1] == b"#":
+        return None
+    problem = line_problem(raw)
+    if problem is not None:
+        return Checked([problem], None, None)
+    if not fields:
+        return None
+    if len(fields) != len(fmt.names):
+        message = f"expected {len(fmt.names)} fields ({fmt.usage}), found {len(fields)}"
+        return Checked([message], None, None)
+    kinds = dict(fmt.numbers)
+    problems, values = [], []
+    for name, field in zip(fmt.names, fields, strict=True):
+        kind = kinds.get(name)
+        if kind is None:
+            values.append(field.decode())
+            continue
+        value, problem = parse_int(name, field) if kind == _INT else parse_float(name, field)
+        if problem:
+            problems.append(problem)
+        values.append(value)
+    named = dict(zip(fmt.names, values, strict=True))
+    key = tuple(named[name] for name in fmt.key)
+    return Checked(problems, key, None if problems else tuple(values))
+
+
+def duplicate_message(fmt: FieldsFormat, key: tuple[str, ...], first: int) -> str:
+    *context, last = zip(fmt.key, key, strict=True)
+    where = ", ".join(f"{_LABELS[name]} {show(value)}" for name, value in context)
+    return f"{_LABELS[last[0]]} {show(last[1])} already appears for {where} on line {first}"
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def read_fields(
+    fmt: FieldsFormat, source, *, name=None, max_errors=MAX_ERRORS, max_bytes=None
+) -> pl.DataFrame:
+    """Read ``source`` in format ``fmt`` (one of PREFS, QRELS_PREFS, QRELS_JG, ZSCORES)."""
+    name = display_name(source, name)
+    check_max_errors(max_errors)
+    with whole_input(source, name=name, max_bytes=max_bytes) as data:
+        raw = bytes(data)
+    raw = raw.removeprefix(BOM)
+    # Whitespace becomes spaces byte for byte, so lengths stay; invalid UTF-8 becomes U+FFFD,
+    # which makes its line suspect (the reference checker then sees the original bytes).
+    text = raw.translate(_WHITESPACE_TO_SPACES).decode("utf-8", errors="replace").split("\n")
+    if text and text[-1] == "":
+        text.pop()
+    lines = pl.DataFrame({"text": text}, schema={"text": pl.String})
+    del text
+    t = pl.col("text")
+    stripped = t.str.strip_chars(" ")
+    lines = (
+        lines.lazy()
+        .with_row_index("number", offset=1)
+        .with_columns(
+            suspect=t.str.contains(r"[\x00\x{FFFD}]") | (t.str.len_bytes() > MAX_LINE_BYTES),
+            text=stripped,
+        )
+        .filter(pl.col("suspect") | ((t != "") & ~t.str.starts_with("#")))
+        .collect()
+    )
+    raw_lines: list[bytes] | None = None
+
+    def raw_line(number: int) -> bytes:
+        nonlocal raw_lines
+        if raw_lines is None:
+            raw_lines = raw.split(b"\n")
+        return raw_lines[number - 1]
+
+    rows = _fields(fmt, lines.filter(~pl.col("suspect")))
+    # Numbers the grammar accepts but polars did not parse go to the reference checker too.
+    numbers = lines.filter("suspect").get_column("number").to_list()
+    numbers += rows.filter("unparsed").get_column("number").to_list()
+    rows = rows.filter(~pl.col("unparsed"))
+    del lines
+    suspects = [
+        (number, checked)
+        for number in sorted(numbers)
+        if (checked := check_line(fmt, raw_line(number))) is not None
+    ]
+    checked_keys = pl.DataFrame(
+        [(number, *checked.key) for number, checked in suspects if checked.key is not None],
+        schema={"number": pl.UInt32, **dict.fromkeys(fmt.key, pl.String)},
+        orient="row",
+    )
+    keyed = pl.concat([rows.filter("shape").select("number", *fmt.key), checked_keys])
+    firsts = keyed.with_columns(first=pl.col("number").min().over(fmt.key)).filter(
+        pl.col("number") != pl.col("first")
+    )
+    problems = pl.concat(
+        [
+            rows.filter(pl.col("problems") > 0).select("number", "problems"),
+            pl.DataFrame(
+                [(n, len(c.problems)) for n, c in suspects if c.problems],
+                schema={"number": pl.UInt32, "problems": pl.Int64},
+                orient="row",
+            ),
+        ],
+        how="diagonal_relaxed",
+    )
+    errors = (
+        problems.join(firsts.select("number", "first"), on="number", how="full", coalesce=True)
+        .with_columns(
+            errors=pl.col("problems").fill_null(0) + pl.col("first").is_not_null().cast(pl.Int64)
+        )
+        .sort("number")
+    )
+    if errors.height == 0:
+        if rows.height + len(suspects) == 0:
+            raise TrecFormatError([(name, 0, f"file has no {fmt.kind} lines")])
+        return _assemble(fmt, rows, suspects)
+    log = ErrorLog(name, max_errors)
+    for number, first in errors.select("number", "first").iter_rows():
+        if len(log.errors) >= max_errors:
+            break
+        checked = check_line(fmt, raw_line(number))
+        messages = list(checked.problems) if checked else []
+        if first is not None and checked and checked.key:
+            messages.append(duplicate_message(fmt, checked.key, first))
+        for message in messages:
+            log.add(number, message)
+    raise TrecFormatError(log.errors, int(errors.get_column("errors").sum()))
+
+
+def _fields(fmt: FieldsFormat, lines: pl.DataFrame) -> pl.DataFrame:
+    """The content lines split into fields: number, shape (right field count), problems (how
+    many errors, duplicates aside) and the fields, numbers parsed (null when bad)."""
+    n = len(fmt.names)
+    kinds = dict(fmt.numbers)
+    parts = pl.col("text").str.replace_all(" {2,}", " ").str.split(" ")
+    frame = lines.lazy().select("number", parts.alias("parts"))
+    columns, bad, unparsed = [], [], []
+    for i, field in enumerate(fmt.names):
+        text = pl.col("parts").list.get(i, null_on_oob=True)
+        kind = kinds.get(field)
+        if kind is None:
+            columns.append(text.alias(field))
+        elif kind == _INT:
+            value = text.cast(pl.Int64, strict=False)
+            columns.append(value.alias(field))
+            bad.append(~text.str.contains(INT_PATTERN) | value.is_null())
+            unparsed.append(text.str.contains(INT_PATTERN) & value.is_null())
+        else:
+            value = text.cast(pl.Float64, strict=False)
+            columns.append(value.alias(field))
+            bad.append(~text.str.contains(SCORE_PATTERN) | ~value.is_finite().fill_null(False))
+            unparsed.append(text.str.contains(SCORE_PATTERN) & value.is_null())
+    shape = pl.col("parts").list.len() == n
+    problems = pl.when(shape).then(
+        pl.sum_horizontal([b.cast(pl.Int64) for b in bad]) if bad else pl.lit(0, pl.Int64)
+    )
+    return frame.select(
+        "number",
+        shape.alias("shape"),
+        problems.otherwise(1).cast(pl.Int64).alias("problems"),
+        (shape & pl.any_horizontal(unparsed)).fill_null(False).alias("unparsed"),
+        *columns,
+    ).collect()
+
+
+def _assemble(fmt: FieldsFormat, rows: pl.DataFrame, suspects: list) -> pl.DataFrame:
+    frame = rows.select("number", *fmt.names).cast(fmt.schema)
+    if suspects:
+        checked = pl.DataFrame(
+            [(number, *checked.values) for number, checked in suspects],
+            schema={"number": frame.schema["number"], **fmt.schema},
+            orient="row",
+        )
+        frame = pl.concat([frame, checked]).sort("number")
+    return frame.drop("number")
