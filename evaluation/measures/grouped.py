@@ -75,7 +75,14 @@ def evaluate(
         # trec_eval's measures only: the engine's evaluation as it is (relstring, -Z, ...).
         specs = _engine_specs(main_requests, keep_trec_rule=True)
         return scoring.evaluate(qrels, run, specs, options, zscores=zscores)
-    main = _score_group(qrels, run, main_requests, options, main=True, zscores=zscores)
+    if zscores is not None:
+        others = [r.spec for members in groups.values() for r in members]
+        others += [r.spec for r in main_requests if r.ours is not None]
+        raise ValueError(
+            f"-Z: z-scores are for trec_eval's measures with the request's options; "
+            f"{', '.join(others)} would be printed as z-scores without being ones"
+        )
+    main = _score_group(qrels, run, main_requests, options, main=True)
     base = main.evaluation
     columns: dict[str, np.ndarray] = {}
     means: dict[str, float] = {}

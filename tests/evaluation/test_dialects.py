@@ -11,6 +11,7 @@ rescored with distinct scores in trec_eval's order, where every order agrees.
 import math
 
 import ir_measures
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -375,3 +376,10 @@ def test_rbp_written_out():
     assert binary == pytest.approx(0.5 * (1 + 0.25), abs=TOLERANCE)
     assert graded == pytest.approx(0.5 * (1 + 3 * 0.25), abs=TOLERANCE)
     assert math.isclose(ours(qrels, run, ["RBP(rel=3)"])["RBP(rel=3)"]["1"], 0.2 * 0.64)
+
+
+def test_z_scores_are_refused_for_measures_they_cannot_apply_to():
+    qrels, run = {"1": {"a": 1}}, {"1": {"a": 1.0}}
+    zscores = pl.DataFrame({"qid": ["1"], "measure": ["P_5"], "mean": [0.5], "stddev": [0.1]})
+    with pytest.raises(ValueError, match="-Z: z-scores are for trec_eval's measures"):
+        evaluate(qrels_frame(qrels), run_frame(run), ["P.5", "ERR@10"], zscores=zscores)
