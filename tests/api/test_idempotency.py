@@ -15,6 +15,7 @@ from django.test import Client
 from accounts.idempotency import REPLAYED
 from accounts.tokens import create_token
 from tests.api import test_permissions as api_matrix
+from tests.api.conftest import OTHER_RUN, upload
 from tests.pages import test_permissions as page_matrix
 
 pytestmark = pytest.mark.django_db
@@ -90,18 +91,43 @@ def test_every_api_post_retried_with_its_key_creates_nothing_more(
     assert_replayed(first, second, after_first, url)
 
 
-@pytest.mark.parametrize(("path", "body", "statuses"), posts(page_matrix.MATRIX))
+# Pages that take a POST on a route the matrix lists by its GET: (path, role, form).
+PAGE_FORMS = [
+    (
+        "evaluation/runs/upload/",
+        "engineer",
+        lambda w: {
+            "files": upload("dense.run", OTHER_RUN),
+            "system": str(w.ids["system"]),
+            "gain": "linear",
+            "relevance_level": 1,
+        },
+    ),
+    ("campaigns/{campaign}/adjudicate/{pair}/", "lead", lambda w: {"grade": 1, "reason": "ok"}),
+    ("campaigns/{campaign}/publish/", "lead", lambda w: {"name": "robust", "leave_out": "on"}),
+]
+
+
+def page_posts():
+    rows = [
+        pytest.param(path, allowed_role(statuses), page_matrix.BODIES.get(body), id=path)
+        for path, body, statuses in (row.values for row in posts(page_matrix.MATRIX))
+    ]
+    return rows + [pytest.param(path, role, form, id=path) for path, role, form in PAGE_FORMS]
+
+
+@pytest.mark.parametrize(("path", "role", "form"), page_posts())
 def test_every_page_post_retried_with_its_key_creates_nothing_more(
-    world, run_jobs, path, body, statuses
+    world, run_jobs, path, role, form
 ):
     ids = page_ids(world)
     client = Client()
-    client.force_login(world.users[allowed_role(statuses)])
+    client.force_login(world.users[role])
     url = "/" + path.format(**ids)
     headers = {"Idempotency-Key": str(uuid.uuid4())}
 
     def send():
-        return client.post(url, page_matrix.BODIES[body](world) if body else {}, headers=headers)
+        return client.post(url, form(world) if form else {}, headers=headers)
 
     with run_jobs():
         first = send()
