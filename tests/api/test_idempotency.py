@@ -6,10 +6,9 @@ Each row runs as a role the matrix lets through: the API with a personal token, 
 with a session. Every table's row count after the retry equals its count after the first
 request, and the retry's status, body and Location are the first answer's."""
 
-import uuid
-
 import pytest
 from django.apps import apps
+from django.db import transaction
 from django.test import Client
 
 from accounts.idempotency import REPLAYED
@@ -67,28 +66,28 @@ def assert_replayed(first, second, counts_after_first: dict, url: str):
     assert not grown, f"the retry of POST {url} changed row counts (first, retry): {grown}"
 
 
-@pytest.mark.parametrize(("path", "body", "statuses"), posts(api_matrix.MATRIX))
 def test_every_api_post_retried_with_its_key_creates_nothing_more(
-    client, world, run_jobs, path, body, statuses
+    client, world, run_jobs, subtests
 ):
-    role = allowed_role(statuses)
-    token = create_token(user=world.users[role], name="retries")[1]
-    url = "/api/v1/" + path.format(**world.ids)
-    headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": str(uuid.uuid4())}
+    """One subtest per POST of the API's matrix, each rolled back afterwards."""
+    tokens = {}
+    for param in posts(api_matrix.MATRIX):
+        path, body, statuses = param.values
+        role = allowed_role(statuses)
+        if role not in tokens:
+            tokens[role] = create_token(user=world.users[role], name="retries")[1]
+        url = "/api/v1/" + path.format(**world.ids)
+        headers = {"Authorization": f"Bearer {tokens[role]}", "Idempotency-Key": path}
 
-    def send():
-        data, fmt = api_matrix.BODIES[body](world) if body else ({}, "json")
-        if fmt == "json":
-            return client.post(url, data, content_type="application/json", headers=headers)
-        return client.post(url, data, headers=headers)  # multipart, a fresh upload each time
+        def send(url=url, body=body, headers=headers):
+            data, fmt = api_matrix.BODIES[body](world) if body else ({}, "json")
+            if fmt == "json":
+                return client.post(url, data, content_type="application/json", headers=headers)
+            return client.post(url, data, headers=headers)  # multipart, a fresh upload each time
 
-    with run_jobs():
-        first = send()
-    assert first.status_code < 400, (url, first.content[:300])
-    after_first = row_counts()
-    with run_jobs():
-        second = send()
-    assert_replayed(first, second, after_first, url)
+        with subtests.test(msg=f"POST {url} as {role}"), transaction.atomic():
+            retried(send, url, run_jobs)
+            transaction.set_rollback(True)
 
 
 # Pages that take a POST on a route the matrix lists by its GET: (path, role, form).
@@ -108,27 +107,34 @@ PAGE_FORMS = [
 ]
 
 
-def page_posts():
+def page_posts() -> list[tuple]:
     rows = [
-        pytest.param(path, allowed_role(statuses), page_matrix.BODIES.get(body), id=path)
-        for path, body, statuses in (row.values for row in posts(page_matrix.MATRIX))
+        (path, allowed_role(statuses), page_matrix.BODIES.get(body))
+        for path, body, statuses in (param.values for param in posts(page_matrix.MATRIX))
     ]
-    return rows + [pytest.param(path, role, form, id=path) for path, role, form in PAGE_FORMS]
+    return rows + PAGE_FORMS
 
 
-@pytest.mark.parametrize(("path", "role", "form"), page_posts())
-def test_every_page_post_retried_with_its_key_creates_nothing_more(
-    world, run_jobs, path, role, form
-):
+def test_every_page_post_retried_with_its_key_creates_nothing_more(world, run_jobs, subtests):
+    """One subtest per page POST, each rolled back afterwards."""
     ids = page_ids(world)
-    client = Client()
-    client.force_login(world.users[role])
-    url = "/" + path.format(**ids)
-    headers = {"Idempotency-Key": str(uuid.uuid4())}
+    clients = {}
+    for path, role, form in page_posts():
+        if role not in clients:
+            clients[role] = Client()
+            clients[role].force_login(world.users[role])
+        url = "/" + path.format(**ids)
+        headers = {"Idempotency-Key": path}
 
-    def send():
-        return client.post(url, form(world) if form else {}, headers=headers)
+        def send(url=url, form=form, headers=headers, client=clients[role]):
+            return client.post(url, form(world) if form else {}, headers=headers)
 
+        with subtests.test(msg=f"POST {url} as {role}"), transaction.atomic():
+            retried(send, url, run_jobs)
+            transaction.set_rollback(True)
+
+
+def retried(send, url: str, run_jobs) -> None:
     with run_jobs():
         first = send()
     assert first.status_code < 400, (url, first.content[:300])
