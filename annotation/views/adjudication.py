@@ -20,6 +20,7 @@ from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, 
 from annotation.services import adjudication as service
 from annotation.views.common import paginate, plural
 from config.exports import write_csv
+from config.ids import parse_id
 
 # How the publish page names each basis of a final grade.
 BASIS_LABELS = {
@@ -37,7 +38,8 @@ def _topic_filter(request, campaign) -> tuple[int | None, object]:
     raw = request.GET.get("topic", "")
     if not raw:
         return None, None
-    topic = campaign.topics.filter(pk=raw).first() if raw.isdigit() else None
+    topic_id = parse_id(raw)
+    topic = campaign.topics.filter(pk=topic_id).first() if topic_id else None
     if topic is None:
         raise Http404("No such topic in this campaign")
     return topic.pk, topic
@@ -131,7 +133,7 @@ def pair(request, pk, pair):
                     lead=request.user,
                     grade=grade,
                     reason=request.POST.get("reason", ""),
-                    based_on=int(based_on) if based_on.isdigit() else None,
+                    based_on=parse_id(based_on),
                 )
             except service.DecisionConflict as conflict:
                 error, status = str(conflict), 409
@@ -266,7 +268,8 @@ def download(request, pk, what):
     if what == "provenance":
         publications = Publication.objects.filter(campaign=campaign).select_related("qrels")
         raw = request.GET.get("publication", "")
-        publication = publications.filter(pk=raw).first() if raw.isdigit() else publications.first()
+        chosen = parse_id(raw)
+        publication = publications.filter(pk=chosen).first() if chosen else publications.first()
         if publication is None:
             raise Http404("No such publication of this campaign")
         return _csv_response(
