@@ -10,12 +10,13 @@ provenance of every grade.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
 from django.utils.text import slugify
 
 from annotation import adjudication
@@ -182,6 +183,167 @@ def pair_states(
     return list(states.values())
 
 
+# --- per-pair summaries: the queue and the figures without loading judgments -------------
+#
+# A lead's pages need, for every pair, only how many judges it has, how many have not graded
+# it, how many gave each grade, its gold grade and whether a lead decided it. The database
+# counts those (one GROUP BY over the pairs, one row per pair); the rule's outcome and the
+# queue's order follow from the counts with the same functions as for a whole PairState
+# (annotation.adjudication), memoised per distinct count vector (a handful per campaign).
+# Only the pairs a page shows are then read in full (pair_states with their ids).
+
+
+@dataclass(frozen=True, slots=True)
+class PairSummary:
+    """One pair as counts: ``counts[i]`` judges gave the campaign's i-th grade."""
+
+    pair_id: int
+    topic_id: int
+    qid: str
+    docno: str
+    gold_grade: int | None
+    assigned: int
+    open: int
+    counts: tuple[int, ...]
+    decided_by_lead: bool
+    basis: str | None  # the final grade's basis, None while undecided
+    spread: int
+    straddles: bool
+
+    @property
+    def disputed(self) -> bool:
+        return self.spread > 0
+
+    @property
+    def decided(self) -> bool:
+        return self.basis is not None
+
+
+def _grades_of(counts: Sequence[int], scale: Sequence[int]) -> list[int]:
+    return [grade for grade, n in zip(scale, counts, strict=True) for _ in range(n)]
+
+
+def _basis(has_decision: bool, gold_grade, open_: int, grades: list[int], rule: str):
+    """_settle's answer (the basis of the final grade, or None) without its words."""
+    if has_decision:
+        return GradeBasis.LEAD
+    if gold_grade is not None:
+        return GradeBasis.GOLD
+    if open_ or not grades:
+        return None
+    decision = adjudication.decide(grades, rule)
+    return decision.rule_applied if decision.decided else None
+
+
+def pair_summaries(*, campaign: Campaign, topic_id: int | None = None) -> list[PairSummary]:
+    """Every pair of the campaign (or of one topic) as a PairSummary, in qid, docno order.
+    Two queries: the counts per pair (grouped in the database), the pairs a lead decided."""
+    scale = campaign.grades
+    pairs = Pair.objects.filter(campaign=campaign)
+    if topic_id is not None:
+        pairs = pairs.filter(topic_id=topic_id)
+    per_grade = {
+        f"grade_{i}": Count("assignments", filter=Q(assignments__judgment__grade=grade))
+        for i, grade in enumerate(scale)
+    }
+    rows = (
+        pairs.values("pk", "topic_id", "topic__qid", "document__docno", "gold_grade")
+        .annotate(
+            n_assigned=Count("assignments"),
+            n_open=Count("assignments", filter=Q(assignments__status=AssignmentStatus.OPEN)),
+            **per_grade,
+        )
+        .order_by("topic__qid", "document__docno")
+        .values_list(
+            "pk",
+            "topic_id",
+            "topic__qid",
+            "document__docno",
+            "gold_grade",
+            "n_assigned",
+            "n_open",
+            *per_grade,
+        )
+    )
+    decided = set(
+        LeadDecision.objects.filter(pair__in=pairs, superseded_by__isnull=True).values_list(
+            "pair_id", flat=True
+        )
+    )
+    rule, threshold = campaign.adjudication_rule, campaign.relevance_threshold
+    shapes: dict[tuple, tuple[int, bool]] = {}
+    outcomes: dict[tuple, str | None] = {}
+    result = []
+    for pk, topic, qid, docno, gold, assigned, open_, *counts in rows:
+        counts = tuple(counts)
+        shape = shapes.get(counts)
+        if shape is None:
+            grades = _grades_of(counts, scale)
+            shape = shapes[counts] = (
+                (adjudication.spread(grades), adjudication.straddles(grades, threshold))
+                if grades
+                else (0, False)
+            )
+        has_decision = pk in decided
+        key = (has_decision, gold is not None, bool(open_), counts)
+        if key not in outcomes:
+            outcomes[key] = _basis(has_decision, gold, open_, _grades_of(counts, scale), rule)
+        basis = outcomes[key]
+        summary = PairSummary(
+            pk, topic, qid, docno, gold, assigned, open_, counts, has_decision, basis, *shape
+        )
+        result.append(summary)
+    return result
+
+
+def pair_figures(summaries: Iterable[PairSummary]) -> dict:
+    """What the queue and the publish page count: pairs, decided and undecided ones,
+    disputed ones, pairs still waiting for a judge, pairs a lead decided."""
+    figures = dict.fromkeys(("pairs", "decided", "disputed", "waiting", "by_lead"), 0)
+    for s in summaries:
+        figures["pairs"] += 1
+        figures["decided"] += s.decided
+        figures["disputed"] += s.disputed
+        figures["waiting"] += bool(s.open)
+        figures["by_lead"] += s.basis == GradeBasis.LEAD
+    figures["undecided"] = figures["pairs"] - figures["decided"]
+    return figures
+
+
+def queue_order(
+    summaries: Iterable[PairSummary],
+    *,
+    scale: Sequence[int],
+    threshold: int,
+    undecided_only: bool = False,
+) -> list[PairSummary]:
+    """The disputed pairs among ``summaries`` (given in qid, docno order) in the order a
+    lead works through them (adjudication.disagreement_order: straddling the threshold
+    first, then widest spread, then as given); ``undecided_only`` as in disagreement_queue."""
+    disputed = [s for s in summaries if s.disputed]
+    if undecided_only:
+        disputed = [s for s in disputed if not s.decided and not s.open]
+    grades = {s.counts: _grades_of(s.counts, scale) for s in disputed}
+    order = adjudication.disagreement_order(
+        ((i, grades[s.counts]) for i, s in enumerate(disputed)), threshold=threshold
+    )
+    return [disputed[i] for i in order]
+
+
+def states_of(*, campaign: Campaign, summaries: Sequence[PairSummary]) -> list[PairState]:
+    """The full PairState of each of ``summaries``, in their order (a few thousand ids per
+    query, so a long queue stays under every database's limit on query parameters)."""
+    by_id: dict[int, PairState] = {}
+    ids = [s.pair_id for s in summaries]
+    for start in range(0, len(ids), STATES_PER_QUERY):
+        chunk = ids[start : start + STATES_PER_QUERY]
+        by_id.update((s.pair_id, s) for s in pair_states(campaign=campaign, pair_ids=chunk))
+    return [by_id[pk] for pk in ids]
+
+
+STATES_PER_QUERY = 2000
+
+
 def disagreement_queue(
     *, campaign: Campaign, topic_id: int | None = None, undecided_only: bool = False
 ) -> list[PairState]:
@@ -191,15 +353,15 @@ def disagreement_queue(
     All of them by default, those still waiting for a judge included, so the list holds
     exactly the pairs the agreement report counts as disputed (graded differently by two or
     more judges). ``undecided_only`` keeps the ones a lead has to settle: every judge has
-    graded them and no rule or decision has given them a grade."""
-    states = [s for s in pair_states(campaign=campaign, topic_id=topic_id) if s.disputed]
-    if undecided_only:
-        states = [s for s in states if not s.decided and not s.open]
-    by_id = {s.pair_id: s for s in states}
-    order = adjudication.disagreement_order(
-        ((s.pair_id, s.grades) for s in states), threshold=campaign.relevance_threshold
+    graded them and no rule or decision has given them a grade. The pairs are chosen and
+    ordered from their summaries (pair_summaries); only the chosen ones are read in full."""
+    order = queue_order(
+        pair_summaries(campaign=campaign, topic_id=topic_id),
+        scale=campaign.grades,
+        threshold=campaign.relevance_threshold,
+        undecided_only=undecided_only,
     )
-    return [by_id[pk] for pk in order]
+    return states_of(campaign=campaign, summaries=order)
 
 
 def decide_pair(
