@@ -20,6 +20,7 @@ from annotation.models import (
     JudgmentAction,
     JudgmentChange,
 )
+from annotation.services.agreement import mark_agreement_stale
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
 
 # --- judging -------------------------------------------------------------------------------
@@ -136,6 +137,7 @@ def record_judgment(
         if assignment.status != AssignmentStatus.DONE:
             assignment.status = AssignmentStatus.DONE
             assignment.save(update_fields=["status"])
+        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
 
 
@@ -172,6 +174,7 @@ def skip_assignment(
         )
         assignment.status = AssignmentStatus.SKIPPED
         assignment.save(update_fields=["status"])
+        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
 
 
@@ -193,6 +196,7 @@ def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) 
         judgment.delete()
         assignment.status = AssignmentStatus.OPEN
         assignment.save(update_fields=["status"])
+        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return assignment
 
 
@@ -216,6 +220,7 @@ def set_note(
                 note=note,
                 changed_by=judge,
             )
+            mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
 
 
