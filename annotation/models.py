@@ -159,6 +159,18 @@ class Pair(models.Model):
         help_text="Known grade of a calibration pair: every judge gets it, unmarked.",
     )
     added_at = models.DateTimeField(auto_now_add=True)
+    # The pair's tally of its judges, kept by annotation.services.tallies in the transaction
+    # of every change to its assignments or judgments, so a lead's pages (the disagreement
+    # queue, publishing) filter, count and order pairs in the database without reading
+    # every judgment.
+    judges_assigned = models.PositiveSmallIntegerField(default=0)
+    judges_open = models.PositiveSmallIntegerField(default=0, help_text="Not graded nor skipped.")
+    judges_graded = models.PositiveSmallIntegerField(default=0)
+    lowest_grade = models.SmallIntegerField(null=True, blank=True)
+    highest_grade = models.SmallIntegerField(null=True, blank=True)
+    grades_tied = models.BooleanField(
+        default=False, help_text="Two or more grades share the highest count: no majority."
+    )
 
     class Meta:
         ordering = ["topic__qid", "document__docno"]

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 import polars as pl
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Case, CharField, Count, Exists, F, OuterRef, Q, Value, When
 from django.utils.text import slugify
 
 from annotation import adjudication
 from annotation.models import (
+    AdjudicationRule,
     Assignment,
     AssignmentStatus,
     Campaign,
@@ -183,165 +184,123 @@ def pair_states(
     return list(states.values())
 
 
-# --- per-pair summaries: the queue and the figures without loading judgments -------------
+# --- the queue and the figures, in the database ---------------------------------------------
 #
-# A lead's pages need, for every pair, only how many judges it has, how many have not graded
-# it, how many gave each grade, its gold grade and whether a lead decided it. The database
-# counts those (one GROUP BY over the pairs, one row per pair); the rule's outcome and the
-# queue's order follow from the counts with the same functions as for a whole PairState
-# (annotation.adjudication), memoised per distinct count vector (a handful per campaign).
-# Only the pairs a page shows are then read in full (pair_states with their ids).
+# A lead's pages filter, count and order pairs by each pair's tally of its judges (Pair's
+# judges_* and *_grade fields, kept by annotation/services/tallies.py in the transaction of
+# every grade), with the conditions _settle and adjudication.disagreement_order apply to a
+# PairState written as SQL. Only the pairs a page shows are then read in full (states_of).
 
 
-@dataclass(frozen=True, slots=True)
-class PairSummary:
-    """One pair as counts: ``counts[i]`` judges gave the campaign's i-th grade."""
-
-    pair_id: int
-    topic_id: int
-    qid: str
-    docno: str
-    gold_grade: int | None
-    assigned: int
-    open: int
-    counts: tuple[int, ...]
-    decided_by_lead: bool
-    basis: str | None  # the final grade's basis, None while undecided
-    spread: int
-    straddles: bool
-
-    @property
-    def disputed(self) -> bool:
-        return self.spread > 0
-
-    @property
-    def decided(self) -> bool:
-        return self.basis is not None
+def _lead_decided():
+    return Exists(LeadDecision.objects.filter(pair=OuterRef("pk"), superseded_by__isnull=True))
 
 
-def _grades_of(counts: Sequence[int], scale: Sequence[int]) -> list[int]:
-    return [grade for grade, n in zip(scale, counts, strict=True) for _ in range(n)]
+def _complete() -> Q:
+    """Every judge of the pair has graded or skipped it, and at least one graded it."""
+    return Q(judges_open=0, judges_graded__gt=0)
 
 
-def _basis(has_decision: bool, gold_grade, open_: int, grades: list[int], rule: str):
-    """_settle's answer (the basis of the final grade, or None) without its words."""
-    if has_decision:
-        return GradeBasis.LEAD
-    if gold_grade is not None:
-        return GradeBasis.GOLD
-    if open_ or not grades:
-        return None
-    decision = adjudication.decide(grades, rule)
-    return decision.rule_applied if decision.decided else None
+def _by_rule(rule: str) -> Q:
+    """adjudication.decide gives a complete pair a grade: unanimous under every rule; the
+    median always; the majority unless the most common grades tie; the lead never."""
+    unanimous = Q(lowest_grade=F("highest_grade"))
+    if rule == AdjudicationRule.MEDIAN:
+        return _complete()
+    if rule == AdjudicationRule.MAJORITY:
+        return _complete() & (unanimous | Q(grades_tied=False))
+    return _complete() & unanimous
 
 
-def pair_summaries(*, campaign: Campaign, topic_id: int | None = None) -> list[PairSummary]:
-    """Every pair of the campaign (or of one topic) as a PairSummary, in qid, docno order.
-    Two queries: the counts per pair (grouped in the database), the pairs a lead decided."""
-    scale = campaign.grades
-    pairs = Pair.objects.filter(campaign=campaign)
-    if topic_id is not None:
-        pairs = pairs.filter(topic_id=topic_id)
-    per_grade = {
-        f"grade_{i}": Count("assignments", filter=Q(assignments__judgment__grade=grade))
-        for i, grade in enumerate(scale)
-    }
-    rows = (
-        pairs.values("pk", "topic_id", "topic__qid", "document__docno", "gold_grade")
-        .annotate(
-            n_assigned=Count("assignments"),
-            n_open=Count("assignments", filter=Q(assignments__status=AssignmentStatus.OPEN)),
-            **per_grade,
-        )
-        .order_by("topic__qid", "document__docno")
-        .values_list(
-            "pk",
-            "topic_id",
-            "topic__qid",
-            "document__docno",
-            "gold_grade",
-            "n_assigned",
-            "n_open",
-            *per_grade,
-        )
+def _basis(rule: str) -> Case:
+    """The basis of the pair's final grade (GradeBasis), or NULL while it has none."""
+    unanimous = Q(lowest_grade=F("highest_grade"))
+    return Case(
+        When(lead_decided=True, then=Value(GradeBasis.LEAD.value)),
+        When(gold_grade__isnull=False, then=Value(GradeBasis.GOLD.value)),
+        When(_complete() & unanimous, then=Value(GradeBasis.UNANIMOUS.value)),
+        When(_by_rule(rule), then=Value(str(rule))),
+        default=Value(None),
+        output_field=CharField(),
     )
-    decided = set(
-        LeadDecision.objects.filter(pair__in=pairs, superseded_by__isnull=True).values_list(
-            "pair_id", flat=True
-        )
-    )
-    rule, threshold = campaign.adjudication_rule, campaign.relevance_threshold
-    shapes: dict[tuple, tuple[int, bool]] = {}
-    outcomes: dict[tuple, str | None] = {}
-    result = []
-    for pk, topic, qid, docno, gold, assigned, open_, *counts in rows:
-        counts = tuple(counts)
-        shape = shapes.get(counts)
-        if shape is None:
-            grades = _grades_of(counts, scale)
-            shape = shapes[counts] = (
-                (adjudication.spread(grades), adjudication.straddles(grades, threshold))
-                if grades
-                else (0, False)
-            )
-        has_decision = pk in decided
-        key = (has_decision, gold is not None, bool(open_), counts)
-        if key not in outcomes:
-            outcomes[key] = _basis(has_decision, gold, open_, _grades_of(counts, scale), rule)
-        basis = outcomes[key]
-        summary = PairSummary(
-            pk, topic, qid, docno, gold, assigned, open_, counts, has_decision, basis, *shape
-        )
-        result.append(summary)
-    return result
 
 
-def pair_figures(summaries: Iterable[PairSummary]) -> dict:
+def _pairs(campaign: Campaign, topic_id: int | None = None):
+    pairs = Pair.objects.filter(campaign=campaign).annotate(lead_decided=_lead_decided())
+    return pairs if topic_id is None else pairs.filter(topic_id=topic_id)
+
+
+def pair_figures(*, campaign: Campaign) -> dict:
     """What the queue and the publish page count: pairs, decided and undecided ones,
-    disputed ones, pairs still waiting for a judge, pairs a lead decided."""
-    figures = dict.fromkeys(("pairs", "decided", "disputed", "waiting", "by_lead"), 0)
-    for s in summaries:
-        figures["pairs"] += 1
-        figures["decided"] += s.decided
-        figures["disputed"] += s.disputed
-        figures["waiting"] += bool(s.open)
-        figures["by_lead"] += s.basis == GradeBasis.LEAD
+    disputed ones, pairs still waiting for a judge, pairs a lead decided. One query."""
+    decided = (
+        Q(lead_decided=True) | Q(gold_grade__isnull=False) | _by_rule(campaign.adjudication_rule)
+    )
+    figures = _pairs(campaign).aggregate(
+        pairs=Count("pk"),
+        decided=Count("pk", filter=decided),
+        disputed=Count("pk", filter=Q(highest_grade__gt=F("lowest_grade"))),
+        waiting=Count("pk", filter=Q(judges_open__gt=0)),
+        by_lead=Count("pk", filter=Q(lead_decided=True)),
+    )
     figures["undecided"] = figures["pairs"] - figures["decided"]
     return figures
 
 
-def queue_order(
-    summaries: Iterable[PairSummary],
-    *,
-    scale: Sequence[int],
-    threshold: int,
-    undecided_only: bool = False,
-) -> list[PairSummary]:
-    """The disputed pairs among ``summaries`` (given in qid, docno order) in the order a
-    lead works through them (adjudication.disagreement_order: straddling the threshold
-    first, then widest spread, then as given); ``undecided_only`` as in disagreement_queue."""
-    disputed = [s for s in summaries if s.disputed]
-    if undecided_only:
-        disputed = [s for s in disputed if not s.decided and not s.open]
-    grades = {s.counts: _grades_of(s.counts, scale) for s in disputed}
-    order = adjudication.disagreement_order(
-        ((i, grades[s.counts]) for i, s in enumerate(disputed)), threshold=threshold
+def basis_counts(*, campaign: Campaign) -> dict[str, int]:
+    """How many pairs have their final grade on each basis (GradeBasis). One query."""
+    rows = (
+        _pairs(campaign)
+        .annotate(basis=_basis(campaign.adjudication_rule))
+        .filter(basis__isnull=False)
+        .order_by()
+        .values("basis")
+        .annotate(n=Count("pk"))
     )
-    return [disputed[i] for i in order]
+    return {row["basis"]: row["n"] for row in rows}
 
 
-def states_of(*, campaign: Campaign, summaries: Sequence[PairSummary]) -> list[PairState]:
-    """The full PairState of each of ``summaries``, in their order (a few thousand ids per
-    query, so a long queue stays under every database's limit on query parameters)."""
+def undecided_pairs(*, campaign: Campaign):
+    """The campaign's pairs without a final grade, in qid, docno order (a queryset)."""
+    decided = (
+        Q(lead_decided=True) | Q(gold_grade__isnull=False) | _by_rule(campaign.adjudication_rule)
+    )
+    return _pairs(campaign).exclude(decided).order_by("topic__qid", "document__docno")
+
+
+def disputed_pairs(
+    *, campaign: Campaign, topic_id: int | None = None, undecided_only: bool = False
+):
+    """The pairs of disagreement_queue as an ordered queryset: graded differently by two or
+    more judges; straddling the relevance threshold first, then widest spread, then qid and
+    docno (adjudication.disagreement_order's order). ``undecided_only``: only those every
+    judge has graded that neither a rule nor a lead has settled."""
+    pairs = _pairs(campaign, topic_id).filter(highest_grade__gt=F("lowest_grade"))
+    if undecided_only:
+        pairs = pairs.filter(judges_open=0, gold_grade__isnull=True, lead_decided=False)
+        pairs = pairs.exclude(_by_rule(campaign.adjudication_rule))
+    threshold = campaign.relevance_threshold
+    return pairs.annotate(
+        straddling=Case(
+            When(lowest_grade__lt=threshold, highest_grade__gte=threshold, then=Value(0)),
+            default=Value(1),
+        ),
+        spread=F("highest_grade") - F("lowest_grade"),
+    ).order_by("straddling", "-spread", "topic__qid", "document__docno")
+
+
+# Pairs read in full per query, within every database's limit on query parameters.
+STATES_PER_QUERY = 2000
+
+
+def states_of(*, campaign: Campaign, pair_ids: Sequence[int]) -> list[PairState]:
+    """The full PairState of each of ``pair_ids``, in their order."""
     by_id: dict[int, PairState] = {}
-    ids = [s.pair_id for s in summaries]
+    ids = list(pair_ids)
     for start in range(0, len(ids), STATES_PER_QUERY):
         chunk = ids[start : start + STATES_PER_QUERY]
         by_id.update((s.pair_id, s) for s in pair_states(campaign=campaign, pair_ids=chunk))
     return [by_id[pk] for pk in ids]
-
-
-STATES_PER_QUERY = 2000
 
 
 def disagreement_queue(
@@ -354,14 +313,9 @@ def disagreement_queue(
     exactly the pairs the agreement report counts as disputed (graded differently by two or
     more judges). ``undecided_only`` keeps the ones a lead has to settle: every judge has
     graded them and no rule or decision has given them a grade. The pairs are chosen and
-    ordered from their summaries (pair_summaries); only the chosen ones are read in full."""
-    order = queue_order(
-        pair_summaries(campaign=campaign, topic_id=topic_id),
-        scale=campaign.grades,
-        threshold=campaign.relevance_threshold,
-        undecided_only=undecided_only,
-    )
-    return states_of(campaign=campaign, summaries=order)
+    ordered in the database (disputed_pairs); only they are read in full."""
+    ids = disputed_pairs(campaign=campaign, topic_id=topic_id, undecided_only=undecided_only)
+    return states_of(campaign=campaign, pair_ids=list(ids.values_list("pk", flat=True)))
 
 
 def decide_pair(

@@ -22,6 +22,7 @@ from annotation.models import (
 )
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
+from annotation.services.tallies import tally_pairs
 
 # --- judging -------------------------------------------------------------------------------
 
@@ -137,6 +138,7 @@ def record_judgment(
         if assignment.status != AssignmentStatus.DONE:
             assignment.status = AssignmentStatus.DONE
             assignment.save(update_fields=["status"])
+        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
         mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
 
@@ -174,6 +176,7 @@ def skip_assignment(
         )
         assignment.status = AssignmentStatus.SKIPPED
         assignment.save(update_fields=["status"])
+        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
         mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
 
@@ -196,6 +199,7 @@ def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) 
         judgment.delete()
         assignment.status = AssignmentStatus.OPEN
         assignment.save(update_fields=["status"])
+        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
         mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return assignment
 

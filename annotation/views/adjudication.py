@@ -59,14 +59,12 @@ def queue(request, pk):
     campaign = get_campaign_for_lead(request.user, pk)
     topic_id, topic = _topic_filter(request, campaign)
     show = "all" if request.GET.get("show") == "all" else "undecided"
-    summaries = service.pair_summaries(campaign=campaign)
-    if topic_id is not None:
-        in_queue = [s for s in summaries if s.topic_id == topic_id]
-    else:
-        in_queue = summaries
-    page = paginate(request, _order(campaign, in_queue, show))
+    disputed = service.disputed_pairs(
+        campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
+    )
+    page = paginate(request, disputed.values_list("pk", flat=True))
     # Only the pairs of this page are read in full (every judge's grade and note).
-    page.page.object_list = service.states_of(campaign=campaign, summaries=page.page.object_list)
+    page.page.object_list = service.states_of(campaign=campaign, pair_ids=page.page.object_list)
     return render(
         request,
         "annotation/adjudication.html",
@@ -75,25 +73,19 @@ def queue(request, pk):
             "topic": topic,
             "show": show,
             "page": page,
-            "figures": service.pair_figures(summaries),
+            "figures": service.pair_figures(campaign=campaign),
             "rule": AdjudicationRule(campaign.adjudication_rule).label,
             "query": f"topic={topic_id}&show={show}" if topic_id else f"show={show}",
         },
     )
 
 
-def _order(campaign, summaries, show: str):
-    return service.queue_order(
-        summaries,
-        scale=campaign.grades,
-        threshold=campaign.relevance_threshold,
-        undecided_only=show == "undecided",
-    )
-
-
 def _neighbours(campaign, pair_id, topic_id, show):
-    summaries = service.pair_summaries(campaign=campaign, topic_id=topic_id)
-    order = [s.pair_id for s in _order(campaign, summaries, show)]
+    order = list(
+        service.disputed_pairs(
+            campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
+        ).values_list("pk", flat=True)
+    )
     if pair_id not in order:
         return None, order[0] if order else None
     at = order.index(pair_id)
@@ -200,14 +192,16 @@ def publish(request, pk):
                 + (f", {left} undecided pair{plural(left)} left out." if left else "."),
             )
             return redirect(publication.qrels.get_absolute_url())
-    summaries = service.pair_summaries(campaign=campaign)
+    figures = service.pair_figures(campaign=campaign)
     if blocked is not None:
         undecided, undecided_total = blocked[:SHOWN_UNDECIDED], len(blocked)
     else:
-        waiting = [s for s in summaries if not s.decided]
-        undecided = service.states_of(campaign=campaign, summaries=waiting[:SHOWN_UNDECIDED])
-        undecided_total = len(waiting)
-    basis_counts = Counter(BASIS_LABELS[s.basis] for s in summaries if s.decided)
+        first = service.undecided_pairs(campaign=campaign).values_list("pk", flat=True)
+        undecided = service.states_of(campaign=campaign, pair_ids=first[:SHOWN_UNDECIDED])
+        undecided_total = figures["undecided"]
+    basis_counts = Counter()
+    for basis, n in service.basis_counts(campaign=campaign).items():
+        basis_counts[BASIS_LABELS[basis]] += n
     publications = list(
         Publication.objects.filter(campaign=campaign).select_related("qrels", "published_by")
     )
@@ -218,7 +212,7 @@ def publish(request, pk):
         "annotation/publish.html",
         {
             "campaign": campaign,
-            "figures": service.pair_figures(summaries),
+            "figures": figures,
             "basis_counts": sorted(basis_counts.items(), key=lambda item: -item[1]),
             "undecided": undecided,
             "more_undecided": max(0, undecided_total - SHOWN_UNDECIDED),

@@ -16,6 +16,7 @@ from annotation import agreement, services
 from annotation.models import Assignment, AssignmentStatus, Judgment, Pair, Topic
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
+from annotation.services.tallies import tally_pairs
 from config.exports import csv_safe, write_csv
 
 pytestmark = pytest.mark.django_db
@@ -91,6 +92,7 @@ def give(campaign, grades):
     Judgment.objects.bulk_create(new)
     Assignment.objects.filter(pk__in=done).update(status=AssignmentStatus.DONE)
     Assignment.objects.filter(pk__in=skipped).update(status=AssignmentStatus.SKIPPED)
+    tally_pairs(campaign=campaign)  # what the judging services do in their transaction
 
 
 def expected_report(campaign, grades, weights="quadratic"):
