@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from django.db.models import Q
 
 from annotation import adjudication, services
 from annotation.models import AdjudicationRule, Assignment, Pair, PairSource, Topic
@@ -120,3 +121,35 @@ def test_every_service_that_changes_judges_or_grades_keeps_the_tallies(big, djan
         pair_ids=campaign.pairs.filter(gold_grade__isnull=False).values_list("pk", flat=True),
     )
     assert_tallies_current(campaign)
+
+
+def test_progress_medians_and_topic_counts_equal_those_over_every_judgment(big):
+    import statistics
+
+    from django.db.models import Count
+
+    from annotation.models import AssignmentStatus, Judgment
+
+    campaign, _, _ = big
+    # Uneven, distinct seconds, so an even count's median is a midpoint of two.
+    for i, judgment in enumerate(Judgment.objects.order_by("pk")):
+        Judgment.objects.filter(pk=judgment.pk).update(seconds=(i * 7919) % 97 + 0.5)
+    seconds = {}
+    for judge_id, value in Judgment.objects.filter(grade__isnull=False).values_list(
+        "assignment__judge_id", "seconds"
+    ):
+        seconds.setdefault(judge_id, []).append(value)
+    progress = services.judge_progress(campaign=campaign)
+    assert {p.judge_id: p.median_seconds for p in progress} == {
+        judge_id: statistics.median(values) for judge_id, values in seconds.items()
+    }
+    assert any(len(v) % 2 == 0 for v in seconds.values()) and any(
+        len(v) % 2 for v in seconds.values()
+    )
+    by_assignments = list(
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("pair__topic_id", "pair__topic__qid", "pair__topic__query")
+        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
+        .order_by("pair__topic_id")
+    )
+    assert services.topic_progress(campaign=campaign) == by_assignments
