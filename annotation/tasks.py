@@ -26,7 +26,14 @@ from django.tasks import task
 from django.urls import reverse
 
 from annotation import formats, services
-from annotation.models import AgreementRefresh, Campaign, Document, PairSource, Topic
+from annotation.models import (
+    AgreementRefresh,
+    AgreementSnapshot,
+    Campaign,
+    Document,
+    PairSource,
+    Topic,
+)
 from annotation.services import agreement as agreement_service
 from evaluation.models import Run
 from evaluation.services import load_run_frame
@@ -373,11 +380,20 @@ def start_import_job(*, campaign: Campaign, upload, user, what: str, task, **par
 
 @task
 def refresh_agreement_task(*, campaign_id: int) -> None:
-    """Recompute a campaign's agreement snapshots (every choice of weights) from its
-    judgments as they are now. Queued by the first change to a judgment after the last
-    refresh started (services.agreement.mark_agreement_stale); the flag is cleared before
-    the judgments are read, so a grade given meanwhile queues the next refresh."""
+    """Recompute a campaign's agreement snapshots from its judgments as they are now: the
+    default weights and every other choice of weights a lead has looked at (a snapshot of
+    it exists; the first look at one computes it in the request). Queued by the first
+    change to a judgment after the last refresh started
+    (services.agreement.mark_agreement_stale); the flag is cleared before the judgments are
+    read, so a grade given meanwhile queues the next refresh."""
     AgreementRefresh.objects.filter(campaign_id=campaign_id).update(requested_at=None)
     campaign = Campaign.objects.filter(pk=campaign_id).first()
-    if campaign is not None:  # deleted since
-        agreement_service.refresh_agreement(campaign=campaign)
+    if campaign is None:  # deleted since
+        return
+    seen = AgreementSnapshot.objects.filter(
+        campaign=campaign, resamples=agreement_service.RESAMPLES
+    ).values_list("weights", flat=True)
+    weights = [
+        w for w in agreement_service.WEIGHTS if w in {*seen, agreement_service.DEFAULT_WEIGHTS}
+    ]
+    agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights))

@@ -70,9 +70,13 @@ def test_a_burst_of_grades_queues_one_recomputation_and_the_page_says_so(
         assert client.get(url(campaign, "agreement-download", "json")).json()["recomputing"]
         assert len(queued(campaign)) == 1  # the page does not queue a second one
 
+        client.get(url(campaign) + "?weights=linear")  # a first look at linear: computed
         refresh_agreement_task.call(campaign_id=campaign.pk)
         assert AgreementRefresh.objects.get(campaign=campaign).requested_at is None
-        assert AgreementSnapshot.objects.filter(campaign=campaign).count() == 3  # every weights
+        # The weights looked at are kept current; the others wait for a first look.
+        snapshots = AgreementSnapshot.objects.filter(campaign=campaign)
+        assert sorted(snapshots.values_list("weights", flat=True)) == ["linear", "quadratic"]
+        assert len({s.computed_at for s in snapshots}) == 1  # by one refresh
 
         grades = {key: dict(by_judge) for key, by_judge in GRADES.items()}
         grades[("1", "d1")]["ann"], grades[("1", "d2")]["bob"] = 0, 3
