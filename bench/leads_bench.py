@@ -272,6 +272,9 @@ def main() -> int:
             with scratch(f"leads{scale}") as env:
                 result = measure(env, scale, args)
             results[f"{database}-{scale}"] = result
+            print(
+                json.dumps({f"{database}-{scale}": result}), flush=True
+            )  # kept if later ones fail
             failed |= bool(result["failures"])
             for failure in result["failures"]:
                 print("FAILED:", failure)
