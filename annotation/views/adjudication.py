@@ -61,11 +61,12 @@ def queue(request, pk):
     campaign = get_campaign_for_lead(request.user, pk)
     topic_id, topic = _topic_filter(request, campaign)
     show = "all" if request.GET.get("show") == "all" else "undecided"
-    states = service.pair_states(campaign=campaign)
-    disputed = service.disagreement_queue(
+    disputed = service.disputed_pairs(
         campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
     )
-    page = paginate(request, disputed)
+    page = paginate(request, disputed.values_list("pk", flat=True))
+    # Only the pairs of this page are read in full (every judge's grade and note).
+    page.page.object_list = service.states_of(campaign=campaign, pair_ids=page.page.object_list)
     return render(
         request,
         "annotation/adjudication.html",
@@ -74,32 +75,19 @@ def queue(request, pk):
             "topic": topic,
             "show": show,
             "page": page,
-            "figures": _figures(states),
+            "figures": service.pair_figures(campaign=campaign),
             "rule": AdjudicationRule(campaign.adjudication_rule).label,
             "query": f"topic={topic_id}&show={show}" if topic_id else f"show={show}",
         },
     )
 
 
-def _figures(states) -> dict:
-    decided = [s for s in states if s.decided]
-    return {
-        "pairs": len(states),
-        "decided": len(decided),
-        "undecided": len(states) - len(decided),
-        "disputed": sum(1 for s in states if s.disputed),
-        "waiting": sum(1 for s in states if s.open),
-        "by_lead": sum(1 for s in decided if s.basis == "lead"),
-    }
-
-
 def _neighbours(campaign, pair_id, topic_id, show):
-    order = [
-        s.pair_id
-        for s in service.disagreement_queue(
+    order = list(
+        service.disputed_pairs(
             campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
-        )
-    ]
+        ).values_list("pk", flat=True)
+    )
     if pair_id not in order:
         return None, order[0] if order else None
     at = order.index(pair_id)
@@ -206,9 +194,16 @@ def publish(request, pk):
                 + (f", {left} undecided pair{plural(left)} left out." if left else "."),
             )
             return redirect(publication.qrels.get_absolute_url())
-    states = service.pair_states(campaign=campaign)
-    undecided = blocked if blocked is not None else [s for s in states if not s.decided]
-    basis_counts = Counter(BASIS_LABELS[s.basis] for s in states if s.decided)
+    figures = service.pair_figures(campaign=campaign)
+    if blocked is not None:
+        undecided, undecided_total = blocked[:SHOWN_UNDECIDED], len(blocked)
+    else:
+        first = service.undecided_pairs(campaign=campaign).values_list("pk", flat=True)
+        undecided = service.states_of(campaign=campaign, pair_ids=first[:SHOWN_UNDECIDED])
+        undecided_total = figures["undecided"]
+    basis_counts = Counter()
+    for basis, n in service.basis_counts(campaign=campaign).items():
+        basis_counts[BASIS_LABELS[basis]] += n
     publications = list(
         Publication.objects.filter(campaign=campaign).select_related("qrels", "published_by")
     )
@@ -219,11 +214,11 @@ def publish(request, pk):
         "annotation/publish.html",
         {
             "campaign": campaign,
-            "figures": _figures(states),
+            "figures": figures,
             "basis_counts": sorted(basis_counts.items(), key=lambda item: -item[1]),
-            "undecided": undecided[:SHOWN_UNDECIDED],
-            "more_undecided": max(0, len(undecided) - SHOWN_UNDECIDED),
-            "undecided_total": len(undecided),
+            "undecided": undecided,
+            "more_undecided": max(0, undecided_total - SHOWN_UNDECIDED),
+            "undecided_total": undecided_total,
             "publications": publications,
             "default_name": request.POST.get("name") or service.default_qrels_name(campaign),
             "name_pattern": service.QRELS_NAME_PATTERN,

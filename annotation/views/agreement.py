@@ -1,8 +1,9 @@
 """The lead's agreement report (campaign-wide statistics, a heatmap of pairwise kappa, each
 judge pair's confusion matrix, topics worst first, each judge's grades and leniency) with
 its CSV and JSON downloads, and the calibration page (gold pairs, their import, each judge
-against them). The numbers come from annotation.services.agreement, cached until the
-campaign's judgments change."""
+against them). The numbers come from annotation.services.agreement: stored snapshots,
+recomputed by a background task after judges grade; the page says when a recomputation is
+pending."""
 
 from __future__ import annotations
 
