@@ -23,6 +23,8 @@ PURE_MODULES = [
     "annotation.agreement",
     "annotation.adjudication",
     "evaluation.significance",
+    "evaluation.rundiff",
+    "evaluation.residuals",
 ]
 
 PROBE = """
