@@ -82,6 +82,9 @@ urlpatterns = [
     path("leaderboard/topics/<str:qid>/", evaluation.TopicView.as_view(), name="topic"),
     path("comparison/", evaluation.ComparisonView.as_view(), name="comparison"),
     path("unjudged/", evaluation.UnjudgedView.as_view(), name="unjudged"),
+    # The run diff (evaluation/api/diff.py).
+    path("diff/", evaluation.RunDiffView.as_view(), name="run-diff"),
+    path("diff/unjudged/", evaluation.DiffUnjudgedView.as_view(), name="run-diff-unjudged"),
     path("schema/", SpectacularAPIView.as_view(**DOCS), name="schema"),
     path(
         "docs/",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation import views, views_dashboards, views_upload
+from evaluation import views, views_dashboards, views_diff, views_upload
 
 app_name = "evaluation"
 
@@ -23,4 +23,7 @@ urlpatterns = [
     path("documents/", views_dashboards.document_text, name="document-text"),
     path("compare/", views_dashboards.compare, name="compare"),
     path("unjudged/send/", views_dashboards.send_unjudged, name="send-unjudged"),
+    # Run diff (evaluation/views_diff.py): leads and engineers; a campaign's lead sends.
+    path("diff/", views_diff.run_diff, name="run-diff"),
+    path("diff/send/", views_diff.run_diff_send, name="run-diff-send"),
 ]

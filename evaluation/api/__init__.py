@@ -9,6 +9,7 @@ is blind to which system retrieved a document.
 
 from evaluation.api.common import MESSAGES
 from evaluation.api.dashboards import ComparisonView, LeaderboardView, TopicView, UnjudgedView
+from evaluation.api.diff import DiffUnjudgedView, RunDiffView
 from evaluation.api.evaluations import EvaluationViewSet
 from evaluation.api.qrels import QrelsViewSet
 from evaluation.api.runs import RunViewSet, SystemViewSet
@@ -16,9 +17,11 @@ from evaluation.api.runs import RunViewSet, SystemViewSet
 __all__ = [
     "MESSAGES",
     "ComparisonView",
+    "DiffUnjudgedView",
     "EvaluationViewSet",
     "LeaderboardView",
     "QrelsViewSet",
+    "RunDiffView",
     "RunViewSet",
     "SystemViewSet",
     "TopicView",

@@ -166,6 +166,11 @@ MATRIX = [
     # closing the loop: into a campaign the user leads (engineers lead none: 404)
     ("POST", "unjudged/", "unjudged", (403, 403, 403, 403, 200, 404, 404, 200)),
     ("GET", "unjudged/", None, not_allowed()),
+    # the run diff: read like the dashboards; its "send" like unjudged/
+    ("GET", "diff/", "diff", leads_and_engineers(200)),
+    ("POST", "diff/", None, not_allowed()),
+    ("POST", "diff/unjudged/", "diff_unjudged", (403, 403, 403, 403, 200, 404, 404, 200)),
+    ("GET", "diff/unjudged/", None, not_allowed()),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -224,6 +229,26 @@ BODIES = {
             "measures": ["ndcg_cut.10", "map"],
             "campaign": w.ids["campaign"],
             "run": w.ids["run"],
+            "k": 5,
+        },
+        "json",
+    ),
+    "diff": lambda w: (
+        {
+            "qrels": w.ids["qrels"],
+            "measures": ["ndcg_cut.10", "map"],
+            "a": w.ids["run"],
+            "b": scored_other_run(w),
+        },
+        "json",
+    ),
+    "diff_unjudged": lambda w: (
+        {
+            "qrels": w.ids["qrels"],
+            "measures": ["ndcg_cut.10", "map"],
+            "campaign": w.ids["campaign"],
+            "a": w.ids["run"],
+            "b": w.ids["run"],
             "k": 5,
         },
         "json",

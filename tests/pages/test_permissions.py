@@ -120,6 +120,8 @@ MATRIX = [
     ("GET", "evaluation/documents/?docno=d1&qid=1", None, readers(200)),
     ("GET", "evaluation/compare/", None, readers(200)),
     ("POST", "evaluation/unjudged/send/", "send", campaign_lead(302)),
+    ("GET", "evaluation/diff/", None, readers(200)),
+    ("POST", "evaluation/diff/send/", "diff_send", campaign_lead(302)),
     ("GET", "jobs/{job}/", None, owner(200)),
     ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge
@@ -165,6 +167,14 @@ BODIES = {
         "run": w.ids["run"],
         "qrels": w.ids["qrels"],
         "k": 10,
+        "campaign": w.ids["campaign"],
+    },
+    "diff_send": lambda w: {
+        "a": w.ids["run"],
+        "b": w.ids["run"],
+        "qrels": w.ids["qrels"],
+        "k": 10,
+        "qid": "1",
         "campaign": w.ids["campaign"],
     },
     "campaign": lambda w: {
