@@ -8,6 +8,9 @@ evaluation.rundiff's and evaluation.residuals' (pure)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -189,20 +192,13 @@ def build_run_diff(
     if missing:
         raise NotScored(missing)
     qrels = services.cached_qrels_frame(scoring.qrels)
-    options = scoring.options
-    tops = [
-        topk.with_grades(
-            topk.top_k(
-                services.load_run_frame(run),
-                depth,
-                trec_eval_version=options.trec_eval_version,
-                depth=options.depth,
-            ),
-            qrels,
-        )
-        for run in (a, b)
-    ]
-    table = rundiff.diff_topics(tops[0], tops[1], k=k, p=p)
+    # Both runs at once: polars releases the GIL while it reads and ranks.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        tops = list(pool.map(lambda run: graded_top(scoring, run, depth, qrels), (a, b)))
+    key = ("table", _run_key(a), _run_key(b), _qrels_key(scoring), depth, k, float(p))
+    table = _CACHE.get(key)
+    if table is None:
+        table = _CACHE.put(key, rundiff.diff_topics(tops[0], tops[1], k=k, p=p))
     values_a = {q: v[measure] for q, v in stored[a.pk].items()}
     values_b = {q: v[measure] for q, v in stored[b.pk].items()}
     deltas = {q: values_b[q] - values_a[q] for q in values_a.keys() & values_b.keys()}
@@ -249,21 +245,93 @@ def build_run_diff(
     view.qid = qid if qid is not None else (ordered[0] if ordered else None)
     if side_by_side and view.qid is not None:
         view.rows = rundiff.side_by_side(tops[0], tops[1], view.qid)
-        view.bounds = topic_bounds(scoring, [a, b], view.qid, measure, qrels)
+        view.bounds = topic_bounds(scoring, [a, b], view.qid, measure, qrels, tops=tops)
     return view
 
 
+class _FrameCache:
+    """The last few frames the diff computed, by what they were computed from. Runs and
+    qrels versions never change once stored, so a key (ids and checksums, depth, options)
+    always means the same frame: moving to the next topic reuses the lists and the table
+    instead of reading and ranking both runs again. Frames above MAX_CACHED_ROWS (deep
+    lists of big runs) are not kept."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.frames: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key):
+        with self.lock:
+            frame = self.frames.get(key)
+            if frame is not None:
+                self.frames.move_to_end(key)
+            return frame
+
+    def put(self, key, frame: pl.DataFrame) -> pl.DataFrame:
+        if frame.height <= MAX_CACHED_ROWS:
+            with self.lock:
+                self.frames[key] = frame
+                self.frames.move_to_end(key)
+                while len(self.frames) > self.size:
+                    self.frames.popitem(last=False)
+        return frame
+
+
+MAX_CACHED_ROWS = 250_000
+_CACHE = _FrameCache(size=12)
+
+
+def _run_key(run: Run) -> tuple:
+    return (run.pk, run.checksum)
+
+
+def _qrels_key(scoring: Scoring) -> tuple:
+    options = scoring.options
+    return (scoring.qrels.pk, scoring.qrels.checksum, options.trec_eval_version, options.depth)
+
+
+def graded_top(scoring: Scoring, run: Run, depth: int, qrels: pl.DataFrame) -> pl.DataFrame:
+    """The run's first ``depth`` documents of every topic in trec_eval's order, each with
+    its grade in ``qrels``, the scoring's qrels frame (null: unjudged). No database query,
+    so threads may call it."""
+    key = ("top", _run_key(run), _qrels_key(scoring), depth)
+    frame = _CACHE.get(key)
+    if frame is None:
+        options = scoring.options
+        top = topk.top_k(
+            services.load_run_frame(run),
+            depth,
+            trec_eval_version=options.trec_eval_version,
+            depth=options.depth,
+        )
+        frame = _CACHE.put(key, topk.with_grades(top, qrels))
+    return frame
+
+
 def topic_bounds(
-    scoring: Scoring, runs: list[Run], qid: str, measure: str, qrels: pl.DataFrame
+    scoring: Scoring,
+    runs: list[Run],
+    qid: str,
+    measure: str,
+    qrels: pl.DataFrame,
+    *,
+    tops: list[pl.DataFrame] | None = None,
 ) -> dict[str, tuple[float, float] | None]:
     """Per run ("a", "b"), the measure's worst and best value on topic ``qid`` over its
     unjudged top k (evaluation.residuals); None when the measure has no residual or the
-    qrels do not judge the topic."""
+    qrels do not judge the topic. A measure cut at k scores the first k documents only, so
+    the runs' top lists (``tops``, at least k deep) serve instead of their files."""
     judged = qrels.filter(pl.col("qid") == qid)
     top_grade = _top_grade(qrels, scoring)
+    k = cutoff_of(measure)
     out: dict[str, tuple[float, float] | None] = {}
-    for key, run in zip(("a", "b"), runs, strict=True):
-        frame = services.load_run_topics(run, [qid])
+    for index, (key, run) in enumerate(zip(("a", "b"), runs, strict=True)):
+        deep_enough = tops is not None and k is not None and _depth_of(tops[index]) >= k
+        if deep_enough:
+            frame = tops[index].filter(pl.col("qid") == qid).select("qid", "docno", "score")
+        else:
+            frame = services.load_run_topics(run, [qid])
         try:
             result = residuals.residual_bounds(
                 judged, frame, [spec_of(measure)], scoring.options, top_grade=top_grade
@@ -273,6 +341,11 @@ def topic_bounds(
             continue
         out[key] = result.per_topic.get(qid, {}).get(measure)
     return out
+
+
+def _depth_of(top: pl.DataFrame) -> int:
+    """The depth a graded top list was cut at (its longest topic)."""
+    return int(top.get_column("rank").max() or 0)
 
 
 def _top_grade(qrels: pl.DataFrame, scoring: Scoring) -> int:
