@@ -123,7 +123,7 @@ def main() -> int:
         elapsed, html = timed(path)
         times.append(elapsed)
     times.sort()
-    p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
     print(f"diff page, 2 runs × 1,000 topics × 1,000 documents, order {args.order}:")
     print(f"  first request  {first:7.1f} ms")
     print(

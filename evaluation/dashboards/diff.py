@@ -268,8 +268,8 @@ class _FrameCache:
                 self.frames.move_to_end(key)
             return frame
 
-    def put(self, key, frame: pl.DataFrame) -> pl.DataFrame:
-        if frame.height <= MAX_CACHED_ROWS:
+    def put(self, key, frame):
+        if getattr(frame, "height", 0) <= MAX_CACHED_ROWS:
             with self.lock:
                 self.frames[key] = frame
                 self.frames.move_to_end(key)
@@ -353,16 +353,23 @@ def _top_grade(qrels: pl.DataFrame, scoring: Scoring) -> int:
     return max(int(highest) if highest is not None else 1, scoring.options.relevance_level, 1)
 
 
-def run_bounds(scoring: Scoring, run: Run, measure: str) -> residuals.Residuals:
-    """The run's worst and best value of the measure on every topic and overall."""
+def run_bounds(scoring: Scoring, run: Run, measure: str) -> residuals.Residuals | None:
+    """The run's worst and best value of the measure on every topic and overall, with the
+    unjudged documents of its top k filled both ways (evaluation.residuals); None when the
+    measure has none (judged@k). Kept per process like the diff's frames."""
     qrels = services.cached_qrels_frame(scoring.qrels)
-    return residuals.residual_bounds(
-        qrels,
-        services.load_run_frame(run),
-        [spec_of(measure)],
-        scoring.options,
-        top_grade=_top_grade(qrels, scoring),
-    )
+    key = ("bounds", _run_key(run), _qrels_key(scoring), scoring.key, measure)
+    found = _CACHE.get(key)
+    if found is None:
+        found = residuals.residual_bounds(
+            qrels,
+            services.load_run_frame(run),
+            [spec_of(measure)],
+            scoring.options,
+            top_grade=_top_grade(qrels, scoring),
+        )
+        _CACHE.put(key, found)
+    return found if measure in found.means else None
 
 
 def unjudged_of_both(scoring: Scoring, a: Run, b: Run, *, k: int, qid: str = "") -> list:
