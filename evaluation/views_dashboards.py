@@ -130,6 +130,7 @@ def leaderboard(request):
             "query": scoring.query(),
             "runs_for_compare": [row.run for row in board.rows],
             "bounds": bounds,
+            "download_layouts": ("trec_eval", "ir_measures", "tot", "jsonl"),
             "bounds_url": scoring.query(
                 sort=request.GET.get("sort"), bounds=None if show_bounds else 1
             ),

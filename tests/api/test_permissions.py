@@ -159,6 +159,10 @@ MATRIX = [
     # dashboards: read like runs and evaluations (judges never learn which system ranked what)
     ("GET", "leaderboard/", "scoring", leads_and_engineers(200)),
     ("GET", "leaderboard/topics/{qid}/", "scoring", leads_and_engineers(200)),
+    ("GET", "leaderboard/download/", "download", leads_and_engineers(200)),
+    ("POST", "leaderboard/download/", None, not_allowed()),
+    ("POST", "leaderboard/check/", "check", leads_and_engineers(200)),
+    ("GET", "leaderboard/check/", None, not_allowed()),
     ("GET", "runs/{run}/topics/", "scoring", leads_and_engineers(200)),
     ("POST", "runs/{run}/topics/", None, not_allowed()),
     ("GET", "comparison/", "comparison", leads_and_engineers(200)),
@@ -232,6 +236,19 @@ BODIES = {
             "k": 5,
         },
         "json",
+    ),
+    "download": lambda w: (
+        {"qrels": w.ids["qrels"], "measures": ["ndcg_cut.10", "map"], "layout": "tot"},
+        "json",
+    ),
+    "check": lambda w: (
+        {
+            "qrels": w.ids["qrels"],
+            "measures": ["ndcg_cut.10", "map"],
+            "layout": "tot",
+            "file": upload("theirs.tot", b"bm25/bm25 map 1 0.5\n"),
+        },
+        "multipart",
     ),
     "diff": lambda w: (
         {

@@ -116,6 +116,9 @@ MATRIX = [
     ),  # a row for htmx; else the job
     ("GET", "evaluation/leaderboard/", None, readers(200)),
     ("POST", "evaluation/leaderboard/score/", "score", engineers(302)),
+    ("GET", "evaluation/leaderboard/download/?layout=tot&" + SCORED, None, readers(200)),
+    ("GET", "evaluation/leaderboard/check/?" + SCORED, None, readers(200)),
+    ("POST", "evaluation/leaderboard/check/", "check", readers(200)),
     ("GET", "evaluation/topics/{qid}/?" + SCORED, None, readers(200)),
     ("GET", "evaluation/documents/?docno=d1&qid=1", None, readers(200)),
     ("GET", "evaluation/compare/", None, readers(200)),
@@ -168,6 +171,11 @@ BODIES = {
         "qrels": w.ids["qrels"],
         "k": 10,
         "campaign": w.ids["campaign"],
+    },
+    "check": lambda w: {
+        "qrels": w.ids["qrels"],
+        "layout": "tot",
+        "file": upload("theirs.tot", b"bm25/bm25 map 1 0.5\n"),
     },
     "diff_send": lambda w: {
         "a": w.ids["run"],
