@@ -105,9 +105,7 @@ def test_an_engineer_walks_from_the_leaderboard_to_the_diff_and_sends_unjudged(
     assert expected, "the most changed topic has unjudged documents in a top 10"
     page.get_by_test_id("diff-send").get_by_label("Campaign").select_option(str(campaign.pk))
     page.get_by_role("button", name="Send this topic's unjudged to judging").click()
-    expect(page.locator(".flash-success")).to_contain_text(
-        f"Sent {len(expected)} unjudged pair"
-    )
+    expect(page.locator(".flash-success")).to_contain_text(f"Sent {len(expected)} unjudged pair")
     sent = set(
         Pair.objects.filter(campaign=campaign, source=PairSource.UNJUDGED).values_list(
             "topic__qid", "document__docno"
