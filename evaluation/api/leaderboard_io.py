@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from evaluation import leaderboard_formats as formats
-from evaluation.api.common import UPLOAD_REFUSED
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.api.qrels import PlainTextRenderer
 from evaluation.dashboards import leaderboard_io
@@ -32,7 +31,10 @@ class LeaderboardDownloadView(DashboardView):
     @extend_schema(
         summary="The leaderboard as trec_eval -q text, ir_measures, tot or jsonl",
         parameters=[DownloadParameters],
-        responses={(200, "text/plain"): OpenApiTypes.STR},
+        responses={
+            (200, "text/plain"): OpenApiTypes.STR,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+        },
     )
     def get(self, request):
         params = DownloadParameters(data=request.query_params)
@@ -78,6 +80,40 @@ class CheckResultSerializer(serializers.Serializer):
     unknown_measures = serializers.ListField(child=serializers.CharField())
 
 
+# A refused file (its bad lines), or a refused field: DRF's messages by field, where a list
+# field (measures) nests its items' messages by position.
+CHECK_REFUSED = OpenApiResponse(
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "description": "A refused file: its first problems as file:line: problem, "
+                "and how many there were in all.",
+                "properties": {
+                    "errors": {"type": "array", "items": {"type": "string"}},
+                    "total": {"type": "integer"},
+                },
+                "required": ["errors", "total"],
+            },
+            {
+                "type": "object",
+                "description": "Messages by field name (a list field's by item position).",
+                "additionalProperties": {
+                    "oneOf": [
+                        {"type": "array", "items": {"type": "string"}},
+                        {
+                            "type": "object",
+                            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                        },
+                    ]
+                },
+            },
+        ]
+    },
+    description="The file, or a field, was refused.",
+)
+
+
 class LeaderboardCheckView(DashboardView):
     """Their numbers against ours, entry by entry."""
 
@@ -86,7 +122,7 @@ class LeaderboardCheckView(DashboardView):
     @extend_schema(
         summary="Check a leaderboard computed elsewhere against ours",
         request={"multipart/form-data": CheckUploadSerializer},
-        responses={200: CheckResultSerializer, 400: UPLOAD_REFUSED},
+        responses={200: CheckResultSerializer, 400: CHECK_REFUSED},
     )
     def post(self, request):
         params = CheckUploadSerializer(data=request.data)
