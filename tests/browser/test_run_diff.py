@@ -68,6 +68,10 @@ def test_an_engineer_walks_from_the_leaderboard_to_the_diff_and_sends_unjudged(
 
     # The leaderboard: bm25 as the baseline, dense ticked, "Diff".
     page.get_by_role("link", name="Leaderboard", exact=True).click()
+    # What unjudged documents could change, on demand: a worst – best column.
+    page.get_by_test_id("toggle-bounds").click()
+    expect(page.get_by_test_id("leaderboard-bounds")).to_have_count(2)
+    screenshot("leaderboard-bounds")
     page.get_by_label("Baseline").select_option(str(runs["bm25"].pk))
     page.get_by_label("Compare dense/dense").check()
     page.get_by_test_id("diff-runs").click()
