@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster worker
+.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads worker
 
 setup:
 	@scripts/setup
@@ -57,6 +57,10 @@ bench-mixed: setup
 ## is killed and a node stopped; scaling from one node to two (bench/cluster_load.py).
 bench-cluster: setup
 	@$(PY) bench/cluster_load.py $(BENCH_ARGS)
+
+## Lead pages of a 60,000-judgment campaign on SQLite and PostgreSQL (bench/leads_bench.py).
+bench-leads: setup
+	@$(PY) bench/leads_bench.py $(BENCH_ARGS)
 
 ## A task worker for production-style background work (TASKS_BACKEND=django_tasks_db.DatabaseBackend).
 worker: setup

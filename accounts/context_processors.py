@@ -2,7 +2,10 @@ from accounts.roles import Role, roles_of
 
 
 def roles(request):
-    names = roles_of(request.user)
+    # Error pages render before AuthenticationMiddleware may have run (config/errors.py):
+    # no user there is an anonymous visitor.
+    user = getattr(request, "user", None)
+    names = roles_of(user) if user is not None else set()
     return {
         "user_roles": sorted(names),
         "is_judge": Role.JUDGE in names,

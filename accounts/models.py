@@ -57,3 +57,31 @@ class LoginFailure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username} from {self.ip or 'unknown'} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class IdempotencyKey(models.Model):
+    """A client's ``Idempotency-Key`` for one POST and the first answer to it, kept for
+    ``accounts.idempotency.KEEP`` (24 hours): a retry with the same key and the same request
+    gets this answer again and changes nothing (accounts/idempotency.py). ``fingerprint`` is
+    the SHA-256 of the request (method, path, query, body); ``headers`` the answer's headers
+    worth replaying (Content-Type, Location...). A key belongs to one user."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    method = models.CharField(max_length=10)
+    path = models.TextField()
+    fingerprint = models.CharField(max_length=64)
+    status = models.PositiveSmallIntegerField(null=True)
+    headers = models.JSONField(default=dict)
+    body = models.BinaryField(default=b"")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # The lock that makes concurrent duplicates wait and then replay: one row per key.
+            models.UniqueConstraint(fields=["user", "key"], name="accounts_idempotency_key_unique")
+        ]
+        indexes = [models.Index(fields=["created_at"], name="accounts_idempotency_at")]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.method} {self.path})"

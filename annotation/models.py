@@ -159,6 +159,18 @@ class Pair(models.Model):
         help_text="Known grade of a calibration pair: every judge gets it, unmarked.",
     )
     added_at = models.DateTimeField(auto_now_add=True)
+    # The pair's tally of its judges, kept by annotation.services.tallies in the transaction
+    # of every change to its assignments or judgments, so a lead's pages (the disagreement
+    # queue, publishing) filter, count and order pairs in the database without reading
+    # every judgment.
+    judges_assigned = models.PositiveSmallIntegerField(default=0)
+    judges_open = models.PositiveSmallIntegerField(default=0, help_text="Not graded nor skipped.")
+    judges_graded = models.PositiveSmallIntegerField(default=0)
+    lowest_grade = models.SmallIntegerField(null=True, blank=True)
+    highest_grade = models.SmallIntegerField(null=True, blank=True)
+    grades_tied = models.BooleanField(
+        default=False, help_text="Two or more grades share the highest count: no majority."
+    )
 
     class Meta:
         ordering = ["topic__qid", "document__docno"]
@@ -357,3 +369,44 @@ class PublishedGrade(models.Model):
 
     def __str__(self):
         return f"{self.qid} {self.docno} {self.grade} ({self.basis})"
+
+
+class AgreementSnapshot(models.Model):
+    """A campaign's agreement numbers as last computed (annotation/services/agreement.py),
+    so no page view computes them from all judgments. ``fingerprint`` names the state of
+    the judgments they were computed from; ``numbers`` is what the computation returned,
+    pickled (written by the app's own refresh only, like Django's database cache)."""
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="agreement_snapshots"
+    )
+    weights = models.CharField(max_length=10)
+    resamples = models.PositiveIntegerField()
+    fingerprint = models.CharField(max_length=64)
+    computed_at = models.DateTimeField()
+    seconds = models.FloatField(help_text="How long the computation took.")
+    numbers = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "weights", "resamples"], name="agreement_snapshot_once"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.campaign_id} {self.weights} at {self.computed_at:%Y-%m-%d %H:%M:%S}"
+
+
+class AgreementRefresh(models.Model):
+    """Whether a recomputation of a campaign's agreement is queued: a grade sets
+    ``requested_at`` (and enqueues the task) only when it is empty, so a burst of grades
+    queues one recomputation; the task empties it when it starts."""
+
+    campaign = models.OneToOneField(
+        Campaign, on_delete=models.CASCADE, related_name="agreement_refresh"
+    )
+    requested_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.campaign_id}: {self.requested_at or 'idle'}"

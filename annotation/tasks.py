@@ -1,5 +1,5 @@
-"""Work on a campaign that can take a while: importing topics, documents and pairs, and
-pooling stored runs.
+"""Work on a campaign that can take a while: importing topics, documents and pairs,
+pooling stored runs, and recomputing its agreement statistics (``refresh_agreement_task``).
 
 Each piece of work has two layers:
 
@@ -26,7 +26,15 @@ from django.tasks import task
 from django.urls import reverse
 
 from annotation import formats, services
-from annotation.models import Campaign, Document, PairSource, Topic
+from annotation.models import (
+    AgreementRefresh,
+    AgreementSnapshot,
+    Campaign,
+    Document,
+    PairSource,
+    Topic,
+)
+from annotation.services import agreement as agreement_service
 from evaluation.models import Run
 from evaluation.services import load_run_frame
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
@@ -368,3 +376,24 @@ def start_import_job(*, campaign: Campaign, upload, user, what: str, task, **par
         # The job never started, so nothing else will delete the staged file.
         drop_staged(staged)
         raise
+
+
+@task
+def refresh_agreement_task(*, campaign_id: int) -> None:
+    """Recompute a campaign's agreement snapshots from its judgments as they are now: the
+    default weights and every other choice of weights a lead has looked at (a snapshot of
+    it exists; the first look at one computes it in the request). Queued by the first
+    change to a judgment after the last refresh started
+    (services.agreement.mark_agreement_stale); the flag is cleared before the judgments are
+    read, so a grade given meanwhile queues the next refresh."""
+    AgreementRefresh.objects.filter(campaign_id=campaign_id).update(requested_at=None)
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:  # deleted since
+        return
+    seen = AgreementSnapshot.objects.filter(
+        campaign=campaign, resamples=agreement_service.RESAMPLES
+    ).values_list("weights", flat=True)
+    weights = [
+        w for w in agreement_service.WEIGHTS if w in {*seen, agreement_service.DEFAULT_WEIGHTS}
+    ]
+    agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights))

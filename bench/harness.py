@@ -124,7 +124,14 @@ def servers(env: dict, *, workers: int, threads: int = 0, worker_interval: float
     finally:
         for process in processes:
             os.killpg(process.pid, signal.SIGTERM)
-            process.wait(30)
+        for process in processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                # A db_worker finishes its task before it stops; a long one (a large
+                # campaign's agreement) is cut short rather than lose the results.
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(30)
 
 
 def gunicorn_command(

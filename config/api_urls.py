@@ -79,9 +79,19 @@ DOCS_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]}
 urlpatterns = [
     # The dashboards (evaluation/api/dashboards.py); a run's topics are runs/{id}/topics/.
     path("leaderboard/", evaluation.LeaderboardView.as_view(), name="leaderboard"),
+    # The leaderboard in and out in the ecosystem's layouts (evaluation/api/leaderboard_io.py).
+    path(
+        "leaderboard/download/",
+        evaluation.LeaderboardDownloadView.as_view(),
+        name="leaderboard-download",
+    ),
+    path("leaderboard/check/", evaluation.LeaderboardCheckView.as_view(), name="leaderboard-check"),
     path("leaderboard/topics/<str:qid>/", evaluation.TopicView.as_view(), name="topic"),
     path("comparison/", evaluation.ComparisonView.as_view(), name="comparison"),
     path("unjudged/", evaluation.UnjudgedView.as_view(), name="unjudged"),
+    # The run diff (evaluation/api/diff.py).
+    path("diff/", evaluation.RunDiffView.as_view(), name="run-diff"),
+    path("diff/unjudged/", evaluation.DiffUnjudgedView.as_view(), name="run-diff-unjudged"),
     path("schema/", SpectacularAPIView.as_view(**DOCS), name="schema"),
     path(
         "docs/",

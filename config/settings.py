@@ -57,6 +57,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "config.storage.StorageUnavailableMiddleware",  # 503 when the file store fails a write
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Idempotency-Key on POSTs: needs the user, wraps the view in the key's transaction.
+    "accounts.idempotency.IdempotencyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -132,6 +134,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Our 403 page for a failed CSRF check, rendered before the user is loaded (config/errors.py).
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "accounts:login"
@@ -219,7 +223,13 @@ REST_FRAMEWORK = {
         "accounts.authentication.PersonalTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON bodies bounded in size and depth (config/json_bodies.py); forms and uploads as DRF's.
+    "DEFAULT_PARSER_CLASSES": [
+        "config.json_bodies.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "accounts.schema.AutoSchema",  # + the Idempotency-Key header
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
 }

@@ -12,3 +12,9 @@ urlpatterns = [
     path("api/v1/", include("config.api_urls")),
     path("admin/", admin.site.urls),
 ]
+
+# Errors raised before or outside a view, pages and API alike (config/errors.py).
+handler400 = "config.errors.bad_request"
+handler403 = "config.errors.permission_denied"
+handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
+from config.ids import parse_id
 from evaluation import dashboards, measures
 from evaluation.measures import specs
 from evaluation.models import QrelsVersion, Run, System
@@ -151,8 +152,8 @@ class RunUploadForm(forms.Form):
                 self.add_error("new_name", MESSAGES["system_required"])
             elif System.objects.filter(name=name).exists():
                 self.add_error("new_name", MESSAGES["system_taken"].format(name=name))
-        elif choice.isdigit():
-            self.chosen_system = System.objects.filter(pk=int(choice)).first()
+        elif parse_id(choice) is not None:
+            self.chosen_system = System.objects.filter(pk=parse_id(choice)).first()
             if self.chosen_system is None:
                 self.add_error("system", MESSAGES["system_required"])
         else:

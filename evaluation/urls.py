@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation import views, views_dashboards, views_upload
+from evaluation import views, views_dashboards, views_diff, views_leaderboards, views_upload
 
 app_name = "evaluation"
 
@@ -20,8 +20,17 @@ urlpatterns = [
     path("measures/", views_dashboards.measures_page, name="measures"),
     path("leaderboard/", views_dashboards.leaderboard, name="leaderboard"),
     path("leaderboard/score/", views_dashboards.score_runs, name="score-runs"),
+    path(
+        "leaderboard/download/",
+        views_leaderboards.leaderboard_download,
+        name="leaderboard-download",
+    ),
+    path("leaderboard/check/", views_leaderboards.leaderboard_check, name="leaderboard-check"),
     path("topics/<str:qid>/", views_dashboards.topic_detail, name="topic-detail"),
     path("documents/", views_dashboards.document_text, name="document-text"),
     path("compare/", views_dashboards.compare, name="compare"),
     path("unjudged/send/", views_dashboards.send_unjudged, name="send-unjudged"),
+    # Run diff (evaluation/views_diff.py): leads and engineers; a campaign's lead sends.
+    path("diff/", views_diff.run_diff, name="run-diff"),
+    path("diff/send/", views_diff.run_diff_send, name="run-diff-send"),
 ]

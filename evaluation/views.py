@@ -5,6 +5,7 @@ from django.http import FileResponse, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from config.ids import parse_small_int
 from evaluation import services
 from evaluation.binary import binarise, binary_threshold
 from evaluation.models import Evaluation, QrelsVersion, Run, System
@@ -74,7 +75,7 @@ def qrels_download(request, pk):
 def _threshold(request, qrels) -> int:
     raw = request.GET.get("threshold", "")
     # Else the threshold frozen when a campaign published it (evaluation/binary.py).
-    return binary_threshold(qrels, int(raw) if raw.lstrip("-").isdigit() else None)
+    return binary_threshold(qrels, parse_small_int(raw))
 
 
 @require_GET

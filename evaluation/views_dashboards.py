@@ -126,6 +126,12 @@ def leaderboard(request):
         return _no_scoring(request, "evaluation/leaderboard.html", form)
     board = dashboards.build_leaderboard(scoring, sort=request.GET.get("sort", ""))
     headers = _headers(scoring, board)
+    show_bounds = request.GET.get("bounds") == "1"
+    bounds = (
+        {row.run.pk: _bounds_or_none(scoring, row.run, board.chart_measure) for row in board.rows}
+        if show_bounds
+        else None
+    )
     return render(
         request,
         "evaluation/leaderboard.html",
@@ -136,7 +142,18 @@ def leaderboard(request):
             "judged_limit": f"{dashboards.JUDGED_WARNING:.0%}",
             "query": scoring.query(),
             "runs_for_compare": [row.run for row in board.rows],
-            **scoring_context(request, form, scoring, sort=request.GET.get("sort")),
+            "bounds": bounds,
+            "download_layouts": ("trec_eval", "ir_measures", "tot", "jsonl"),
+            "bounds_url": scoring.query(
+                sort=request.GET.get("sort"), bounds=None if show_bounds else 1
+            ),
+            **scoring_context(
+                request,
+                form,
+                scoring,
+                sort=request.GET.get("sort"),
+                bounds=1 if show_bounds else None,
+            ),
         },
     )
 
@@ -218,10 +235,13 @@ def run_detail(request, pk):
             context["not_scored"] = True
         else:
             page = Paginator(topics.rows, TOPICS_PER_PAGE).get_page(request.GET.get("page"))
+            bounds = _bounds_or_none(scoring, run, topics.measure)
             context.update(
                 topics=topics,
                 page=page,
                 rows=dashboards.with_queries(list(page.object_list)),
+                bounds=bounds,
+                topic_bounds=bounds.per_topic if bounds else {},
                 chart=topics.chart(),
                 mean=topics.evaluation.means[topics.measure],
                 interval=topics.evaluation.intervals.get(topics.measure),
@@ -239,6 +259,17 @@ def run_detail(request, pk):
                 else None
             )
     return render(request, "evaluation/run_detail.html", context)
+
+
+def _bounds_or_none(scoring, run, measure):
+    """The run's residuals on the page's measure (issue 17): None when the measure has none
+    or the run and the qrels share no topic."""
+    from evaluation.dashboards import diff  # the run diff's module computes and keeps them
+
+    try:
+        return diff.run_bounds(scoring, run, measure)
+    except ValueError:
+        return None
 
 
 @require_GET

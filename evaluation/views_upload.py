@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.roles import Role, has_role
 from config.htmx import is_htmx
+from config.ids import parse_id
 from evaluation import dashboards, forms, scoring_tasks, services
 from evaluation.api.common import sha256_of
 from evaluation.models import Run, System
@@ -158,7 +159,8 @@ def _own_jobs(request, ids):
 @login_required
 def upload_status(request):
     """The jobs of one upload, each with its live progress bar."""
-    ids = [int(part) for part in request.GET.get("jobs", "").split(",") if part.isdigit()]
+    ids = [parse_id(part) for part in request.GET.get("jobs", "").split(",")]
+    ids = [i for i in ids if i is not None]
     jobs = sorted(_own_jobs(request, ids[: forms.MAX_FILES]), key=lambda job: job.pk)
     if not jobs:
         raise Http404("No such upload")

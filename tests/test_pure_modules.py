@@ -23,6 +23,9 @@ PURE_MODULES = [
     "annotation.agreement",
     "annotation.adjudication",
     "evaluation.significance",
+    "evaluation.rundiff",
+    "evaluation.residuals",
+    "evaluation.leaderboard_formats",
 ]
 
 PROBE = """

@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.common import LedCampaignMixin, messages_of
+from annotation.api.common import LedCampaignMixin, messages_of, whole_number
 from annotation.models import GradeBasis, LeadDecision, Publication
 from annotation.services import adjudication as service
 from config.permissions import RolePermissionsMixin
@@ -42,7 +42,7 @@ class PairStateSerializer(serializers.Serializer):
 
 
 class QueueParameters(QueryParameters):
-    topic = serializers.IntegerField(required=False, help_text="One topic's pairs (its id).")
+    topic = whole_number(help_text="One topic's pairs (its id).")
     show = serializers.ChoiceField(
         choices=["undecided", "all"], default="undecided", help_text="Undecided only, or all."
     )

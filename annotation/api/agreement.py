@@ -112,6 +112,12 @@ class AgreementReportSerializer(serializers.Serializer):
     resamples = serializers.IntegerField()
     seed = serializers.IntegerField()
     confidence = serializers.FloatField()
+    computed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When these numbers were computed from the judgments."
+    )
+    recomputing = serializers.BooleanField(
+        help_text="Judgments changed since computed_at; a recomputation is queued."
+    )
     counts = AgreementCountsSerializer()
     overall = AgreementOverallSerializer()
     pairwise = AgreementJudgePairSerializer(many=True)

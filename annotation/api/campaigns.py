@@ -280,7 +280,8 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         body = CampaignSerializer(campaign, context=self.get_serializer_context()).data
         headers = {}
         if code == status.HTTP_201_CREATED:
-            headers["Location"] = body["url"]
+            # The serializer's url is a Hyperlink (a str subclass): WSGI wants a plain str.
+            headers["Location"] = str(body["url"])
         return Response(body, status=code, headers=headers)
 
     @extend_schema(

@@ -12,6 +12,7 @@ breaks ties by id (a judge's topics, the history) is as it was.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from annotation.models import (
     PublishedGrade,
     Topic,
 )
+from annotation.services import tallies
 from evaluation.models import QrelsEntry, QrelsVersion
 
 # Parameters per INSERT: under SQLite's limit of 32,766 variables.
@@ -209,6 +211,7 @@ class _Restore:
             lambda r: {"campaign_id": campaign_id, **_fields(r, schema.DOCUMENT)},
             lambda r: r["docno"],
         )
+        tallies = self.tallies()
         pair_ids = self.insert(
             Pair,
             backup.pairs,
@@ -217,6 +220,7 @@ class _Restore:
                 "topic_id": topic_ids[r["qid"]],
                 "document_id": document_ids[r["docno"]],
                 **_fields(r, schema.PAIR),
+                **tallies[r["qid"], r["docno"]],
             },
             lambda r: (r["qid"], r["docno"]),
         )
@@ -272,6 +276,25 @@ class _Restore:
             created_qrels=created_qrels,
             reused_qrels=reused_qrels,
         )
+
+    def tallies(self) -> dict:
+        """Each pair's tally of its judges (annotation/services/tallies.py), counted from
+        the file's assignments and judgments: derived, so not in the file."""
+        grade_of = {(r["qid"], r["docno"], r["judge"]): r["grade"] for r in self.backup.judgments}
+        rows = defaultdict(list)
+        for r in self.backup.assignments:
+            grade = grade_of.get((r["qid"], r["docno"], r["judge"]))
+            rows[r["qid"], r["docno"]].append((r["status"], grade))
+        return {
+            (r["qid"], r["docno"]): dict(
+                zip(
+                    tallies.FIELDS,
+                    tallies.tally_of(rows.get((r["qid"], r["docno"]), [])),
+                    strict=True,
+                )
+            )
+            for r in self.backup.pairs
+        }
 
     def user(self, username: str | None) -> int | None:
         return None if username is None else self.users[username]

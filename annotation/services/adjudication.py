@@ -10,16 +10,18 @@ provenance of every grade.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Case, CharField, Count, Exists, F, OuterRef, Q, Value, When
 from django.utils.text import slugify
 
 from annotation import adjudication
 from annotation.models import (
+    AdjudicationRule,
     Assignment,
     AssignmentStatus,
     Campaign,
@@ -182,6 +184,125 @@ def pair_states(
     return list(states.values())
 
 
+# --- the queue and the figures, in the database ---------------------------------------------
+#
+# A lead's pages filter, count and order pairs by each pair's tally of its judges (Pair's
+# judges_* and *_grade fields, kept by annotation/services/tallies.py in the transaction of
+# every grade), with the conditions _settle and adjudication.disagreement_order apply to a
+# PairState written as SQL. Only the pairs a page shows are then read in full (states_of).
+
+
+def _lead_decided():
+    return Exists(LeadDecision.objects.filter(pair=OuterRef("pk"), superseded_by__isnull=True))
+
+
+def _complete() -> Q:
+    """Every judge of the pair has graded or skipped it, and at least one graded it."""
+    return Q(judges_open=0, judges_graded__gt=0)
+
+
+def _by_rule(rule: str) -> Q:
+    """adjudication.decide gives a complete pair a grade: unanimous under every rule; the
+    median always; the majority unless the most common grades tie; the lead never."""
+    unanimous = Q(lowest_grade=F("highest_grade"))
+    if rule == AdjudicationRule.MEDIAN:
+        return _complete()
+    if rule == AdjudicationRule.MAJORITY:
+        return _complete() & (unanimous | Q(grades_tied=False))
+    return _complete() & unanimous
+
+
+def _basis(rule: str) -> Case:
+    """The basis of the pair's final grade (GradeBasis), or NULL while it has none."""
+    unanimous = Q(lowest_grade=F("highest_grade"))
+    return Case(
+        When(lead_decided=True, then=Value(GradeBasis.LEAD.value)),
+        When(gold_grade__isnull=False, then=Value(GradeBasis.GOLD.value)),
+        When(_complete() & unanimous, then=Value(GradeBasis.UNANIMOUS.value)),
+        When(_by_rule(rule), then=Value(str(rule))),
+        default=Value(None),
+        output_field=CharField(),
+    )
+
+
+def _pairs(campaign: Campaign, topic_id: int | None = None):
+    pairs = Pair.objects.filter(campaign=campaign).annotate(lead_decided=_lead_decided())
+    return pairs if topic_id is None else pairs.filter(topic_id=topic_id)
+
+
+def pair_figures(*, campaign: Campaign) -> dict:
+    """What the queue and the publish page count: pairs, decided and undecided ones,
+    disputed ones, pairs still waiting for a judge, pairs a lead decided. One query."""
+    decided = (
+        Q(lead_decided=True) | Q(gold_grade__isnull=False) | _by_rule(campaign.adjudication_rule)
+    )
+    figures = _pairs(campaign).aggregate(
+        pairs=Count("pk"),
+        decided=Count("pk", filter=decided),
+        disputed=Count("pk", filter=Q(highest_grade__gt=F("lowest_grade"))),
+        waiting=Count("pk", filter=Q(judges_open__gt=0)),
+        by_lead=Count("pk", filter=Q(lead_decided=True)),
+    )
+    figures["undecided"] = figures["pairs"] - figures["decided"]
+    return figures
+
+
+def basis_counts(*, campaign: Campaign) -> dict[str, int]:
+    """How many pairs have their final grade on each basis (GradeBasis). One query."""
+    rows = (
+        _pairs(campaign)
+        .annotate(basis=_basis(campaign.adjudication_rule))
+        .filter(basis__isnull=False)
+        .order_by()
+        .values("basis")
+        .annotate(n=Count("pk"))
+    )
+    return {row["basis"]: row["n"] for row in rows}
+
+
+def undecided_pairs(*, campaign: Campaign):
+    """The campaign's pairs without a final grade, in qid, docno order (a queryset)."""
+    decided = (
+        Q(lead_decided=True) | Q(gold_grade__isnull=False) | _by_rule(campaign.adjudication_rule)
+    )
+    return _pairs(campaign).exclude(decided).order_by("topic__qid", "document__docno")
+
+
+def disputed_pairs(
+    *, campaign: Campaign, topic_id: int | None = None, undecided_only: bool = False
+):
+    """The pairs of disagreement_queue as an ordered queryset: graded differently by two or
+    more judges; straddling the relevance threshold first, then widest spread, then qid and
+    docno (adjudication.disagreement_order's order). ``undecided_only``: only those every
+    judge has graded that neither a rule nor a lead has settled."""
+    pairs = _pairs(campaign, topic_id).filter(highest_grade__gt=F("lowest_grade"))
+    if undecided_only:
+        pairs = pairs.filter(judges_open=0, gold_grade__isnull=True, lead_decided=False)
+        pairs = pairs.exclude(_by_rule(campaign.adjudication_rule))
+    threshold = campaign.relevance_threshold
+    return pairs.annotate(
+        straddling=Case(
+            When(lowest_grade__lt=threshold, highest_grade__gte=threshold, then=Value(0)),
+            default=Value(1),
+        ),
+        spread=F("highest_grade") - F("lowest_grade"),
+    ).order_by("straddling", "-spread", "topic__qid", "document__docno")
+
+
+# Pairs read in full per query, within every database's limit on query parameters.
+STATES_PER_QUERY = 2000
+
+
+def states_of(*, campaign: Campaign, pair_ids: Sequence[int]) -> list[PairState]:
+    """The full PairState of each of ``pair_ids``, in their order."""
+    by_id: dict[int, PairState] = {}
+    ids = list(pair_ids)
+    for start in range(0, len(ids), STATES_PER_QUERY):
+        chunk = ids[start : start + STATES_PER_QUERY]
+        by_id.update((s.pair_id, s) for s in pair_states(campaign=campaign, pair_ids=chunk))
+    return [by_id[pk] for pk in ids]
+
+
 def disagreement_queue(
     *, campaign: Campaign, topic_id: int | None = None, undecided_only: bool = False
 ) -> list[PairState]:
@@ -191,15 +312,10 @@ def disagreement_queue(
     All of them by default, those still waiting for a judge included, so the list holds
     exactly the pairs the agreement report counts as disputed (graded differently by two or
     more judges). ``undecided_only`` keeps the ones a lead has to settle: every judge has
-    graded them and no rule or decision has given them a grade."""
-    states = [s for s in pair_states(campaign=campaign, topic_id=topic_id) if s.disputed]
-    if undecided_only:
-        states = [s for s in states if not s.decided and not s.open]
-    by_id = {s.pair_id: s for s in states}
-    order = adjudication.disagreement_order(
-        ((s.pair_id, s.grades) for s in states), threshold=campaign.relevance_threshold
-    )
-    return [by_id[pk] for pk in order]
+    graded them and no rule or decision has given them a grade. The pairs are chosen and
+    ordered in the database (disputed_pairs); only they are read in full."""
+    ids = disputed_pairs(campaign=campaign, topic_id=topic_id, undecided_only=undecided_only)
+    return states_of(campaign=campaign, pair_ids=list(ids.values_list("pk", flat=True)))
 
 
 def decide_pair(

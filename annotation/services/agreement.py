@@ -4,24 +4,36 @@ A thin layer over annotation.agreement (pure): gather the campaign's graded judg
 query (skips left out), hand them over as (pair id, username, grade) triples, and return
 what the report page, the downloads, the API and ``manage.py agreement_report`` show.
 
-For 60,000 judgments of 20,000 pairs by 10 judges (SQLite, 1000 bootstrap resamples),
-reading the judgments takes 0.3 s and annotation.agreement 1.4 s. So the numbers go into
-Django's cache under a key that changes with every change to the campaign's judgments: a
-judgment made a second ago is in the next page, and the page seen again takes 0.15 s. The
-intervals are seeded with the campaign's seed: the same judgments give the same intervals.
+Computing the report takes seconds on a large campaign (60,000 judgments: ~0.3 s to read
+them, ~1.4 s per choice of weights for 1000 bootstrap resamples), and a running campaign
+gets a new grade every few seconds. So no page view computes it: the numbers are stored
+(AgreementSnapshot, one per choice of weights) under a fingerprint of the state of the
+campaign's judgments, and recomputed by a background task (tasks.refresh_agreement). A
+grade only marks them stale (:func:`mark_agreement_stale`, in the grade's transaction: one
+UPDATE that matches nothing while a refresh is already queued); a page that finds the
+fingerprint changed shows the stored numbers with their time and that a recomputation is
+pending. With the inline task backend (no worker) the page computes them itself, as before.
+The intervals are seeded with the campaign's seed: the same judgments give the same
+intervals, whoever computes them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
+import pickle
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
 
-from django.core.cache import cache
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Sum
+from django.tasks import DEFAULT_TASK_BACKEND_ALIAS, task_backends
+from django.tasks.backends.immediate import ImmediateBackend
+from django.utils import timezone
 
 from annotation import agreement as stats
 from annotation import formats
@@ -33,7 +45,14 @@ from annotation.agreement import (
     Statistic,
     TopicAgreement,
 )
-from annotation.models import Campaign, CampaignJudge, Judgment, Pair
+from annotation.models import (
+    AgreementRefresh,
+    AgreementSnapshot,
+    Campaign,
+    CampaignJudge,
+    Judgment,
+    Pair,
+)
 from annotation.services.campaigns import PoolChange, set_gold
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
 
@@ -48,9 +67,9 @@ GOLD_MIN_KAPPA = 0.6
 # A judge whose mean difference from the other judges' consensus is within this many grades
 # of zero is "in line"; above it lenient, below it strict.
 IN_LINE_GRADES = 0.1
-# How long computed numbers stay in Django's cache. Any change to the judgments changes the
-# key, so this only bounds how long numbers nobody asks for again take up room.
-CACHE_SECONDS = 60 * 60
+# A refresh queued this long ago that has not started is taken as lost (its worker died, or
+# the queue was emptied) and queued again by the next page that finds the numbers stale.
+REFRESH_RETRY_SECONDS = 5 * 60
 # Gold files are read inside the request: they are small (tens to thousands of pairs).
 MAX_GOLD_BYTES = 1024 * 1024
 
@@ -142,7 +161,8 @@ class JudgeRow:
 @dataclass(frozen=True)
 class CampaignAgreement:
     """Everything the report shows: the campaign-wide report (``report.pairs`` holds each
-    judge pair with its confusion matrix), topics worst first, judges by name."""
+    judge pair with its confusion matrix), topics worst first, judges by name; when the
+    numbers were computed, and whether judgments changed since (a recomputation is pending)."""
 
     campaign: Campaign
     weights: str  # a key of WEIGHTS
@@ -150,6 +170,8 @@ class CampaignAgreement:
     topics: list[TopicRow]
     judges: list[JudgeRow]
     threshold_problem: str  # why agreement at the threshold is undefined, or ""
+    computed_at: dt.datetime | None = None
+    pending: bool = False
 
     def pair(self, a: str, b: str) -> PairAgreement | None:
         """The two judges' row, in either order; None when they share no graded pair."""
@@ -169,34 +191,60 @@ def tendency(leniency: Statistic) -> str:
 
 
 def campaign_agreement(
-    *, campaign: Campaign, weights: str = DEFAULT_WEIGHTS, resamples: int = RESAMPLES
+    *,
+    campaign: Campaign,
+    weights: str = DEFAULT_WEIGHTS,
+    resamples: int = RESAMPLES,
+    wait: bool = False,
 ) -> CampaignAgreement:
     """The campaign's agreement with pairwise kappa weighted by ``weights`` (a key of
     WEIGHTS), bootstrap intervals from ``resamples`` resamples seeded with campaign.seed.
 
-    The numbers are cached under the state of the campaign's judgments (see _cache_key), so
-    a judgment given, changed, skipped or taken back makes the next call compute afresh.
-    Three queries (that state, the judgments, the topics); two when the cache has them."""
-    key = _cache_key(campaign, weights, resamples)
-    numbers = cache.get(key)
-    if numbers is None:
-        numbers = _compute(campaign, weights, resamples)
-        cache.set(key, numbers, CACHE_SECONDS)
+    The numbers are the campaign's stored snapshot. When the judgments changed since it was
+    computed, a recomputation is queued and the snapshot comes back with ``pending`` set;
+    it is computed here instead when there is none yet, when ``wait`` (the command line),
+    or when tasks run inline. Four queries when the snapshot is current (the state of the
+    judgments, the snapshot, the refresh flag, the topics)."""
+    weights_value(weights)
+    fingerprint = _fingerprint(campaign, weights, resamples)
+    snapshot = (
+        AgreementSnapshot.objects.filter(campaign=campaign, weights=weights, resamples=resamples)
+        .only("fingerprint", "computed_at", "numbers")
+        .first()
+    )
+    pending = snapshot is None or snapshot.fingerprint != fingerprint
+    if pending and (snapshot is None or wait or _tasks_inline()):
+        computed, computed_at = refresh_agreement(
+            campaign=campaign, weights=(weights,), resamples=resamples
+        )
+        numbers, pending = computed[weights], False
+    else:
+        numbers, computed_at = pickle.loads(snapshot.numbers), snapshot.computed_at
+        if pending:
+            queue_agreement_refresh(campaign_id=campaign.pk, retry_stale=True)
     report, by_topic, profiles, threshold_problem = numbers
     names = {
         pk: (qid, query) for pk, qid, query in campaign.topics.values_list("pk", "qid", "query")
     }
     topics = [TopicRow(row.topic, *names[row.topic], agreement=row) for row in by_topic]
     judges = [JudgeRow(p, tendency(p.leniency)) for p in profiles]
-    return CampaignAgreement(campaign, weights, report, topics, judges, threshold_problem)
+    return CampaignAgreement(
+        campaign, weights, report, topics, judges, threshold_problem, computed_at, pending
+    )
 
 
-def _cache_key(campaign: Campaign, weights: str, resamples: int) -> str:
+def _tasks_inline() -> bool:
+    """Tasks run inside the request that enqueues them (no worker): a queued refresh would
+    make the request wait anyway, so the page computes the numbers itself."""
+    return isinstance(task_backends[DEFAULT_TASK_BACKEND_ALIAS], ImmediateBackend)
+
+
+def _fingerprint(campaign: Campaign, weights: str, resamples: int) -> str:
     """Everything the numbers depend on: the campaign (its creation time tells a new
     campaign that reuses an id), its scale, threshold and seed, the choices, and the state of
-    its graded judgments: how many, their latest change (a new grade, a regrade) and the sum
-    of their grades (a regrade within the same clock tick). A judge's new username shows
-    once the judgments change."""
+    its graded judgments: how many, their latest change (a new grade, a regrade), the sum
+    of their grades (a regrade within the same clock tick) and of their ids. A judge's new
+    username shows once the judgments change."""
     state = Judgment.objects.filter(
         assignment__pair__campaign=campaign, grade__isnull=False
     ).aggregate(n=Count("pk"), latest=Max("updated_at"), total=Sum("grade"), ids=Sum("pk"))
@@ -213,22 +261,90 @@ def _cache_key(campaign: Campaign, weights: str, resamples: int) -> str:
         state["total"],
         state["ids"],
     )
-    digest = hashlib.sha256(repr(parts).encode()).hexdigest()
-    return f"annotation.agreement:{campaign.pk}:{digest}"
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-def _compute(campaign: Campaign, weights: str, resamples: int):
-    """annotation.agreement's report, per-topic rows and judge profiles of the campaign's
-    graded judgments, and why agreement at the threshold is undefined ("" if it is not)."""
+def refresh_agreement(
+    *, campaign: Campaign, weights: tuple[str, ...] = tuple(WEIGHTS), resamples: int = RESAMPLES
+) -> tuple[dict, dt.datetime]:
+    """Compute the campaign's numbers for each of ``weights`` from its judgments as they are
+    now and store them as its snapshots; returns them by weights, and their time. The judgments are read
+    once for all weights; the per-topic rows and judge profiles do not depend on them. The
+    fingerprint is taken before the judgments are read, so a grade given meanwhile leaves
+    the snapshot stale rather than wrongly current."""
+    started = time.perf_counter()
+    prints = {w: _fingerprint(campaign, w, resamples) for w in weights}
     graded = graded_judgments(campaign=campaign)
     ratings, threshold_problem = _ratings(campaign, graded)
-    report = stats.compute_agreement(
-        ratings, weights=weights_value(weights), resamples=resamples, seed=campaign.seed
-    )
-    if threshold_problem:
-        report = _without_threshold(report, threshold_problem)
     by_topic = stats.agreement_by_topic(ratings, {g.pair_id: g.topic_id for g in graded})
-    return report, by_topic, stats.judge_profiles(ratings), threshold_problem
+    profiles = stats.judge_profiles(ratings)
+    computed = {}
+    for w in weights:
+        report = stats.compute_agreement(
+            ratings, weights=weights_value(w), resamples=resamples, seed=campaign.seed
+        )
+        if threshold_problem:
+            report = _without_threshold(report, threshold_problem)
+        computed[w] = (report, by_topic, profiles, threshold_problem)
+    now, seconds = timezone.now(), time.perf_counter() - started
+    for w, numbers in computed.items():
+        _store(campaign, w, resamples, prints[w], now, seconds, pickle.dumps(numbers))
+    return computed, now
+
+
+def _store(campaign, weights, resamples, fingerprint, now, seconds, numbers) -> None:
+    fields = {"fingerprint": fingerprint, "computed_at": now, "seconds": seconds}
+    fields["numbers"] = numbers
+    key = {"campaign": campaign, "weights": weights, "resamples": resamples}
+    if AgreementSnapshot.objects.filter(**key).update(**fields):
+        return
+    try:
+        with transaction.atomic():
+            AgreementSnapshot.objects.create(**key, **fields)
+    except IntegrityError:  # another refresh stored it first: ours is as new
+        AgreementSnapshot.objects.filter(**key).update(**fields)
+
+
+def mark_agreement_stale(*, campaign_id: int) -> None:
+    """Called in the transaction of every change to a judgment: queue one recomputation of
+    the campaign's agreement for after the commit, unless one is queued already (then this
+    is one UPDATE that changes nothing). With inline tasks nothing is queued: the next page
+    computes the numbers, so a grade never waits for them."""
+    if _tasks_inline():
+        return
+    # While a refresh is queued (the common case during a burst of grades) one SELECT, which
+    # takes no lock, is all a grade pays.
+    if AgreementRefresh.objects.filter(
+        campaign_id=campaign_id, requested_at__isnull=False
+    ).exists():
+        return
+    queue_agreement_refresh(campaign_id=campaign_id)
+
+
+def queue_agreement_refresh(*, campaign_id: int, retry_stale: bool = False) -> bool:
+    """Enqueue tasks.refresh_agreement_task for the campaign once the current transaction
+    commits, unless a refresh is queued already (``retry_stale``: or was queued more than
+    REFRESH_RETRY_SECONDS ago and never started). True when this call queued it."""
+    from annotation.tasks import refresh_agreement_task  # tasks imports the services
+
+    now = timezone.now()
+    idle = AgreementRefresh.objects.filter(campaign_id=campaign_id, requested_at__isnull=True)
+    queued = idle.update(requested_at=now)
+    if not queued and retry_stale:
+        lost = now - dt.timedelta(seconds=REFRESH_RETRY_SECONDS)
+        queued = AgreementRefresh.objects.filter(
+            campaign_id=campaign_id, requested_at__lt=lost
+        ).update(requested_at=now)
+    if not queued and not AgreementRefresh.objects.filter(campaign_id=campaign_id).exists():
+        try:
+            with transaction.atomic():
+                AgreementRefresh.objects.create(campaign_id=campaign_id, requested_at=now)
+            queued = 1
+        except IntegrityError:  # another request created it (and queued the refresh)
+            queued = 0
+    if queued:
+        transaction.on_commit(lambda: refresh_agreement_task.enqueue(campaign_id=campaign_id))
+    return bool(queued)
 
 
 def _without_threshold(report: AgreementReport, reason: str) -> AgreementReport:

@@ -59,6 +59,8 @@ def report_data(result: CampaignAgreement) -> dict:
         "resamples": report.resamples,
         "seed": report.seed,
         "confidence": report.confidence,
+        "computed_at": result.computed_at.isoformat() if result.computed_at else None,
+        "recomputing": result.pending,
         "counts": {
             "pairs": report.items,
             "multiply_judged": report.multiply_judged,

@@ -27,6 +27,7 @@ from annotation.models import (
 from annotation.pooling import pool_runs
 from annotation.scales import SCALES, validate_scale
 from annotation.services.common import MESSAGES
+from annotation.services.tallies import tally_pairs
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
 CAMPAIGN_FIELDS = (
@@ -373,6 +374,7 @@ def assign_pending(*, campaign: Campaign) -> int:
                     )
         Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
         Assignment.objects.bulk_create(new, batch_size=2000)
+        tally_pairs(pair_ids={a.pair_id for a in new})
     return len(new)
 
 
@@ -433,11 +435,14 @@ def remove_judge(*, campaign: Campaign, judge) -> int:
     many of their open assignments were redistributed."""
     with transaction.atomic():
         Campaign.objects.select_for_update().get(pk=campaign.pk)
-        deleted, _ = Assignment.objects.filter(
+        open_work = Assignment.objects.filter(
             pair__campaign=campaign, judge=judge, status=AssignmentStatus.OPEN
-        ).delete()
+        )
+        touched = set(open_work.values_list("pair_id", flat=True))
+        deleted, _ = open_work.delete()
         CampaignJudge.objects.filter(campaign=campaign, judge=judge).delete()
         assign_pending(campaign=campaign)
+        tally_pairs(pair_ids=touched)
     return deleted
 
 

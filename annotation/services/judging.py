@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, Sum
 
 from annotation.models import (
     Assignment,
@@ -19,8 +19,11 @@ from annotation.models import (
     Judgment,
     JudgmentAction,
     JudgmentChange,
+    Pair,
 )
+from annotation.services.agreement import mark_agreement_stale
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
+from annotation.services.tallies import tally_pairs
 
 # --- judging -------------------------------------------------------------------------------
 
@@ -136,6 +139,8 @@ def record_judgment(
         if assignment.status != AssignmentStatus.DONE:
             assignment.status = AssignmentStatus.DONE
             assignment.save(update_fields=["status"])
+        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
+        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
 
 
@@ -172,6 +177,8 @@ def skip_assignment(
         )
         assignment.status = AssignmentStatus.SKIPPED
         assignment.save(update_fields=["status"])
+        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
+        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
 
 
@@ -193,6 +200,8 @@ def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) 
         judgment.delete()
         assignment.status = AssignmentStatus.OPEN
         assignment.save(update_fields=["status"])
+        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
+        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return assignment
 
 
@@ -216,6 +225,7 @@ def set_note(
                 note=note,
                 changed_by=judge,
             )
+            mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
 
 
@@ -261,9 +271,22 @@ def judge_progress(*, campaign: Campaign) -> list[JudgeProgress]:
 
 
 def topic_progress(*, campaign: Campaign) -> list[dict]:
-    return list(
-        Assignment.objects.filter(pair__campaign=campaign)
-        .values("pair__topic_id", "pair__topic__qid", "pair__topic__query")
-        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
-        .order_by("pair__topic_id")
+    """Done and assigned judgments per topic that has any assignment, from the pairs'
+    tallies (one row per pair, not per assignment)."""
+    rows = (
+        Pair.objects.filter(campaign=campaign)
+        .values("topic_id", "topic__qid", "topic__query")
+        .annotate(total=Sum("judges_assigned"), done=Sum(F("judges_assigned") - F("judges_open")))
+        .filter(total__gt=0)
+        .order_by("topic_id")
     )
+    return [
+        {
+            "pair__topic_id": row["topic_id"],
+            "pair__topic__qid": row["topic__qid"],
+            "pair__topic__query": row["topic__query"],
+            "total": row["total"],
+            "done": row["done"],
+        }
+        for row in rows
+    ]

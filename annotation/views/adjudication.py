@@ -20,6 +20,7 @@ from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, 
 from annotation.services import adjudication as service
 from annotation.views.common import paginate, plural
 from config.exports import write_csv
+from config.ids import parse_id
 
 # How the publish page names each basis of a final grade.
 BASIS_LABELS = {
@@ -37,7 +38,8 @@ def _topic_filter(request, campaign) -> tuple[int | None, object]:
     raw = request.GET.get("topic", "")
     if not raw:
         return None, None
-    topic = campaign.topics.filter(pk=raw).first() if raw.isdigit() else None
+    topic_id = parse_id(raw)
+    topic = campaign.topics.filter(pk=topic_id).first() if topic_id else None
     if topic is None:
         raise Http404("No such topic in this campaign")
     return topic.pk, topic
@@ -59,11 +61,12 @@ def queue(request, pk):
     campaign = get_campaign_for_lead(request.user, pk)
     topic_id, topic = _topic_filter(request, campaign)
     show = "all" if request.GET.get("show") == "all" else "undecided"
-    states = service.pair_states(campaign=campaign)
-    disputed = service.disagreement_queue(
+    disputed = service.disputed_pairs(
         campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
     )
-    page = paginate(request, disputed)
+    page = paginate(request, disputed.values_list("pk", flat=True))
+    # Only the pairs of this page are read in full (every judge's grade and note).
+    page.page.object_list = service.states_of(campaign=campaign, pair_ids=page.page.object_list)
     return render(
         request,
         "annotation/adjudication.html",
@@ -72,32 +75,19 @@ def queue(request, pk):
             "topic": topic,
             "show": show,
             "page": page,
-            "figures": _figures(states),
+            "figures": service.pair_figures(campaign=campaign),
             "rule": AdjudicationRule(campaign.adjudication_rule).label,
             "query": f"topic={topic_id}&show={show}" if topic_id else f"show={show}",
         },
     )
 
 
-def _figures(states) -> dict:
-    decided = [s for s in states if s.decided]
-    return {
-        "pairs": len(states),
-        "decided": len(decided),
-        "undecided": len(states) - len(decided),
-        "disputed": sum(1 for s in states if s.disputed),
-        "waiting": sum(1 for s in states if s.open),
-        "by_lead": sum(1 for s in decided if s.basis == "lead"),
-    }
-
-
 def _neighbours(campaign, pair_id, topic_id, show):
-    order = [
-        s.pair_id
-        for s in service.disagreement_queue(
+    order = list(
+        service.disputed_pairs(
             campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
-        )
-    ]
+        ).values_list("pk", flat=True)
+    )
     if pair_id not in order:
         return None, order[0] if order else None
     at = order.index(pair_id)
@@ -131,7 +121,7 @@ def pair(request, pk, pair):
                     lead=request.user,
                     grade=grade,
                     reason=request.POST.get("reason", ""),
-                    based_on=int(based_on) if based_on.isdigit() else None,
+                    based_on=parse_id(based_on),
                 )
             except service.DecisionConflict as conflict:
                 error, status = str(conflict), 409
@@ -204,9 +194,16 @@ def publish(request, pk):
                 + (f", {left} undecided pair{plural(left)} left out." if left else "."),
             )
             return redirect(publication.qrels.get_absolute_url())
-    states = service.pair_states(campaign=campaign)
-    undecided = blocked if blocked is not None else [s for s in states if not s.decided]
-    basis_counts = Counter(BASIS_LABELS[s.basis] for s in states if s.decided)
+    figures = service.pair_figures(campaign=campaign)
+    if blocked is not None:
+        undecided, undecided_total = blocked[:SHOWN_UNDECIDED], len(blocked)
+    else:
+        first = service.undecided_pairs(campaign=campaign).values_list("pk", flat=True)
+        undecided = service.states_of(campaign=campaign, pair_ids=first[:SHOWN_UNDECIDED])
+        undecided_total = figures["undecided"]
+    basis_counts = Counter()
+    for basis, n in service.basis_counts(campaign=campaign).items():
+        basis_counts[BASIS_LABELS[basis]] += n
     publications = list(
         Publication.objects.filter(campaign=campaign).select_related("qrels", "published_by")
     )
@@ -217,11 +214,11 @@ def publish(request, pk):
         "annotation/publish.html",
         {
             "campaign": campaign,
-            "figures": _figures(states),
+            "figures": figures,
             "basis_counts": sorted(basis_counts.items(), key=lambda item: -item[1]),
-            "undecided": undecided[:SHOWN_UNDECIDED],
-            "more_undecided": max(0, len(undecided) - SHOWN_UNDECIDED),
-            "undecided_total": len(undecided),
+            "undecided": undecided,
+            "more_undecided": max(0, undecided_total - SHOWN_UNDECIDED),
+            "undecided_total": undecided_total,
             "publications": publications,
             "default_name": request.POST.get("name") or service.default_qrels_name(campaign),
             "name_pattern": service.QRELS_NAME_PATTERN,
@@ -266,7 +263,8 @@ def download(request, pk, what):
     if what == "provenance":
         publications = Publication.objects.filter(campaign=campaign).select_related("qrels")
         raw = request.GET.get("publication", "")
-        publication = publications.filter(pk=raw).first() if raw.isdigit() else publications.first()
+        chosen = parse_id(raw)
+        publication = publications.filter(pk=chosen).first() if chosen else publications.first()
         if publication is None:
             raise Http404("No such publication of this campaign")
         return _csv_response(

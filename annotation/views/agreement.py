@@ -1,8 +1,9 @@
 """The lead's agreement report (campaign-wide statistics, a heatmap of pairwise kappa, each
 judge pair's confusion matrix, topics worst first, each judge's grades and leniency) with
 its CSV and JSON downloads, and the calibration page (gold pairs, their import, each judge
-against them). The numbers come from annotation.services.agreement, cached until the
-campaign's judgments change."""
+against them). The numbers come from annotation.services.agreement: stored snapshots,
+recomputed by a background task after judges grade; the page says when a recomputation is
+pending."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
 from annotation.views.common import paginate, plural, query_url, sorting
 from config.exports import write_csv
+from config.ids import parse_id
 from evaluation.trec import TrecFormatError
 
 WEIGHT_LABELS = {"quadratic": "Quadratic", "linear": "Linear", "none": "Unweighted"}
@@ -240,11 +242,12 @@ def calibration(request, pk):
     """The gold pairs and each judge against them; a POST unmarks the chosen gold pairs."""
     campaign = get_campaign_for_lead(request.user, pk)
     if request.method == "POST":
-        ids = [value for value in request.POST.getlist("pair") if value.isdigit()]
+        ids = [parse_id(value) for value in request.POST.getlist("pair")]
+        ids = [i for i in ids if i is not None]
         if not ids:
             messages.error(request, MESSAGES["nothing_unmarked"])
         else:
-            n = services.clear_gold(campaign=campaign, pair_ids=[int(i) for i in ids])
+            n = services.clear_gold(campaign=campaign, pair_ids=ids)
             messages.success(request, MESSAGES["unmarked"].format(n=n, s=plural(n)))
         return redirect("annotation:calibration", pk=campaign.pk)
     return render_calibration(request, campaign)

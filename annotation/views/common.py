@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.core.paginator import Page, Paginator
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 
 from annotation import services
-from annotation.models import Assignment, AssignmentStatus, Campaign
+from annotation.models import Assignment, Campaign
 from jobs.models import Job
 
 PAGE_SIZE = 50
@@ -124,20 +124,24 @@ def campaign_figures(campaign: Campaign) -> dict:
         total=Count("pk"),
         lacking=Count("pk", filter=Q(text="", title="")),
     )
-    assignments = Assignment.objects.filter(pair__campaign=campaign).aggregate(
-        total=Count("pk"),
-        done=Count("pk", filter=Q(status=AssignmentStatus.DONE)),
-        skipped=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
+    # From the pairs' tallies (annotation/services/tallies.py): one row per pair, not per
+    # assignment. Skipped: neither open nor graded.
+    tallies = campaign.pairs.aggregate(
+        pairs=Count("pk"),
+        assigned=Sum("judges_assigned"),
+        open=Sum("judges_open"),
+        graded=Sum("judges_graded"),
     )
+    assigned, open_ = tallies["assigned"] or 0, tallies["open"] or 0
     judges = campaign.judges.count()
     return {
         "topics": campaign.topics.count(),
         "documents": documents["total"],
         "lacking_text": documents["lacking"],
-        "pairs": campaign.pairs.count(),
-        "assigned": assignments["total"],
-        "done": assignments["done"] + assignments["skipped"],
-        "skipped": assignments["skipped"],
+        "pairs": tallies["pairs"],
+        "assigned": assigned,
+        "done": assigned - open_,
+        "skipped": assigned - open_ - (tallies["graded"] or 0),
         "judges": judges,
         "overlap_warning": overlap_warning(campaign, judges),
     }

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import forms, services, tasks
 from annotation.access import get_campaign_for_lead
-from annotation.models import AssignmentStatus, Document
+from annotation.models import Document
 from annotation.views.common import campaign_figures, paginate, plural, recent_jobs, sorting
 from jobs.services import start_job
 
@@ -48,11 +48,8 @@ def render_pool(request, campaign, status=200, **forms_given):
     lacking_text = Q(pairs__document__text="", pairs__document__title="")
     topics = campaign.topics.annotate(
         pairs_n=Count("pairs", distinct=True),
-        judged_n=Count(
-            "pairs",
-            filter=Q(pairs__assignments__status=AssignmentStatus.DONE),
-            distinct=True,
-        ),
+        # Graded by at least one judge, from the pairs' tallies (not every assignment).
+        judged_n=Count("pairs", filter=Q(pairs__judges_graded__gt=0), distinct=True),
         lacking_n=Count("pairs", filter=lacking_text, distinct=True),
     )
     field = {"qid": "qid", "query": "query", "pairs": "pairs_n", "judged": "judged_n"}.get(

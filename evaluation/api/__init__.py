@@ -9,16 +9,22 @@ is blind to which system retrieved a document.
 
 from evaluation.api.common import MESSAGES
 from evaluation.api.dashboards import ComparisonView, LeaderboardView, TopicView, UnjudgedView
+from evaluation.api.diff import DiffUnjudgedView, RunDiffView
 from evaluation.api.evaluations import EvaluationViewSet
+from evaluation.api.leaderboard_io import LeaderboardCheckView, LeaderboardDownloadView
 from evaluation.api.qrels import QrelsViewSet
 from evaluation.api.runs import RunViewSet, SystemViewSet
 
 __all__ = [
     "MESSAGES",
     "ComparisonView",
+    "DiffUnjudgedView",
     "EvaluationViewSet",
+    "LeaderboardCheckView",
+    "LeaderboardDownloadView",
     "LeaderboardView",
     "QrelsViewSet",
+    "RunDiffView",
     "RunViewSet",
     "SystemViewSet",
     "TopicView",

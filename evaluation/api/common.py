@@ -130,7 +130,8 @@ class TrecErrorsSerializer(serializers.Serializer):
 
 
 # What a file upload's 400 holds: the file's problems (TrecErrorsSerializer), or, when the
-# request itself is wrong (no file, a bad field), DRF's messages by field.
+# request itself is wrong (no file, a bad field), DRF's messages by field, or, when it could
+# not be read at all (a malformed body, a malformed Idempotency-Key), DRF's {"detail": …}.
 UPLOAD_REFUSED = OpenApiResponse(
     {
         "oneOf": [
@@ -149,9 +150,15 @@ UPLOAD_REFUSED = OpenApiResponse(
                 "description": "Messages by field name.",
                 "additionalProperties": {"type": "array", "items": {"type": "string"}},
             },
+            {
+                "type": "object",
+                "description": "Why the request could not be read.",
+                "properties": {"detail": {"type": "string"}},
+                "required": ["detail"],
+            },
         ]
     },
-    description="The file, or a field, was refused.",
+    description="The file, or a field, was refused, or the request could not be read.",
 )
 
 

@@ -49,7 +49,7 @@ def grade_class(grade) -> str:
 
 
 @register.simple_tag
-def leaderboard_cells(row) -> str:
+def leaderboard_cells(row, bounds=None, bounds_measure="") -> str:
     """A leaderboard row's measure cells: mean, 95% interval, best and warning marks. Built
     here rather than in the template, and escaped with the standard library: with 50 runs ×
     11 measures, template tags and Django's lazy escaping cost most of the page's time. The
@@ -63,10 +63,20 @@ def leaderboard_cells(row) -> str:
             if cell.low is not None
             else ""
         )
+        residual = ""
+        if cell.name == bounds_measure and bounds is not None:
+            # The run's residual (issue 17): the mean with its unjudged top k filled both ways.
+            low, high = bounds.means.get(cell.name, (None, None))
+            residual = (
+                f'<span class="ci residual" data-testid="leaderboard-bounds" title="The mean '
+                f"if the unjudged documents of each topic's top k were judged not relevant – "
+                f'relevant at grade {bounds.top_grade}">if judged {decimals4(low)}–'
+                f"{decimals4(high)}</span>"
+            )
         parts.append(
             f'<td class="{classes}"{title} data-measure="{escape(cell.name)}">'
             f"{WARNING_MARK if cell.warning else ''}"
             f'<span class="mean">{decimals4(cell.mean)}</span>'
-            f"{BEST_MARK if cell.best else ''}{interval}</td>"
+            f"{BEST_MARK if cell.best else ''}{interval}{residual}</td>"
         )
     return mark_safe("".join(parts))

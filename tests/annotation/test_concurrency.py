@@ -213,3 +213,35 @@ def test_two_leads_deciding_one_pair_at_once_make_one_decision_and_one_conflict(
     for conflict in conflicts:
         assert conflict.current.pk == winner.pk
         assert f"decided this pair as {winner.grade}" in str(conflict)
+
+
+def test_judges_grading_one_pair_at_once_leave_its_tally_right(django_user_model):
+    """Every judge of one pair grades it at the same instant: the pair's tally (which the
+    disagreement queue filters on) counts every grade, since each grade recounts the tally
+    under a lock on the pair row, after the grades committed before it."""
+    from annotation.services.tallies import FIELDS, tally_pairs
+
+    lead = django_user_model.objects.create_user("race-lead")
+    judges = [django_user_model.objects.create_user(f"racer{i}") for i in range(THREADS)]
+    campaign = services.create_campaign(lead=lead, name="Race", overlap=THREADS, judges=judges)
+    Topic.objects.create(campaign=campaign, qid="1", query="q")
+    services.add_pairs(campaign=campaign, pairs=[("1", "d")], source=PairSource.IMPORTED)
+    mine = {a.judge_id: a.pk for a in Assignment.objects.filter(pair__campaign=campaign)}
+
+    def grade(i):
+        judge = judges[i]
+        return services.record_judgment(assignment_id=mine[judge.pk], judge=judge, grade=i % 4)
+
+    outcomes = race(grade)
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    pair = Pair.objects.values(*FIELDS).get(campaign=campaign)
+    assert pair == {
+        "judges_assigned": THREADS,
+        "judges_open": 0,
+        "judges_graded": THREADS,
+        "lowest_grade": 0,
+        "highest_grade": 3,
+        "grades_tied": True,  # 0, 1, 2, 3 twice each
+    }
+    tally_pairs(campaign=campaign)
+    assert Pair.objects.values(*FIELDS).get(campaign=campaign) == pair

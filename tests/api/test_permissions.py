@@ -159,6 +159,10 @@ MATRIX = [
     # dashboards: read like runs and evaluations (judges never learn which system ranked what)
     ("GET", "leaderboard/", "scoring", leads_and_engineers(200)),
     ("GET", "leaderboard/topics/{qid}/", "scoring", leads_and_engineers(200)),
+    ("GET", "leaderboard/download/", "download", leads_and_engineers(200)),
+    ("POST", "leaderboard/download/", None, not_allowed()),
+    ("POST", "leaderboard/check/", "check", leads_and_engineers(200)),
+    ("GET", "leaderboard/check/", None, not_allowed()),
     ("GET", "runs/{run}/topics/", "scoring", leads_and_engineers(200)),
     ("POST", "runs/{run}/topics/", None, not_allowed()),
     ("GET", "comparison/", "comparison", leads_and_engineers(200)),
@@ -166,6 +170,11 @@ MATRIX = [
     # closing the loop: into a campaign the user leads (engineers lead none: 404)
     ("POST", "unjudged/", "unjudged", (403, 403, 403, 403, 200, 404, 404, 200)),
     ("GET", "unjudged/", None, not_allowed()),
+    # the run diff: read like the dashboards; its "send" like unjudged/
+    ("GET", "diff/", "diff", leads_and_engineers(200)),
+    ("POST", "diff/", None, not_allowed()),
+    ("POST", "diff/unjudged/", "diff_unjudged", (403, 403, 403, 403, 200, 404, 404, 200)),
+    ("GET", "diff/unjudged/", None, not_allowed()),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -224,6 +233,39 @@ BODIES = {
             "measures": ["ndcg_cut.10", "map"],
             "campaign": w.ids["campaign"],
             "run": w.ids["run"],
+            "k": 5,
+        },
+        "json",
+    ),
+    "download": lambda w: (
+        {"qrels": w.ids["qrels"], "measures": ["ndcg_cut.10", "map"], "layout": "tot"},
+        "json",
+    ),
+    "check": lambda w: (
+        {
+            "qrels": w.ids["qrels"],
+            "measures": ["ndcg_cut.10", "map"],
+            "layout": "tot",
+            "file": upload("theirs.tot", b"bm25/bm25 map 1 0.5\n"),
+        },
+        "multipart",
+    ),
+    "diff": lambda w: (
+        {
+            "qrels": w.ids["qrels"],
+            "measures": ["ndcg_cut.10", "map"],
+            "a": w.ids["run"],
+            "b": scored_other_run(w),
+        },
+        "json",
+    ),
+    "diff_unjudged": lambda w: (
+        {
+            "qrels": w.ids["qrels"],
+            "measures": ["ndcg_cut.10", "map"],
+            "campaign": w.ids["campaign"],
+            "a": w.ids["run"],
+            "b": w.ids["run"],
             "k": 5,
         },
         "json",

@@ -59,7 +59,9 @@ def test_the_judges_and_engineers_pages_raise_no_csp_violation(page, live_server
     assert visit_all(page, live_server, ["/", f"/campaigns/{campaign.pk}/judge/"]) == []
     page.context.clear_cookies()
     login("engineer", "engineer-demo")
-    assert visit_all(page, live_server, ["/", "/evaluation/qrels/", "/evaluation/runs/"]) == []
+    engineer_pages = ["/", "/evaluation/qrels/", "/evaluation/runs/", "/evaluation/diff/"]
+    engineer_pages.append("/evaluation/leaderboard/check/")
+    assert visit_all(page, live_server, engineer_pages) == []
 
 
 @pytest.mark.django_db

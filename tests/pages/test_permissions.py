@@ -117,10 +117,15 @@ MATRIX = [
     ("GET", "evaluation/measures/", None, readers(200)),
     ("GET", "evaluation/leaderboard/", None, readers(200)),
     ("POST", "evaluation/leaderboard/score/", "score", engineers(302)),
+    ("GET", "evaluation/leaderboard/download/?layout=tot&" + SCORED, None, readers(200)),
+    ("GET", "evaluation/leaderboard/check/?" + SCORED, None, readers(200)),
+    ("POST", "evaluation/leaderboard/check/", "check", readers(200)),
     ("GET", "evaluation/topics/{qid}/?" + SCORED, None, readers(200)),
     ("GET", "evaluation/documents/?docno=d1&qid=1", None, readers(200)),
     ("GET", "evaluation/compare/", None, readers(200)),
     ("POST", "evaluation/unjudged/send/", "send", campaign_lead(302)),
+    ("GET", "evaluation/diff/", None, readers(200)),
+    ("POST", "evaluation/diff/send/", "diff_send", campaign_lead(302)),
     ("GET", "jobs/{job}/", None, owner(200)),
     ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge
@@ -166,6 +171,19 @@ BODIES = {
         "run": w.ids["run"],
         "qrels": w.ids["qrels"],
         "k": 10,
+        "campaign": w.ids["campaign"],
+    },
+    "check": lambda w: {
+        "qrels": w.ids["qrels"],
+        "layout": "tot",
+        "file": upload("theirs.tot", b"bm25/bm25 map 1 0.5\n"),
+    },
+    "diff_send": lambda w: {
+        "a": w.ids["run"],
+        "b": w.ids["run"],
+        "qrels": w.ids["qrels"],
+        "k": 10,
+        "qid": "1",
         "campaign": w.ids["campaign"],
     },
     "campaign": lambda w: {

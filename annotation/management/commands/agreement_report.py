@@ -33,7 +33,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, campaign, weights, fmt, table, **options):
         campaign = find_campaign(campaign)
-        result = agreement_service.campaign_agreement(campaign=campaign, weights=weights)
+        result = agreement_service.campaign_agreement(campaign=campaign, weights=weights, wait=True)
         if fmt == "json":
             self.stdout.write(json.dumps(agreement_export.report_data(result), indent=2))
         elif fmt == "csv":

@@ -1,0 +1,73 @@
+"""Each pair's tally of its judges (Pair.judges_assigned … grades_tied), kept up to date in
+the transaction of every change to the pair's assignments or judgments, so the lead's pages
+filter, count and order pairs in the database (annotation/services/adjudication.py).
+
+Every service that creates, deletes or changes assignments or judgments calls
+:func:`tally_pairs` with the pairs it touched (judging: the one pair, under a lock on its
+row; assigning, removing a judge, restoring a backup: many at once). Code that writes the
+tables directly (tests, a repair) calls it too; ``tally_pairs(campaign=…)`` recounts every
+pair of a campaign.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from annotation.models import Assignment, AssignmentStatus, Campaign, Pair
+
+FIELDS = (
+    "judges_assigned",
+    "judges_open",
+    "judges_graded",
+    "lowest_grade",
+    "highest_grade",
+    "grades_tied",
+)
+# Pairs read, and updated per statement, at a time: within every database's parameter limit.
+CHUNK = 5000
+
+
+def tally_of(judgments: Iterable[tuple[str, int | None]]) -> tuple:
+    """The tally (in FIELDS order) of a pair's (assignment status, grade or None) rows."""
+    rows = list(judgments)
+    grades = [grade for status, grade in rows if status == AssignmentStatus.DONE]
+    grades = [g for g in grades if g is not None]
+    counts = sorted(Counter(grades).values(), reverse=True)
+    return (
+        len(rows),
+        sum(1 for status, _ in rows if status == AssignmentStatus.OPEN),
+        len(grades),
+        min(grades) if grades else None,
+        max(grades) if grades else None,
+        len(counts) > 1 and counts[0] == counts[1],
+    )
+
+
+def tally_pairs(
+    *, pair_ids: Iterable[int] | None = None, campaign: Campaign | None = None, lock=False
+) -> int:
+    """Recount the tallies of ``pair_ids`` (or of every pair of ``campaign``) from their
+    assignments and judgments; ``lock``: lock the pairs' rows first (so two judges grading
+    one pair at once count each other's grade). Returns how many pairs were counted."""
+    if pair_ids is None:
+        pair_ids = Pair.objects.filter(campaign=campaign).values_list("pk", flat=True)
+    ids = sorted(set(pair_ids))
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        if lock:
+            list(Pair.objects.select_for_update().filter(pk__in=chunk).values_list("pk"))
+        rows: dict[int, list] = {pk: [] for pk in chunk}
+        for pair_id, status, grade in Assignment.objects.filter(pair_id__in=chunk).values_list(
+            "pair_id", "status", "judgment__grade"
+        ):
+            rows[pair_id].append((status, grade))
+        for pk, judgments in rows.items():
+            groups[tally_of(judgments)].append(pk)
+    # One UPDATE per distinct tally (a few dozen in a campaign), not one per pair.
+    for tally, pks in groups.items():
+        values = dict(zip(FIELDS, tally, strict=True))
+        for start in range(0, len(pks), CHUNK):
+            Pair.objects.filter(pk__in=pks[start : start + CHUNK]).update(**values)
+    return len(ids)

@@ -1,0 +1,69 @@
+"""JSON request bodies, bounded: the API's JSON parser.
+
+DRF's own JSONParser reads the whole stream (it bypasses Django's DATA_UPLOAD_MAX_MEMORY_SIZE,
+which only guards ``request.body`` and forms) and hands it to ``json.load``, whose decoder
+recurses once per nesting level: a body of 5,000 ``[`` raises RecursionError, a 500. Here a
+body is read up to DATA_UPLOAD_MAX_MEMORY_SIZE (one byte more is a 413) and its nesting is
+measured before it is decoded (deeper than MAX_DEPTH is a 400), so neither can happen. No
+body the API documents nests deeper than 4.
+"""
+
+import json
+import re
+
+from django.conf import settings
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser, get_encoding
+from rest_framework.utils.json import strict_constant
+
+from config.permissions import BODY_TOO_LARGE, PayloadTooLarge
+
+__all__ = ["MAX_DEPTH", "TOO_DEEP", "BoundedJSONParser", "nesting_depth"]
+
+MAX_DEPTH = 32
+TOO_DEEP = "JSON parse error - the body nests arrays and objects deeper than {limit} levels."
+NOT_TEXT = "JSON parse error - the body is not {encoding} text (byte {start})."
+
+# A JSON string (escapes included): brackets inside strings do not nest anything.
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def nesting_depth(text: str, *, stop_above: int | None = None) -> int:
+    """How deeply ``text``'s arrays and objects nest (0 for a scalar), counted without
+    decoding it; stops counting once past ``stop_above``. Malformed text gets a number too
+    (its brackets outside strings are counted), which the decoder then refuses anyway."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if stop_above is not None and deepest > stop_above:
+                    break
+        else:
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+class BoundedJSONParser(JSONParser):
+    """JSONParser with a size limit (413) and a depth limit (400), each with a clear message."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        encoding = get_encoding(parser_context or {})
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raw = stream.read() if limit is None else stream.read(limit + 1)
+        if limit is not None and len(raw) > limit:
+            raise PayloadTooLarge(BODY_TOO_LARGE.format(limit=limit))
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as error:
+            raise ParseError(NOT_TEXT.format(encoding=encoding, start=error.start)) from None
+        if nesting_depth(text, stop_above=MAX_DEPTH) > MAX_DEPTH:
+            raise ParseError(TOO_DEEP.format(limit=MAX_DEPTH))
+        try:
+            return json.loads(text, parse_constant=strict_constant)
+        except RecursionError:  # cannot happen below MAX_DEPTH; never a 500 if it did
+            raise ParseError(TOO_DEEP.format(limit=MAX_DEPTH)) from None
+        except ValueError as error:
+            raise ParseError(f"JSON parse error - {error}") from None

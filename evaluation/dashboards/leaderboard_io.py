@@ -1,0 +1,72 @@
+"""A leaderboard out in the ecosystem's layouts, and one computed elsewhere checked against
+ours (issue 17, part 5). The layouts are evaluation.leaderboard_formats' (pure)."""
+
+from __future__ import annotations
+
+from evaluation import leaderboard_formats as formats
+from evaluation import measures
+from evaluation.dashboards.diff import spec_of
+from evaluation.dashboards.scoring import Scoring, scored
+
+MAX_UPLOAD_BYTES = 50 << 20
+
+MESSAGES = {
+    "layout": "Choose a layout: " + ", ".join(formats.LAYOUTS) + ".",
+    "too_big": "The file is larger than 50 MB.",
+    "empty": "Choose a file.",
+}
+
+
+def leaderboard_entries(scoring: Scoring) -> list[formats.Entry]:
+    """Every run scored with the scoring: each topic's value of each measure (topics in byte
+    order), then its "all" values (trec_eval's means), runs in label order."""
+    entries = []
+    evaluations = sorted(scored(scoring).select_related("run__system"), key=lambda e: str(e.run))
+    for evaluation in evaluations:
+        label = str(evaluation.run)
+        for qid in sorted(evaluation.per_topic, key=str.encode):
+            values = evaluation.per_topic[qid]
+            entries.extend(
+                formats.Entry(label, qid, name, values[name])
+                for name in scoring.names
+                if name in values
+            )
+        entries.extend(
+            formats.Entry(label, formats.ALL, name, evaluation.means[name])
+            for name in scoring.names
+            if name in evaluation.means
+        )
+    return entries
+
+
+def aliases(scoring: Scoring) -> tuple[dict[str, str], dict[str, str]]:
+    """(run aliases, measure aliases): a run's bare name (when no other run has it) and its
+    label with whitespace as ``_``; a measure's display name (nDCG@10) and -m form."""
+    runs: dict[str, list[str]] = {}
+    labels = {}
+    for evaluation in scored(scoring).select_related("run__system"):
+        label = str(evaluation.run)
+        runs.setdefault(evaluation.run.name, []).append(label)
+        labels[formats._label(label)] = label
+    run_aliases = {name: found[0] for name, found in runs.items() if len(found) == 1}
+    run_aliases.update(labels)
+    measure_aliases = {}
+    for name in scoring.names:
+        measure_aliases[measures.display_name(name)] = name
+        measure_aliases[spec_of(name)] = name
+    return run_aliases, measure_aliases
+
+
+def check_leaderboard(
+    scoring: Scoring, data: bytes, layout: str, *, filename: str
+) -> formats.Comparison:
+    """Their leaderboard (a file in ``layout``) against ours; LeaderboardFormatError for a
+    bad file (every bad line, file:line), ValueError for an unknown layout."""
+    theirs = formats.read_leaderboard(data, layout, filename=filename)
+    run_aliases, measure_aliases = aliases(scoring)
+    return formats.compare_leaderboards(
+        leaderboard_entries(scoring),
+        theirs,
+        run_aliases=run_aliases,
+        measure_aliases=measure_aliases,
+    )

@@ -1,0 +1,84 @@
+"""A leaderboard downloaded in the TREC ecosystem's layouts, and one computed elsewhere
+uploaded and checked against ours (issue 17, part 5). Leads and engineers, as every
+dashboard; the layouts are evaluation.leaderboard_formats'."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from evaluation import leaderboard_formats as formats
+from evaluation.dashboards import leaderboard_io
+from evaluation.views_dashboards import _no_scoring, read_scoring, require_reader, scoring_context
+
+CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8"}
+SUFFIXES = {"trec_eval": "txt", "ir_measures": "txt", "tot": "tot", "jsonl": "jsonl"}
+DIFFERENCES_SHOWN = 200
+
+
+@require_GET
+@login_required
+def leaderboard_download(request):
+    """Every scored run's per-topic and "all" values in ``layout``."""
+    require_reader(request.user)
+    layout = request.GET.get("layout", "")
+    _, scoring = read_scoring(request.GET)
+    if layout not in formats.LAYOUTS:
+        return HttpResponse(
+            leaderboard_io.MESSAGES["layout"], status=400, content_type="text/plain"
+        )
+    if scoring is None:
+        return HttpResponse("Bad scoring options.", status=400, content_type="text/plain")
+    text = formats.write_leaderboard(leaderboard_io.leaderboard_entries(scoring), layout)
+    response = HttpResponse(
+        text, content_type=CONTENT_TYPES.get(layout, "text/plain; charset=utf-8")
+    )
+    name = f"leaderboard-{scoring.qrels.name}-v{scoring.qrels.version}-{layout}.{SUFFIXES[layout]}"
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+    response["Content-Disposition"] = f'attachment; filename="{safe}"'
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def leaderboard_check(request):
+    """Upload a leaderboard computed elsewhere and see where its numbers differ from ours."""
+    require_reader(request.user)
+    params = request.POST if request.method == "POST" else request.GET
+    form, scoring = read_scoring(params)
+    if scoring is None:
+        return _no_scoring(request, "evaluation/leaderboard_check.html", form)
+    context = {
+        "layouts": formats.LAYOUTS,
+        "layout": params.get("layout", "tot"),
+        **scoring_context(request, form, scoring),
+    }
+    if request.method == "GET":
+        return render(request, "evaluation/leaderboard_check.html", context)
+    upload = request.FILES.get("file")
+    layout = params.get("layout", "")
+    problem = None
+    if layout not in formats.LAYOUTS:
+        problem = leaderboard_io.MESSAGES["layout"]
+    elif upload is None:
+        problem = leaderboard_io.MESSAGES["empty"]
+    elif upload.size > leaderboard_io.MAX_UPLOAD_BYTES:
+        problem = leaderboard_io.MESSAGES["too_big"]
+    if problem:
+        context["problem"] = problem
+        return render(request, "evaluation/leaderboard_check.html", context, status=400)
+    try:
+        result = leaderboard_io.check_leaderboard(
+            scoring, upload.read(), layout, filename=upload.name
+        )
+    except formats.LeaderboardFormatError as error:
+        context.update(errors=error.errors, total=error.total, filename=upload.name)
+        return render(request, "evaluation/leaderboard_check.html", context, status=400)
+    context.update(
+        result=result,
+        filename=upload.name,
+        differences=result.differences[:DIFFERENCES_SHOWN],
+    )
+    return render(request, "evaluation/leaderboard_check.html", context)

@@ -1,0 +1,155 @@
+"""Each pair's tally of its judges, kept by the services in the grade's transaction, and the
+lead's queue and figures computed from it in the database (issue 18): always equal to the
+rule and the order applied to every pair's full state, as before."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from django.db.models import Q
+
+from annotation import adjudication, services
+from annotation.models import AdjudicationRule, Assignment, Pair, PairSource, Topic
+from annotation.services import adjudication as adj
+from annotation.services.tallies import FIELDS, tally_pairs
+
+pytestmark = pytest.mark.django_db
+
+
+def stored_tallies(campaign):
+    return {p["pk"]: p for p in Pair.objects.filter(campaign=campaign).values("pk", *FIELDS)}
+
+
+def assert_tallies_current(campaign):
+    before = stored_tallies(campaign)
+    tally_pairs(campaign=campaign)
+    assert stored_tallies(campaign) == before, "a service changed judgments without a tally"
+
+
+@pytest.fixture
+def big(django_user_model):
+    """Five judges, overlap 3, four topics of twelve pairs; seeded grades, skips, open
+    pairs, lead decisions and gold pairs."""
+    lead = django_user_model.objects.create_user("lead")
+    judges = [django_user_model.objects.create_user(f"j{i}") for i in range(5)]
+    campaign = services.create_campaign(
+        lead=lead, name="Tallies", overlap=3, judges=judges, relevance_threshold=2
+    )
+    for qid in "1234":
+        Topic.objects.create(campaign=campaign, qid=qid, query=f"query {qid}")
+    services.add_pairs(
+        campaign=campaign,
+        pairs=[(q, f"d{i:02d}") for q in "1234" for i in range(12)],
+        source=PairSource.IMPORTED,
+    )
+    rng = np.random.default_rng(18)
+    for a in Assignment.objects.filter(pair__campaign=campaign).select_related("judge"):
+        roll = rng.random()
+        if roll < 0.1:
+            continue  # stays open
+        if roll < 0.15:
+            services.skip_assignment(assignment_id=a.pk, judge=a.judge, reason="x")
+        else:
+            grade = int(rng.integers(0, 4))
+            services.record_judgment(assignment_id=a.pk, judge=a.judge, grade=grade)
+    pairs = list(Pair.objects.filter(campaign=campaign).order_by("pk"))
+    for pair in pairs[::7]:
+        adj.decide_pair(
+            campaign=campaign, pair_id=pair.pk, lead=lead, grade=1, reason="read it", based_on=None
+        )
+    services.mark_gold(campaign=campaign, pair_id=pairs[3].pk, grade=2)
+    return campaign, lead, judges
+
+
+def reference(campaign, topic_id=None, undecided_only=False):
+    """The queue as it was computed before: every pair's full state, the rule, the order."""
+    states = [s for s in adj.pair_states(campaign=campaign, topic_id=topic_id) if s.disputed]
+    if undecided_only:
+        states = [s for s in states if not s.decided and not s.open]
+    order = adjudication.disagreement_order(
+        ((s.pair_id, s.grades) for s in states), threshold=campaign.relevance_threshold
+    )
+    return order
+
+
+@pytest.mark.parametrize("rule", list(AdjudicationRule))
+def test_the_queue_and_figures_in_the_database_equal_the_rule_on_every_pair(big, rule):
+    campaign, _, _ = big
+    services.update_campaign(campaign=campaign, adjudication_rule=rule)
+    campaign.refresh_from_db()
+    assert_tallies_current(campaign)
+    topic = campaign.topics.get(qid="2").pk
+    for topic_id in (None, topic):
+        for undecided_only in (False, True):
+            ids = adj.disputed_pairs(
+                campaign=campaign, topic_id=topic_id, undecided_only=undecided_only
+            ).values_list("pk", flat=True)
+            assert list(ids) == reference(campaign, topic_id, undecided_only)
+    states = adj.pair_states(campaign=campaign)
+    decided = [s for s in states if s.decided]
+    assert adj.pair_figures(campaign=campaign) == {
+        "pairs": len(states),
+        "decided": len(decided),
+        "undecided": len(states) - len(decided),
+        "disputed": sum(s.disputed for s in states),
+        "waiting": sum(bool(s.open) for s in states),
+        "by_lead": sum(s.basis == "lead" for s in decided),
+    }
+    assert adj.basis_counts(campaign=campaign) == dict(Counter(str(s.basis) for s in decided))
+    undecided = [s.pair_id for s in states if not s.decided]
+    assert list(adj.undecided_pairs(campaign=campaign).values_list("pk", flat=True)) == undecided
+
+
+def test_every_service_that_changes_judges_or_grades_keeps_the_tallies(big, django_user_model):
+    campaign, _, judges = big
+    assert_tallies_current(campaign)
+    mine = Assignment.objects.filter(judge=judges[0], status="done").first()
+    services.record_judgment(assignment_id=mine.pk, judge=judges[0], grade=3)
+    services.undo_judgment(assignment_id=mine.pk, judge=judges[0])
+    assert_tallies_current(campaign)
+    newcomer = django_user_model.objects.create_user("j9")
+    services.add_judge(campaign=campaign, judge=newcomer)
+    services.update_campaign(campaign=campaign, overlap=4)
+    assert_tallies_current(campaign)
+    services.set_gold(campaign=campaign, entries=[("4", "d11", 0), ("4", "new-doc", 3)])
+    assert_tallies_current(campaign)
+    services.reassign(campaign=campaign, from_judge=judges[1], to_judge=newcomer)
+    services.remove_judge(campaign=campaign, judge=judges[2])
+    assert_tallies_current(campaign)
+    services.clear_gold(
+        campaign=campaign,
+        pair_ids=campaign.pairs.filter(gold_grade__isnull=False).values_list("pk", flat=True),
+    )
+    assert_tallies_current(campaign)
+
+
+def test_progress_medians_and_topic_counts_equal_those_over_every_judgment(big):
+    import statistics
+
+    from django.db.models import Count
+
+    from annotation.models import AssignmentStatus, Judgment
+
+    campaign, _, _ = big
+    # Uneven, distinct seconds, so an even count's median is a midpoint of two.
+    for i, judgment in enumerate(Judgment.objects.order_by("pk")):
+        Judgment.objects.filter(pk=judgment.pk).update(seconds=(i * 7919) % 97 + 0.5)
+    seconds = {}
+    for judge_id, value in Judgment.objects.filter(grade__isnull=False).values_list(
+        "assignment__judge_id", "seconds"
+    ):
+        seconds.setdefault(judge_id, []).append(value)
+    progress = services.judge_progress(campaign=campaign)
+    assert {p.judge_id: p.median_seconds for p in progress} == {
+        judge_id: statistics.median(values) for judge_id, values in seconds.items()
+    }
+    assert any(len(v) % 2 == 0 for v in seconds.values()) and any(
+        len(v) % 2 for v in seconds.values()
+    )
+    by_assignments = list(
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("pair__topic_id", "pair__topic__qid", "pair__topic__query")
+        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
+        .order_by("pair__topic_id")
+    )
+    assert services.topic_progress(campaign=campaign) == by_assignments

@@ -1,0 +1,71 @@
+"""config/json_bodies.py: the API's JSON bodies are bounded in depth and size."""
+
+import io
+import json
+
+import pytest
+from rest_framework.exceptions import ParseError
+
+from config.json_bodies import MAX_DEPTH, BoundedJSONParser, nesting_depth
+from config.permissions import PayloadTooLarge
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        ("1", 0),
+        ('"[[[["', 0),  # brackets inside a string nest nothing
+        ('{"a": [1, {"b": "]]"}]}', 3),
+        ('["\\"[", [[]]]', 3),  # an escaped quote does not end the string
+        ("[" + "[], " * 50 + "{}]", 2),
+        ("[" * 200 + "]" * 200, 200),
+    ],
+)
+def test_nesting_depth_counts_arrays_and_objects_outside_strings(text, depth):
+    assert nesting_depth(text) == depth == max_depth_by_decoding(text)
+
+
+def test_nesting_depth_stops_counting_past_the_limit_and_never_recurses():
+    assert nesting_depth("[" * 5000 + "]" * 5000) == 5000
+    assert nesting_depth("[" * 5000, stop_above=32) == 33
+
+
+def max_depth_by_decoding(text: str) -> int:
+    def depth(value) -> int:
+        if isinstance(value, list):
+            return 1 + max(map(depth, value), default=0)
+        if isinstance(value, dict):
+            return 1 + max(map(depth, value.values()), default=0)
+        return 0
+
+    return depth(json.loads(text))
+
+
+def parse(raw: bytes):
+    return BoundedJSONParser().parse(io.BytesIO(raw), "application/json", {})
+
+
+def test_a_body_at_the_depth_limit_is_parsed_and_one_deeper_is_refused():
+    assert parse(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH) is not None
+    with pytest.raises(ParseError, match=f"deeper than {MAX_DEPTH} levels"):
+        parse(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
+
+
+def test_a_body_over_the_size_limit_is_a_413(settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    assert parse(b'{"a": "' + b"x" * 90 + b'"}') == {"a": "x" * 90}
+    with pytest.raises(PayloadTooLarge, match="limit of 100 bytes"):
+        parse(b'{"a": "' + b"x" * 100 + b'"}')
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        (b'{"a": \xff}', "not utf-8 text [(]byte 6[)]"),
+        (b'{"a": NaN}', "Out of range float values"),
+        (b'{"a": ', "Expecting value"),
+    ],
+)
+def test_a_malformed_body_is_a_parse_error_with_its_reason(raw, words):
+    with pytest.raises(ParseError, match=words):
+        parse(raw)
