@@ -81,7 +81,7 @@ class CheckResultSerializer(serializers.Serializer):
 
 
 # A refused file (its bad lines), or a refused field: DRF's messages by field, where a list
-# field (measures) nests its items' messages by position.
+# field (measures) nests its items' messages by position; or DRF's {"detail": …}.
 CHECK_REFUSED = OpenApiResponse(
     {
         "oneOf": [
@@ -108,9 +108,16 @@ CHECK_REFUSED = OpenApiResponse(
                     ]
                 },
             },
+            {
+                "type": "object",
+                "description": "Why the request could not be read (a malformed body, a "
+                "malformed Idempotency-Key).",
+                "properties": {"detail": {"type": "string"}},
+                "required": ["detail"],
+            },
         ]
     },
-    description="The file, or a field, was refused.",
+    description="The file, or a field, or the request itself was refused.",
 )
 
 
