@@ -13,7 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import campaigns_led_by
-from evaluation import dashboards, measures, rundiff, services
+from evaluation import dashboards, measures, rundiff
 from evaluation.dashboards import diff
 from evaluation.models import Run
 from evaluation.views_dashboards import (
@@ -25,6 +25,7 @@ from evaluation.views_dashboards import (
     read_scoring,
     require_reader,
     scoring_context,
+    send_and_report,
 )
 
 TOPICS_PER_PAGE = 100
@@ -153,31 +154,4 @@ def run_diff_send(request):
     b = get_object_or_404(Run, pk=_int(request.POST.get("b"), high=BIG_ID) or 0)
     qid = request.POST.get("qid", "")
     pairs = diff.unjudged_of_both(scoring, a, b, k=k, qid=qid)
-    if not pairs:
-        messages.info(request, MESSAGES["nothing_unjudged"].format(k=k, qrels=scoring.qrels.label))
-        return redirect(back)
-    sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
-    n = sent.added + sent.already
-    if n:
-        messages.success(
-            request,
-            MESSAGES["sent"].format(
-                n=n,
-                s="" if n == 1 else "s",
-                campaign=campaign.name,
-                added=sent.added,
-                already=sent.already,
-            ),
-        )
-    if sent.missing_qids:
-        shown = ", ".join(sent.missing_qids[:10]) + ("…" if len(sent.missing_qids) > 10 else "")
-        messages.warning(
-            request,
-            MESSAGES["missing_topics"].format(
-                n=sent.left_out,
-                s="" if sent.left_out == 1 else "s",
-                campaign=campaign.name,
-                qids=shown,
-            ),
-        )
-    return redirect(back)
+    return send_and_report(request, scoring=scoring, campaign=campaign, k=k, pairs=pairs, back=back)

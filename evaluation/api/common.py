@@ -129,33 +129,39 @@ class TrecErrorsSerializer(serializers.Serializer):
     total = serializers.IntegerField()
 
 
+# The parts of a refused upload's 400 that every upload shares (UPLOAD_REFUSED, and the
+# leaderboard check's): the file's problems, or why the request could not be read.
+FILE_PROBLEMS = {
+    "type": "object",
+    "description": "A refused file: its first problems as file:line: problem, "
+    "and how many there were in all.",
+    "properties": {
+        "errors": {"type": "array", "items": {"type": "string"}},
+        "total": {"type": "integer"},
+    },
+    "required": ["errors", "total"],
+}
+REQUEST_UNREADABLE = {
+    "type": "object",
+    "description": "Why the request could not be read (a malformed body, a malformed "
+    "Idempotency-Key).",
+    "properties": {"detail": {"type": "string"}},
+    "required": ["detail"],
+}
+
 # What a file upload's 400 holds: the file's problems (TrecErrorsSerializer), or, when the
 # request itself is wrong (no file, a bad field), DRF's messages by field, or, when it could
 # not be read at all (a malformed body, a malformed Idempotency-Key), DRF's {"detail": …}.
 UPLOAD_REFUSED = OpenApiResponse(
     {
         "oneOf": [
-            {
-                "type": "object",
-                "description": "A refused file: its first problems as file:line: problem, "
-                "and how many there were in all.",
-                "properties": {
-                    "errors": {"type": "array", "items": {"type": "string"}},
-                    "total": {"type": "integer"},
-                },
-                "required": ["errors", "total"],
-            },
+            FILE_PROBLEMS,
             {
                 "type": "object",
                 "description": "Messages by field name.",
                 "additionalProperties": {"type": "array", "items": {"type": "string"}},
             },
-            {
-                "type": "object",
-                "description": "Why the request could not be read.",
-                "properties": {"detail": {"type": "string"}},
-                "required": ["detail"],
-            },
+            REQUEST_UNREADABLE,
         ]
     },
     description="The file, or a field, was refused, or the request could not be read.",

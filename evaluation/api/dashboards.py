@@ -344,27 +344,38 @@ class UnjudgedView(DashboardView):
         responses={200: SentToJudgingSerializer, 404: NotFoundSerializer},
     )
     def post(self, request):
-        from annotation.access import campaigns_led_by  # annotation imports evaluation
-
         params = SendUnjudgedParameters(data=request.data)
         params.is_valid(raise_exception=True)
         data, scoring = params.validated_data, params.validated_data["scoring"]
-        campaign = campaigns_led_by(request.user).filter(pk=data["campaign"]).first()
-        if campaign is None:
-            raise NotFound("No such campaign among those you lead.")
+        campaign = led_campaign(request.user, data["campaign"])
         run = None
         if "run" in data:
             run = Run.objects.filter(pk=data["run"]).first()
             if run is None:
                 raise NotFound(MESSAGES["unknown_run"].format(pk_value=data["run"]))
         pairs = dashboards.unjudged_pairs(scoring, k=data["k"], run=run, qid=data.get("qid", ""))
-        sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
-        body = {
-            "unjudged": len(pairs),
-            "added": sent.added,
-            "already": sent.already,
-            "assigned": sent.assigned,
-            "left_out": sent.left_out,
-            "missing_qids": sent.missing_qids,
-        }
-        return Response(SentToJudgingSerializer(body).data)
+        return sent_response(campaign, pairs)
+
+
+def led_campaign(user, pk: int):
+    """A campaign ``user`` leads, or 404."""
+    from annotation.access import campaigns_led_by  # annotation imports evaluation
+
+    campaign = campaigns_led_by(user).filter(pk=pk).first()
+    if campaign is None:
+        raise NotFound("No such campaign among those you lead.")
+    return campaign
+
+
+def sent_response(campaign, pairs: list[tuple[str, str]]) -> Response:
+    """Send the unjudged ``pairs`` to ``campaign``'s pool; what happened, as the API says it."""
+    sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
+    body = {
+        "unjudged": len(pairs),
+        "added": sent.added,
+        "already": sent.already,
+        "assigned": sent.assigned,
+        "left_out": sent.left_out,
+        "missing_qids": sent.missing_qids,
+    }
+    return Response(SentToJudgingSerializer(body).data)

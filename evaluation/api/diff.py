@@ -9,10 +9,16 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from evaluation import dashboards, rundiff, services
+from evaluation import dashboards, rundiff
 from evaluation.api.common import MESSAGES, whole_number
 from evaluation.api.dashboard_serializers import NOT_SCORED, NotFoundSerializer, scoring_body
-from evaluation.api.dashboards import DashboardView, ScoringParameters, SentToJudgingSerializer
+from evaluation.api.dashboards import (
+    DashboardView,
+    ScoringParameters,
+    SentToJudgingSerializer,
+    led_campaign,
+    sent_response,
+)
 from evaluation.dashboards import diff
 from evaluation.models import Run
 
@@ -185,23 +191,10 @@ class DiffUnjudgedView(DashboardView):
         responses={200: SentToJudgingSerializer, 404: NotFoundSerializer},
     )
     def post(self, request):
-        from annotation.access import campaigns_led_by  # annotation imports evaluation
-
         params = DiffSendParameters(data=request.data)
         params.is_valid(raise_exception=True)
         data, scoring = params.validated_data, params.validated_data["scoring"]
-        campaign = campaigns_led_by(request.user).filter(pk=data["campaign"]).first()
-        if campaign is None:
-            raise NotFound("No such campaign among those you lead.")
+        campaign = led_campaign(request.user, data["campaign"])
         a, b = _run(data["a"]), _run(data["b"])
         pairs = diff.unjudged_of_both(scoring, a, b, k=data["k"], qid=data.get("qid", ""))
-        sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
-        body = {
-            "unjudged": len(pairs),
-            "added": sent.added,
-            "already": sent.already,
-            "assigned": sent.assigned,
-            "left_out": sent.left_out,
-            "missing_qids": sent.missing_qids,
-        }
-        return Response(SentToJudgingSerializer(body).data)
+        return sent_response(campaign, pairs)

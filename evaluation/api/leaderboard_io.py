@@ -13,6 +13,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from evaluation import leaderboard_formats as formats
+from evaluation.api.common import FILE_PROBLEMS, REQUEST_UNREADABLE
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.api.qrels import PlainTextRenderer
 from evaluation.dashboards import leaderboard_io
@@ -85,16 +86,7 @@ class CheckResultSerializer(serializers.Serializer):
 CHECK_REFUSED = OpenApiResponse(
     {
         "oneOf": [
-            {
-                "type": "object",
-                "description": "A refused file: its first problems as file:line: problem, "
-                "and how many there were in all.",
-                "properties": {
-                    "errors": {"type": "array", "items": {"type": "string"}},
-                    "total": {"type": "integer"},
-                },
-                "required": ["errors", "total"],
-            },
+            FILE_PROBLEMS,
             {
                 "type": "object",
                 "description": "Messages by field name (a list field's by item position).",
@@ -108,13 +100,7 @@ CHECK_REFUSED = OpenApiResponse(
                     ]
                 },
             },
-            {
-                "type": "object",
-                "description": "Why the request could not be read (a malformed body, a "
-                "malformed Idempotency-Key).",
-                "properties": {"detail": {"type": "string"}},
-                "required": ["detail"],
-            },
+            REQUEST_UNREADABLE,
         ]
     },
     description="The file, or a field, or the request itself was refused.",
