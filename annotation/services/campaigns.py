@@ -154,9 +154,11 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
         if "scale" in changes and scale[-1]["grade"] < campaign.grades[-1]:
             # A shorter scale may drop a grade in use. Grading locks only its assignment
             # (services.judging), so wait for grades in flight and hold new ones back until
-            # the new scale is committed.
+            # the new scale is committed. Only the assignment rows (of=self): the join would
+            # otherwise lock the pairs too, which a grade locks after its assignment (its
+            # tally), and the two orders deadlock.
             list(
-                Assignment.objects.select_for_update()
+                Assignment.objects.select_for_update(of=("self",))
                 .filter(pair__campaign=campaign)
                 .values_list("pk", flat=True)
             )
