@@ -180,7 +180,9 @@ def test_a_grade_and_a_narrower_scale_never_both_win(campaign, attempt):
     scale_changed = not isinstance(outcomes[0], Exception)
     grades_stored = Judgment.objects.filter(grade=5).count()
     assert not (scale_changed and grades_stored), outcomes
-    assert all(isinstance(o, ValidationError) for o in outcomes if isinstance(o, Exception)), outcomes
+    assert all(isinstance(o, ValidationError) for o in outcomes if isinstance(o, Exception)), (
+        outcomes
+    )
     assert JudgmentChange.objects.count() == grades_stored
 
 
