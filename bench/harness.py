@@ -40,6 +40,26 @@ def postgres_base() -> str:
     return "postgres:///{db}?host=/var/run/postgresql&user=postgres"
 
 
+def production_env(database_url: str, data_dir: Path) -> dict[str, str]:
+    """The environment of a scratch instance with production settings over plain http on
+    loopback, a database-backed task queue and quiet logs."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DATA_DIR": str(data_dir),
+        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(40),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_COOKIES": "0",
+        "SECURE_HSTS_SECONDS": "0",
+        "LOG_LEVEL": "WARNING",
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return env
+
+
 def psql(sql: str) -> None:
     subprocess.run(
         ["psql", "-h", "127.0.0.1", "-U", "postgres", "-w", "-d", "postgres", "-q", "-c", sql],
@@ -56,20 +76,7 @@ def scratch_app(name: str) -> Iterator[dict]:
     database = f"relevance_{name}_{secrets.token_hex(4)}"
     data_dir = Path(tempfile.mkdtemp(prefix=f"relevance-{name}-"))
     (data_dir / "staticfiles").mkdir()  # WhiteNoise warns when STATIC_ROOT is missing
-    env = {
-        **os.environ,
-        "DATABASE_URL": postgres_base().format(db=database),
-        "DATA_DIR": str(data_dir),
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(40),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",
-        "SECURE_COOKIES": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    env = production_env(postgres_base().format(db=database), data_dir)
     psql(f"create database {database}")
     try:
         subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)

@@ -23,7 +23,6 @@ import argparse
 import http.client
 import json
 import os
-import secrets
 import shutil
 import statistics
 import subprocess
@@ -37,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import PYTHON, ROOT, django, percentile, scratch_app, servers
+from harness import PYTHON, ROOT, django, percentile, production_env, scratch_app, servers
 from leads_data import write_backup
 
 SCALES = {"60k": 20_000, "600k": 200_000}  # judgments -> pairs (3 judges per pair)
@@ -148,20 +147,7 @@ def scratch_sqlite(name: str):
     temporary data folder), otherwise as harness.scratch_app."""
     data_dir = Path(tempfile.mkdtemp(prefix=f"relevance-{name}-"))
     (data_dir / "staticfiles").mkdir()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{data_dir / 'db.sqlite3'}",
-        "DATA_DIR": str(data_dir),
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(40),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",
-        "SECURE_COOKIES": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    env = production_env(f"sqlite:///{data_dir / 'db.sqlite3'}", data_dir)
     try:
         subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
         yield env
