@@ -43,6 +43,12 @@ class Job(models.Model):
         max_length=200, blank=True, help_text="The task's import path, to start it again."
     )
     params = models.JSONField(default=dict, blank=True, help_text="The task's arguments.")
+    task_result_id = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The task backend's id of the latest enqueued attempt (the database queue's "
+        "row), to find a job whose worker took it and died before starting it.",
+    )
     attempt = models.PositiveIntegerField(default=1)
     retryable = models.BooleanField(
         default=False, help_text="It failed in a way that trying again may fix (not a bad file)."

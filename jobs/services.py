@@ -10,9 +10,10 @@ from datetime import datetime, timedelta
 from django.core.files.storage import default_storage
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
-from django.tasks import Task
+from django.tasks import Task, TaskResultStatus
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django_tasks_db.models import DBTaskResult
 
 from jobs.models import HEARTBEAT_SECONDS, STALE_AFTER_SECONDS, Job, JobStatus
 
@@ -25,6 +26,8 @@ MESSAGES = {
     "crashed": "Failed unexpectedly; the error was logged. Try again, or tell an admin.",
     "worker_lost": "The worker running this job stopped before it finished; nothing was "
     "stored. Try again.",
+    "worker_lost_before_start": "The worker that took this job stopped before starting it; "
+    "nothing was done. Try again.",
     "queued_again": "Queued again (attempt {attempt}).",
     "not_retryable_running": "This job is still running: wait for it to finish.",
     "not_retryable_queued": "This job is waiting for a worker already.",
@@ -67,8 +70,14 @@ def start_job(*, kind: str, title: str, user, task: Task, total: int = 1, **para
     job = Job.objects.create(
         kind=kind, title=title, created_by=user, total=total, task=task.module_path, params=params
     )
-    transaction.on_commit(lambda: task.enqueue(job_id=job.pk, **params))
+    transaction.on_commit(lambda: _enqueue(job, task, params))
     return job
+
+
+def _enqueue(job: Job, task: Task, params: dict) -> None:
+    """Enqueue the job's task and keep the backend's id of it on the row."""
+    result = task.enqueue(job_id=job.pk, **params)
+    Job.objects.filter(pk=job.pk, attempt=job.attempt).update(task_result_id=str(result.id))
 
 
 class Progress:
@@ -195,7 +204,7 @@ def retry_job(*, job: Job) -> Job:
         job.finished_at = None
         job.save()
         params = dict(job.params)
-        transaction.on_commit(lambda: task.enqueue(job_id=job.pk, **params))
+        transaction.on_commit(lambda: _enqueue(job, task, params))
     return job
 
 
@@ -212,11 +221,13 @@ def _why_not(job: Job) -> str:
 def recover_stalled_jobs(*, older_than: timedelta | None = None) -> list[Job]:
     """Mark failed (and retryable) the running jobs not updated for ``older_than`` (default
     STALE_AFTER_SECONDS): their worker died, as a live one beats every HEARTBEAT_SECONDS.
-    Returns them."""
+    Also the queued jobs that a worker of the database queue took that long ago and never
+    started (it died in between, or the task failed before its first step): their queue row
+    is no longer waiting, so no worker would ever take them again. Returns them."""
     if older_than is None:
         older_than = timedelta(seconds=STALE_AFTER_SECONDS)
     cutoff = timezone.now() - older_than
-    recovered = []
+    recovered = _recover_taken_never_started(cutoff)
     for job in Job.objects.filter(status=JobStatus.RUNNING, updated_at__lt=cutoff):
         # Same conditions again: a job that beat or finished meanwhile is left alone.
         if Job.objects.filter(
@@ -230,6 +241,34 @@ def recover_stalled_jobs(*, older_than: timedelta | None = None) -> list[Job]:
         ):
             job.refresh_from_db()
             recovered.append(job)
+    return recovered
+
+
+def _recover_taken_never_started(cutoff) -> list[Job]:
+    queued = dict(
+        Job.objects.filter(status=JobStatus.QUEUED, updated_at__lt=cutoff)
+        .exclude(task_result_id="")
+        .values_list("task_result_id", "pk")
+    )
+    if not queued:
+        return []
+    taken = DBTaskResult.objects.filter(pk__in=list(queued), started_at__lt=cutoff).exclude(
+        status=TaskResultStatus.READY
+    )
+    recovered = []
+    for result_id in taken.values_list("pk", flat=True):
+        pk = queued[str(result_id)]
+        # Same conditions again: a job its worker started meanwhile is left alone.
+        if Job.objects.filter(
+            pk=pk, status=JobStatus.QUEUED, task_result_id=str(result_id), updated_at__lt=cutoff
+        ).update(
+            status=JobStatus.FAILED,
+            step=MESSAGES["worker_lost_before_start"],
+            retryable=True,
+            finished_at=timezone.now(),
+            updated_at=timezone.now(),
+        ):
+            recovered.append(Job.objects.get(pk=pk))
     return recovered
 
 

@@ -279,3 +279,51 @@ def test_jobs_of_the_former_scoring_tasks_module_are_moved_and_can_be_retried(en
     move.move_back(apps, None)
     old.refresh_from_db()
     assert old.task == "evaluation.scoring_tasks.score_runs_task"
+
+
+def _taken_by_a_worker(job: Job, *, status: str, seconds: int = 3600) -> Job:
+    """What the database queue shows when a worker took ``job``'s task ``seconds`` ago (its
+    row no longer READY) but the job row never left QUEUED: the worker died in between."""
+    from django_tasks_db.models import DBTaskResult
+
+    taken = timezone.now() - timedelta(seconds=seconds)
+    row = DBTaskResult.objects.create(
+        status=status,
+        started_at=taken,
+        args_kwargs={"args": [], "kwargs": {"job_id": job.pk}},
+        task_path=job.task,
+        backend_name="default",
+        run_after=taken,
+    )
+    Job.objects.filter(pk=job.pk).update(task_result_id=str(row.pk), updated_at=taken)
+    job.refresh_from_db()
+    return job
+
+
+@pytest.mark.parametrize("status", ["RUNNING", "FAILED"])
+def test_a_job_taken_by_a_worker_that_died_before_starting_it_is_recovered(start_import, status):
+    lost = _taken_by_a_worker(start_import(run=False, filename="a.run"), status=status)
+    just_taken = _taken_by_a_worker(
+        start_import(run=False, filename="b.run"), status="RUNNING", seconds=5
+    )
+    waiting = _taken_by_a_worker(start_import(run=False, filename="c.run"), status="READY")
+
+    recovered = recover_stalled_jobs(older_than=timedelta(minutes=5))
+
+    assert [job.pk for job in recovered] == [lost.pk]
+    lost.refresh_from_db()
+    assert (lost.status, lost.retryable, lost.step) == (
+        JobStatus.FAILED,
+        True,
+        services.MESSAGES["worker_lost_before_start"],
+    )
+    assert lost.can_retry
+    for job in (just_taken, waiting):
+        job.refresh_from_db()
+        assert job.status == JobStatus.QUEUED
+
+
+def test_a_started_job_remembers_which_queue_row_runs_it(start_import):
+    job = start_import(run=True)
+    assert job.status == JobStatus.SUCCEEDED
+    assert job.task_result_id  # the backend's id of the enqueued task
