@@ -75,9 +75,12 @@ def start_job(*, kind: str, title: str, user, task: Task, total: int = 1, **para
 
 
 def _enqueue(job: Job, task: Task, params: dict) -> None:
-    """Enqueue the job's task and keep the backend's id of it on the row."""
+    """Enqueue the job's task; while it waits in a queue (the database queue's backend),
+    keep the queue row's id on the job (recover_stalled_jobs). A backend that ran it at
+    once (the immediate backend) has nothing left to find."""
     result = task.enqueue(job_id=job.pk, **params)
-    Job.objects.filter(pk=job.pk, attempt=job.attempt).update(task_result_id=str(result.id))
+    if result.status == TaskResultStatus.READY:
+        Job.objects.filter(pk=job.pk, attempt=job.attempt).update(task_result_id=str(result.id))
 
 
 class Progress:

@@ -323,7 +323,18 @@ def test_a_job_taken_by_a_worker_that_died_before_starting_it_is_recovered(start
         assert job.status == JobStatus.QUEUED
 
 
-def test_a_started_job_remembers_which_queue_row_runs_it(start_import):
+def test_a_job_waiting_in_the_database_queue_remembers_its_row(start_import, settings):
+    from django_tasks_db.models import DBTaskResult
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    job = start_import(run=True)  # enqueued after commit: a queue row, not run yet
+    assert job.status == JobStatus.QUEUED
+    row = DBTaskResult.objects.get(pk=job.task_result_id)
+    assert row.task_path == "evaluation.tasks.import_run_task"
+    assert row.args_kwargs["kwargs"]["job_id"] == job.pk
+
+
+def test_a_job_the_immediate_backend_ran_keeps_no_queue_row(start_import):
     job = start_import(run=True)
     assert job.status == JobStatus.SUCCEEDED
-    assert job.task_result_id  # the backend's id of the enqueued task
+    assert job.task_result_id == ""
