@@ -17,6 +17,7 @@ PURE_MODULES = [
     "evaluation.cli",
     "annotation.pooling",
     "annotation.assignment",
+    "annotation.strategies",
     "annotation.formats",
     "annotation.highlight",
     "annotation.scales",
