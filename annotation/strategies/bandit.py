@@ -10,16 +10,16 @@ Non-stationary (NS): a run's precision falls as one goes down its ranking, so ol
 counts less: before each new observation both counts are multiplied by ``forgetting``
 (0 < forgetting <= 1; 1 is the stationary MM).
 
-Our reading, where the papers leave room: an observation is any graded document the run
-retrieved (whichever arm it was taken through), so a document shared by many runs teaches all
-of them; arms of all topics compete in one pool, so judging goes where relevant documents are
-likeliest instead of topic by topic; ties (every arm starts at 1/2) are broken by a seeded
-random order. Pure: stdlib only.
+Our reading, where the papers leave room: the reward goes to the arm that was pulled (a
+document taken through one run teaches that run only; crediting every run that retrieved it
+found fewer relevant documents in the benchmark); arms of all topics compete in one pool, so
+judging goes where relevant documents are likeliest instead of topic by topic; ties (every
+arm starts at 1/2) are broken by a seeded random order. A grade for a pair no arm handed out
+teaches nothing. Pure: stdlib only.
 """
 
 import heapq
 import random
-from collections import defaultdict
 
 from annotation.strategies.base import Strategy, run_lists
 
@@ -39,10 +39,7 @@ class Bandit(Strategy):
         self.relevant = dict.fromkeys(self.arms, 0.0)
         self.irrelevant = dict.fromkeys(self.arms, 0.0)
         self.version = dict.fromkeys(self.arms, 0)
-        self.arms_of: dict = defaultdict(list)  # pair -> the arms whose list holds it
-        for arm, docs in self.arms.items():
-            for docno in docs:
-                self.arms_of[arm[0], docno].append(arm)
+        self.source: dict = {}  # pair -> the arm that handed it out
         order = sorted(self.arms)
         random.Random(str((self.seed, "bandit"))).shuffle(order)
         self.tiebreak = {arm: index for index, arm in enumerate(order)}
@@ -73,6 +70,7 @@ class Bandit(Strategy):
             if pair is None:
                 heapq.heappop(self.heap)
                 continue
+            self.source[pair] = arm
             return pair  # the arm stays in the heap: its value changes only with a grade
         while self._rest:
             pair = self._rest.pop(0)
@@ -81,9 +79,11 @@ class Bandit(Strategy):
         return None
 
     def _learn(self, pair, grade):
+        arm = self.source.get(pair)
+        if arm is None:
+            return
         hit = 1.0 if self.is_relevant(grade) else 0.0
-        for arm in self.arms_of.get(pair, ()):
-            self.relevant[arm] = self.forgetting * self.relevant[arm] + hit
-            self.irrelevant[arm] = self.forgetting * self.irrelevant[arm] + (1.0 - hit)
-            self.version[arm] += 1
-            heapq.heappush(self.heap, (-self.mean(arm), self.tiebreak[arm], self.version[arm], arm))
+        self.relevant[arm] = self.forgetting * self.relevant[arm] + hit
+        self.irrelevant[arm] = self.forgetting * self.irrelevant[arm] + (1.0 - hit)
+        self.version[arm] += 1
+        heapq.heappush(self.heap, (-self.mean(arm), self.tiebreak[arm], self.version[arm], arm))

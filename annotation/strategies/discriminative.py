@@ -60,25 +60,29 @@ def pair_bounds(v, weight, known, unjudged, *, top_grade):
     middle = diff[:, None] - diff[None, :]
     up = np.zeros_like(middle)
     down = np.zeros_like(middle)
-    rows = np.flatnonzero(unjudged & (v.sum(axis=1) > 0))
+    rows = np.flatnonzero(unjudged & v.any(axis=1))
     for start in range(0, len(rows), CHUNK):
-        block = scaled[rows[start : start + CHUNK]] * top_grade
+        block = (scaled[rows[start : start + CHUNK]] * top_grade).astype(np.float32)
         delta = block[:, :, None] - block[:, None, :]
-        up += np.maximum(delta, 0).sum(axis=0)
-        down += np.maximum(-delta, 0).sum(axis=0)
+        positive = np.maximum(delta, 0).sum(axis=0, dtype=np.float64)
+        up += positive
+        down += positive.T  # max(-delta_ab, 0) = max(delta_ba, 0)
     return middle - down, middle + up
 
 
-def open_weight(v, open_pairs):
-    """Per document: sum over open pairs (a < b) of |v_da - v_db|."""
+def open_weight(v, open_pairs, rows=None):
+    """Per document (of ``rows``, default all): sum over open pairs (a < b) of
+    |v_da - v_db|; 0 for the other documents."""
     out = np.zeros(len(v))
-    mask = np.triu(open_pairs, 1).astype(np.float64)
+    mask = np.triu(open_pairs, 1).astype(np.float32)
+    rows = np.flatnonzero(v.any(axis=1)) if rows is None else rows[v[rows].any(axis=1)]
     if not mask.any():
         return out
-    for start in range(0, len(v), CHUNK):
-        block = v[start : start + CHUNK]
+    for start in range(0, len(rows), CHUNK):
+        at = rows[start : start + CHUNK]
+        block = v[at].astype(np.float32)
         delta = np.abs(block[:, :, None] - block[:, None, :])
-        out[start : start + CHUNK] = (delta * mask).sum(axis=(1, 2))
+        out[at] = np.einsum("nab,ab->n", delta, mask)
     return out
 
 
@@ -144,11 +148,14 @@ class Discriminative(Strategy):
         )
 
     def _rescore(self):
-        if len(self.systems) > 1:
+        if len(self.systems) > 1 and hasattr(self, "base"):
             lower, upper = self.bounds()
             decided = (lower > 0) | (upper < 0)
-            self.open_pairs = ~decided & ~np.eye(len(self.systems), dtype=bool)
-        self.base = open_weight(self.v, self.open_pairs)
+            still_open = ~decided & ~np.eye(len(self.systems), dtype=bool)
+            if (still_open == self.open_pairs).all():
+                return  # nothing decided since: the weights stand
+            self.open_pairs = still_open
+        self.base = open_weight(self.v, self.open_pairs, np.flatnonzero(self.available))
         self.best = np.full(len(self.topics), -np.inf)
         self.best_row = np.zeros(len(self.topics), dtype=np.int64)
         for t in range(len(self.topics)):

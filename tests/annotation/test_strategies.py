@@ -137,25 +137,35 @@ def test_move_to_front_stays_on_a_run_while_it_finds_relevant_documents():
 
 
 def test_bandit_by_hand():
-    # Every arm starts at mean 1/2; seed 1's tie order starts with (1, r1): a is not
-    # relevant, so (1, r1) and (1, r2) (which also ranks a) drop to 1/3. The untried arm
-    # (2, r1) gives x (not relevant, 1/3); (2, r2) gives y (relevant, 2/3 for it and r1).
-    # (2, ...) is then exhausted; (1, r1) comes before (1, r2) at 1/3: b (relevant), c.
+    # Every arm starts at mean 1/2; seed 1's tie order is (1, r1), (1, r2), (2, r1), (2, r2).
+    # (1, r1) gives a: not relevant, it drops to 1/3. (1, r2) gives c: relevant, 2/3, so it
+    # goes on, but its a is taken and its list is done. (2, r1) gives x (not relevant, 1/3),
+    # (2, r2) gives y (relevant, then done). At 1/3, (1, r1) comes before (2, r1) in the tie
+    # order: b; then (2, r1)'s y is taken; the unranked z comes last.
     assert replay("bandit", PAIRS, RANKINGS, TRUTH, seed=1) == [
         ("1", "a"),
+        ("1", "c"),
         ("2", "x"),
         ("2", "y"),
         ("1", "b"),
-        ("1", "c"),
         ("1", "z"),
     ]
+
+
+def test_a_bandit_grade_teaches_only_the_arm_that_handed_the_pair_out():
+    bandit = make_strategy("bandit", PAIRS, RANKINGS, seed=1)
+    bandit.record(("1", "a"), 0)  # graded before any arm handed it out
+    assert {bandit.mean(arm) for arm in bandit.arms} == {0.5}
+    pair = bandit.take()
+    bandit.record(pair, 1)
+    assert bandit.mean(bandit.source[pair]) == pytest.approx(2 / 3)
 
 
 def test_bandit_posterior_mean_with_forgetting():
     pairs = [("1", "a"), ("1", "b")]
     bandit = make_strategy("bandit", pairs, {"r": {"1": ["a", "b"]}}, forgetting=0.5)
-    bandit.record(("1", "a"), 1)  # r = 1, n = 0
-    bandit.record(("1", "b"), 0)  # r = 0.5, n = 1
+    bandit.record(bandit.take(), 1)  # a: r = 1, n = 0
+    bandit.record(bandit.take(), 0)  # b: r = 0.5, n = 1
     assert bandit.mean(("1", "r")) == pytest.approx((1 + 0.5) / (2 + 0.5 + 1))
 
 
@@ -232,3 +242,27 @@ def test_a_pair_is_graded_once():
     strategy.record(("1", "a"), 1)
     with pytest.raises(ValueError, match="already graded"):
         strategy.record(("1", "a"), 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=2, max_size=40))
+def test_kendall_tau_matches_scipy_with_ties(scores):
+    from scipy.stats import kendalltau
+
+    from annotation.strategies.settling import kendall_tau
+
+    x, y = zip(*scores, strict=True)
+    expected = kendalltau(x, y).statistic  # tau-b, scipy's default
+    got = kendall_tau(x, y)
+    if math.isnan(expected):
+        assert math.isnan(got)
+    else:
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_kendall_tau_by_hand():
+    from annotation.strategies.settling import kendall_tau
+
+    # Pairs (1,2) and (1,3) concordant, (2,3) discordant: (2 - 1) / 3.
+    assert kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+    assert kendall_tau([1, 2, 3], [3, 2, 1]) == -1
