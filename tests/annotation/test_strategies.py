@@ -266,3 +266,49 @@ def test_kendall_tau_by_hand():
     # Pairs (1,2) and (1,3) concordant, (2,3) discordant: (2 - 1) / 3.
     assert kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
     assert kendall_tau([1, 2, 3], [3, 2, 1]) == -1
+
+
+def test_comparison_probability_by_hand():
+    import numpy as np
+
+    from annotation.strategies.settling import comparison_probability
+
+    # Two documents, two systems, weight 1. Judged d0 (grade 1) favours a by 1; d1 is
+    # unjudged, mean grade 1, variance 1, favours b by 1: mean 0, a coin toss.
+    v = np.array([[1.0, 0.0], [0.0, 1.0]])
+    args = dict(weight=np.ones(2), known=np.array([1.0, 0.0]), unjudged=np.array([False, True]))
+    prob = comparison_probability(v, **args, gain_mean=np.ones(2), gain_var=np.ones(2))
+    assert prob[0, 1] == pytest.approx(0.5)
+    # Mean grade 0 for d1, sd 1: P(a - b > 0) = P(N(1, 1) > 0) = Phi(1) = 0.8413.
+    prob = comparison_probability(v, **args, gain_mean=np.zeros(2), gain_var=np.ones(2))
+    assert prob[0, 1] == pytest.approx(0.841345, abs=1e-6)
+    assert prob[1, 0] == pytest.approx(1 - 0.841345, abs=1e-6)
+    # Nothing left unjudged: certain.
+    done = comparison_probability(
+        v,
+        np.ones(2),
+        np.array([1.0, 0.0]),
+        np.zeros(2, dtype=bool),
+        gain_mean=np.zeros(2),
+        gain_var=np.ones(2),
+    )
+    assert done[0, 1] == 1.0 and done[1, 0] == 0.0
+
+
+def test_stop_rules_list_the_comparisons_still_open():
+    import numpy as np
+
+    from annotation.strategies.settling import open_comparisons
+
+    scores = [0.5, 0.3, 0.4]  # ranking 0, 2, 1
+    lower = np.array([[0, 0.1, -0.1], [-1, 0, -1], [-1, 0.05, 0]])
+    upper = np.array([[0, 0.3, 0.2], [1, 0, -0.05], [1, 0.2, 0]])
+    # Adjacent pairs: (0, 2) still open (bounds straddle 0), (2, 1) decided.
+    assert open_comparisons(scores, lower, upper, rule="adjacent") == [(0, 2)]
+    prob = np.full((3, 3), 0.5)
+    prob[0, 2] = 0.97
+    assert open_comparisons(scores, lower, upper, rule="adjacent", prob=prob) == []
+    # Top 1: system 0 against 2 (open) and 1 (decided).
+    assert open_comparisons(scores, lower, upper, rule="top", top=1) == [(0, 2)]
+    with pytest.raises(ValueError, match="unknown stop rule 'all'"):
+        open_comparisons(scores, lower, upper, rule="all")
