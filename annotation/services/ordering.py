@@ -19,7 +19,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.assignment import interleave
+from annotation.assignment import interleave, shuffled_order
 from annotation.models import Assignment, AssignmentStatus, Campaign, Judgment, PoolOrdering
 from annotation.strategies import plan_order
 
@@ -101,9 +101,12 @@ def graded_count(campaign: Campaign) -> int:
 def reorder_pool(*, campaign: Campaign) -> int:
     """Recompute the order of every judge's open assignments with the campaign's strategy.
     Returns the number of assignments that moved. Under the campaign row's lock, as
-    assign_pending, so the two never interleave."""
+    assign_pending, so the two never interleave. Back to random from an adaptive ordering,
+    each judge's open pairs get today's per-topic shuffles again."""
     if campaign.pool_ordering == PoolOrdering.RANDOM:
-        return 0
+        if "at" not in (campaign.pool_ordering_state or {}):
+            return 0  # never reordered: positions are assign_pending's shuffles
+        return _reshuffle(campaign)
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         pairs = list(
@@ -180,3 +183,37 @@ def reorder_due(campaign: Campaign) -> bool:
         return False
     seen = (campaign.pool_ordering_state or {}).get("graded")
     return seen is None or graded_count(campaign) - seen >= settings.POOL_REORDER_EVERY
+
+
+def _reshuffle(campaign: Campaign) -> int:
+    """Today's order for every judge's open assignments: per topic a seeded shuffle, the
+    gold pairs at seeded random places among them (as assign_pending places new pairs)."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        top: dict[int, int] = {}
+        mine: dict[tuple[int, int], list] = {}
+        for pk, judge_id, topic_id, status, position, gold in Assignment.objects.filter(
+            pair__campaign=campaign
+        ).values_list("pk", "judge_id", "pair__topic_id", "status", "position", "pair__gold_grade"):
+            if status == AssignmentStatus.OPEN:
+                mine.setdefault((judge_id, topic_id), []).append((pk, gold is not None))
+            else:
+                top[judge_id] = max(top.get(judge_id, 0), position)
+        moved = []
+        for (judge_id, topic_id), items in sorted(mine.items()):
+            ordinary = shuffled_order(
+                sorted(pk for pk, gold in items if not gold),
+                seed=(campaign.seed, judge_id, topic_id),
+            )
+            order = interleave(
+                ordinary,
+                sorted(pk for pk, gold in items if gold),
+                seed=(campaign.seed, judge_id, topic_id, "gold"),
+            )
+            for pk in order:
+                top[judge_id] = top.get(judge_id, 0) + 1
+                moved.append(Assignment(pk=pk, position=top[judge_id]))
+        Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
+        state = {k: v for k, v in (campaign.pool_ordering_state or {}).items() if k != "at"}
+        Campaign.objects.filter(pk=campaign.pk).update(pool_ordering_state=state)
+    return len(moved)

@@ -172,3 +172,17 @@ def test_the_reorder_pools_command_recomputes_due_campaigns_only(django_user_mod
     call_command("reorder_pools", str(campaign.pk), "--force", stdout=out)
     open_count = Assignment.objects.filter(status=AssignmentStatus.OPEN).count()
     assert f"{campaign.pk}: {open_count:,} open assignments reordered" in out.getvalue()
+
+
+def test_back_to_random_restores_topic_by_topic_shuffles(
+    django_user_model, media_root, django_capture_on_commit_callbacks
+):
+    campaign, judges = make_campaign(django_user_model, PoolOrdering.BANDIT)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.update_campaign(campaign=campaign, pool_ordering=PoolOrdering.RANDOM)
+    campaign.refresh_from_db()
+    assert "at" not in campaign.pool_ordering_state
+    for judge in judges:
+        queue = open_queue(campaign, judge)
+        topics = [qid for qid, _ in queue]
+        assert topics == sorted(topics), f"{judge} should work topic by topic again"
