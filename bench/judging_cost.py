@@ -127,7 +127,10 @@ def check_against_trec_eval(rankings, truth, scorer):
     return f"agrees with pytrec_eval (max difference {worst:.1e})"
 
 
-def simulate(key, pairs, rankings, truth, target, *, seed):
+def simulate(key, pairs, rankings, truth, target, *, seed, batch=1):
+    """Judge the pool in the strategy's order. ``batch`` > 1: the strategy hands out
+    ``batch`` pairs before their grades come back, as a campaign that recomputes its order
+    every ``batch`` grades."""
     name, options = STRATEGY_OF.get(key, (key, {}))
     strategy = make_strategy(name, pairs, rankings, seed=seed, **options)
     scorer = Scorer(pairs, rankings)
@@ -135,8 +138,11 @@ def simulate(key, pairs, rankings, truth, target, *, seed):
     taus = np.zeros(n)
     found = np.zeros(n)
     tau, relevant = 0.0, 0
+    pending = []
     for i in range(n):
-        pair = strategy.take()
+        if not pending:
+            pending = [strategy.take() for _ in range(min(batch, n - i))][::-1]
+        pair = pending.pop()
         grade = truth[pair]
         strategy.record(pair, grade)
         if scorer.add(pair, grade):
@@ -155,7 +161,7 @@ def first_at(mask):
     return int(hits[0]) + 1 if len(hits) else len(mask) + 1
 
 
-def run_scale(topics, seeds, depth, strategies, log):
+def run_scale(topics, seeds, depth, strategies, log, batch=1):
     rows = {key: [] for key in strategies}
     curves = {key: {"tau": [], "found": []} for key in strategies}
     for seed in seeds:
@@ -168,7 +174,7 @@ def run_scale(topics, seeds, depth, strategies, log):
         spent = {}
         for key in strategies:
             clock = time.perf_counter()
-            taus, found = simulate(key, pairs, rankings, truth, full.mean, seed=seed)
+            taus, found = simulate(key, pairs, rankings, truth, full.mean, seed=seed, batch=batch)
             spent[key] = time.perf_counter() - clock
             rows[key].append(
                 {
@@ -273,6 +279,12 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--depth", type=int, default=20, help="pool depth (default 20)")
     parser.add_argument("--strategies", default=",".join(LABELS))
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=1,
+        help="pairs handed out before their grades return (a campaign's POOL_REORDER_EVERY)",
+    )
     parser.add_argument("--plot", default=str(ROOT / "docs/bench/judging_cost.png"))
     parser.add_argument("--out", default=str(ROOT / "bench/results"))
     args = parser.parse_args(argv)
@@ -280,17 +292,24 @@ def main(argv=None):
     unknown = sorted(set(strategies) - set(LABELS))
     if unknown:
         parser.error(f"unknown strategies {unknown}; choose from {', '.join(LABELS)}")
+    if args.batch < 1:
+        parser.error("--batch must be at least 1")
     if args.depth < K:
         parser.error(f"--depth must be at least {K}: nDCG@{K} needs the top {K} judged")
 
     def log(message):
         print(message, file=sys.stderr, flush=True)
 
-    log(f"python {platform.python_version()}, {args.seeds} seeds, pool depth {args.depth}")
+    log(
+        f"python {platform.python_version()}, {args.seeds} seeds, pool depth {args.depth}, "
+        f"batch {args.batch}"
+    )
     results = {}
     for topics in [int(s) for s in args.scales.split(",")]:
         started = time.perf_counter()
-        rows, curves = run_scale(topics, list(range(args.seeds)), args.depth, strategies, log)
+        rows, curves = run_scale(
+            topics, list(range(args.seeds)), args.depth, strategies, log, batch=args.batch
+        )
         results[topics] = {"rows": rows, "curves": curves}
         log(f"{topics} topics done in {time.perf_counter() - started:.0f} s")
     text = table(results, strategies)
