@@ -186,3 +186,15 @@ def test_back_to_random_restores_topic_by_topic_shuffles(
         queue = open_queue(campaign, judge)
         topics = [qid for qid, _ in queue]
         assert topics == sorted(topics), f"{judge} should work topic by topic again"
+
+
+def test_the_judging_page_walks_the_strategys_queue(django_user_model, media_root, client):
+    campaign, judges = make_campaign(django_user_model, PoolOrdering.BANDIT)
+    client.force_login(judges[0])
+    response = client.get(f"/campaigns/{campaign.pk}/judge/")
+    assert response.status_code == 200
+    config = response.context["config"]["queue"]
+    expected = services.judge_queue(campaign=campaign, judge=judges[0])
+    assert [item[0] for item in config] == expected, (
+        "judge.js walks config.queue: it must be the strategy's order (services.judge_queue)"
+    )
