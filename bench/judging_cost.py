@@ -36,7 +36,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 from synthetic_systems import generate_collection  # noqa: E402
 
 from annotation.strategies import make_strategy  # noqa: E402
-from annotation.strategies.settling import kendall_tau  # noqa: E402
+from annotation.strategies.discriminative import pair_bounds  # noqa: E402
+from annotation.strategies.settling import (  # noqa: E402
+    comparison_probability,
+    kendall_tau,
+    open_comparisons,
+)
 
 K = 10  # nDCG@10, the campaign measure the bench uses
 LABELS = {
@@ -81,6 +86,7 @@ class Scorer:
         self.judged = [[] for _ in qids]  # each topic's positive grades, ascending
         self.mean = np.zeros(len(self.systems))
         self.n_topics = len(qids)
+        self.topic_of = np.array([self.topic[q] for q, _ in pairs])
 
     def add(self, pair, grade) -> bool:
         """Record a grade; True when the scores changed."""
@@ -95,6 +101,37 @@ class Scorer:
         self.mean += (new - self.ndcg[t]) / self.n_topics
         self.ndcg[t] = new
         return True
+
+
+def stop_now(scorer, grades, *, confidence=0.95, top_grade=3):
+    """Whether the "every adjacent pair settled at 95%" stop rule (annotation/strategies/
+    settling.py) says stop, given the grades so far (``grades``: pool row -> grade).
+
+    Unjudged grades are modelled per topic by the topic's grades so far, smoothed towards
+    the grades of all topics (a Dirichlet prior worth 2 judgments)."""
+    n, t_of = len(scorer.v), scorer.topic_of
+    unjudged = np.ones(n, dtype=bool)
+    known = np.zeros(n)
+    rows = np.fromiter(grades, dtype=np.int64, count=len(grades))
+    unjudged[rows] = False
+    known[rows] = np.fromiter(grades.values(), dtype=float, count=len(grades))
+    levels = np.arange(top_grade + 1)
+    counts = np.zeros((scorer.n_topics, top_grade + 1))
+    np.add.at(counts, (t_of[rows], known[rows].astype(int)), 1)
+    overall = counts.sum(axis=0) + 1
+    p = counts + 2 * overall / overall.sum()
+    p /= p.sum(axis=1, keepdims=True)
+    mean_t = p @ levels
+    var_t = p @ levels**2 - mean_t**2
+    idcg = np.maximum(
+        [sum(g / math.log2(i + 2) for i, g in enumerate(j[::-1][:K])) for j in scorer.judged], 1.0
+    )
+    weight = 1 / (idcg[t_of] * scorer.n_topics)
+    lower, upper = pair_bounds(scorer.v, weight, known, unjudged, top_grade=top_grade)
+    prob = comparison_probability(
+        scorer.v, weight, known, unjudged, gain_mean=mean_t[t_of], gain_var=var_t[t_of]
+    )
+    return not open_comparisons(scorer.mean, lower, upper, prob=prob, confidence=confidence)
 
 
 def full_scores(pairs, rankings, truth):
@@ -127,7 +164,7 @@ def check_against_trec_eval(rankings, truth, scorer):
     return f"agrees with pytrec_eval (max difference {worst:.1e})"
 
 
-def simulate(key, pairs, rankings, truth, target, *, seed, batch=1):
+def simulate(key, pairs, rankings, truth, target, *, seed, batch=1, stop_rule=False):
     """Judge the pool in the strategy's order. ``batch`` > 1: the strategy hands out
     ``batch`` pairs before their grades come back, as a campaign that recomputes its order
     every ``batch`` grades."""
@@ -139,6 +176,9 @@ def simulate(key, pairs, rankings, truth, target, *, seed, batch=1):
     found = np.zeros(n)
     tau, relevant = 0.0, 0
     pending = []
+    graded = {}
+    stopped = None  # 1-based judgments at which the stop rule first said stop
+    every = max(1, n // 100)
     for i in range(n):
         if not pending:
             pending = [strategy.take() for _ in range(min(batch, n - i))][::-1]
@@ -150,9 +190,12 @@ def simulate(key, pairs, rankings, truth, target, *, seed, batch=1):
             value = kendall_tau(scorer.mean, target)
             tau = 0.0 if math.isnan(value) else value
         taus[i], found[i] = tau, relevant
+        graded[scorer.row[pair]] = grade
+        if stop_rule and stopped is None and (i + 1) % every == 0 and stop_now(scorer, graded):
+            stopped = i + 1
     if strategy.take() is not None:
         raise SystemExit(f"{key} handed out more pairs than the pool holds")
-    return taus, found
+    return taus, found, stopped
 
 
 def first_at(mask):
@@ -161,7 +204,7 @@ def first_at(mask):
     return int(hits[0]) + 1 if len(hits) else len(mask) + 1
 
 
-def run_scale(topics, seeds, depth, strategies, log, batch=1):
+def run_scale(topics, seeds, depth, strategies, log, batch=1, stop_rule=False):
     rows = {key: [] for key in strategies}
     curves = {key: {"tau": [], "found": []} for key in strategies}
     for seed in seeds:
@@ -174,7 +217,9 @@ def run_scale(topics, seeds, depth, strategies, log, batch=1):
         spent = {}
         for key in strategies:
             clock = time.perf_counter()
-            taus, found = simulate(key, pairs, rankings, truth, full.mean, seed=seed, batch=batch)
+            taus, found, stopped = simulate(
+                key, pairs, rankings, truth, full.mean, seed=seed, batch=batch, stop_rule=stop_rule
+            )
             spent[key] = time.perf_counter() - clock
             rows[key].append(
                 {
@@ -186,6 +231,8 @@ def run_scale(topics, seeds, depth, strategies, log, batch=1):
                     "tau90_stays": (n - first_at(taus[::-1] < 0.9) + 2) / n,
                     "found90": first_at(found >= 0.9 * total_relevant) / n,
                     "found_at_30": found[max(0, math.ceil(0.3 * n) - 1)] / total_relevant,
+                    "stop": stopped / n if stopped else None,
+                    "tau_at_stop": float(taus[stopped - 1]) if stopped else None,
                 }
             )
             grid = np.linspace(0, n - 1, GRID).astype(int)
@@ -233,6 +280,23 @@ def table(results, strategies):
             mean90 = summary([r["tau90"] for r in rows])[0]
             ratio = f"{100 * mean90 / base:.0f}%" if base else "–"
             lines.append(f"| {LABELS[key]} | " + " | ".join(cells) + f" | {ratio} |")
+        if any(r.get("stop") for rows in block["rows"].values() for r in rows):
+            lines.append(
+                '\nStop rule "every adjacent pair settled at 95%" (checked every 1% of the '
+                "pool):\n\n| strategy | stopped after | τ at the stop | seeds stopped before "
+                "the end |\n| --- | ---: | ---: | ---: |"
+            )
+            for key in strategies:
+                done = [r for r in block["rows"][key] if r.get("stop")]
+                if not done:
+                    lines.append(f"| {LABELS[key]} | – | – | 0 |")
+                    continue
+                stop, stop_sd = summary([r["stop"] for r in done])
+                tau, tau_sd = summary([r["tau_at_stop"] for r in done])
+                lines.append(
+                    f"| {LABELS[key]} | {100 * stop:.1f}% ± {100 * stop_sd:.1f} | "
+                    f"{tau:.3f} ± {tau_sd:.3f} | {len(done)} of {len(block['rows'][key])} |"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -285,6 +349,11 @@ def main(argv=None):
         default=1,
         help="pairs handed out before their grades return (a campaign's POOL_REORDER_EVERY)",
     )
+    parser.add_argument(
+        "--stop-rule",
+        action="store_true",
+        help="also check the adjacent-pairs-at-95%% stop rule every 1%% of the pool (slow)",
+    )
     parser.add_argument("--plot", default=str(ROOT / "docs/bench/judging_cost.png"))
     parser.add_argument("--out", default=str(ROOT / "bench/results"))
     args = parser.parse_args(argv)
@@ -308,7 +377,13 @@ def main(argv=None):
     for topics in [int(s) for s in args.scales.split(",")]:
         started = time.perf_counter()
         rows, curves = run_scale(
-            topics, list(range(args.seeds)), args.depth, strategies, log, batch=args.batch
+            topics,
+            list(range(args.seeds)),
+            args.depth,
+            strategies,
+            log,
+            batch=args.batch,
+            stop_rule=args.stop_rule,
         )
         results[topics] = {"rows": rows, "curves": curves}
         log(f"{topics} topics done in {time.perf_counter() - started:.0f} s")

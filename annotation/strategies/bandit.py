@@ -15,7 +15,13 @@ document taken through one run teaches that run only; crediting every run that r
 found fewer relevant documents in the benchmark); arms of all topics compete in one pool, so
 judging goes where relevant documents are likeliest instead of topic by topic; ties (every
 arm starts at 1/2) are broken by a seeded random order. A grade for a pair no arm handed out
-teaches nothing. Pure: stdlib only.
+teaches nothing.
+
+Delayed grades (a campaign hands out ``POOL_REORDER_EVERY`` pairs between recomputations, and
+``order()`` plans with no grades at all): a pair handed out and not yet graded counts as a
+provisional non-relevant observation of its arm until its grade arrives, so the plan spreads
+over the promising arms instead of draining the single best one. When each grade arrives
+before the next pair is chosen (as in the papers) this changes nothing. Pure: stdlib only.
 """
 
 import heapq
@@ -39,6 +45,7 @@ class Bandit(Strategy):
         self.relevant = dict.fromkeys(self.arms, 0.0)
         self.irrelevant = dict.fromkeys(self.arms, 0.0)
         self.version = dict.fromkeys(self.arms, 0)
+        self.pending = dict.fromkeys(self.arms, 0)  # handed out, grade not yet known
         self.source: dict = {}  # pair -> the arm that handed it out
         order = sorted(self.arms)
         random.Random(str((self.seed, "bandit"))).shuffle(order)
@@ -49,7 +56,7 @@ class Bandit(Strategy):
 
     def mean(self, arm) -> float:
         """The posterior mean of the arm's chance of relevance."""
-        r, n = self.relevant[arm], self.irrelevant[arm]
+        r, n = self.relevant[arm], self.irrelevant[arm] + self.pending[arm]
         return (1 + r) / (2 + r + n)
 
     def _advance(self, arm):
@@ -71,7 +78,9 @@ class Bandit(Strategy):
                 heapq.heappop(self.heap)
                 continue
             self.source[pair] = arm
-            return pair  # the arm stays in the heap: its value changes only with a grade
+            self.pending[arm] += 1
+            self._repush(arm)
+            return pair
         while self._rest:
             pair = self._rest.pop(0)
             if pair not in self.taken:
@@ -82,8 +91,12 @@ class Bandit(Strategy):
         arm = self.source.get(pair)
         if arm is None:
             return
+        self.pending[arm] -= 1
         hit = 1.0 if self.is_relevant(grade) else 0.0
         self.relevant[arm] = self.forgetting * self.relevant[arm] + hit
         self.irrelevant[arm] = self.forgetting * self.irrelevant[arm] + (1.0 - hit)
+        self._repush(arm)
+
+    def _repush(self, arm):
         self.version[arm] += 1
         heapq.heappush(self.heap, (-self.mean(arm), self.tiebreak[arm], self.version[arm], arm))

@@ -312,3 +312,13 @@ def test_stop_rules_list_the_comparisons_still_open():
     assert open_comparisons(scores, lower, upper, rule="top", top=1) == [(0, 2)]
     with pytest.raises(ValueError, match="unknown stop rule 'all'"):
         open_comparisons(scores, lower, upper, rule="all")
+
+
+def test_a_bandit_plan_without_grades_spreads_over_the_arms():
+    """Pairs handed out and not yet graded count as provisional misses, so a plan made
+    between recomputations does not drain one run."""
+    pairs = [("1", f"d{i}") for i in range(6)]
+    rankings = {"a": {"1": ["d0", "d1", "d2"]}, "b": {"1": ["d3", "d4", "d5"]}}
+    plan = make_strategy("bandit", pairs, rankings, seed=0).order()
+    runs = ["a" if p[1] in {"d0", "d1", "d2"} else "b" for p in plan]
+    assert runs[:2] in (["a", "b"], ["b", "a"]), f"the plan drained one run first: {runs}"
