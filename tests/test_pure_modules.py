@@ -18,6 +18,7 @@ PURE_MODULES = [
     "annotation.pooling",
     "annotation.assignment",
     "annotation.strategies",
+    "annotation.strategies.settling",
     "annotation.formats",
     "annotation.highlight",
     "annotation.scales",
