@@ -387,6 +387,8 @@ def assign_pending(*, campaign: Campaign) -> int:
         Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
         Assignment.objects.bulk_create(new, batch_size=2000)
         tally_pairs(pair_ids={a.pair_id for a in new})
+        if new and campaign.pool_ordering != PoolOrdering.RANDOM:
+            queue_reorder(campaign_id=campaign.pk)  # new pairs take their place in the order
     return len(new)
 
 

@@ -198,3 +198,15 @@ def test_the_judging_page_walks_the_strategys_queue(django_user_model, media_roo
     assert [item[0] for item in config] == expected, (
         "judge.js walks config.queue: it must be the strategy's order (services.judge_queue)"
     )
+
+
+def test_new_pairs_in_an_adaptive_campaign_queue_a_reorder(
+    django_user_model, media_root, django_capture_on_commit_callbacks
+):
+    campaign, _ = make_campaign(django_user_model, PoolOrdering.DISCRIMINATIVE)
+    before = campaign.pool_ordering_state["at"]
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        services.set_gold(campaign=campaign, entries=[("3", "zz", 1)])
+    assert callbacks, "assigning new pairs should queue reorder_pool_task"
+    campaign.refresh_from_db()
+    assert campaign.pool_ordering_state["at"] != before
