@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads worker
+.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads bench-judging-cost worker
 
 setup:
 	@scripts/setup
@@ -61,6 +61,10 @@ bench-cluster: setup
 ## Lead pages of a 60,000-judgment campaign on SQLite and PostgreSQL (bench/leads_bench.py).
 bench-leads: setup
 	@$(PY) bench/leads_bench.py $(BENCH_ARGS)
+
+## Judgments each pool-ordering strategy needs before the ranking settles (bench/judging_cost.py).
+bench-judging-cost: setup
+	@$(PY) bench/judging_cost.py $(BENCH_ARGS)
 
 ## A task worker for production-style background work (TASKS_BACKEND=django_tasks_db.DatabaseBackend).
 worker: setup

@@ -18,6 +18,7 @@ from annotation.models import (
     Campaign,
     CampaignJudge,
     Judgment,
+    PoolOrdering,
     Topic,
 )
 from annotation.scales import SCALES
@@ -123,6 +124,13 @@ class CampaignForm(forms.Form):
         label="Calibration threshold",
         help_text="Judges below this on calibration pairs are flagged (0 to 1).",
     )
+    pool_ordering = forms.ChoiceField(
+        choices=PoolOrdering.choices,
+        initial=PoolOrdering.RANDOM,
+        required=False,
+        label="Order of judging",
+        help_text="Random keeps today's order; the others judge first what matters most.",
+    )
     judges = JudgesField(
         queryset=None,
         required=False,
@@ -144,6 +152,7 @@ class CampaignForm(forms.Form):
                     "relevance_threshold": campaign.relevance_threshold,
                     "adjudication_rule": campaign.adjudication_rule,
                     "gold_min_accuracy": campaign.gold_min_accuracy,
+                    "pool_ordering": campaign.pool_ordering,
                     "judges": list(campaign.judges.all()),
                 },
             )
@@ -194,7 +203,7 @@ class CampaignForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         # Left out of a post (an older form, a script): the campaign's value, or the default.
-        for name in ("adjudication_rule", "gold_min_accuracy"):
+        for name in ("adjudication_rule", "gold_min_accuracy", "pool_ordering"):
             if cleaned.get(name) in (None, ""):
                 cleaned[name] = (
                     getattr(self.campaign, name)

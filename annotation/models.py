@@ -27,6 +27,15 @@ class AdjudicationRule(models.TextChoices):
     LEAD = "lead", "The lead decides every disagreement"
 
 
+class PoolOrdering(models.TextChoices):
+    """Which pair of the pool judges see next (annotation/strategies/)."""
+
+    RANDOM = "random", "Random, topic by topic"
+    MOVE_TO_FRONT = "move_to_front", "Move-to-front (Cormack et al. 1998)"
+    BANDIT = "bandit", "Bandit (Losada et al. 2017, MM-NS)"
+    DISCRIMINATIVE = "discriminative", "Discriminative for nDCG@10 (MTC, Carterette et al. 2006)"
+
+
 class Campaign(models.Model):
     """One judging effort: a scale, guidelines, topics, a pool, judges, an overlap."""
 
@@ -57,6 +66,15 @@ class Campaign(models.Model):
         default=0.7,
         help_text="Judges whose accuracy on calibration pairs is below this are flagged.",
     )
+    pool_ordering = models.CharField(
+        max_length=20,
+        choices=PoolOrdering.choices,
+        default=PoolOrdering.RANDOM,
+        help_text="The order judges get the pool in; all but random adapt to the grades.",
+    )
+    # {"runs": [run ids the pool was built from], "graded": grades seen by the last
+    # recomputation of the order, "at": when}; services/ordering.py owns it.
+    pool_ordering_state = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

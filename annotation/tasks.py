@@ -35,6 +35,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import agreement as agreement_service
+from annotation.services import ordering
 from evaluation.models import Run
 from evaluation.services import load_run_frame
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
@@ -234,7 +235,10 @@ def pool_stored_runs(
             )
         )
     _step(progress, f"Pooling at depth {depth} and assigning the pairs", done=len(runs))
-    return services.pool_from_runs(campaign=campaign, run_frames=frames, depth=depth)
+    change = services.pool_from_runs(campaign=campaign, run_frames=frames, depth=depth)
+    ordering.remember_pool_runs(campaign=campaign, run_ids=[run.pk for run in runs])
+    ordering.reorder_pool(campaign=campaign)  # the adaptive strategies now know the runs
+    return change
 
 
 def _some(values: set[str], shown: int = 5) -> str:
@@ -397,3 +401,16 @@ def refresh_agreement_task(*, campaign_id: int) -> None:
         w for w in agreement_service.WEIGHTS if w in {*seen, agreement_service.DEFAULT_WEIGHTS}
     ]
     agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights))
+    # The same burst of grades may call for a new pool order (adaptive strategies only).
+    if ordering.reorder_due(campaign):
+        reorder_pool_task.enqueue(campaign_id=campaign_id)
+
+
+@task
+def reorder_pool_task(*, campaign_id: int) -> None:
+    """Recompute the order of a campaign's open assignments with its pool-ordering strategy
+    (services.ordering.reorder_pool). Queued after every POOL_REORDER_EVERY grades, when the
+    pool or the strategy changes, and by ``manage.py reorder_pools``."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is not None:  # not deleted since
+        ordering.reorder_pool(campaign=campaign)

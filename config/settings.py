@@ -215,6 +215,8 @@ TASKS = {
 # A running job beats (touches its row) this often; one silent for JOB_STALE_AFTER_SECONDS
 # has lost its worker and may be tried again (jobs/models.py, manage.py recover_jobs).
 JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 30)
+# An adaptive pool ordering is recomputed in the background after this many new grades.
+POOL_REORDER_EVERY = env_int("POOL_REORDER_EVERY", 20)
 JOB_STALE_AFTER_SECONDS = env_int("JOB_STALE_AFTER_SECONDS", 300)
 
 REST_FRAMEWORK = {

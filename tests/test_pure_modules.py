@@ -17,6 +17,8 @@ PURE_MODULES = [
     "evaluation.cli",
     "annotation.pooling",
     "annotation.assignment",
+    "annotation.strategies",
+    "annotation.strategies.settling",
     "annotation.formats",
     "annotation.highlight",
     "annotation.scales",

@@ -29,7 +29,7 @@ from annotation.api.common import (
     messages_of,
     visible_campaigns,
 )
-from annotation.models import AdjudicationRule, Campaign, CampaignJudge
+from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
 from annotation.scales import SCALES
 from config.permissions import IsLead, RolePermissionsMixin
 from evaluation.api.common import UPLOAD_REFUSED
@@ -118,6 +118,7 @@ class CampaignSerializer(serializers.ModelSerializer):
             "relevance_threshold",
             "adjudication_rule",
             "gold_min_accuracy",
+            "pool_ordering",
             "lead",
             "role",
             "judges",
@@ -162,6 +163,11 @@ class CampaignCreateSerializer(serializers.Serializer):
         choices=AdjudicationRule.choices, default=AdjudicationRule.MAJORITY
     )
     gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, default=0.7)
+    pool_ordering = serializers.ChoiceField(
+        choices=PoolOrdering.choices,
+        default=PoolOrdering.RANDOM,
+        help_text="The order judges get the pool in; all but random adapt to the grades.",
+    )
     judges = serializers.PrimaryKeyRelatedField(
         queryset=_judge_users(),
         many=True,
@@ -185,6 +191,7 @@ class CampaignUpdateSerializer(serializers.Serializer):
     relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, required=False)
     adjudication_rule = serializers.ChoiceField(choices=AdjudicationRule.choices, required=False)
     gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)
+    pool_ordering = serializers.ChoiceField(choices=PoolOrdering.choices, required=False)
     # The rules that involve the campaign (threshold on the scale, grades in use) are checked
     # by services.update_campaign, under the lock it saves with.
 

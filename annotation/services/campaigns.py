@@ -22,11 +22,13 @@ from annotation.models import (
     Judgment,
     Pair,
     PairSource,
+    PoolOrdering,
     Topic,
 )
 from annotation.pooling import pool_runs
 from annotation.scales import SCALES, validate_scale
 from annotation.services.common import MESSAGES
+from annotation.services.ordering import check_pool_ordering, queue_reorder
 from annotation.services.tallies import tally_pairs
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
@@ -39,6 +41,7 @@ CAMPAIGN_FIELDS = (
     "relevance_threshold",
     "adjudication_rule",
     "gold_min_accuracy",
+    "pool_ordering",
 )
 
 
@@ -70,6 +73,7 @@ def create_campaign(
     adjudication_rule: str = AdjudicationRule.MAJORITY,
     gold_min_accuracy: float = 0.7,
     judges: Iterable = (),
+    pool_ordering: str = PoolOrdering.RANDOM,
 ) -> Campaign:
     """Raises ValidationError keyed by the field at fault, and creates nothing then."""
     try:
@@ -90,8 +94,10 @@ def create_campaign(
         raise ValidationError({"adjudication_rule": f"Unknown rule {adjudication_rule!r}."})
     if not 0 <= gold_min_accuracy <= 1:
         raise ValidationError({"gold_min_accuracy": "Give a fraction between 0 and 1."})
+    check_pool_ordering(pool_ordering)
     with transaction.atomic():
         campaign = Campaign.objects.create(
+            pool_ordering=pool_ordering,
             lead=lead,
             name=name,
             description=description,
@@ -142,6 +148,8 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
         )
     if "gold_min_accuracy" in changes and not 0 <= changes["gold_min_accuracy"] <= 1:
         raise ValidationError({"gold_min_accuracy": "Give a fraction between 0 and 1."})
+    if "pool_ordering" in changes:
+        check_pool_ordering(changes["pool_ordering"])
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         scale = changes.get("scale", campaign.scale)
@@ -172,12 +180,14 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
                 raise ValidationError(
                     {"scale": MESSAGES["grade_in_use"].format(grade=used, top=top)}
                 )
-        overlap_before = campaign.overlap
+        overlap_before, ordering_before = campaign.overlap, campaign.pool_ordering
         for field, value in changes.items():
             setattr(campaign, field, value)
         if changes:
             campaign.save(update_fields=list(changes))
         assigned = assign_pending(campaign=campaign) if campaign.overlap > overlap_before else 0
+        if campaign.pool_ordering != ordering_before:
+            queue_reorder(campaign_id=campaign.pk)
     return CampaignChange(campaign=campaign, assigned=assigned)
 
 
@@ -377,6 +387,8 @@ def assign_pending(*, campaign: Campaign) -> int:
         Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
         Assignment.objects.bulk_create(new, batch_size=2000)
         tally_pairs(pair_ids={a.pair_id for a in new})
+        if new and campaign.pool_ordering != PoolOrdering.RANDOM:
+            queue_reorder(campaign_id=campaign.pk)  # new pairs take their place in the order
     return len(new)
 
 

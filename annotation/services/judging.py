@@ -23,6 +23,7 @@ from annotation.models import (
 )
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
+from annotation.services.ordering import queue_order
 from annotation.services.tallies import tally_pairs
 
 # --- judging -------------------------------------------------------------------------------
@@ -30,10 +31,10 @@ from annotation.services.tallies import tally_pairs
 
 def judge_queue(*, campaign: Campaign, judge) -> list[int]:
     """The judge's assignment ids in working order: topic by topic, then their own shuffled
-    order inside the topic."""
+    order inside the topic (an adaptive pool ordering: its order, across topics)."""
     return list(
         Assignment.objects.filter(pair__campaign=campaign, judge=judge)
-        .order_by("pair__topic_id", "position")
+        .order_by(*queue_order(campaign))
         .values_list("pk", flat=True)
     )
 
@@ -45,7 +46,7 @@ def next_open_assignment(*, campaign: Campaign, judge) -> Assignment | None:
             pair__campaign=campaign, judge=judge, status=AssignmentStatus.OPEN
         )
         .select_related("pair__topic", "pair__document")
-        .order_by("pair__topic_id", "position")
+        .order_by(*queue_order(campaign))
         .first()
     )
 

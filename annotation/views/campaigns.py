@@ -103,6 +103,7 @@ def campaign_create(request):
                     relevance_threshold=data["relevance_threshold"],
                     adjudication_rule=data["adjudication_rule"],
                     gold_min_accuracy=data["gold_min_accuracy"],
+                    pool_ordering=data["pool_ordering"],
                     judges=data["judges"],
                 )
             except ValidationError as error:
@@ -170,6 +171,7 @@ def _save_campaign(campaign: Campaign, data: dict) -> list[tuple[int, str]]:
             relevance_threshold=data["relevance_threshold"],
             adjudication_rule=data["adjudication_rule"],
             gold_min_accuracy=data["gold_min_accuracy"],
+            pool_ordering=data["pool_ordering"],
         )
         campaign = change.campaign
         if change.assigned:

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET
 from annotation import services
 from annotation.access import get_assignment_for_judge, get_campaign_for_judge
 from annotation.models import Assignment, Judgment
+from annotation.services.ordering import queue_order
 
 # Longest active time one submission may add (an hour): a clock gone wrong in a browser must
 # not poison the leads' median-seconds statistics.
@@ -145,7 +146,7 @@ def judge_page(request, pk):
     # assignment's topic and status so the page can draw progress without asking again.
     queue = list(
         Assignment.objects.filter(pair__campaign=campaign, judge=request.user)
-        .order_by("pair__topic_id", "position")
+        .order_by(*queue_order(campaign))
         .values_list("pk", "pair__topic_id", "status")
     )
     current = services.next_open_assignment(campaign=campaign, judge=request.user)

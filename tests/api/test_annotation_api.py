@@ -816,3 +816,18 @@ def test_the_disagreement_queue_over_the_api(lead, world, api):
         (world.ids["pair"], [0, 2])
     ]
     assert (queue[0]["spread"], queue[0]["grade"]) == (2, None)  # a 1-1 tie: the lead decides
+
+
+def test_a_lead_chooses_and_changes_the_pool_ordering(lead):
+    body = lead.post(CAMPAIGNS_URL, {"name": "Plain"}, format="json").json()
+    assert body["pool_ordering"] == "random", "today's order stays the default"
+    body = lead.post(
+        CAMPAIGNS_URL, {"name": "Lucky", "pool_ordering": "bandit"}, format="json"
+    ).json()
+    assert body["pool_ordering"] == "bandit"
+    response = lead.patch(body["url"], {"pool_ordering": "greedy"}, format="json")
+    assert response.status_code == 400
+    assert "pool_ordering" in response.json()
+    response = lead.patch(body["url"], {"pool_ordering": "discriminative"}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["pool_ordering"] == "discriminative"
