@@ -1,10 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from evaluation import views as evaluation_views
+from evaluation.views import runs as evaluation_runs
 
 urlpatterns = [
-    path("", evaluation_views.home, name="home"),
+    path("", evaluation_runs.home, name="home"),
     path("accounts/", include("accounts.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("jobs/", include("jobs.urls")),

@@ -186,12 +186,6 @@ class RunUploadForm(forms.Form):
         return {"description": data["new_description"], "tags": data["new_tags"]}
 
 
-def default_run_name(filename: str) -> str:
-    from evaluation.services import _default_run_name
-
-    return _default_run_name(filename)
-
-
 def taken_run_names(system: System | None) -> set[str]:
     if system is None or system.pk is None:
         return set()

@@ -17,7 +17,7 @@ from evaluation.api.common import FILE_PROBLEMS, REQUEST_UNREADABLE
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.api.qrels import PlainTextRenderer
 from evaluation.dashboards import leaderboard_io
-from evaluation.views_leaderboards import CONTENT_TYPES, SUFFIXES
+from evaluation.views.leaderboard_io import CONTENT_TYPES, SUFFIXES
 
 
 class DownloadParameters(ScoringParameters):

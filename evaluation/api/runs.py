@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.validators import UniqueValidator
 
 from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
-from evaluation import dashboards, scoring_tasks
+from evaluation import dashboards, tasks
 from evaluation.api.common import (
     MAX_TAGS,
     MESSAGES,
@@ -277,7 +277,7 @@ class RunViewSet(
                 kind="evaluation.import_run" if scoring is None else "evaluation.import_and_score",
                 title=f"Import run {upload.name} of {data['system']}",
                 user=request.user,
-                task=scoring_tasks.import_and_score_task,
+                task=tasks.import_and_score_task,
                 scoring=None if scoring is None else scoring.task_params(),
                 **params,
             )

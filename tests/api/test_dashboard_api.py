@@ -250,7 +250,7 @@ def test_an_upload_without_qrels_only_imports(client, world, run_jobs):
     job = Job.objects.get(pk=response.json()["id"])
     assert (job.kind, job.status) == ("evaluation.import_run", JobStatus.SUCCEEDED)
     # One import task for both kinds of upload: scoring is its optional last step.
-    assert job.task == "evaluation.scoring_tasks.import_and_score_task"
+    assert job.task == "evaluation.tasks.import_and_score_task"
     assert job.params["scoring"] is None
     assert job.result["summary"].startswith("Imported new.run as run x/new: 6 lines")
     assert Evaluation.objects.count() == 2

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 def page_ids(world) -> dict:
     """The pages' matrix ids (tests/pages/conftest.py): world's, a token and an upload job."""
-    from evaluation.views_upload import JOB_KIND
+    from evaluation.views.upload import JOB_KIND
     from jobs.models import Job
 
     token, _ = create_token(user=world.users["engineer"], name="ci")

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from annotation import services as annotation
 from annotation.models import Pair, PairSource, Topic
-from evaluation import demo, services
+from evaluation import demo, measures, services
 from evaluation.models import Evaluation
 from tests.evaluation.dashboard_data import user
 
@@ -103,7 +103,7 @@ def test_an_engineer_walks_from_the_leaderboard_to_the_diff_and_sends_unjudged(
         runs=list(runs.values()),
         qrels=qrels,
         k=10,
-        options=services.measures.Options(),
+        options=measures.Options(),
         qids=[order[0]],
     )
     assert expected, "the most changed topic has unjudged documents in a top 10"

@@ -119,7 +119,7 @@ def test_evaluate_run_stores_once_per_option_set(media_root, django_assert_max_n
         run=run,
         qrels=qrels,
         measure_specs=["ndcg_cut.10", "P.5"],
-        options=services.measures.Options(gain="exp"),
+        options=measures.Options(gain="exp"),
     )
     assert other.pk != first.pk
 

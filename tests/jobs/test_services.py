@@ -1,6 +1,7 @@
 """Jobs that crash or lose their worker can be started again, exactly once, and leave no
 stored file behind (jobs.services, evaluation.services.sweep_orphan_run_files)."""
 
+import importlib
 import time
 from datetime import timedelta
 
@@ -249,3 +250,32 @@ def test_a_crashed_campaign_import_keeps_its_upload_and_succeeds_when_retried(
     assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2)
     assert list(campaign.topics.values_list("qid", "query")) == [("1", "cheap flights")]
     assert media_root() == [], "the upload is deleted once the job succeeded"
+
+
+def test_jobs_of_the_former_scoring_tasks_module_are_moved_and_can_be_retried(engineer):
+    """Migration jobs/0003: a job failed before evaluation/scoring_tasks.py merged into
+    evaluation/tasks.py keeps a task path that can be imported (and so retried)."""
+    from django.apps import apps
+    from django.utils.module_loading import import_string
+
+    move = importlib.import_module("jobs.migrations.0003_move_scoring_task_paths")
+    old = Job.objects.create(
+        kind="x",
+        title="Old",
+        created_by=engineer,
+        status=JobStatus.FAILED,
+        task="evaluation.scoring_tasks.score_runs_task",
+        params={"runs": [], "scoring": {}},
+    )
+    other = Job.objects.create(
+        kind="x", title="Other", created_by=engineer, task="evaluation.tasks.import_run_task"
+    )
+    move.move(apps, None)
+    old.refresh_from_db()
+    other.refresh_from_db()
+    assert old.task == "evaluation.tasks.score_runs_task"
+    assert other.task == "evaluation.tasks.import_run_task"
+    assert import_string(old.task).name == "score_runs_task"
+    move.move_back(apps, None)
+    old.refresh_from_db()
+    assert old.task == "evaluation.scoring_tasks.score_runs_task"

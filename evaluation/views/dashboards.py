@@ -1,5 +1,5 @@
-"""The dashboard pages: the leaderboard, a run's page with its topics, a topic across runs,
-comparisons, and the two actions they offer (scoring runs with new options, sending
+"""The dashboard pages: the measures, the leaderboard, a topic across runs, comparisons, and
+the two actions they offer (scoring runs with new options, sending
 unjudged documents to judging). Leads and engineers read them (a judge must not learn which
 system retrieved what); engineers score; a campaign's lead sends pairs to it.
 
@@ -8,14 +8,10 @@ it; the numbers come from evaluation.dashboards."""
 
 from __future__ import annotations
 
-import csv
-import io
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -23,14 +19,22 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import Role, has_role
 from annotation.access import campaigns_led_by
-from config.exports import csv_safe
-from evaluation import dashboards, forms, measures, scoring_tasks, services
+from evaluation import dashboards, measures, services, tasks
 from evaluation.measures import reference
 from evaluation.models import Run
+from evaluation.views.common import (
+    MAX_K,
+    bounds_or_none,
+    int_param,
+    no_scoring,
+    read_scoring,
+    require_reader,
+    scoring_context,
+    sender_context,
+)
 from jobs.services import start_job
 
 TOPICS_PER_PAGE = 100
-MAX_K = 1000
 
 MESSAGES = {
     "sent": "Sent {n:,} unjudged pair{s} to {campaign}: {added:,} new in its pool, {already:,} already there.",
@@ -42,64 +46,6 @@ MESSAGES = {
     "bad_k": "k is a whole number from 1 to {max}.",
     "choose_runs": "Choose a baseline and at least one other run.",
 }
-
-
-def is_reader(user) -> bool:
-    """Leads and engineers read the dashboards, runs and their files (admins hold every
-    role). Judges do not: judging is blind to which system retrieved a document."""
-    return has_role(user, Role.LEAD) or has_role(user, Role.ENGINEER)
-
-
-def require_reader(user) -> None:
-    """403 for judges and people without a role, as from the API (IsLeadOrEngineer)."""
-    if not is_reader(user):
-        raise PermissionDenied("Only leads and engineers see the dashboards.")
-
-
-def read_scoring(params):
-    """(form, scoring): scoring is None when the parameters are wrong (the form says why)
-    or when no qrels version exists yet (``form.no_qrels``)."""
-    form = forms.ScoringForm(params)
-    form.no_qrels = False
-    if form.is_valid():
-        return form, form.scoring
-    form.no_qrels = dashboards.default_qrels() is None
-    return form, None
-
-
-def scoring_context(request, form, scoring, **keep) -> dict:
-    """What the scoring panel (templates/evaluation/_scoring.html) needs; ``keep`` are the
-    page's own parameters, carried as hidden fields when the options change."""
-    hidden = [(k, v) for k, values in keep.items() for v in _list(values) if v not in (None, "")]
-    return {
-        "scoring_form": form,
-        "scoring": scoring,
-        "described": scoring.describe() if scoring else None,
-        "keep": hidden,
-        "is_engineer": has_role(request.user, Role.ENGINEER),
-        **forms.scoring_choices(scoring),
-    }
-
-
-def _list(value):
-    return value if isinstance(value, list | tuple) else [value]
-
-
-def _int(raw, default=None, *, low=1, high=MAX_K):
-    return int(raw) if raw and raw.isdigit() and low <= int(raw) <= high else default
-
-
-def _no_scoring(request, template, form, **context):
-    status = 200 if form.no_qrels else 400
-    context.update(scoring_context(request, form, None))
-    return render(request, template, context, status=status)
-
-
-def _sender_context(user) -> dict:
-    """The campaigns a "send to judging" form offers: the ones the user leads (engineers
-    who lead none never see the form, nor any campaign)."""
-    campaigns = list(campaigns_led_by(user).order_by("name")) if has_role(user, Role.LEAD) else []
-    return {"led_campaigns": campaigns}
 
 
 # --- measures ------------------------------------------------------------------------------
@@ -123,12 +69,12 @@ def leaderboard(request):
     require_reader(request.user)
     form, scoring = read_scoring(request.GET)
     if scoring is None:
-        return _no_scoring(request, "evaluation/leaderboard.html", form)
+        return no_scoring(request, "evaluation/leaderboard.html", form)
     board = dashboards.build_leaderboard(scoring, sort=request.GET.get("sort", ""))
     headers = _headers(scoring, board)
     show_bounds = request.GET.get("bounds") == "1"
     bounds = (
-        {row.run.pk: _bounds_or_none(scoring, row.run, board.chart_measure) for row in board.rows}
+        {row.run.pk: bounds_or_none(scoring, row.run, board.chart_measure) for row in board.rows}
         if show_bounds
         else None
     )
@@ -201,112 +147,12 @@ def score_runs(request):
         kind="evaluation.score_runs",
         title=f"Score {len(runs)} run{'s' if len(runs) != 1 else ''} against {scoring.qrels.label}",
         user=request.user,
-        task=scoring_tasks.score_runs_task,
+        task=tasks.score_runs_task,
         total=len(runs),
         runs=[run.pk for run in runs],
         scoring=scoring.task_params(),
     )
     return redirect(job)
-
-
-# --- a run's page --------------------------------------------------------------------------
-
-
-@require_GET
-@login_required
-def run_detail(request, pk):
-    """The run's file and stored evaluations, and with the page's scoring its per-topic
-    values: sorted bar chart, histogram, and the topics worst first."""
-    require_reader(request.user)
-    run = get_object_or_404(Run.objects.select_related("system", "uploaded_by"), pk=pk)
-    context = {
-        "run": run,
-        "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),
-    }
-    form, scoring = read_scoring(request.GET)
-    k = _int(request.GET.get("k"))
-    context.update(scoring_context(request, form, scoring, measure=request.GET.get("measure"), k=k))
-    if scoring is not None:
-        try:
-            topics = dashboards.build_run_topics(
-                run, scoring, measure=request.GET.get("measure"), k=k
-            )
-        except dashboards.NotScored:
-            context["not_scored"] = True
-        else:
-            page = Paginator(topics.rows, TOPICS_PER_PAGE).get_page(request.GET.get("page"))
-            bounds = _bounds_or_none(scoring, run, topics.measure)
-            context.update(
-                topics=topics,
-                page=page,
-                rows=dashboards.with_queries(list(page.object_list)),
-                bounds=bounds,
-                topic_bounds=bounds.per_topic if bounds else {},
-                chart=topics.chart(),
-                mean=topics.evaluation.means[topics.measure],
-                interval=topics.evaluation.intervals.get(topics.measure),
-                measure_names=[(name, measures.display_name(name)) for name in scoring.names],
-                **_sender_context(request.user),
-            )
-            context["previous_url"] = (
-                scoring.query(measure=topics.measure, k=topics.k, page=page.previous_page_number())
-                if page.has_previous()
-                else None
-            )
-            context["next_url"] = (
-                scoring.query(measure=topics.measure, k=topics.k, page=page.next_page_number())
-                if page.has_next()
-                else None
-            )
-    return render(request, "evaluation/run_detail.html", context)
-
-
-def _bounds_or_none(scoring, run, measure):
-    """The run's residuals on the page's measure (issue 17): None when the measure has none
-    or the run and the qrels share no topic."""
-    from evaluation.dashboards import diff  # the run diff's module computes and keeps them
-
-    try:
-        return diff.run_bounds(scoring, run, measure)
-    except ValueError:
-        return None
-
-
-@require_GET
-@login_required
-def run_topics_csv(request, pk):
-    """Every topic of the run with every measure, worst first by the page's measure."""
-    require_reader(request.user)
-    run = get_object_or_404(Run.objects.select_related("system"), pk=pk)
-    _, scoring = read_scoring(request.GET)
-    if scoring is None:
-        raise Http404("No scoring")
-    try:
-        topics = dashboards.build_run_topics(
-            run, scoring, measure=request.GET.get("measure"), k=_int(request.GET.get("k"))
-        )
-    except dashboards.NotScored:
-        raise Http404("Not scored with these options") from None
-    rows = dashboards.with_queries(topics.rows)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    names = scoring.names
-    writer.writerow(["qid", "query", *names, f"unjudged_in_top_{topics.k}"])
-    for row in rows:
-        values = topics.values[row.qid]
-        writer.writerow(
-            [
-                csv_safe(row.qid),
-                csv_safe(row.query),
-                *(repr(values[n]) for n in names),
-                row.unjudged,
-            ]
-        )
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    filename = f"{run.system.name}-{run.name}-{scoring.qrels.name}-v{scoring.qrels.version}"
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in filename)
-    response["Content-Disposition"] = f'attachment; filename="{safe}-topics.csv"'
-    return response
 
 
 # --- a topic's page ------------------------------------------------------------------------
@@ -318,10 +164,10 @@ def topic_detail(request, qid):
     require_reader(request.user)
     form, scoring = read_scoring(request.GET)
     run_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
-    k = _int(request.GET.get("k"))
+    k = int_param(request.GET.get("k"))
     keep = {"measure": request.GET.get("measure"), "k": k, "runs": run_ids}
     if scoring is None:
-        return _no_scoring(request, "evaluation/topic.html", form, qid=qid)
+        return no_scoring(request, "evaluation/topic.html", form, qid=qid)
     try:
         view = dashboards.build_topic(
             scoring, qid, measure=request.GET.get("measure"), k=k, run_ids=run_ids
@@ -341,7 +187,7 @@ def topic_detail(request, qid):
             "grade_legend": list(range(max(0, min(grades, default=0)), max(grades, default=0) + 1)),
             "measure_names": [(n, measures.display_name(n)) for n in scoring.names],
             **scoring_context(request, form, scoring, **keep),
-            **_sender_context(request.user),
+            **sender_context(request.user),
         },
     )
 
@@ -365,11 +211,11 @@ def compare(request):
     """Baseline against one or several runs on one measure: deltas, tests, intervals."""
     require_reader(request.user)
     form, scoring = read_scoring(request.GET)
-    baseline_id = _int(request.GET.get("baseline"), high=2**63 - 1)
+    baseline_id = int_param(request.GET.get("baseline"), high=2**63 - 1)
     other_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
     keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}
     if scoring is None:
-        return _no_scoring(request, "evaluation/compare.html", form)
+        return no_scoring(request, "evaluation/compare.html", form)
     context = {
         "all_runs": Run.objects.select_related("system").order_by("system__name", "name"),
         "baseline_id": baseline_id,
@@ -411,19 +257,20 @@ def send_unjudged(request):
     top k for one topic, to a campaign the user leads. Topics the campaign lacks are left
     out and named."""
     campaign = get_object_or_404(
-        campaigns_led_by(request.user), pk=_int(request.POST.get("campaign"), high=2**63 - 1) or 0
+        campaigns_led_by(request.user),
+        pk=int_param(request.POST.get("campaign"), high=2**63 - 1) or 0,
     )
     _, scoring = read_scoring(request.POST)
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
         back = reverse("evaluation:leaderboard")
-    k = _int(request.POST.get("k"))
+    k = int_param(request.POST.get("k"))
     if scoring is None or k is None:
         messages.error(
             request, MESSAGES["bad_k"].format(max=MAX_K) if k is None else "Bad options."
         )
         return redirect(back)
-    run_id = _int(request.POST.get("run"), high=2**63 - 1)
+    run_id = int_param(request.POST.get("run"), high=2**63 - 1)
     qid = request.POST.get("qid", "")
     if run_id is None and not qid:
         raise Http404("Name a run or a topic")

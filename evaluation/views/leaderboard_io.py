@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from evaluation import leaderboard_formats as formats
 from evaluation.dashboards import leaderboard_io
-from evaluation.views_dashboards import _no_scoring, read_scoring, require_reader, scoring_context
+from evaluation.views.common import no_scoring, read_scoring, require_reader, scoring_context
 
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8"}
 SUFFIXES = {"trec_eval": "txt", "ir_measures": "txt", "tot": "tot", "jsonl": "jsonl"}
@@ -49,7 +49,7 @@ def leaderboard_check(request):
     params = request.POST if request.method == "POST" else request.GET
     form, scoring = read_scoring(params)
     if scoring is None:
-        return _no_scoring(request, "evaluation/leaderboard_check.html", form)
+        return no_scoring(request, "evaluation/leaderboard_check.html", form)
     context = {
         "layouts": formats.LAYOUTS,
         "layout": params.get("layout", "tot"),

@@ -16,17 +16,16 @@ from annotation.access import campaigns_led_by
 from evaluation import dashboards, measures, rundiff
 from evaluation.dashboards import diff
 from evaluation.models import Run
-from evaluation.views_dashboards import (
+from evaluation.views.common import (
     MAX_K,
-    MESSAGES,
-    _int,
-    _no_scoring,
-    _sender_context,
+    int_param,
+    no_scoring,
     read_scoring,
     require_reader,
     scoring_context,
-    send_and_report,
+    sender_context,
 )
+from evaluation.views.dashboards import MESSAGES, send_and_report
 
 TOPICS_PER_PAGE = 100
 BIG_ID = 2**63 - 1
@@ -34,8 +33,8 @@ BIG_ID = 2**63 - 1
 
 def _pick_runs(params) -> tuple[int | None, int | None]:
     """``a`` and ``b``, or the leaderboard's form: ``baseline`` and the first other ticked run."""
-    a = _int(params.get("a"), high=BIG_ID) or _int(params.get("baseline"), high=BIG_ID)
-    b = _int(params.get("b"), high=BIG_ID)
+    a = int_param(params.get("a"), high=BIG_ID) or int_param(params.get("baseline"), high=BIG_ID)
+    b = int_param(params.get("b"), high=BIG_ID)
     if b is None:
         ticked = [int(pk) for pk in params.getlist("runs") if pk.isdigit() and int(pk) <= BIG_ID]
         b = next((pk for pk in ticked if pk != a), None)
@@ -58,15 +57,15 @@ def run_diff(request):
     form, scoring = read_scoring(request.GET)
     a_id, b_id = _pick_runs(request.GET)
     params = request.GET
-    k = _int(params.get("k"))
-    depth = _int(params.get("depth"))
+    k = int_param(params.get("k"))
+    depth = int_param(params.get("depth"))
     order = params.get("order") if params.get("order") in rundiff.ORDERS else "measure"
     p = _p(params.get("p")) or rundiff.DEFAULT_P
     qid = params.get("qid") or None
     keep = {"a": a_id, "b": b_id, "measure": params.get("measure"), "k": k, "depth": depth}
     keep.update(order=order, p=p if params.get("p") else None)
     if scoring is None:
-        return _no_scoring(request, "evaluation/diff.html", form)
+        return no_scoring(request, "evaluation/diff.html", form)
     runs = Run.objects.select_related("system").in_bulk([pk for pk in (a_id, b_id) if pk])
     context = {
         "all_runs": Run.objects.select_related("system").order_by("system__name", "name"),
@@ -127,7 +126,7 @@ def run_diff(request):
         moves=[(t, scoring.query(**base, qid=t.qid)) for t in view.biggest_moves],
         flipped=[(t, scoring.query(**base, qid=t.qid)) for t in view.flipped[:50]],
         grade_legend=list(range(0, 4)),
-        **_sender_context(request.user),
+        **sender_context(request.user),
     )
     return render(request, "evaluation/diff.html", context)
 
@@ -138,20 +137,20 @@ def run_diff_send(request):
     """Add the unjudged documents of both runs' top k (one topic, or every topic) to a
     campaign the user leads; topics the campaign lacks are left out and named."""
     campaign = get_object_or_404(
-        campaigns_led_by(request.user), pk=_int(request.POST.get("campaign"), high=BIG_ID) or 0
+        campaigns_led_by(request.user), pk=int_param(request.POST.get("campaign"), high=BIG_ID) or 0
     )
     _, scoring = read_scoring(request.POST)
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
         back = reverse("evaluation:run-diff")
-    k = _int(request.POST.get("k"))
+    k = int_param(request.POST.get("k"))
     if scoring is None or k is None:
         messages.error(
             request, MESSAGES["bad_k"].format(max=MAX_K) if k is None else "Bad options."
         )
         return redirect(back)
-    a = get_object_or_404(Run, pk=_int(request.POST.get("a"), high=BIG_ID) or 0)
-    b = get_object_or_404(Run, pk=_int(request.POST.get("b"), high=BIG_ID) or 0)
+    a = get_object_or_404(Run, pk=int_param(request.POST.get("a"), high=BIG_ID) or 0)
+    b = get_object_or_404(Run, pk=int_param(request.POST.get("b"), high=BIG_ID) or 0)
     qid = request.POST.get("qid", "")
     pairs = diff.unjudged_of_both(scoring, a, b, k=k, qid=qid)
     return send_and_report(request, scoring=scoring, campaign=campaign, k=k, pairs=pairs, back=back)

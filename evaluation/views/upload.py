@@ -16,9 +16,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.roles import Role, has_role
 from config.htmx import is_htmx
 from config.ids import parse_id
-from evaluation import dashboards, forms, scoring_tasks, services
+from evaluation import dashboards, forms, services, tasks
 from evaluation.api.common import sha256_of
 from evaluation.models import Run, System
+from evaluation.services.runs import default_run_name
 from jobs.models import Job
 from jobs.services import drop_staged, stage_upload, start_job
 
@@ -98,7 +99,7 @@ def _start_jobs(request, form) -> list[Job]:
     for upload in form.cleaned_data["files"]:
         checksum = sha256_of(upload)
         existing = Run.objects.filter(checksum=checksum).select_related("system").first()
-        name = forms.default_run_name(upload.name)
+        name = default_run_name(upload.name)
         if existing is not None:
             messages.error(
                 request, MESSAGES["duplicate"].format(filename=upload.name, run=existing)
@@ -132,7 +133,7 @@ def _start_jobs(request, form) -> list[Job]:
                         kind=JOB_KIND,
                         title=f"Import run {upload.name} of {system}",
                         user=request.user,
-                        task=scoring_tasks.import_and_score_task,
+                        task=tasks.import_and_score_task,
                         staged=staged_files[-1],
                         filename=upload.name,
                         system=system,

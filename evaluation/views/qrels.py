@@ -1,34 +1,19 @@
+"""The qrels versions: the list, a version's page, its download (graded or binary) and what
+changed between two versions."""
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import FileResponse, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from config.ids import parse_small_int
 from evaluation import services
 from evaluation.binary import binarise, binary_threshold
-from evaluation.models import Evaluation, QrelsVersion, Run, System
-from evaluation.views_dashboards import is_reader, require_reader
+from evaluation.models import QrelsVersion
 
 PAGE_SIZE = 50
-
-
-@require_GET
-@login_required
-def home(request):
-    context = {"qrels_count": QrelsVersion.objects.count(), "is_reader": False}
-    # Systems, runs and evaluations are for leads and engineers only: judging is blind to
-    # which system retrieved a document, so a judge must not even see the run names.
-    if is_reader(request.user):
-        context.update(
-            is_reader=True,
-            system_count=System.objects.count(),
-            run_count=Run.objects.count(),
-            recent_evaluations=Evaluation.objects.select_related("run__system", "qrels")[:8],
-            recent_runs=Run.objects.select_related("system").order_by("-uploaded_at")[:5],
-        )
-    return render(request, "home.html", context)
 
 
 @require_GET
@@ -86,22 +71,3 @@ def qrels_diff(request, pk, other):
     old = get_object_or_404(QrelsVersion, pk=other)
     diff = services.diff_qrels(old, new)
     return render(request, "evaluation/qrels_diff.html", {"old": old, "new": new, "diff": diff})
-
-
-@require_GET
-@login_required
-def run_list(request):
-    require_reader(request.user)
-    runs = Run.objects.select_related("system", "uploaded_by")
-    page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "evaluation/run_list.html", {"page": page})
-
-
-@require_GET
-@login_required
-def run_download(request, pk):
-    require_reader(request.user)
-    run = get_object_or_404(Run, pk=pk)
-    return FileResponse(
-        run.original_file.open("rb"), as_attachment=True, filename=run.original_filename
-    )

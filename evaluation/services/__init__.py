@@ -1,0 +1,73 @@
+"""Named operations on qrels, runs and evaluations. Views, API endpoints, commands and tasks
+translate their input and call these; the rules live here (HackSoft style, STYLE.md).
+
+qrels.py holds the qrels versions (import, store, read, diff), runs.py the runs (import,
+read, find, sweep what a killed import left), scoring.py the evaluations and their
+intervals, unjudged.py the unjudged documents of runs' top k and sending them to judging.
+Imports are all-or-nothing: a file is parsed and validated completely before anything is
+written, and if writing fails half-way the rows roll back and the stored files are deleted.
+"""
+
+from evaluation.services.common import MESSAGES, ImportRejected, read_upload
+from evaluation.services.qrels import (
+    QrelsDiff,
+    cached_qrels_frame,
+    diff_qrels,
+    find_qrels,
+    import_qrels,
+    load_qrels_frame,
+    qrels_to_trec_bytes,
+    store_qrels,
+)
+from evaluation.services.runs import (
+    find_run,
+    import_run,
+    load_run_frame,
+    load_run_topics,
+    sweep_orphan_run_files,
+)
+from evaluation.services.scoring import (
+    DASHBOARD_MEASURES,
+    ENGINE_VERSION,
+    ensure_intervals,
+    evaluate_run,
+    mean_measures,
+    options_key,
+    score_run,
+    topic_matrix,
+)
+from evaluation.services.unjudged import (
+    SentToJudging,
+    send_unjudged_to_judging,
+    unjudged_top_k,
+)
+
+__all__ = [
+    "DASHBOARD_MEASURES",
+    "ENGINE_VERSION",
+    "MESSAGES",
+    "ImportRejected",
+    "QrelsDiff",
+    "SentToJudging",
+    "cached_qrels_frame",
+    "diff_qrels",
+    "ensure_intervals",
+    "evaluate_run",
+    "find_qrels",
+    "find_run",
+    "import_qrels",
+    "import_run",
+    "load_qrels_frame",
+    "load_run_frame",
+    "load_run_topics",
+    "mean_measures",
+    "options_key",
+    "qrels_to_trec_bytes",
+    "read_upload",
+    "score_run",
+    "send_unjudged_to_judging",
+    "store_qrels",
+    "sweep_orphan_run_files",
+    "topic_matrix",
+    "unjudged_top_k",
+]

@@ -1,0 +1,33 @@
+"""What the qrels and run imports share: the refusal that is not a line of the file, reading
+an upload, and the checksum that names a stored file."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import IO
+
+MESSAGES = {
+    "duplicate_run": "{filename}: this file was already uploaded as run {run} (same SHA-256).",
+    "run_name_taken": "{filename}: system {system} already has a run named {name!r}.",
+    "empty_name": "a name is required",
+}
+
+
+class ImportRejected(Exception):
+    """An import refused for a reason that is not a line of the file (duplicate, name taken)."""
+
+    def __init__(self, message: str, *, existing=None):
+        super().__init__(message)
+        self.existing = existing
+
+
+def read_upload(source: IO[bytes] | bytes) -> bytes:
+    if isinstance(source, bytes):
+        return source
+    if hasattr(source, "chunks"):  # Django UploadedFile: avoids one huge read() of a temp file
+        return b"".join(source.chunks())
+    return source.read()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,151 @@
+"""Qrels versions: importing a TREC qrels file as the next version of a name, storing rows
+made elsewhere (a campaign's publication), reading a version back, and what changed between
+two versions. A version never changes once stored.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from dataclasses import dataclass
+from typing import IO
+
+import polars as pl
+from django.db import transaction
+
+from evaluation import trec
+from evaluation.models import QrelsEntry, QrelsSource, QrelsVersion
+from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
+
+
+def qrels_to_trec_bytes(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    trec.write_qrels(frame, buffer)
+    return buffer.getvalue()
+
+
+def import_qrels(
+    *,
+    source: IO[bytes] | bytes,
+    filename: str,
+    name: str,
+    description: str = "",
+    user=None,
+    max_bytes: int | None = None,
+) -> QrelsVersion:
+    """Validate a TREC qrels file and publish it as the next version of ``name``."""
+    if not name:
+        raise ImportRejected(MESSAGES["empty_name"])
+    frame = trec.read_qrels(read_upload(source), name=filename, max_bytes=max_bytes)
+    return store_qrels(
+        frame=frame,
+        name=name,
+        description=description,
+        source=QrelsSource.IMPORTED,
+        filename=filename,
+        user=user,
+    )
+
+
+def store_qrels(
+    *,
+    frame: pl.DataFrame,
+    name: str,
+    source: QrelsSource,
+    description: str = "",
+    filename: str = "",
+    user=None,
+) -> QrelsVersion:
+    """Store valid (qid, docno, grade) rows as the next version of ``name``; the checksum
+    is that of the canonical TREC export, so equal grades give equal checksums."""
+    frame = frame.sort(["qid", "docno"])
+    checksum = sha256(qrels_to_trec_bytes(frame))
+    with transaction.atomic():
+        # Lock the name's versions so two imports of the same name get distinct numbers.
+        latest = (
+            QrelsVersion.objects.select_for_update()
+            .filter(name=name)
+            .order_by("-version")
+            .values_list("version", flat=True)
+            .first()
+        )
+        version = QrelsVersion.objects.create(
+            name=name,
+            version=(latest or 0) + 1,
+            description=description,
+            source=source,
+            original_filename=filename,
+            checksum=checksum,
+            topic_count=frame["qid"].n_unique(),
+            judgment_count=frame.height,
+            created_by=user,
+        )
+        QrelsEntry.objects.bulk_create(
+            (
+                QrelsEntry(qrels=version, qid=qid, docno=docno, grade=grade)
+                for qid, docno, grade in frame.select("qid", "docno", "grade").iter_rows()
+            ),
+            batch_size=5000,
+        )
+    return version
+
+
+@dataclass(frozen=True)
+class QrelsDiff:
+    added: list[tuple[str, str, int]]
+    removed: list[tuple[str, str, int]]
+    changed: list[tuple[str, str, int, int]]  # qid, docno, old grade, new grade
+    unchanged: int
+
+
+def diff_qrels(old: QrelsVersion, new: QrelsVersion) -> QrelsDiff:
+    """What changed from one qrels version to another, pair by pair."""
+    before = {(q, d): g for q, d, g in old.entries.values_list("qid", "docno", "grade")}
+    after = {(q, d): g for q, d, g in new.entries.values_list("qid", "docno", "grade")}
+    changed = sorted(
+        (q, d, before[q, d], g)
+        for (q, d), g in after.items()
+        if (q, d) in before and before[q, d] != g
+    )
+    return QrelsDiff(
+        added=sorted((q, d, g) for (q, d), g in after.items() if (q, d) not in before),
+        removed=sorted((q, d, g) for (q, d), g in before.items() if (q, d) not in after),
+        changed=changed,
+        unchanged=sum(1 for key, g in after.items() if before.get(key) == g),
+    )
+
+
+def load_qrels_frame(qrels: QrelsVersion) -> pl.DataFrame:
+    rows = qrels.entries.order_by("qid", "docno").values_list("qid", "docno", "grade")
+    return pl.DataFrame(
+        list(rows),
+        schema={"qid": pl.String, "docno": pl.String, "grade": pl.Int64},
+        orient="row",
+    )
+
+
+def find_qrels(label: str) -> QrelsVersion:
+    """``name`` (its latest version) or ``name@N``."""
+    name, _, number = label.partition("@")
+    versions = QrelsVersion.objects.filter(name=name)
+    if number:
+        if not number.isdigit():
+            raise QrelsVersion.DoesNotExist(
+                f"{label!r}: the version must be a number, e.g. {name}@2"
+            )
+        return versions.get(version=int(number))
+    latest = versions.order_by("-version").first()
+    if latest is None:
+        raise QrelsVersion.DoesNotExist(f"no qrels named {name!r}")
+    return latest
+
+
+@functools.lru_cache(maxsize=4)
+def _qrels_frame(pk: int, checksum: str) -> pl.DataFrame:
+    return load_qrels_frame(QrelsVersion(pk=pk))
+
+
+def cached_qrels_frame(qrels: QrelsVersion) -> pl.DataFrame:
+    """``load_qrels_frame``, kept for the last few versions: qrels never change once
+    published, and the dashboards read the same version on every page."""
+    return _qrels_frame(qrels.pk, qrels.checksum)

@@ -1,0 +1,83 @@
+"""What the evaluation pages share: who reads them (leads and engineers; judges never learn
+which system retrieved what), the scoring a page takes from its query string, and the
+campaigns a "send to judging" form offers."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import render
+
+from accounts.roles import Role, has_role
+from annotation.access import campaigns_led_by
+from evaluation import dashboards, forms
+
+MAX_K = 1000
+
+
+def is_reader(user) -> bool:
+    """Leads and engineers read the dashboards, runs and their files (admins hold every
+    role). Judges do not: judging is blind to which system retrieved a document."""
+    return has_role(user, Role.LEAD) or has_role(user, Role.ENGINEER)
+
+
+def require_reader(user) -> None:
+    """403 for judges and people without a role, as from the API (IsLeadOrEngineer)."""
+    if not is_reader(user):
+        raise PermissionDenied("Only leads and engineers see the dashboards.")
+
+
+def read_scoring(params):
+    """(form, scoring): scoring is None when the parameters are wrong (the form says why)
+    or when no qrels version exists yet (``form.no_qrels``)."""
+    form = forms.ScoringForm(params)
+    form.no_qrels = False
+    if form.is_valid():
+        return form, form.scoring
+    form.no_qrels = dashboards.default_qrels() is None
+    return form, None
+
+
+def scoring_context(request, form, scoring, **keep) -> dict:
+    """What the scoring panel (templates/evaluation/_scoring.html) needs; ``keep`` are the
+    page's own parameters, carried as hidden fields when the options change."""
+    hidden = [(k, v) for k, values in keep.items() for v in as_list(values) if v not in (None, "")]
+    return {
+        "scoring_form": form,
+        "scoring": scoring,
+        "described": scoring.describe() if scoring else None,
+        "keep": hidden,
+        "is_engineer": has_role(request.user, Role.ENGINEER),
+        **forms.scoring_choices(scoring),
+    }
+
+
+def as_list(value):
+    return value if isinstance(value, list | tuple) else [value]
+
+
+def int_param(raw, default=None, *, low=1, high=MAX_K):
+    return int(raw) if raw and raw.isdigit() and low <= int(raw) <= high else default
+
+
+def no_scoring(request, template, form, **context):
+    status = 200 if form.no_qrels else 400
+    context.update(scoring_context(request, form, None))
+    return render(request, template, context, status=status)
+
+
+def sender_context(user) -> dict:
+    """The campaigns a "send to judging" form offers: the ones the user leads (engineers
+    who lead none never see the form, nor any campaign)."""
+    campaigns = list(campaigns_led_by(user).order_by("name")) if has_role(user, Role.LEAD) else []
+    return {"led_campaigns": campaigns}
+
+
+def bounds_or_none(scoring, run, measure):
+    """The run's residuals on the page's measure (issue 17): None when the measure has none
+    or the run and the qrels share no topic."""
+    from evaluation.dashboards import diff  # the run diff's module computes and keeps them
+
+    try:
+        return diff.run_bounds(scoring, run, measure)
+    except ValueError:
+        return None
