@@ -69,10 +69,11 @@ from .fields import read_prefs, read_qrels_jg, read_qrels_prefs, read_zscores
 from .grammar import QRELS_SCHEMA, RUN_SCHEMA, QrelsLine, RunLine
 from .reading import iter_qrels, iter_run, read_qrels, read_run
 from .source import MAX_LINE_BYTES
-from .topics import NotInTopicBlocks, iter_run_topics
+from .topics import CHUNK_LINES, NotInTopicBlocks, iter_run_topics, regroup_topics
 from .writing import qrels_from_dict, run_from_dict, write_qrels, write_run
 
 __all__ = [
+    "CHUNK_LINES",
     "EXTRA_FIELDS",
     "MAX_ERRORS",
     "MAX_LINE_BYTES",
@@ -95,6 +96,7 @@ __all__ = [
     "read_qrels_prefs",
     "read_run",
     "read_zscores",
+    "regroup_topics",
     "run_from_dict",
     "write_qrels",
     "write_run",

@@ -18,7 +18,7 @@ exactly. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import polars as pl
@@ -27,7 +27,7 @@ from .canonical import _UNUSUAL_LAYOUT, PIECE_BYTES, _parsed, _pieces, _release,
 from .grammar import RUN
 from .source import has_long_line, whole_input
 
-__all__ = ["CHUNK_LINES", "NotInTopicBlocks", "iter_run_topics"]
+__all__ = ["CHUNK_LINES", "NotInTopicBlocks", "iter_run_topics", "regroup_topics"]
 
 CHUNK_LINES = 2_000_000
 _HEAD_BYTES = 4096
@@ -77,12 +77,27 @@ def iter_run_topics(
         yield from blocks.finish()
 
 
+def regroup_topics(
+    frames: Iterable[pl.DataFrame], *, chunk_lines: int = CHUNK_LINES
+) -> Iterator[pl.DataFrame]:
+    """Frames of consecutive lines of a checked run (a stored one, say, read in batches) as
+    chunks of whole topics of about ``chunk_lines`` lines. Raises NotInTopicBlocks when a
+    topic comes back after another (possibly after some chunks have been yielded)."""
+    if chunk_lines < 1:
+        raise ValueError(f"chunk_lines must be at least 1, got {chunk_lines!r}")
+    blocks = _TopicBlocks(chunk_lines, check_pairs=False)
+    for frame in frames:
+        yield from blocks.add(frame, None)
+    yield from blocks.finish()
+
+
 class _TopicBlocks:
     """Pieces' rows gathered into chunks cut between topics, checking on the way that every
     topic is one block of lines and that no (qid, docno) pair repeats within a topic."""
 
-    def __init__(self, chunk_lines: int) -> None:
+    def __init__(self, chunk_lines: int, *, check_pairs: bool = True) -> None:
         self.chunk_lines = chunk_lines
+        self.check_pairs = check_pairs
         self.frames: list[pl.DataFrame] = []
         self.hashes: list[np.ndarray] = []
         self.lines = 0
@@ -91,7 +106,7 @@ class _TopicBlocks:
         self.open_lines = 0  # its lines gathered so far
         self.any_lines = False
 
-    def add(self, frame: pl.DataFrame, hashes: np.ndarray) -> Iterator[pl.DataFrame]:
+    def add(self, frame: pl.DataFrame, hashes: np.ndarray | None) -> Iterator[pl.DataFrame]:
         if not frame.height:
             return
         self.any_lines = True
@@ -105,14 +120,15 @@ class _TopicBlocks:
         self.open_lines = self.open_lines + last if not starting else last
         self.open = qids[-1]
         self.frames.append(frame)
-        self.hashes.append(hashes)
+        if self.check_pairs:
+            self.hashes.append(hashes)
         self.lines += frame.height
         if self.lines >= self.chunk_lines and self.lines > self.open_lines:
             # Everything but the open topic's lines, which may go on in the next piece.
             yield self._take(self.lines - self.open_lines)
 
     def finish(self) -> Iterator[pl.DataFrame]:
-        if not self.any_lines:
+        if not self.any_lines and self.check_pairs:
             raise NotInTopicBlocks  # nothing but blank lines and comments: reported whole
         if self.lines:
             yield self._take(self.lines)
@@ -120,11 +136,12 @@ class _TopicBlocks:
     def _take(self, count: int) -> pl.DataFrame:
         """The first ``count`` rows gathered so far, checked for repeated pairs."""
         frame = pl.concat(self.frames, rechunk=False) if len(self.frames) > 1 else self.frames[0]
-        hashes = np.concatenate(self.hashes) if len(self.hashes) > 1 else self.hashes[0]
         self.frames = [frame.slice(count)] if count < frame.height else []
-        self.hashes = [hashes[count:]] if count < frame.height else []
         self.lines = frame.height - count
-        taken = np.sort(hashes[:count])
-        if (taken[1:] == taken[:-1]).any():
-            raise NotInTopicBlocks  # a repeated pair, or a mere hash collision: read whole
+        if self.check_pairs:
+            hashes = np.concatenate(self.hashes) if len(self.hashes) > 1 else self.hashes[0]
+            self.hashes = [hashes[count:].copy()] if count < frame.height else []
+            taken = np.sort(hashes[:count])
+            if (taken[1:] == taken[:-1]).any():
+                raise NotInTopicBlocks  # a repeated pair, or a mere hash collision: read whole
         return frame.slice(0, count)
