@@ -66,7 +66,7 @@ def iter_run_topics(
             # whole file first: that would bring the whole file into this process's memory.
             raw = data[start:end]
             _release(data, start, end)
-            if has_long_line(raw):
+            if has_long_line(raw, start=start == 0):
                 raise NotInTopicBlocks
             piece = _scanned(raw, first=start == 0)
             del raw

@@ -150,3 +150,20 @@ def test_requests_with_options_of_their_own_are_scored_whole():
     assert not measures.can_chunk(["ERR@20"], measures.Options())
     with pytest.raises(ValueError, match="cannot be scored in chunks"):
         measures.evaluate_in_chunks(pl.DataFrame(), [], ["ERR@20"], measures.Options())
+
+
+def test_the_django_command_chunks_large_files_too(tmp_path, chunked, capsys):
+    from django.core.management import call_command
+
+    qrels, run = write_files(tmp_path, 3)
+    # The baseline ranks each topic's judged documents by grade.
+    judged = sorted(line.split() for line in qrels.read_text().splitlines())
+    baseline = tmp_path / "baseline"
+    baseline.write_text("".join(f"{q} Q0 {d} 1 {g} base\n" for q, _, d, g in judged))
+    flags = ["-q", "-m", "official", "--baseline", str(baseline), "--format", "json"]
+    call_command("evaluate", str(qrels), str(run), *flags)
+    whole = capsys.readouterr().out
+    chunked(3, 64)
+    call_command("evaluate", str(qrels), str(run), *flags)
+    assert capsys.readouterr().out == whole
+    assert len(chunked.calls) == 2  # the run and the baseline
