@@ -44,7 +44,7 @@ KEYS = ("ndcg_cut_10", "ndcg", "P_10", "map")  # how trec_eval names their means
 SAME = 1e-9
 TARGETS = (  # (scale, largest ratio of our median time to pytrec_eval's)
     ("1m", 0.5),
-    ("7m", 0.35),
+    ("7m", 0.15),  # issue 11
 )
 ALL_TREC_TARGET = ("7m", 0.25)  # (scale, largest ratio of ours to trec_eval's, -m all_trec)
 MEMORY_TARGETS = (  # (scale, MB of peak RSS, tools; 1 MB = 10^6 bytes)
