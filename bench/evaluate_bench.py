@@ -33,17 +33,24 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 DATA_DIR = BENCH / "data"
 RESULTS_DIR = BENCH / "results"
-SCALES = ("small", "1m", "7m")  # defined in synthetic.py
+SCALES = ("small", "1m", "7m", "70m")  # defined in synthetic.py
+# Scales where only some tools run, each once: at 70M lines the peers would need tens of
+# gigabytes, and the row is about our peak memory (reading and scoring in chunks).
+SCALE_TOOLS = {"70m": ("ours", "ours_all_trec", "ours_upload")}
+SCALE_REPEAT = {"70m": 1}
 
 MEASURE_FLAGS = ("ndcg_cut.10", "ndcg", "P.10", "map")
 KEYS = ("ndcg_cut_10", "ndcg", "P_10", "map")  # how trec_eval names their means
 SAME = 1e-9
 TARGETS = (  # (scale, largest ratio of our median time to pytrec_eval's)
     ("1m", 0.5),
-    ("7m", 0.35),
+    ("7m", 0.15),  # issue 11
 )
 ALL_TREC_TARGET = ("7m", 0.25)  # (scale, largest ratio of ours to trec_eval's, -m all_trec)
-MEMORY_TARGET = ("7m", 1000.0)  # (scale, MB of peak RSS; 1 MB = 10^6 bytes)
+MEMORY_TARGETS = (  # (scale, MB of peak RSS, tools; 1 MB = 10^6 bytes)
+    ("7m", 1000.0, ("ours", "ours_all_trec")),
+    ("70m", 2000.0, ("ours", "ours_all_trec", "ours_upload")),
+)
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,12 @@ TOOLS = {
         tolerance=5e-5 + SAME,
     ),
     "ours_all_trec": Tool("ours_all_trec", _ours_all_trec, _parse_ours, ours="ours_all_trec"),
+    # An upload's path on a scratch instance: staged, imported, scored (upload_child.py).
+    "ours_upload": Tool(
+        "ours_upload",
+        lambda qrels, run: [sys.executable, str(BENCH / "upload_child.py"), str(qrels), str(run)],
+        _parse_ours,
+    ),
     "trec_eval_all_trec": Tool(
         "trec_eval_all_trec",
         _trec_eval("-m", "all_trec"),
@@ -155,6 +168,7 @@ class Outcome:
     tool: str
     seconds: list[float] = field(default_factory=list)
     peak_mb: list[float] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)  # 1-minute load average before each run
     means: dict[str, float] | None = None
     error: str | None = None
     skipped: str | None = None
@@ -183,6 +197,7 @@ def time_process(command, env):
 
 def run_tool(tool, qrels, run, env, outcome):
     """Time one run of tool into outcome; on failure, record why and return False."""
+    load = os.getloadavg()[0]
     seconds, peak_mb, code, stdout, stderr = time_process(tool.command(qrels, run), env)
     if code != 0:
         last = stderr.strip().splitlines()[-1:] or [f"exit status {code}"]
@@ -196,6 +211,7 @@ def run_tool(tool, qrels, run, env, outcome):
         return False
     outcome.seconds.append(seconds)
     outcome.peak_mb.append(peak_mb)
+    outcome.loads.append(load)
     return True
 
 
@@ -219,7 +235,9 @@ def compile_project():
 def bench_scale(dataset, tools, repeat, env):
     """Time every tool on one dataset, interleaved so that machine noise hits them alike."""
     for path in (dataset.qrels, dataset.run):
-        path.read_bytes()  # into the page cache, so no tool pays for the first read
+        with open(path, "rb") as file:  # into the page cache, so no tool pays the first read
+            while file.read(1 << 24):
+                pass
     outcomes = {tool.name: Outcome(tool.name) for tool in tools}
     for tool in tools:
         if tool.name.startswith("trec_eval") and trec_eval_binary() is None:
@@ -258,15 +276,15 @@ def _describe(differences):
 
 def format_table(outcomes, tools):
     lines = [
-        "| tool | median s | min s | peak MB | ours/theirs | means vs ours |",
-        "|---|---:|---:|---:|---:|---|",
+        "| tool | median s | min s | peak MB | ours/theirs | load | means vs ours |",
+        "|---|---:|---:|---:|---:|---:|---|",
     ]
     for tool in tools:
         outcome = outcomes[tool.name]
         if outcome.skipped or outcome.error:
             reason = f"skipped: {outcome.skipped}" if outcome.skipped else "failed"
             reason += "" if outcome.skipped else f": {outcome.error}"
-            lines.append(f"| {tool.name} | - | - | - | - | {reason} |")
+            lines.append(f"| {tool.name} | - | - | - | - | - | {reason} |")
             continue
         ours = outcomes.get(tool.ours)
         our_median = statistics.median(ours.seconds) if ours and ours.seconds else None
@@ -284,7 +302,8 @@ def format_table(outcomes, tools):
                 agreement += " (ties; see the check below)"
         lines.append(
             f"| {tool.name} | {median:.2f} | {min(outcome.seconds):.2f} "
-            f"| {max(outcome.peak_mb):.0f} | {ratio} | {agreement} |"
+            f"| {max(outcome.peak_mb):.0f} | {ratio} | {statistics.median(outcome.loads):.1f} "
+            f"| {agreement} |"
         )
     return "\n".join(lines)
 
@@ -293,6 +312,8 @@ def check_targets(all_outcomes):
     """Lines saying whether each target is met; never raises."""
     lines = []
     for scale, limit in TARGETS:
+        if scale not in all_outcomes:
+            continue
         outcomes = all_outcomes.get(scale, {})
         ours, peer = outcomes.get("ours"), outcomes.get("pytrec_eval")
         if not (ours and ours.seconds and peer and peer.seconds):
@@ -308,24 +329,28 @@ def check_targets(all_outcomes):
     if ours and ours.seconds and peer and peer.seconds:
         ratio = statistics.median(ours.seconds) / statistics.median(peer.seconds)
         lines.append(f"- {scale}: {what}: {ratio:.2f}x, {'met' if ratio <= limit else 'NOT met'}")
-    else:
+    elif scale in all_outcomes:
         lines.append(f"- {scale}: {what}: not measured")
-    scale, limit_mb = MEMORY_TARGET
-    for name in ("ours", "ours_all_trec"):
-        ours = all_outcomes.get(scale, {}).get(name)
-        what = f"{name}: peak memory <= {limit_mb:.0f} MB"
-        if ours and ours.peak_mb:
-            peak = max(ours.peak_mb)
-            verdict = "met" if peak <= limit_mb else "NOT met"
-            lines.append(f"- {scale}: {what}: {peak:.0f} MB, {verdict}")
-        else:
-            lines.append(f"- {scale}: {what}: not measured")
+    for scale, limit_mb, names in MEMORY_TARGETS:
+        for name in names:
+            ours = all_outcomes.get(scale, {}).get(name)
+            what = f"{name}: peak memory <= {limit_mb:.0f} MB"
+            if ours and ours.peak_mb:
+                peak = max(ours.peak_mb)
+                verdict = "met" if peak <= limit_mb else "NOT met"
+                lines.append(f"- {scale}: {what}: {peak:.0f} MB, {verdict}")
+            elif scale in all_outcomes:
+                lines.append(f"- {scale}: {what}: not measured")
     return lines
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", default="small,1m,7m", help="comma-separated: small,1m,7m")
+    parser.add_argument(
+        "--scales",
+        default="small,1m,7m,70m",
+        help="comma-separated: small,1m,7m,70m (70m: 2.7 GB of data; ours only, once each)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per tool (median)")
     parser.add_argument(
         "--tools", default=",".join(TOOLS), help=f"comma-separated: {','.join(TOOLS)}"
@@ -352,6 +377,9 @@ def main(argv=None):
         f"# Benchmark {started:%Y-%m-%d %H:%M}: {os.cpu_count()} cores, "
         f"load {load:.2f}, Python {platform.python_version()}, "
         f"median of {args.repeat}"
+        + "".join(
+            f" ({scale}: {n} run)" for scale, n in SCALE_REPEAT.items() if scale in args.scales
+        )
     )
 
     compile_project()
@@ -366,8 +394,11 @@ def main(argv=None):
             f"(data ready in {time.perf_counter() - start:.1f} s)",
             flush=True,
         )
-        all_outcomes[scale] = bench_scale(datasets[scale], tools, args.repeat, env)
-        print("\n" + format_table(all_outcomes[scale], tools), flush=True)
+        chosen = [tool for tool in tools if tool.name in SCALE_TOOLS.get(scale, TOOLS)]
+        chosen = [tool for tool in chosen if tool.name != "ours_upload" or scale in SCALE_TOOLS]
+        repeat = SCALE_REPEAT.get(scale, args.repeat)
+        all_outcomes[scale] = bench_scale(datasets[scale], chosen, repeat, env)
+        print("\n" + format_table(all_outcomes[scale], chosen), flush=True)
 
     failures = []
     for scale, outcomes in all_outcomes.items():

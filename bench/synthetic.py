@@ -39,13 +39,20 @@ class Scale:
     topics: int
     depth: int  # documents per topic in the run
     judged: tuple[int, int]  # judged documents per topic, inclusive range
+    # Generated and written this many topics at a time (each block its own seed and its own
+    # range of topic ids), so that making a 70M-line run never holds it whole.
+    block: int | None = None
 
 
 SCALES = {
     "small": Scale(topics=50, depth=100, judged=(20, 60)),
     "1m": Scale(topics=1_000, depth=1_000, judged=(50, 200)),
     "7m": Scale(topics=6_980, depth=1_000, judged=(50, 200)),
+    # Ten times MS MARCO dev, with its sparse judgments (1-3 a topic): for peak memory
+    # (bounded by reading and scoring in chunks); a 2.7 GB run file.
+    "70m": Scale(topics=69_800, depth=1_000, judged=(1, 3), block=6_980),
 }
+QID_RANGE = 1_200_000  # topic ids are drawn below this (plus QID_RANGE * block number)
 
 
 @dataclass(frozen=True)
@@ -74,9 +81,12 @@ def ensure_dataset(scale, seed, data_dir):
             return Dataset(scale, seed, qrels_path, run_path, meta["summary"])
 
     directory.mkdir(parents=True, exist_ok=True)
-    qrels, run, summary = generate_frames(SCALES[scale], seed)
-    _write(qrels, qrels_path)
-    _write(run, run_path)
+    if SCALES[scale].block is None:
+        qrels, run, summary = generate_frames(SCALES[scale], seed)
+        _write(qrels, qrels_path)
+        _write(run, run_path)
+    else:
+        summary = _generate_in_blocks(SCALES[scale], seed, qrels_path, run_path)
     meta_path.write_text(json.dumps({**expected, "summary": summary}, indent=2) + "\n")
     return Dataset(scale, seed, qrels_path, run_path, summary)
 
@@ -90,7 +100,7 @@ def generate_frames(scale, seed):
     """
     rng = np.random.default_rng(seed)
     topics, depth = scale.topics, scale.depth
-    qids = np.sort(rng.choice(1_200_000, size=topics, replace=False))
+    qids = np.sort(rng.choice(QID_RANGE, size=topics, replace=False))
 
     # Distinct documents per topic: a random walk with positive steps over the corpus, then
     # shuffled. The first `depth` go into the run, the rest may be judged but not retrieved.
@@ -162,6 +172,42 @@ def generate_frames(scale, seed):
         "tied_lines_float32": _tied_share(scores.astype(np.float32)),
     }
     return qrels, run, summary
+
+
+def _generate_in_blocks(scale, seed, qrels_path, run_path):
+    """Write a scale's files block by block (see Scale.block); the summary's counts are
+    summed over blocks and its shares are averages over blocks (they have equal sizes)."""
+    block = Scale(topics=scale.block, depth=scale.depth, judged=scale.judged)
+    n_blocks = -(-scale.topics // scale.block)
+    summaries = []
+    temporaries = [path.with_name(path.name + ".tmp") for path in (qrels_path, run_path)]
+    with open(temporaries[0], "wb") as qrels_file, open(temporaries[1], "wb") as run_file:
+        for number in range(n_blocks):
+            qrels, run, summary = generate_frames(block, seed * 1_000 + number)
+            offset = pl.col("qid") + number * QID_RANGE
+            for frame, file in ((qrels, qrels_file), (run, run_file)):
+                frame.with_columns(offset).write_csv(
+                    file,
+                    separator=" ",
+                    include_header=False,
+                    quote_style="never",
+                    float_precision=6,
+                )
+            summaries.append(summary)
+            del qrels, run
+    for temporary, path in zip(temporaries, (qrels_path, run_path), strict=True):
+        os.replace(temporary, path)
+    summary = {"topics": scale.topics}
+    for key in ("run_lines", "qrels_lines", "judged_not_retrieved"):
+        summary[key] = sum(s[key] for s in summaries)
+    summary["judged_per_topic"] = [
+        min(s["judged_per_topic"][0] for s in summaries),
+        max(s["judged_per_topic"][1] for s in summaries),
+    ]
+    summary["grades"] = {g: sum(s["grades"][g] for s in summaries) for g in summaries[0]["grades"]}
+    for key in ("run_lines_judged", "tied_lines", "tied_lines_float32"):
+        summary[key] = round(sum(s[key] for s in summaries) / len(summaries), 4)
+    return summary
 
 
 def _tied_share(scores):

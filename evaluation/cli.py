@@ -227,6 +227,48 @@ def _csv(result, *, per_topic) -> str:
     return buffer.getvalue()
 
 
+# Run files at least this large are scored a few million lines at a time when they can be
+# (evaluation.trec.topics, evaluation.measures.chunked): the same numbers in bounded memory.
+# Below it, reading the whole file is a little faster and needs under a gigabyte.
+CHUNKED_BYTES = 400_000_000
+
+
+def score_run_file(
+    qrels, path: Path, specs, options, *, rel_format="qrels", zscores=None, chunk_lines=None
+) -> tuple[measures.Evaluation, str]:
+    """The run file at ``path`` scored (as ``score``) and its runid. Large runs whose topics
+    each come in one block of lines are read and scored in chunks of whole topics; any other
+    file is read whole, which also reports its errors."""
+    if rel_format == "qrels" and path.stat().st_size >= CHUNKED_BYTES:
+        try:
+            chunkable = measures.can_chunk(specs, options)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if chunkable:
+            try:
+                return _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines)
+            except trec.NotInTopicBlocks:
+                pass  # read whole below: the usual path decides, and names every error
+    run = read_file(trec.read_run, path, columns=SCORING_COLUMNS)
+    return score(qrels, run, specs, options, rel_format=rel_format, zscores=zscores), runid_of(run)
+
+
+def _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines):
+    tags = []
+
+    def chunks():
+        lines = {} if chunk_lines is None else {"chunk_lines": chunk_lines}
+        for chunk in trec.iter_run_topics(path, name=str(path), **lines):
+            tags[:] = [runid_of(chunk)]
+            yield chunk
+
+    try:
+        result = measures.evaluate_in_chunks(qrels, chunks(), specs, options, zscores=zscores)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return result, tags[0] if tags else ""
+
+
 def runid_of(run_frame) -> str:
     # trec_eval prints the tag of the run file's last line as the runid.
     # An expression: the reader stores a tag shared by every line once, not per line.
@@ -262,15 +304,15 @@ def main(argv: list[str]) -> int:
         check_files(args)
         specs, options = options_from(args)
         qrels = cli_inputs.read_relevance(args.rel_format, Path(args.qrels), read_file)
-        run = read_file(trec.read_run, Path(args.run), columns=SCORING_COLUMNS)
         zscores = cli_inputs.read_zscores(args.zscores, read_file)
-        result = score(qrels, run, specs, options, rel_format=args.rel_format, zscores=zscores)
+        scored = {"rel_format": args.rel_format, "zscores": zscores}
+        result, runid = score_run_file(qrels, Path(args.run), specs, options, **scored)
     except UsageError as error:
         # The same words Django's CommandError prints, so both paths read alike.
         sys.stderr.write(f"CommandError: {error}\n")
         return 1
     output = render(
-        result, fmt=args.format, per_topic=args.per_topic, runid=runid_of(run), summary=args.summary
+        result, fmt=args.format, per_topic=args.per_topic, runid=runid, summary=args.summary
     )
     sys.stdout.write(output)
     sys.stdout.flush()

@@ -10,10 +10,12 @@ ir_measures'. Modules: catalog (trec_eval's measure names and `-m` syntax), dial
 by option group), ranking (trec_eval's document order), scoring (the trec_eval measures),
 cascade (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers); trec_eval's
 other inputs: prefs (-R prefs, qrels_prefs), judgment_groups (-R qrels_jg), zscores (-Z),
-judged_only (-J), inputs (which -R computes which measure).
+judged_only (-J), inputs (which -R computes which measure); chunked (a run too large to
+hold whole, scored in chunks of whole topics).
 """
 
 from .catalog import DEFAULT_MEASURES, Measure, Options, parse_measures
+from .chunked import can_chunk, evaluate_in_chunks
 from .dialects import MeasureRequest, display_name, ir_name, ir_names, is_mean, parse_request
 from .frames import qrels_frame, run_frame
 from .grouped import evaluate, output_names, parse_requests
@@ -28,8 +30,10 @@ __all__ = [
     "Measure",
     "MeasureRequest",
     "Options",
+    "can_chunk",
     "display_name",
     "evaluate",
+    "evaluate_in_chunks",
     "evaluate_judgment_groups",
     "evaluate_prefs",
     "format_trec_eval",

@@ -9,12 +9,19 @@ they sit in the run's own folder (runs/<sha256>/) with no row pointing at them, 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import IO
 
 import polars as pl
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -22,8 +29,18 @@ from django.utils import timezone
 from evaluation import trec
 from evaluation.models import Run, System
 from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
+from evaluation.trec import source as trec_source
 from jobs.faults import pause_point
 from jobs.services import walk_storage, written_before
+
+# Uploads at least this large (as given, maybe gzip) are copied to a local scratch folder a
+# mebibyte at a time instead of being read into memory; those whose text reaches
+# LARGE_RUN_BYTES are then checked and converted a few million lines at a time
+# (trec.iter_run_topics), so that importing a run of tens of millions of lines needs a few
+# hundred megabytes, not ten times the file.
+LARGE_UPLOAD_BYTES = 64 * 1024 * 1024
+LARGE_RUN_BYTES = 400_000_000
+RUN_COLUMNS = tuple(trec.RUN_SCHEMA)
 
 
 def import_run(
@@ -43,18 +60,153 @@ def import_run(
     sixth, a rank that is not an integer) is appended to ``notices`` (trec.Notice), if given.
     A ``system`` given by name is created if new, with ``new_system``'s fields (description,
     tags), in the same transaction as the run, so a refused file leaves no system behind."""
+    stored = {
+        "filename": filename,
+        "system": system,
+        "name": name or default_run_name(filename),
+        "description": description,
+        "user": user,
+        "new_system": new_system,
+    }
+    if _is_large(source):
+        with tempfile.TemporaryDirectory(prefix="qrelsmith-run-") as scratch:
+            upload = _spool(source, Path(scratch), filename, max_bytes)
+            _refuse_duplicate(upload.checksum, filename)
+            summary = _convert_large(upload, Path(scratch), filename, notices)
+            with open(upload.raw, "rb") as original, open(summary.artifact, "rb") as artifact:
+                return _store_run(
+                    **stored,
+                    checksum=upload.checksum,
+                    size=upload.size,
+                    original=File(original),
+                    artifact=File(artifact),
+                    summary=summary,
+                )
     data = read_upload(source)
     checksum = sha256(data)
+    _refuse_duplicate(checksum, filename)
+    frame = trec.read_run(data, name=filename, max_bytes=max_bytes, notices=notices)
+    artifact = io.BytesIO()
+    frame.write_parquet(artifact, compression="zstd", statistics=False)
+    summary = _RunSummary(frame["tag"][-1], frame.height, frame["qid"].n_unique())
+    del frame
+    return _store_run(
+        **stored,
+        checksum=checksum,
+        size=len(data),
+        original=ContentFile(data),
+        artifact=ContentFile(artifact.getvalue()),
+        summary=summary,
+    )
+
+
+@dataclass(frozen=True)
+class _RunSummary:
+    tag: str  # the last line's: what trec_eval prints as the runid
+    lines: int
+    topics: int
+    artifact: Path | None = None
+
+
+@dataclass(frozen=True)
+class _Spooled:
+    raw: Path  # the upload as given
+    text: Path  # its text: the same file, or the decompressed copy of a gzip upload
+    checksum: str
+    size: int
+
+
+def _refuse_duplicate(checksum: str, filename: str) -> None:
     existing = Run.objects.filter(checksum=checksum).select_related("system").first()
     if existing is not None:
         raise ImportRejected(
             MESSAGES["duplicate_run"].format(filename=filename, run=existing), existing=existing
         )
-    frame = trec.read_run(data, name=filename, max_bytes=max_bytes, notices=notices)
-    name = name or default_run_name(filename)
-    artifact = io.BytesIO()
-    frame.write_parquet(artifact, compression="zstd", statistics=False)
 
+
+def _is_large(source) -> bool:
+    if isinstance(source, bytes | bytearray | memoryview):
+        return False
+    size = getattr(source, "size", None)
+    return isinstance(size, int) and size >= LARGE_UPLOAD_BYTES
+
+
+def _spool(source, scratch: Path, filename: str, max_bytes: int | None) -> _Spooled:
+    """The upload copied into ``scratch`` a piece at a time (hashed on the way), and its text
+    decompressed beside it when it is gzip; TrecFormatError (line 0) as the readers raise it
+    for input larger than ``max_bytes`` or not valid gzip."""
+    raw = scratch / "upload"
+    digest = hashlib.sha256()
+    size = 0
+    pieces = (
+        source.chunks() if hasattr(source, "chunks") else iter(lambda: source.read(1 << 20), b"")
+    )
+    with open(raw, "wb") as out:
+        for piece in pieces:
+            digest.update(piece)
+            out.write(piece)
+            size += len(piece)
+    with open(raw, "rb") as file:
+        gzipped = file.read(2) == b"\x1f\x8b"
+    text = raw
+    if gzipped:
+        text = scratch / "text"
+        with open(text, "wb") as out:
+            for chunk in trec_source.iter_chunks(raw, name=filename, max_bytes=max_bytes):
+                out.write(chunk)
+    else:
+        with trec_source.whole_input(raw, name=filename, max_bytes=max_bytes):
+            pass  # raises for a file over the limit, or UTF-16 text
+    return _Spooled(raw, text, digest.hexdigest(), size)
+
+
+def _convert_large(
+    upload: _Spooled, scratch: Path, filename: str, notices: list | None
+) -> _RunSummary:
+    """Check the spooled run and write its Parquet artifact in ``scratch``: chunk by chunk
+    when the text is large and its topics come in blocks, else read whole (which is also
+    what names every error of a file with errors)."""
+    artifact = scratch / "ranking.parquet"
+    if upload.text.stat().st_size >= LARGE_RUN_BYTES:
+        parts, tag, lines, topics = [], "", 0, 0
+        try:
+            for number, chunk in enumerate(
+                trec.iter_run_topics(upload.text, name=filename, columns=RUN_COLUMNS)
+            ):
+                part = scratch / f"part{number:06d}.parquet"
+                chunk.write_parquet(part, compression="zstd", statistics=False)
+                parts.append(part)
+                tag = chunk["tag"][-1]
+                lines += chunk.height
+                topics += chunk["qid"].n_unique()  # chunks hold whole topics
+        except trec.NotInTopicBlocks:
+            for part in parts:
+                part.unlink()
+        else:
+            # The streaming engine copies the parts into one file with bounded memory.
+            pl.scan_parquet(parts).sink_parquet(artifact, compression="zstd", statistics=False)
+            for part in parts:
+                part.unlink()
+            return _RunSummary(tag, lines, topics, artifact)
+    frame = trec.read_run(upload.text, name=filename, notices=notices)
+    frame.write_parquet(artifact, compression="zstd", statistics=False)
+    return _RunSummary(frame["tag"][-1], frame.height, frame["qid"].n_unique(), artifact)
+
+
+def _store_run(
+    *,
+    filename,
+    system,
+    name,
+    description,
+    user,
+    new_system,
+    checksum: str,
+    size: int,
+    original: File,
+    artifact: File,
+    summary: _RunSummary,
+) -> Run:
     stored: list[str] = []
     try:
         with transaction.atomic():
@@ -70,17 +222,17 @@ def import_run(
                 system=system,
                 name=name,
                 description=description,
-                tag=frame["tag"][-1],  # what trec_eval prints as the runid
+                tag=summary.tag,
                 original_filename=filename,
                 checksum=checksum,
-                size_bytes=len(data),
-                line_count=frame.height,
-                topic_count=frame["qid"].n_unique(),
+                size_bytes=size,
+                line_count=summary.lines,
+                topic_count=summary.topics,
                 uploaded_by=user,
             )
-            run.original_file.save(_safe_filename(filename), ContentFile(data), save=False)
+            run.original_file.save(_safe_filename(filename), original, save=False)
             stored.append(run.original_file.name)
-            run.artifact.save("ranking.parquet", ContentFile(artifact.getvalue()), save=False)
+            run.artifact.save("ranking.parquet", artifact, save=False)
             stored.append(run.artifact.name)
             run.save()
             pause_point("import_run.before_commit")
@@ -148,6 +300,35 @@ def sweep_orphan_run_files(*, older_than: timedelta) -> list[str]:
 def load_run_frame(run: Run) -> pl.DataFrame:
     with run.artifact.open("rb") as handle:
         return pl.read_parquet(handle, columns=["qid", "docno", "score"])
+
+
+# Stored runs with at least this many lines are scored a few million lines at a time.
+LARGE_RUN_LINES = 10_000_000
+_BATCH_LINES = 1 << 20
+
+
+def iter_run_chunks(run: Run) -> Iterator[pl.DataFrame]:
+    """The run's (qid, docno, score) lines in chunks of whole topics, read from its Parquet
+    artifact by polars' streaming engine a batch at a time (object storage: copied to a
+    local temporary file first, a mebibyte at a time). Raises trec.NotInTopicBlocks, maybe
+    after some chunks, when a topic's lines are not consecutive."""
+    try:
+        path = run.artifact.path
+    except NotImplementedError:  # object storage
+        path = None
+    with contextlib.ExitStack() as stack:
+        if path is None:
+            copy = stack.enter_context(tempfile.NamedTemporaryFile(suffix=".parquet"))
+            with run.artifact.open("rb") as handle:
+                shutil.copyfileobj(handle, copy, 1 << 20)
+            copy.flush()
+            path = copy.name
+        batches = (
+            pl.scan_parquet(path)
+            .select("qid", "docno", "score")
+            .collect_batches(chunk_size=_BATCH_LINES)
+        )
+        yield from trec.regroup_topics(batches)
 
 
 def find_run(label: str) -> Run:

@@ -11,9 +11,10 @@ from dataclasses import asdict
 import numpy as np
 from django.db import IntegrityError, transaction
 
-from evaluation import measures, significance
+from evaluation import measures, significance, trec
 from evaluation.measures import specs
 from evaluation.models import Evaluation, QrelsVersion, Run
+from evaluation.services import runs
 from evaluation.services.qrels import load_qrels_frame
 from evaluation.services.runs import load_run_frame
 
@@ -43,7 +44,7 @@ def evaluate_run(
     if stored is not None:
         return stored
     started = time.perf_counter()
-    result = measures.evaluate(load_qrels_frame(qrels), load_run_frame(run), measure_specs, options)
+    result = _evaluate(load_qrels_frame(qrels), run, measure_specs, options)
     per_topic = {
         row["qid"]: {name: row[name] for name in result.measures}
         for row in result.per_topic.iter_rows(named=True)
@@ -64,6 +65,18 @@ def evaluate_run(
     except IntegrityError:
         # Someone scored the same inputs meanwhile; theirs is the same numbers.
         return Evaluation.objects.get(run=run, qrels=qrels, options_key=key)
+
+
+def _evaluate(qrels_frame, run: Run, measure_specs: list[str], options: measures.Options):
+    """measures.evaluate on the stored run; a long one (runs.LARGE_RUN_LINES) is read and
+    scored in chunks of whole topics when the measures allow it (the same numbers)."""
+    if run.line_count >= runs.LARGE_RUN_LINES and measures.can_chunk(measure_specs, options):
+        try:
+            chunks = runs.iter_run_chunks(run)
+            return measures.evaluate_in_chunks(qrels_frame, chunks, measure_specs, options)
+        except trec.NotInTopicBlocks:
+            pass  # a topic's lines are not consecutive: read the run whole
+    return measures.evaluate(qrels_frame, load_run_frame(run), measure_specs, options)
 
 
 # --- dashboards (issue "Evaluation dashboards") -------------------------------------------

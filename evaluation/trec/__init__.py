@@ -58,7 +58,8 @@ all three and require the same frames and the same error lists.
 Modules: errors (LineError, TrecFormatError, the error log), source (bytes, gzip, size limits,
 line splitting and line checks, public for other importers), grammar (formats, numbers, the
 line-by-line reference parser), reading (the public readers), canonical (path 1), lines
-(path 2), writing (writers and mapping helpers), fields (trec_eval's other inputs: preference,
+(path 2), writing (writers and mapping helpers), topics (a run in chunks of whole topics, for
+scoring runs too large to hold whole), fields (trec_eval's other inputs: preference,
 qrels_prefs, qrels_jg and z-score files). The names below are the API; the modules'
 other names are the package's own.
 """
@@ -68,9 +69,11 @@ from .fields import read_prefs, read_qrels_jg, read_qrels_prefs, read_zscores
 from .grammar import QRELS_SCHEMA, RUN_SCHEMA, QrelsLine, RunLine
 from .reading import iter_qrels, iter_run, read_qrels, read_run
 from .source import MAX_LINE_BYTES
+from .topics import CHUNK_LINES, NotInTopicBlocks, iter_run_topics, regroup_topics
 from .writing import qrels_from_dict, run_from_dict, write_qrels, write_run
 
 __all__ = [
+    "CHUNK_LINES",
     "EXTRA_FIELDS",
     "MAX_ERRORS",
     "MAX_LINE_BYTES",
@@ -78,12 +81,14 @@ __all__ = [
     "RANK_NOT_INTEGER",
     "RUN_SCHEMA",
     "LineError",
+    "NotInTopicBlocks",
     "Notice",
     "QrelsLine",
     "RunLine",
     "TrecFormatError",
     "iter_qrels",
     "iter_run",
+    "iter_run_topics",
     "qrels_from_dict",
     "read_prefs",
     "read_qrels",
@@ -91,6 +96,7 @@ __all__ = [
     "read_qrels_prefs",
     "read_run",
     "read_zscores",
+    "regroup_topics",
     "run_from_dict",
     "write_qrels",
     "write_run",

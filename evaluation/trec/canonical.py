@@ -46,7 +46,7 @@ def read_canonical(
     checked. Repeated (qid, docno) pairs are found by sorting 64-bit hashes of the pairs; any
     repeated hash, even a mere collision, leaves the file to the next path.
     """
-    if not len(data) or has_long_line(data):
+    if not len(data):
         return None
     head = data[:_HEAD_BYTES]
     if _UNUSUAL_LAYOUT.search(head[: head.rfind(b"\n") + 1]):
@@ -55,8 +55,13 @@ def read_canonical(
     schema = dict(zip(fmt.raw_names, fmt.raw_types, strict=True))
     frames, hashes = [], []
     for start, end in _pieces(data, piece_bytes or PIECE_BYTES):
-        piece = _scanned(data[start:end], first=start == 0)
+        raw = data[start:end]
         _release(data, start, end)
+        # Long lines are looked for piece by piece (pieces end at line ends), in bytes just
+        # copied, rather than in the whole file first: one pass over the file fewer, and a
+        # memory map's pages never all count in this process's memory at once.
+        piece = None if has_long_line(raw, start=start == 0) else _scanned(raw, first=start == 0)
+        del raw
         parsed = None if piece is None else _parsed(fmt, piece, schema, columns)
         if parsed is None:
             return None

@@ -195,13 +195,14 @@ def translate(data, table: bytes) -> bytes:
     return b"".join(piece.translate(table) for piece in slices(data))
 
 
-def has_long_line(data, max_line_bytes: int = MAX_LINE_BYTES) -> bool:
+def has_long_line(data, max_line_bytes: int = MAX_LINE_BYTES, *, start: bool = True) -> bool:
     """Whether some line of ``data`` (bytes or a memory map) may exceed ``max_line_bytes``,
-    in about len(data) / max_line_bytes steps.
+    in about len(data) / max_line_bytes steps. ``start``: ``data`` is the start of the input,
+    where a byte-order mark does not count (else a piece that starts at a line start).
 
     Conservative: a line of exactly the limit followed by ``\\r\\n`` counts as long.
     """
-    position = len(BOM) if data[: len(BOM)] == BOM else 0
+    position = len(BOM) if start and data[: len(BOM)] == BOM else 0
     while len(data) - position > max_line_bytes:
         newline = data.rfind(b"\n", position, position + max_line_bytes + 1)
         if newline < 0:

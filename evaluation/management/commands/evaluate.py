@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import cli, cli_inputs, dashboards, measures, services, significance, trec
+from evaluation import cli, cli_inputs, dashboards, measures, services, significance
 from evaluation.measures import reference
 from evaluation.models import QrelsVersion, Run
 
@@ -77,7 +77,7 @@ class Command(BaseCommand):
             specs, options = cli.options_from(argparse.Namespace(**opts))
             rel_format = opts["rel_format"]
             qrels_frame, stored_qrels = self._load_qrels(opts["qrels"], rel_format)
-            run_frame, stored_run, runid = self._load_run(opts["run"])
+            stored_run = self._stored_run(opts["run"])
             zscores = cli_inputs.read_zscores(opts["zscores"], cli.read_file)
             scored = {"rel_format": rel_format, "zscores": zscores}
             if opts["save"]:
@@ -88,11 +88,15 @@ class Command(BaseCommand):
                 services.score_run(
                     run=stored_run, qrels=stored_qrels, measure_specs=specs, options=options
                 )
-            result = cli.score(qrels_frame, run_frame, specs, options, **scored)
+            result, runid = self._score(
+                opts["run"], stored_run, qrels_frame, specs, options, scored
+            )
             gate = None
             if opts["baseline"]:
-                baseline_frame, _, _ = self._load_run(opts["baseline"])
-                baseline = cli.score(qrels_frame, baseline_frame, specs, options, **scored)
+                stored_baseline = self._stored_run(opts["baseline"])
+                baseline, _ = self._score(
+                    opts["baseline"], stored_baseline, qrels_frame, specs, options, scored
+                )
                 gate = compare_evaluations(
                     baseline, result, permutations=opts["permutations"], seed=opts["seed"]
                 )
@@ -132,16 +136,22 @@ class Command(BaseCommand):
             raise CommandError(f"{label}: not a file, and {error}") from None
         return services.load_qrels_frame(stored), stored
 
-    def _load_run(self, label):
-        path = Path(label)
-        if path.is_file():
-            frame = cli.read_file(trec.read_run, path)
-            return frame, None, cli.runid_of(frame)
+    def _stored_run(self, label):
+        """The stored run ``label`` names, or None when it is a file."""
+        if Path(label).is_file():
+            return None
         try:
-            stored = services.find_run(label)
+            return services.find_run(label)
         except Run.DoesNotExist as error:
             raise CommandError(f"{label}: not a file, and {error or 'no such run'}") from None
-        return services.load_run_frame(stored), stored, stored.tag
+
+    def _score(self, label, stored, qrels_frame, specs, options, scored):
+        """The run ``label`` (a file, or ``stored``) scored, and its runid; a large file is
+        read and scored in chunks as the plain-file path does (cli.score_run_file)."""
+        if stored is None:
+            return cli.score_run_file(qrels_frame, Path(label), specs, options, **scored)
+        frame = services.load_run_frame(stored)
+        return cli.score(qrels_frame, frame, specs, options, **scored), stored.tag
 
 
 def is_gated(name: str) -> bool:
