@@ -25,6 +25,7 @@ PURE_MODULES = [
     "evaluation.significance",
     "evaluation.rundiff",
     "evaluation.residuals",
+    "evaluation.pool_fairness",
     "evaluation.leaderboard_formats",
 ]
 
