@@ -180,6 +180,24 @@ class Pair(models.Model):
         return f"{self.topic.qid} × {self.document.docno}"
 
 
+class PooledRun(models.Model):
+    """A stored run pooled into a campaign and the depth it was pooled at: which systems a
+    live leaderboard ranks while judges work, and the pool depth the leave-one-run-out test
+    of the campaign's qrels uses. Pooling the same run again keeps the deeper depth."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="pooled_runs")
+    run = models.ForeignKey("evaluation.Run", on_delete=models.CASCADE, related_name="+")
+    depth = models.PositiveIntegerField()
+    pooled_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "run"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "run"], name="pooled_run_once")]
+
+    def __str__(self):
+        return f"{self.run_id} pooled at depth {self.depth} into {self.campaign_id}"
+
+
 class AssignmentStatus(models.TextChoices):
     OPEN = "open", "To do"
     DONE = "done", "Graded"
@@ -410,3 +428,28 @@ class AgreementRefresh(models.Model):
 
     def __str__(self):
         return f"{self.campaign_id}: {self.requested_at or 'idle'}"
+
+
+class LiveBoardSnapshot(models.Model):
+    """A running campaign's live leaderboard for one measure as last computed
+    (annotation/services/live.py), under a fingerprint of the state of its grades, pool and
+    pooled runs, so no page view and no grade computes it. ``requested_at`` is set while a
+    recomputation is queued (one per burst of page polls)."""
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="live_board_snapshots"
+    )
+    measure = models.CharField(max_length=100)
+    fingerprint = models.CharField(max_length=64)
+    computed_at = models.DateTimeField()
+    seconds = models.FloatField(help_text="How long the computation took.")
+    numbers = models.JSONField(help_text="The board, as annotation.settling.LiveBoard.as_dict.")
+    requested_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "measure"], name="live_board_once")
+        ]
+
+    def __str__(self):
+        return f"{self.campaign_id} {self.measure} at {self.computed_at:%Y-%m-%d %H:%M:%S}"

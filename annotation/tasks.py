@@ -234,7 +234,9 @@ def pool_stored_runs(
             )
         )
     _step(progress, f"Pooling at depth {depth} and assigning the pairs", done=len(runs))
-    return services.pool_from_runs(campaign=campaign, run_frames=frames, depth=depth)
+    return services.pool_from_runs(
+        campaign=campaign, run_frames=frames, depth=depth, runs=list(runs)
+    )
 
 
 def _some(values: set[str], shown: int = 5) -> str:

@@ -163,6 +163,9 @@ MATRIX = [
     ("POST", "leaderboard/download/", None, not_allowed()),
     ("POST", "leaderboard/check/", "check", leads_and_engineers(200)),
     ("GET", "leaderboard/check/", None, not_allowed()),
+    # not computed yet: a 404 that says how to start it, for those who may read it
+    ("GET", "leaderboard/pool-fairness/", "scoring", leads_and_engineers(404)),
+    ("POST", "leaderboard/pool-fairness/", "scoring", leads_and_engineers(202)),
     ("GET", "runs/{run}/topics/", "scoring", leads_and_engineers(200)),
     ("POST", "runs/{run}/topics/", None, not_allowed()),
     ("GET", "comparison/", "comparison", leads_and_engineers(200)),
