@@ -26,6 +26,7 @@ PURE_MODULES = [
     "evaluation.rundiff",
     "evaluation.residuals",
     "evaluation.pool_fairness",
+    "annotation.settling",
     "evaluation.leaderboard_formats",
 ]
 
