@@ -433,8 +433,7 @@ class AgreementRefresh(models.Model):
 class LiveBoardSnapshot(models.Model):
     """A running campaign's live leaderboard for one measure as last computed
     (annotation/services/live.py), under a fingerprint of the state of its grades, pool and
-    pooled runs, so no page view and no grade computes it. ``requested_at`` is set while a
-    recomputation is queued (one per burst of page polls)."""
+    pooled runs, so no page view and no grade computes it."""
 
     campaign = models.ForeignKey(
         Campaign, on_delete=models.CASCADE, related_name="live_board_snapshots"
@@ -444,7 +443,6 @@ class LiveBoardSnapshot(models.Model):
     computed_at = models.DateTimeField()
     seconds = models.FloatField(help_text="How long the computation took.")
     numbers = models.JSONField(help_text="The board, as annotation.settling.LiveBoard.as_dict.")
-    requested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -35,6 +35,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import agreement as agreement_service
+from annotation.services import live
 from evaluation.models import Run
 from evaluation.services import load_run_frame
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
@@ -399,3 +400,13 @@ def refresh_agreement_task(*, campaign_id: int) -> None:
         w for w in agreement_service.WEIGHTS if w in {*seen, agreement_service.DEFAULT_WEIGHTS}
     ]
     agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights))
+
+
+@task
+def refresh_live_board_task(*, campaign_id: int, measure: str) -> None:
+    """Recompute a campaign's live leaderboard for one measure from its state now (queued
+    by a page view that found the stored one stale: services.live.queue_live_refresh)."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:  # deleted since
+        return
+    live.refresh_live_board(campaign=campaign, measure=measure)

@@ -21,7 +21,6 @@ class Migration(migrations.Migration):
                 ('computed_at', models.DateTimeField()),
                 ('seconds', models.FloatField(help_text='How long the computation took.')),
                 ('numbers', models.JSONField(help_text='The board, as annotation.settling.LiveBoard.as_dict.')),
-                ('requested_at', models.DateTimeField(blank=True, null=True)),
                 ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='live_board_snapshots', to='annotation.campaign')),
             ],
             options={
