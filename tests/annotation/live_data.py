@@ -1,5 +1,5 @@
 """A running campaign for the live leaderboard's tests: a lead, three judges (overlap 1),
-two topics, and two stored runs pooled at depth 3: "good" ranks the documents judges will
+three topics, and two stored runs pooled at depth 3: "good" ranks the documents judges will
 find relevant (g*, grade 3) first, "weak" the ones they will not (w*, grade 0)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from annotation.models import Assignment, Topic
 from evaluation import services as evaluation_services
 
 GOOD = b"".join(
-    f"{q} Q0 g{q}{i} {i} {10 - i}.0 good\n".encode() for q in (1, 2) for i in range(1, 4)
+    f"{q} Q0 g{q}{i} {i} {10 - i}.0 good\n".encode() for q in (1, 2, 3) for i in range(1, 4)
 )
 WEAK = b"".join(
-    f"{q} Q0 w{q}{i} {i} {10 - i}.0 weak\n".encode() for q in (1, 2) for i in range(1, 4)
+    f"{q} Q0 w{q}{i} {i} {10 - i}.0 weak\n".encode() for q in (1, 2, 3) for i in range(1, 4)
 )
 
 
@@ -28,7 +28,7 @@ def live_world(django_user_model, *, password=None):
     lead = person(django_user_model, "lead", "lead", password)
     judges = [person(django_user_model, f"judge{i}", "judge", password) for i in range(3)]
     campaign = services.create_campaign(lead=lead, name="Live 2026", overlap=1, judges=judges)
-    for qid in ("1", "2"):
+    for qid in ("1", "2", "3"):
         Topic.objects.create(campaign=campaign, qid=qid, query=f"query {qid}")
     runs = [
         evaluation_services.import_run(source=GOOD, filename="good.run", system="good"),

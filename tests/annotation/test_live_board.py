@@ -42,7 +42,7 @@ def test_grades_narrow_the_bounds_until_the_pair_is_settled(client, world):
     first = live.live_board(campaign=campaign, measure="P_5").board
     good = next(r for r in first.runs if r.name == str(runs[0].pk))
     assert (good.low, good.high) == (0.0, 0.6)  # 3 of its top 5 undecided, nothing known
-    assert first.to_settle == 12 and not first.settled
+    assert first.to_settle == 18 and not first.settled
 
     grade(campaign, limit=6)
     middle = live.live_board(campaign=campaign, measure="P_5").board
@@ -50,7 +50,7 @@ def test_grades_narrow_the_bounds_until_the_pair_is_settled(client, world):
 
     grade(campaign)
     last = live.live_board(campaign=campaign, measure="P_5")
-    assert last.board.settled and last.spent == 12 and last.board.to_settle == 0
+    assert last.board.settled and last.spent == 18 and last.board.to_settle == 0
     assert [r.name for r in last.board.runs] == [str(runs[0].pk), str(runs[1].pk)]
     html = client.get(url, headers={"HX-Request": "true"}).content.decode()
     assert html.lstrip().startswith('<section id="live-board"')  # the fragment only
@@ -97,7 +97,7 @@ def test_the_csv_and_the_api_carry_the_same_numbers(client, world):
     )
     assert pairs[1][:3] == ["good/good", "weak/weak", "settled"]
     body = client.get(f"/api/v1/campaigns/{campaign.pk}/live/").json()
-    assert body["settled"] and body["judgments_spent"] == 12 and body["to_settle_pairs"] == 0
+    assert body["settled"] and body["judgments_spent"] == 18 and body["to_settle_pairs"] == 0
     assert body["runs"][0]["run"] == runs[0].pk and body["pairs"][0]["state"] == "settled"
     assert client.get(f"/api/v1/campaigns/{campaign.pk}/live/?measure=nonsense").status_code == 400
     assert client.get(f"/campaigns/{campaign.pk}/live/?measure=nonsense").status_code == 400
