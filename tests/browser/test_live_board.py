@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from annotation.models import Assignment
 from tests.annotation.live_data import live_world, truth
+from tests.browser.conftest import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,9 +48,12 @@ def grade_everything(page, live_server, campaign, judge) -> int:
     return graded
 
 
-def test_bounds_narrow_and_the_pair_settles_while_judges_grade(
-    browser, live_server, world, screenshot
-):
+def shoot(page, name):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+
+
+def test_bounds_narrow_and_the_pair_settles_while_judges_grade(browser, live_server, world):
     campaign, _, judges, _ = world
     lead = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     log_in(lead, live_server, "lead")
@@ -62,7 +66,7 @@ def test_bounds_narrow_and_the_pair_settles_while_judges_grade(
     before = [float(text) for text in widths.all_inner_texts()]
     assert all(width > 0 for width in before)
     lead.evaluate("window.notReloaded = true")
-    screenshot("live-board-open")
+    shoot(lead, "live-board-open")
 
     judge_page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     spent = 0
@@ -81,4 +85,4 @@ def test_bounds_narrow_and_the_pair_settles_while_judges_grade(
     )
     assert [float(text) for text in widths.all_inner_texts()] == [0.0, 0.0]
     assert lead.evaluate("window.notReloaded") is True
-    screenshot("live-board-settled")
+    shoot(lead, "live-board-settled")
