@@ -13,6 +13,7 @@ from django.core.cache import cache
 from annotation import tasks
 from annotation.models import LiveBoardSnapshot, PooledRun
 from annotation.services import live
+from evaluation import measures
 from tests.annotation.live_data import grade, live_world
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +121,32 @@ def test_a_campaign_without_pooled_runs_says_how_to_get_them(client, django_user
     client.force_login(lead)
     html = client.get(f"/campaigns/{campaign.pk}/live/").content.decode()
     assert 'data-testid="live-no-runs"' in html
+
+
+def test_the_qrels_a_campaign_publishes_are_tested_at_its_pool_depth(
+    world, django_capture_on_commit_callbacks
+):
+    from annotation.services.adjudication import publish
+    from evaluation import services as evaluation_services
+
+    campaign, lead, _, runs = world
+    grade(campaign)
+    qrels = publish(campaign=campaign, user=lead).qrels
+    assert evaluation_services.pool_depth(qrels, 50) == (3, "pool")
+    other = evaluation_services.import_qrels(source=b"1 0 g11 1\n", filename="x", name="x")
+    assert evaluation_services.pool_depth(other, 50) == (50, "parameter")
+    assert evaluation_services.pool_depth(other) == (100, "parameter")
+    for run in runs:
+        evaluation_services.score_run(run=run, qrels=qrels, measure_specs=["P.5", "ndcg_cut.10"])
+    key = evaluation_services.options_key(["P.5", "ndcg_cut.10"], measures.Options())
+    row = evaluation_services.compute_pool_fairness(
+        qrels=qrels, key=key, measure_specs=["P.5", "ndcg_cut.10"], options=measures.Options()
+    )
+    assert (row.depth, row.depth_source) == (3, "pool")
+    # Each run alone pooled its documents: left out, good loses every relevant one.
+    good = (
+        row.report["runs"][0]
+        if row.report["runs"][0]["run"] == str(runs[0].pk)
+        else row.report["runs"][1]
+    )
+    assert good["unique_judged"] == 9 and good["reduced"]["P_5"] == 0.0
