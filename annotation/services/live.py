@@ -131,9 +131,9 @@ def live_fingerprint(campaign: Campaign, measure: str) -> str:
     parts = (
         campaign.pk,
         campaign.created_at.isoformat(),
-        campaign.grades,
+        list(campaign.grades),
         campaign.relevance_threshold,
-        campaign.adjudication_rule,
+        str(campaign.adjudication_rule),
         campaign.overlap,
         campaign.seed,
         measure,
