@@ -83,11 +83,18 @@ def fairness_depth(scoring: Scoring, wanted: int | None = None) -> tuple[int, st
 
 
 def build_fairness(
-    scoring: Scoring, measure: str, *, depth: int | None = None, evaluations=None
+    scoring: Scoring,
+    measure: str,
+    *,
+    depth: int | None = None,
+    evaluations=None,
+    resolved: bool = False,
 ) -> FairnessView | None:
     """The stored report for the scoring at its depth on ``measure``, or None when the test
-    has not been run (or the measure is not in it)."""
-    depth, _ = fairness_depth(scoring, depth)
+    has not been run (or the measure is not in it). ``resolved``: ``depth`` is already the
+    one fairness_depth chose (saves its query)."""
+    if not resolved:
+        depth, _ = fairness_depth(scoring, depth)
     stored = services.find_pool_fairness(
         qrels=scoring.qrels, key=scoring.key, depth=depth, evaluations=evaluations
     )

@@ -84,8 +84,9 @@ def leaderboard(request):
         dashboards.build_fairness(
             scoring,
             board.chart_measure,
-            depth=wanted_depth,
+            depth=fairness_depth,
             evaluations=[row.evaluation.pk for row in board.rows],
+            resolved=True,
         )
         if board.rows
         else None
