@@ -9,3 +9,8 @@ class AnnotationConfig(AppConfig):
         from config import metrics
 
         metrics.connect_signals()  # grades as a Prometheus counter
+
+        from annotation.services.campaigns import pool_depth_of_qrels
+        from evaluation.services import register_pool_depth_source
+
+        register_pool_depth_source(pool_depth_of_qrels)

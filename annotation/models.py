@@ -72,8 +72,8 @@ class Campaign(models.Model):
         default=PoolOrdering.RANDOM,
         help_text="The order judges get the pool in; all but random adapt to the grades.",
     )
-    # {"runs": [run ids the pool was built from], "graded": grades seen by the last
-    # recomputation of the order, "at": when}; services/ordering.py owns it.
+    # {"graded": grades seen by the last recomputation of the order, "at": when; the runs
+    # come from pooled_runs}; services/ordering.py owns it.
     pool_ordering_state = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -196,6 +196,24 @@ class Pair(models.Model):
 
     def __str__(self):
         return f"{self.topic.qid} × {self.document.docno}"
+
+
+class PooledRun(models.Model):
+    """A stored run pooled into a campaign and the depth it was pooled at: which systems a
+    live leaderboard ranks while judges work, and the pool depth the leave-one-run-out test
+    of the campaign's qrels uses. Pooling the same run again keeps the deeper depth."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="pooled_runs")
+    run = models.ForeignKey("evaluation.Run", on_delete=models.CASCADE, related_name="+")
+    depth = models.PositiveIntegerField()
+    pooled_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "run"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "run"], name="pooled_run_once")]
+
+    def __str__(self):
+        return f"{self.run_id} pooled at depth {self.depth} into {self.campaign_id}"
 
 
 class AssignmentStatus(models.TextChoices):
@@ -428,3 +446,26 @@ class AgreementRefresh(models.Model):
 
     def __str__(self):
         return f"{self.campaign_id}: {self.requested_at or 'idle'}"
+
+
+class LiveBoardSnapshot(models.Model):
+    """A running campaign's live leaderboard for one measure as last computed
+    (annotation/services/live.py), under a fingerprint of the state of its grades, pool and
+    pooled runs, so no page view and no grade computes it."""
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="live_board_snapshots"
+    )
+    measure = models.CharField(max_length=100)
+    fingerprint = models.CharField(max_length=64)
+    computed_at = models.DateTimeField()
+    seconds = models.FloatField(help_text="How long the computation took.")
+    numbers = models.JSONField(help_text="The board, as annotation.settling.LiveBoard.as_dict.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "measure"], name="live_board_once")
+        ]
+
+    def __str__(self):
+        return f"{self.campaign_id} {self.measure} at {self.computed_at:%Y-%m-%d %H:%M:%S}"

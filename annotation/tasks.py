@@ -35,7 +35,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import agreement as agreement_service
-from annotation.services import ordering
+from annotation.services import live, ordering
 from evaluation.models import Run
 from evaluation.services import load_run_frame
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
@@ -235,8 +235,9 @@ def pool_stored_runs(
             )
         )
     _step(progress, f"Pooling at depth {depth} and assigning the pairs", done=len(runs))
-    change = services.pool_from_runs(campaign=campaign, run_frames=frames, depth=depth)
-    ordering.remember_pool_runs(campaign=campaign, run_ids=[run.pk for run in runs])
+    change = services.pool_from_runs(
+        campaign=campaign, run_frames=frames, depth=depth, runs=list(runs)
+    )
     ordering.reorder_pool(campaign=campaign)  # the adaptive strategies now know the runs
     return change
 
@@ -414,3 +415,13 @@ def reorder_pool_task(*, campaign_id: int) -> None:
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is not None:  # not deleted since
         ordering.reorder_pool(campaign=campaign)
+
+
+@task
+def refresh_live_board_task(*, campaign_id: int, measure: str) -> None:
+    """Recompute a campaign's live leaderboard for one measure from its state now (queued
+    by a page view that found the stored one stale: services.live.queue_live_refresh)."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:  # deleted since
+        return
+    live.refresh_live_board(campaign=campaign, measure=measure)

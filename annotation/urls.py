@@ -6,6 +6,7 @@ from annotation.views import (
     campaigns,
     imports,
     judging,
+    live,
     pool,
     progress,
 )
@@ -27,6 +28,9 @@ urlpatterns = [
     path("<int:pk>/pool/gold/", pool.pool_gold, name="pool-gold"),
     path("<int:pk>/progress/", progress.progress, name="progress"),
     path("<int:pk>/reassign/", progress.reassign, name="reassign"),
+    # Leads: the live leaderboard of the pooled runs (annotation/views/live.py).
+    path("<int:pk>/live/", live.live_board, name="live-board"),
+    path("<int:pk>/live.csv", live.live_board_csv, name="live-board-csv"),
     # Leads: agreement and calibration (annotation/views/agreement.py).
     path("<int:pk>/agreement/", agreement.report, name="agreement"),
     path(

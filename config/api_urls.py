@@ -86,6 +86,11 @@ urlpatterns = [
         name="leaderboard-download",
     ),
     path("leaderboard/check/", evaluation.LeaderboardCheckView.as_view(), name="leaderboard-check"),
+    path(
+        "leaderboard/pool-fairness/",
+        evaluation.PoolFairnessView.as_view(),
+        name="pool-fairness",
+    ),
     path("leaderboard/topics/<str:qid>/", evaluation.TopicView.as_view(), name="topic"),
     path("comparison/", evaluation.ComparisonView.as_view(), name="comparison"),
     path("unjudged/", evaluation.UnjudgedView.as_view(), name="unjudged"),

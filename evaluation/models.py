@@ -157,3 +157,32 @@ class Evaluation(models.Model):
 
     def __str__(self):
         return f"{self.run} on {self.qrels}"
+
+
+class PoolFairnessReport(models.Model):
+    """The leave-one-run-out test (evaluation.pool_fairness) of the runs scored against a
+    qrels version with one set of options, at one pool depth. ``runs_key`` names the
+    evaluations it was computed from, so a run scored since shows the report as out of date."""
+
+    qrels = models.ForeignKey(
+        QrelsVersion, on_delete=models.CASCADE, related_name="fairness_reports"
+    )
+    options_key = models.CharField(max_length=64)
+    depth = models.PositiveIntegerField()
+    depth_source = models.CharField(
+        max_length=20, help_text="'pool' (the campaign's pool depth) or 'parameter'."
+    )
+    runs_key = models.CharField(max_length=64)
+    report = models.JSONField(help_text="FairnessReport.as_dict, runs named by their id.")
+    computed_at = models.DateTimeField(auto_now=True)
+    seconds = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["qrels", "options_key", "depth"], name="fairness_report_once"
+            )
+        ]
+
+    def __str__(self):
+        return f"leave-one-run-out of {self.qrels} at depth {self.depth}"

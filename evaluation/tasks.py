@@ -21,7 +21,7 @@ from django.core.files.storage import default_storage
 from django.tasks import task
 from django.urls import reverse
 
-from evaluation import dashboards, measures, services
+from evaluation import dashboards, measures, pool_fairness, services
 from evaluation.models import QrelsVersion, Run
 from evaluation.trec import TrecFormatError
 from jobs.services import JobFailed, Progress, running
@@ -34,6 +34,10 @@ MESSAGES = {
     "qrels_gone": "the qrels version no longer exists.",
     "runs_scored": "Scored {n} run{s} against {qrels}.",
     "runs_failed": "{n} could not be scored: {details}",
+    "fairness_done": (
+        "Left each of {n} runs out of the pool at depth {depth}: the largest drop of "
+        "{measure} is {drop:.4f}."
+    ),
 }
 
 
@@ -237,3 +241,40 @@ def import_run_task(
         name=name,
         description=description,
     )
+
+
+@task
+def pool_fairness_task(*, job_id: int, scoring: dict, depth: int | None = None) -> None:
+    """The leave-one-run-out test (services.compute_pool_fairness) of the runs scored with
+    ``scoring`` (``Scoring.task_params``), stored for the leaderboard, run pages and the API;
+    the result links to the leaderboard."""
+    with running(job_id) as progress:
+        try:
+            chosen = dashboards.Scoring.from_params(scoring)
+        except QrelsVersion.DoesNotExist:
+            raise JobFailed(MESSAGES["qrels_gone"]) from None
+        except dashboards.ScoringError as error:
+            raise JobFailed(str(error)) from None
+        try:
+            row = services.compute_pool_fairness(
+                qrels=chosen.qrels,
+                key=chosen.key,
+                measure_specs=list(chosen.specs),
+                options=chosen.options,
+                depth=depth,
+                progress=lambda step, done, total: progress.step(step, done=done, total=total),
+            )
+        except ValueError as error:
+            raise JobFailed(str(error)) from None
+        name = dashboards.choose_measure(chosen.names, None)
+        report = pool_fairness.FairnessReport.from_dict(row.report)
+        progress.result = {
+            "url": reverse("evaluation:leaderboard") + chosen.query(),
+            "label": "See the leaderboard",
+            "summary": MESSAGES["fairness_done"].format(
+                n=len(report.runs),
+                depth=row.depth,
+                measure=measures.display_name(name),
+                drop=report.largest_drop(name) if name in report.measures else 0.0,
+            ),
+        }

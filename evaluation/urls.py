@@ -22,6 +22,7 @@ urlpatterns = [
     path("measures/", dashboards.measures_page, name="measures"),
     path("leaderboard/", dashboards.leaderboard, name="leaderboard"),
     path("leaderboard/score/", dashboards.score_runs, name="score-runs"),
+    path("leaderboard/pool-fairness/", dashboards.pool_fairness, name="pool-fairness"),
     path(
         "leaderboard/download/",
         leaderboard_io.leaderboard_download,

@@ -27,6 +27,8 @@ PURE_MODULES = [
     "evaluation.significance",
     "evaluation.rundiff",
     "evaluation.residuals",
+    "evaluation.pool_fairness",
+    "annotation.settling",
     "evaluation.leaderboard_formats",
 ]
 

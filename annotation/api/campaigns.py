@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from accounts.roles import Role
 from annotation import services
 from annotation.api import agreement as agreement_api
+from annotation.api import live as live_api
 from annotation.api.common import (
     DEFINITION_CHARS,
     LABEL_CHARS,
@@ -360,6 +361,15 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True)
     def agreement(self, request, pk=None):
         return agreement_api.agreement_response(request, self._led())
+
+    @extend_schema(
+        summary="The live leaderboard of the pooled runs: bounds, intervals, settled pairs",
+        parameters=[live_api.LiveParameters],
+        responses=live_api.LiveBoardSerializer,
+    )
+    @action(detail=True)
+    def live(self, request, pk=None):
+        return live_api.live_response(request, self._led())
 
     @extend_schema(
         summary="Mark calibration (gold) pairs from a file of known grades; all or nothing",

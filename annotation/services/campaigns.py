@@ -22,6 +22,7 @@ from annotation.models import (
     Judgment,
     Pair,
     PairSource,
+    PooledRun,
     PoolOrdering,
     Topic,
 )
@@ -244,12 +245,43 @@ def add_pairs(
     )
 
 
-def pool_from_runs(*, campaign: Campaign, run_frames: Sequence, depth: int) -> PoolChange:
-    """Depth-k pooling of run frames (qid, docno, score) over the campaign's topics."""
+def pool_from_runs(
+    *, campaign: Campaign, run_frames: Sequence, depth: int, runs: Sequence | None = None
+) -> PoolChange:
+    """Depth-k pooling of run frames (qid, docno, score) over the campaign's topics. When
+    the frames are stored runs', ``runs`` names them (in the same order), and the campaign
+    records them (PooledRun): the live leaderboard ranks them, and the leave-one-run-out
+    test of the campaign's qrels uses their depth."""
     qids = list(campaign.topics.values_list("qid", flat=True))
     pool = pool_runs(run_frames, depth=depth, topics=qids)
-    return add_pairs(
-        campaign=campaign, pairs=pool.select("qid", "docno").iter_rows(), source=PairSource.POOLED
+    with transaction.atomic():
+        change = add_pairs(
+            campaign=campaign,
+            pairs=pool.select("qid", "docno").iter_rows(),
+            source=PairSource.POOLED,
+        )
+        record_pooled_runs(campaign=campaign, runs=runs or (), depth=depth)
+    return change
+
+
+def record_pooled_runs(*, campaign: Campaign, runs: Iterable, depth: int) -> None:
+    """Remember that ``runs`` were pooled into ``campaign`` at ``depth`` (a run pooled
+    again keeps the deeper of its depths)."""
+    for run in runs:
+        pooled, created = PooledRun.objects.get_or_create(
+            campaign=campaign, run=run, defaults={"depth": depth}
+        )
+        if not created and pooled.depth < depth:
+            PooledRun.objects.filter(pk=pooled.pk).update(depth=depth)
+
+
+def pool_depth_of_qrels(qrels) -> int | None:
+    """The depth a published qrels version's pool was built at from stored runs (the
+    deepest, if several), or None: evaluation's leave-one-run-out test asks (registered in
+    AnnotationConfig.ready)."""
+    return (
+        PooledRun.objects.filter(campaign__publications__qrels=qrels).aggregate(d=Max("depth"))["d"]
+        or None
     )
 
 

@@ -53,17 +53,6 @@ def queue_order(campaign: Campaign) -> tuple[str, ...]:
     return ("position", "pk")
 
 
-def remember_pool_runs(*, campaign: Campaign, run_ids) -> None:
-    """Note the runs a pool was built from: the adaptive strategies read their rankings."""
-    with transaction.atomic():
-        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
-        state = dict(locked.pool_ordering_state or {})
-        state["runs"] = sorted({*state.get("runs", []), *(int(r) for r in run_ids)})
-        locked.pool_ordering_state = state
-        locked.save(update_fields=["pool_ordering_state"])
-        campaign.pool_ordering_state = state
-
-
 def pool_rankings(campaign: Campaign, pool: set[tuple[str, str]]) -> dict:
     """run -> qid -> docnos in trec_eval's order (score descending, ties by docno
     descending), each list the run's longest prefix inside the pool: its top-depth documents
@@ -73,7 +62,8 @@ def pool_rankings(campaign: Campaign, pool: set[tuple[str, str]]) -> dict:
 
     qids = {qid for qid, _ in pool}
     rankings = {}
-    runs = Run.objects.filter(pk__in=(campaign.pool_ordering_state or {}).get("runs", []))
+    # The runs the pool was built from (services.campaigns.record_pooled_runs).
+    runs = Run.objects.filter(pk__in=campaign.pooled_runs.values("run_id"))
     for run in runs.select_related("system").order_by("pk"):
         frame = (
             load_run_frame(run)

@@ -11,6 +11,7 @@ from evaluation.api.common import MESSAGES
 from evaluation.api.dashboards import ComparisonView, LeaderboardView, TopicView, UnjudgedView
 from evaluation.api.diff import DiffUnjudgedView, RunDiffView
 from evaluation.api.evaluations import EvaluationViewSet
+from evaluation.api.fairness import PoolFairnessView
 from evaluation.api.leaderboard_io import LeaderboardCheckView, LeaderboardDownloadView
 from evaluation.api.qrels import QrelsViewSet
 from evaluation.api.runs import RunViewSet, SystemViewSet
@@ -23,6 +24,7 @@ __all__ = [
     "LeaderboardCheckView",
     "LeaderboardDownloadView",
     "LeaderboardView",
+    "PoolFairnessView",
     "QrelsViewSet",
     "RunDiffView",
     "RunViewSet",

@@ -16,6 +16,12 @@ from evaluation.dashboards.comparisons import (
     build_comparison,
     verdict_of,
 )
+from evaluation.dashboards.fairness import (
+    FairnessRow,
+    FairnessView,
+    build_fairness,
+    fairness_depth,
+)
 from evaluation.dashboards.leaderboard import Cell, Leaderboard, Row, build_leaderboard, parse_sort
 from evaluation.dashboards.runs import (
     RunTopics,
@@ -76,6 +82,8 @@ __all__ = [
     "Cell",
     "ComparisonView",
     "Contrast",
+    "FairnessRow",
+    "FairnessView",
     "Leaderboard",
     "NotScored",
     "RankedDocument",
@@ -88,6 +96,7 @@ __all__ = [
     "TopicValues",
     "TopicView",
     "build_comparison",
+    "build_fairness",
     "build_leaderboard",
     "build_run_topics",
     "build_topic",
@@ -96,6 +105,7 @@ __all__ = [
     "choose_measure",
     "cutoff_of",
     "default_qrels",
+    "fairness_depth",
     "find_document",
     "format_p",
     "make_scoring",

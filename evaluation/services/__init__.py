@@ -3,12 +3,19 @@ translate their input and call these; the rules live here (HackSoft style, STYLE
 
 qrels.py holds the qrels versions (import, store, read, diff), runs.py the runs (import,
 read, find, sweep what a killed import left), scoring.py the evaluations and their
-intervals, unjudged.py the unjudged documents of runs' top k and sending them to judging.
+intervals, fairness.py the leave-one-run-out test of a qrels version's pool, unjudged.py the unjudged documents of runs' top k and sending them to judging.
 Imports are all-or-nothing: a file is parsed and validated completely before anything is
 written, and if writing fails half-way the rows roll back and the stored files are deleted.
 """
 
 from evaluation.services.common import MESSAGES, ImportRejected, read_upload
+from evaluation.services.fairness import (
+    StoredFairness,
+    compute_pool_fairness,
+    find_pool_fairness,
+    pool_depth,
+    register_pool_depth_source,
+)
 from evaluation.services.qrels import (
     QrelsDiff,
     cached_qrels_frame,
@@ -49,10 +56,13 @@ __all__ = [
     "ImportRejected",
     "QrelsDiff",
     "SentToJudging",
+    "StoredFairness",
     "cached_qrels_frame",
+    "compute_pool_fairness",
     "diff_qrels",
     "ensure_intervals",
     "evaluate_run",
+    "find_pool_fairness",
     "find_qrels",
     "find_run",
     "import_qrels",
@@ -62,8 +72,10 @@ __all__ = [
     "load_run_topics",
     "mean_measures",
     "options_key",
+    "pool_depth",
     "qrels_to_trec_bytes",
     "read_upload",
+    "register_pool_depth_source",
     "score_run",
     "send_unjudged_to_judging",
     "store_qrels",

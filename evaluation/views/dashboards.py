@@ -78,11 +78,31 @@ def leaderboard(request):
         if show_bounds
         else None
     )
+    wanted_depth = int_param(request.GET.get("depth"), high=services.fairness.MAX_DEPTH)
+    fairness_depth, depth_source = dashboards.fairness_depth(scoring, wanted_depth)
+    fairness = (
+        dashboards.build_fairness(
+            scoring,
+            board.chart_measure,
+            depth=fairness_depth,
+            evaluations=[row.evaluation.pk for row in board.rows],
+            resolved=True,
+        )
+        if board.rows
+        else None
+    )
     return render(
         request,
         "evaluation/leaderboard.html",
         {
             "board": board,
+            "fairness": fairness,
+            "fairness_rows": (
+                [(row.run, fairness.rows.get(row.run.pk)) for row in board.rows] if fairness else []
+            ),
+            "fairness_depth": fairness_depth,
+            "fairness_depth_from_pool": depth_source == services.fairness.DEPTH_FROM_POOL,
+            "can_test_fairness": len(board.rows) >= 2,
             "headers": headers,
             "chart": board.chart() if board.rows else None,
             "judged_limit": f"{dashboards.JUDGED_WARNING:.0%}",
@@ -151,6 +171,28 @@ def score_runs(request):
         total=len(runs),
         runs=[run.pk for run in runs],
         scoring=scoring.task_params(),
+    )
+    return redirect(job)
+
+
+@require_POST
+@login_required
+def pool_fairness(request):
+    """Start the leave-one-run-out test of the runs scored with the posted scoring (a
+    background job, whose page links back to the leaderboard). Leads and engineers."""
+    require_reader(request.user)
+    form, scoring = read_scoring(request.POST)
+    if scoring is None:
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        return redirect("evaluation:leaderboard")
+    depth = int_param(request.POST.get("depth"), high=services.fairness.MAX_DEPTH)
+    job = start_job(
+        kind="evaluation.pool_fairness",
+        title=f"Leave each run out of the pool of {scoring.qrels.label}",
+        user=request.user,
+        task=tasks.pool_fairness_task,
+        scoring=scoring.task_params(),
+        depth=depth,
     )
     return redirect(job)
 

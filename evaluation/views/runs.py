@@ -89,7 +89,10 @@ def run_detail(request, pk):
         else:
             page = Paginator(topics.rows, TOPICS_PER_PAGE).get_page(request.GET.get("page"))
             bounds = bounds_or_none(scoring, run, topics.measure)
+            fairness = dashboards.build_fairness(scoring, topics.measure)
             context.update(
+                fairness=fairness,
+                fairness_badge=fairness.badge(run.pk) if fairness else None,
                 topics=topics,
                 page=page,
                 rows=dashboards.with_queries(list(page.object_list)),

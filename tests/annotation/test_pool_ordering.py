@@ -67,7 +67,7 @@ def test_pooling_remembers_the_runs_and_orders_the_queue_by_the_strategy(
     django_user_model, media_root
 ):
     campaign, judges = make_campaign(django_user_model, PoolOrdering.BANDIT)
-    assert len(campaign.pool_ordering_state["runs"]) == 2
+    assert campaign.pooled_runs.count() == 2
     pool = [
         (p.topic.qid, p.document.docno)
         for p in campaign.pairs.select_related("topic", "document").order_by(

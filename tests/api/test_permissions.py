@@ -88,6 +88,7 @@ MATRIX = [
     ("GET", C + "/progress/", None, campaign_lead(200)),
     ("POST", C + "/reassign/", "reassign", campaign_lead(200)),
     ("GET", C + "/agreement/", None, campaign_lead(200)),
+    ("GET", C + "/live/", None, campaign_lead(200)),
     ("POST", C + "/gold/", "gold_file", campaign_lead(200)),
     ("PUT", C + "/gold/{pair}/", "gold_grade", campaign_lead(200)),
     ("DELETE", C + "/gold/{pair}/", None, campaign_lead(200)),
@@ -163,6 +164,9 @@ MATRIX = [
     ("POST", "leaderboard/download/", None, not_allowed()),
     ("POST", "leaderboard/check/", "check", leads_and_engineers(200)),
     ("GET", "leaderboard/check/", None, not_allowed()),
+    # not computed yet: a 404 that says how to start it, for those who may read it
+    ("GET", "leaderboard/pool-fairness/", "scoring", leads_and_engineers(404)),
+    ("POST", "leaderboard/pool-fairness/", "scoring", leads_and_engineers(202)),
     ("GET", "runs/{run}/topics/", "scoring", leads_and_engineers(200)),
     ("POST", "runs/{run}/topics/", None, not_allowed()),
     ("GET", "comparison/", "comparison", leads_and_engineers(200)),

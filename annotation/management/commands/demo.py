@@ -136,11 +136,12 @@ class Command(BaseCommand):
             )
             for qid in qids
         )
-        runs = Run.objects.filter(system__name__in=["bm25", "dense-retriever"])
+        runs = list(Run.objects.filter(system__name__in=["bm25", "dense-retriever"]))
         change = annotation_services.pool_from_runs(
             campaign=campaign,
             run_frames=[services.load_run_frame(run) for run in runs],
             depth=5,
+            runs=runs,
         )
         for document in Document.objects.filter(campaign=campaign):
             document.title = f"Demo document {document.docno}"

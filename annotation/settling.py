@@ -1,0 +1,213 @@
+"""How settled a running campaign's ranking of its pooled runs is (pure: polars and numpy,
+no Django). The live leaderboard (annotation/services/live.py) feeds it the grades so far.
+
+Inputs: ``known`` (qid, docno, grade), the pool pairs that have their final grade;
+``unknown`` (qid, docno), the pool pairs that do not yet; the pooled runs (name → frame
+with qid, docno, score); one measure. Documents outside the pool are never judged, so they
+count as not relevant now and in the final qrels alike.
+
+Per run, over the topics of the pool (a topic the evaluation leaves out counts 0, so every
+number is a mean over the same topics):
+
+- ``mean``: scored against the known grades only (trec_eval: an undecided pair is not
+  relevant), with a 95% percentile bootstrap interval over topics (evaluation.significance,
+  seeded);
+- ``low``: the undecided pairs of the run's top k (the measure's cutoff; all it retrieved
+  without one) not relevant and the topic's other undecided pairs of the top grade (they
+  can only raise the ideal ranking, i.e. lower nDCG, AP and recall);
+- ``high``: the undecided pairs of its top k of the top grade, the others not relevant.
+
+For measures that depend only on the run's own top k (P@k, success@k, RR@k) these are the
+exact extremes; for nDCG, AP and recall they are the two fills the usual argument uses (a
+document's grade can in rare cases move nDCG the other way), so "settled" is a statement
+about these fills.
+
+A pair of runs (A ranked above B by mean) is *settled* when A's low > B's high: A beats B
+whatever the undecided pairs turn out to be (per those fills); otherwise it is *open*. The
+board is settled when every pair is. ``to_settle``: the undecided pairs that can still move
+an open pair, i.e. the undecided pairs of the topics where a run of an open pair has
+low < high, restricted to the two runs' top k for measures of the run's own top k. Judging
+all of them collapses both runs' bounds to their means and so decides the pair: it is an
+upper bound on the pairs still to judge, not a prediction (a good order settles it sooner).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import polars as pl
+
+from evaluation import measures, significance, topk
+
+__all__ = ["LiveBoard", "LivePair", "LiveRun", "settle"]
+
+RESAMPLES = 1000
+LEVEL = 0.95
+# Measures whose value depends on the run's own top k only (the other undecided pairs of
+# the topic cannot move them).
+_OWN_TOP_K = ("P_", "success_", "recip_rank", "RR@")
+
+
+@dataclass(frozen=True)
+class LiveRun:
+    name: str
+    mean: float
+    low: float
+    high: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+
+@dataclass(frozen=True)
+class LivePair:
+    """``better`` is ranked above ``worse`` by mean; ``settled``: better's low > worse's high."""
+
+    better: str
+    worse: str
+    settled: bool
+    margin: float  # better's low − worse's high (> 0 when settled)
+
+
+@dataclass(frozen=True)
+class LiveBoard:
+    measure: str
+    top_grade: int
+    topics: int
+    known: int
+    unknown: int
+    runs: list[LiveRun]
+    pairs: list[LivePair]
+    to_settle: int
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def settled(self) -> bool:
+        return bool(self.pairs) and all(p.settled for p in self.pairs)
+
+    @property
+    def open_pairs(self) -> int:
+        return sum(1 for p in self.pairs if not p.settled)
+
+    @property
+    def settled_pairs(self) -> int:
+        return len(self.pairs) - self.open_pairs
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LiveBoard:
+        values = dict(data)
+        values["runs"] = [LiveRun(**r) for r in data["runs"]]
+        values["pairs"] = [LivePair(**p) for p in data["pairs"]]
+        return cls(**values)
+
+
+def _cutoff(output_name: str) -> int | None:
+    if "@" in output_name:
+        number = output_name.rpartition("@")[2]
+        return int(number) if number.isdigit() else None
+    base, _, number = output_name.rpartition("_")
+    return int(number) if base and number.isdigit() else None
+
+
+def _per_topic(qrels, run, spec, options, name, topics) -> np.ndarray:
+    """The measure per topic of ``topics``, 0 where the evaluation has no value."""
+    if qrels.height == 0:
+        return np.zeros(len(topics))
+    result = measures.evaluate(qrels, run, [spec], options)
+    per_topic = result.per_topic
+    values = dict(zip(per_topic.get_column("qid"), per_topic.get_column(name), strict=True))
+    return np.array([float(values.get(q, 0.0)) for q in topics])
+
+
+def settle(
+    known: pl.DataFrame,
+    unknown: pl.DataFrame,
+    runs: Mapping[str, pl.DataFrame],
+    measure: str,
+    options: measures.Options | None = None,
+    *,
+    top_grade: int,
+    seed: int = 0,
+) -> LiveBoard:
+    """The live board (see the module) for one measure named in either dialect (one output
+    name, e.g. ndcg_cut.10 or nDCG@10). Raises ValueError for a measure with several
+    outputs or none, a top grade below 1, or as measures.evaluate does."""
+    options = options or measures.Options()
+    if not isinstance(top_grade, int) or top_grade < 1:
+        raise ValueError(f"the top grade must be a whole number >= 1, got {top_grade!r}")
+    names = measures.output_names([measure], options)
+    if len(names) != 1 or not measures.is_mean(names[0]):
+        raise ValueError(f"choose one measure that is a mean over topics, got {measure!r}")
+    name = names[0]
+    k = _cutoff(name)
+    own_top_k = name.startswith(_OWN_TOP_K)
+    known = known.select("qid", "docno", pl.col("grade").cast(pl.Int64))
+    unknown = unknown.select("qid", "docno").unique()
+    topics = sorted(set(known.get_column("qid")) | set(unknown.get_column("qid")))
+    tops = {}
+    rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for run_name, frame in runs.items():
+        frame = frame.select("qid", "docno", "score").filter(pl.col("qid").is_in(topics))
+        deepest = int(frame.group_by("qid").len().get_column("len").max() or 1)
+        top = topk.top_k(frame, k or deepest, trec_eval_version=options.trec_eval_version)
+        mine = unknown.join(top.select("qid", "docno"), on=["qid", "docno"], how="semi")
+        others = unknown.join(mine, on=["qid", "docno"], how="anti")
+        tops[run_name] = mine
+        top_fill = pl.lit(top_grade, pl.Int64).alias("grade")
+        low_qrels = pl.concat([known, others.with_columns(top_fill)])
+        high_qrels = pl.concat([known, mine.with_columns(top_fill)])
+        rows[run_name] = (
+            _per_topic(known, frame, measure, options, name, topics),
+            _per_topic(low_qrels, frame, measure, options, name, topics),
+            _per_topic(high_qrels, frame, measure, options, name, topics),
+        )
+    order = sorted(runs, key=lambda r: (-rows[r][0].mean() if topics else 0.0, r))
+    if topics and order:
+        matrix = np.vstack([rows[r][0] for r in order])
+        lows, highs = significance.bootstrap_mean_interval(
+            matrix, resamples=RESAMPLES, level=LEVEL, seed=seed
+        )
+    else:
+        lows = highs = np.zeros(len(order))
+    board_runs = []
+    for i, run_name in enumerate(order):
+        point, low, high = rows[run_name]
+        mean = lambda v: float(v.mean()) if len(v) else 0.0  # noqa: E731
+        board_runs.append(
+            LiveRun(run_name, mean(point), mean(low), mean(high), float(lows[i]), float(highs[i]))
+        )
+    by_name = {r.name: r for r in board_runs}
+    pairs = []
+    open_topics: dict[str, set[str]] = {}
+    for i, better in enumerate(order):
+        for worse in order[i + 1 :]:
+            margin = by_name[better].low - by_name[worse].high
+            settled = margin > 0
+            pairs.append(LivePair(better, worse, settled, margin))
+            if not settled:
+                for run_name in (better, worse):
+                    _, low, high = rows[run_name]
+                    moving = {topics[t] for t in np.flatnonzero(high > low)}
+                    open_topics.setdefault(run_name, set()).update(moving)
+    needed: set[tuple[str, str]] = set()
+    for run_name, moving in open_topics.items():
+        source = tops[run_name] if own_top_k else unknown
+        needed.update(source.filter(pl.col("qid").is_in(sorted(moving))).iter_rows())
+    return LiveBoard(
+        measure=name,
+        top_grade=top_grade,
+        topics=len(topics),
+        known=known.height,
+        unknown=unknown.height,
+        runs=board_runs,
+        pairs=pairs,
+        to_settle=len(needed),
+    )

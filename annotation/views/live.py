@@ -1,0 +1,105 @@
+"""The live leaderboard of a running campaign (services.live): the page, its polled
+fragment and its CSV. The campaign's lead only: the page names the systems that retrieved
+the pool's documents, which judges must never learn."""
+
+from __future__ import annotations
+
+import io
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from annotation.access import get_campaign_for_lead
+from annotation.services import live as live_service
+from config.exports import write_csv
+from config.htmx import is_htmx
+from evaluation import measures
+
+POLL_SECONDS = 3
+
+
+def _state(request, pk):
+    campaign = get_campaign_for_lead(request.user, pk)
+    try:
+        measure = live_service.read_measure(request.GET.get("measure"))
+        problem = ""
+    except ValueError as error:
+        measure, problem = live_service.DEFAULT_MEASURE, str(error)
+    return live_service.live_board(campaign=campaign, measure=measure), problem
+
+
+def _rows(state):
+    board = state.board
+    if board is None:
+        return [], []
+    runs = [{"label": state.label(r.name), "run": r} for r in board.runs]
+    pairs = [
+        {"better": state.label(p.better), "worse": state.label(p.worse), "pair": p}
+        for p in board.pairs
+    ]
+    return runs, pairs
+
+
+@require_GET
+@login_required
+def live_board(request, pk):
+    state, problem = _state(request, pk)
+    runs, pairs = _rows(state)
+    context = {
+        "campaign": state.campaign,
+        "state": state,
+        "board": state.board,
+        "runs": runs,
+        "pairs": pairs,
+        "problem": problem,
+        "no_runs": live_service.MESSAGES["no_runs"],
+        "poll_seconds": POLL_SECONDS,
+        "measure_links": [
+            (name, measures.display_name(name), name == state.measure)
+            for name in live_service.LIVE_MEASURES
+        ],
+    }
+    template = "annotation/live_board.html"
+    if is_htmx(request):
+        template += "#board"
+    return render(request, template, context, status=400 if problem else 200)
+
+
+@require_GET
+@login_required
+def live_board_csv(request, pk):
+    """The runs (``?what=runs``, the default) or the pairs (``?what=pairs``) as CSV."""
+    state, _ = _state(request, pk)
+    out = io.StringIO()
+    board = state.board
+    if request.GET.get("what") == "pairs":
+        header = ["better", "worse", "state", "margin", "measure"]
+        rows = [
+            (
+                state.label(p.better),
+                state.label(p.worse),
+                "settled" if p.settled else "open",
+                f"{p.margin:.4f}",
+                state.display_measure,
+            )
+            for p in (board.pairs if board else [])
+        ]
+    else:
+        header = ["run", "measure", "mean", "low", "high", "ci_low", "ci_high"]
+        rows = [
+            (
+                state.label(r.name),
+                state.display_measure,
+                *(f"{v:.4f}" for v in (r.mean, r.low, r.high, r.ci_low, r.ci_high)),
+            )
+            for r in (board.runs if board else [])
+        ]
+    write_csv(out, header, rows)
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    what = "pairs" if request.GET.get("what") == "pairs" else "runs"
+    response["Content-Disposition"] = (
+        f'attachment; filename="campaign-{state.campaign.pk}-live-{what}.csv"'
+    )
+    return response
