@@ -153,6 +153,7 @@ class PairSource(models.TextChoices):
     IMPORTED = "imported", "Pairs file"
     UNJUDGED = "unjudged", "Unjudged documents sent from a dashboard"
     GOLD = "gold", "Calibration pair with a known grade"
+    GRADED = "graded", "Graded elsewhere (added by a judgments import)"
 
 
 class Pair(models.Model):
@@ -397,7 +398,7 @@ class ExternalJudge(models.Model):
     worker, another tool's assessor) whose grades are imported, or a machine (an LLM judge
     configuration; one configuration, one machine judge: a new prompt version is a new
     judge). Shown as ``kind:name`` (``outside:w17``, ``machine:gpt-4o-umbrela``), which
-    no username can be (usernames hold no colon)."""
+    no username can be (usernames hold no colon; a name may, the kind ends at the first)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="external_judges")
     kind = models.CharField(

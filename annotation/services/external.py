@@ -18,6 +18,7 @@ The machine judge runner calls exactly two functions of this module (a stable in
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -29,7 +30,7 @@ from annotation.services.tallies import tally_pairs
 MESSAGES = {
     "bad_kind": "A judge recorded here is an outside person or a machine, not {kind!r}.",
     "name_taken": "{name!r} is already a judge of this campaign ({kind}).",
-    "bad_name": "A judge's name is 1 to 150 characters with no colon, got {name!r}.",
+    "bad_name": "A judge's name is 1 to 150 characters without control characters, got {name!r}.",
     "not_a_machine": "{judge} is not a machine judge.",
     "pair_elsewhere": "Pair {pair} is not in the campaign of {judge}.",
     "grade_not_in_scale": "Grade {grade} is not on this campaign's scale ({grades}).",
@@ -39,10 +40,11 @@ EXTERNAL_KINDS = (JudgeKind.OUTSIDE, JudgeKind.MACHINE)
 
 
 def check_judge_name(name: str) -> str:
-    """The name stripped; ValidationError unless it is 1-150 characters without a colon (a
-    judge is shown as ``kind:name``)."""
+    """The name stripped; ValidationError unless it is 1-150 characters without control
+    characters. (A judge is shown as ``kind:name``; a model name such as ``qwen2.5:7b`` may
+    hold colons: the kind is what comes before the first.)"""
     name = (name or "").strip()
-    if not name or len(name) > 150 or ":" in name or "\n" in name:
+    if not name or len(name) > 150 or re.search(r"[\x00-\x1f\x7f]", name):
         raise ValidationError(MESSAGES["bad_name"].format(name=name))
     return name
 
