@@ -239,7 +239,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     # The campaign's rule and a publication's rule are one choice set: one schema name.
-    "ENUM_NAME_OVERRIDES": {"AdjudicationRuleEnum": "annotation.models.AdjudicationRule"},
+    "ENUM_NAME_OVERRIDES": {
+        "AdjudicationRuleEnum": "annotation.models.AdjudicationRule",
+        "ExternalJudgeKindEnum": "annotation.models.EXTERNAL_JUDGE_KINDS",
+    },
     # Swagger UI's files ship in drf-spectacular-sidecar: /api/v1/docs/ needs no internet.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -118,6 +118,13 @@ MATRIX = [
     ("DELETE", C + "/publications/{publication}/", None, campaign_lead(405)),
     ("GET", C + "/publications/{publication}/provenance/", None, campaign_lead(200)),
     ("GET", C + "/raw-judgments/", None, campaign_lead(200)),
+    # judgments made elsewhere: outside and machine judges, imports with their provenance
+    ("GET", C + "/external-judges/", None, campaign_lead(200)),
+    ("GET", C + "/judgment-imports/", None, campaign_lead(200)),
+    ("POST", C + "/judgment-imports/", "judgments_file", campaign_lead(201)),
+    ("PUT", C + "/judgment-imports/", None, campaign_lead(405)),
+    ("GET", C + "/judgment-imports/{judgment_import}/", None, campaign_lead(200)),
+    ("DELETE", C + "/judgment-imports/{judgment_import}/", None, campaign_lead(405)),
     # assignments and judgments
     ("GET", "assignments/", None, everyone(200)),
     ("GET", "assignments/{assignment}/", None, judge_reads(200)),
@@ -202,6 +209,10 @@ BODIES = {
     "gold_grade": lambda w: ({"grade": 1}, "json"),
     "gold_file": lambda w: ({"file": upload("gold.txt", b"1 d1 2\n2 d9 0\n")}, "multipart"),
     "grade": lambda w: ({"grade": 3}, "json"),
+    "judgments_file": lambda w: (
+        {"file": upload("crowd.csv", b"qid,docno,judge,grade\n1,d1,w1,2\n")},
+        "multipart",
+    ),
     "decision": lambda w: (
         {"pair": w.ids["pair"], "grade": 1, "reason": "checked", "based_on": None},
         "json",
