@@ -22,8 +22,9 @@ import re
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count
 
-from annotation.models import Campaign, ExternalGrade, ExternalJudge, JudgeKind, Pair
+from annotation.models import Campaign, ExternalGrade, ExternalJudge, JudgeKind, Judgment, Pair
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.tallies import tally_pairs
 
@@ -122,3 +123,43 @@ def record_machine_grade(
     except IntegrityError:  # the same pair recorded at the same moment by another worker
         return ExternalGrade.objects.get(judge=judge, pair_id=pair_id), False
     return row, True
+
+
+# --- the roster ----------------------------------------------------------------------------
+
+
+def judge_roster(*, campaign: Campaign) -> list[dict]:
+    """Every judge of the campaign, of the three kinds, with how many pairs each graded:
+    people judging here (by username), then outside people, then machines (kind:name).
+    Three queries."""
+    here = {
+        username: 0
+        for username in campaign.judges.order_by("username").values_list("username", flat=True)
+    }
+    graded = (
+        Judgment.objects.filter(assignment__pair__campaign=campaign, grade__isnull=False)
+        .values_list("assignment__judge__username")
+        .annotate(n=Count("pk"))
+    )
+    for username, n in graded:
+        here[username] = n
+    rows = [
+        {"kind": JudgeKind.HERE, "label": username, "name": username, "grades": n, "judge": None}
+        for username, n in sorted(here.items())
+    ]
+    for judge in (
+        ExternalJudge.objects.filter(campaign=campaign)
+        .annotate(n=Count("grades"))
+        .order_by("kind", "name")
+    ):
+        rows.append(
+            {
+                "kind": judge.kind,
+                "label": judge.label,
+                "name": judge.name,
+                "grades": judge.n,
+                "judge": judge,
+            }
+        )
+    order = {JudgeKind.HERE: 0, JudgeKind.OUTSIDE: 1, JudgeKind.MACHINE: 2}
+    return sorted(rows, key=lambda row: order[row["kind"]])
