@@ -19,10 +19,6 @@ from config.permissions import RolePermissionsMixin
 from evaluation.api.common import trec_errors
 from evaluation.trec import TrecFormatError
 
-MESSAGES = {
-    "too_large": "Judgment files are read at once: at most {limit} MB.",
-}
-
 
 class ExternalJudgeSerializer(serializers.ModelSerializer):
     label = serializers.CharField(read_only=True, help_text="kind:name, as reports show it.")
@@ -89,12 +85,6 @@ class JudgmentUploadSerializer(serializers.Serializer):
     add_missing_pairs = serializers.BooleanField(
         default=False, help_text="Add pairs missing from the pool instead of refusing them."
     )
-
-    def validate_file(self, upload):
-        limit = imports.MAX_IMPORT_BYTES
-        if upload.size > limit:
-            raise ValidationError(MESSAGES["too_large"].format(limit=limit // (1024 * 1024)))
-        return upload
 
 
 class SkippedLineSerializer(serializers.Serializer):

@@ -17,6 +17,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -38,8 +39,14 @@ from annotation.services.tallies import tally_pairs
 from evaluation.services import read_upload
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
 
-# Read inside the request (the page, the API): a file of this size parses in seconds.
-MAX_IMPORT_BYTES = 64 * 1024 * 1024
+
+def max_import_bytes() -> int:
+    """Largest file an import reads, after decompression (settings.MAX_UPLOAD_MB, as every
+    other import): read inside the request, a file of that size parses in seconds."""
+    return settings.MAX_UPLOAD_MB * 1024 * 1024
+
+
+_SETTING = object()
 
 MESSAGES = {
     "unknown_format": "Unknown format {fmt!r}; choose one of {choices}.",
@@ -122,7 +129,7 @@ def import_judgments(
     judge_name: str = "",
     mapping: dict[str, int] | None = None,
     add_missing_pairs: bool = False,
-    max_bytes: int | None = MAX_IMPORT_BYTES,
+    max_bytes=_SETTING,
     max_errors: int = MAX_ERRORS,
 ) -> ImportResult:
     """Import the file's grades into the campaign, all or nothing.
@@ -134,7 +141,8 @@ def import_judgments(
     is taken as this one judge's. ``mapping``: {grade or label in the file: grade on the
     scale}, required when the file's grades are not the scale's. ``add_missing_pairs``: add
     pairs missing from the pool (source "graded", not given to this campaign's judges until
-    the next assignment) instead of refusing them.
+    the next assignment) instead of refusing them. ``max_bytes``: the file's limit after
+    decompression (default settings.MAX_UPLOAD_MB; None: none, for the command line).
 
     Raises TrecFormatError (file:line problems, nothing stored) or ValidationError (a bad
     choice). The same file with the same choices again returns a result with ``record``
@@ -148,6 +156,8 @@ def import_judgments(
         raise ValidationError(MESSAGES["unknown_kind"].format(kind=judge_kind))
     judge_name = check_judge_name(judge_name) if (judge_name or "").strip() else ""
     mapping = {str(k).strip().casefold(): int(v) for k, v in (mapping or {}).items()}
+    if max_bytes is _SETTING:
+        max_bytes = max_import_bytes()
     data = read_upload(source)
     sha256 = hashlib.sha256(data).hexdigest()
     name = file_name or "upload"

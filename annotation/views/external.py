@@ -1,6 +1,6 @@
 """Judgments from anywhere, for a campaign's lead: the judges of three kinds, the machine
 settings, and importing grades made elsewhere (inline: the file is read in the request, at
-most annotation.services.imports.MAX_IMPORT_BYTES), with every import's provenance."""
+most settings.MAX_UPLOAD_MB), with every import's provenance."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ MESSAGES = {
     "imported": "{name}: {summary}",
     "refused": "Nothing imported: {name} has {total} problem{s}.",
     "settings_saved": "Saved the machine settings.",
-    "too_large": "Judgment files are read at once: at most {limit} MB.",
 }
 
 
@@ -40,7 +39,7 @@ def render_judgments(request, campaign, *, status: int = 200, form=None, errors=
         "errors": errors,
         "formats": formats.JUDGMENT_FORMATS,
         "scale": campaign.grades,
-        "max_mb": imports.MAX_IMPORT_BYTES // (1024 * 1024),
+        "max_mb": imports.max_import_bytes() // (1024 * 1024),
     }
     return render(request, "annotation/judgments.html", context, status=status)
 
@@ -61,10 +60,6 @@ def judgments_import(request, pk):
         return render_judgments(request, campaign, status=400, form=form)
     data = form.cleaned_data
     upload = data["file"]
-    if upload.size > imports.MAX_IMPORT_BYTES:
-        limit = imports.MAX_IMPORT_BYTES // (1024 * 1024)
-        errors = {"summary": MESSAGES["too_large"].format(limit=limit), "lines": [], "more": 0}
-        return render_judgments(request, campaign, status=400, form=form, errors=errors)
     try:
         result = imports.import_judgments(
             campaign=campaign,
