@@ -58,6 +58,12 @@ def leads_and_engineers(ok):
     return (403, 403, 403, 403, ok, ok, ok, ok)
 
 
+def qrels_readers(ok):
+    """Leads, engineers and admins; judges read only the qrels of campaigns closed for them
+    (the world's are an imported file and a campaign the judges still judge)."""
+    return (403, 404, 404, 404, ok, ok, ok, ok)
+
+
 def leads(ok):
     return (403, 403, 403, 403, ok, ok, 403, ok)
 
@@ -140,10 +146,10 @@ MATRIX = [
     # qrels
     ("GET", "qrels/", None, everyone(200)),
     ("POST", "qrels/", "qrels_file", leads_and_engineers(201)),
-    ("GET", "qrels/{qrels}/", None, everyone(200)),
-    ("GET", "qrels/{qrels}/download/", None, everyone(200)),
-    ("GET", "qrels/{qrels}/download/?binary=1", None, everyone(200)),
-    ("GET", "qrels/{qrels}/diff/{qrels}/", None, everyone(200)),
+    ("GET", "qrels/{qrels}/", None, qrels_readers(200)),
+    ("GET", "qrels/{qrels}/download/", None, qrels_readers(200)),
+    ("GET", "qrels/{qrels}/download/?binary=1", None, qrels_readers(200)),
+    ("GET", "qrels/{qrels}/diff/{qrels}/", None, qrels_readers(200)),
     ("DELETE", "qrels/{qrels}/", None, not_allowed()),
     # systems
     ("GET", "systems/", None, leads_and_engineers(200)),

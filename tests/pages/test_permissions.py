@@ -35,6 +35,9 @@ def everyone(ok):
     return (LOGIN, ok, ok, ok, ok, ok, ok, ok)
 
 
+QRELS_READERS = (LOGIN, 404, 404, 404, 200, 200, 200, 200)
+
+
 def members(ok):
     """Whoever judges or leads the campaign (admins lead every campaign)."""
     return (LOGIN, 404, ok, ok, ok, 404, 404, ok)
@@ -96,11 +99,12 @@ MATRIX = [
     ("GET", "accounts/tokens/", None, everyone(200)),
     ("POST", "accounts/tokens/", "token", everyone(201)),
     ("POST", "accounts/tokens/{token}/revoke/", None, token_owner(302)),
-    # qrels: readable by everyone logged in
+    # qrels: listed to everyone logged in; read by leads, engineers and admins, and by judges
+    # only once their campaign has closed for them (config/qrels_access.py)
     ("GET", "evaluation/qrels/", None, everyone(200)),
-    ("GET", "evaluation/qrels/{qrels}/", None, everyone(200)),
-    ("GET", "evaluation/qrels/{qrels}/download/", None, everyone(200)),
-    ("GET", "evaluation/qrels/{qrels}/diff/{qrels}/", None, everyone(200)),
+    ("GET", "evaluation/qrels/{qrels}/", None, QRELS_READERS),
+    ("GET", "evaluation/qrels/{qrels}/download/", None, QRELS_READERS),
+    ("GET", "evaluation/qrels/{qrels}/diff/{qrels}/", None, QRELS_READERS),
     # runs and dashboards: leads and engineers
     ("GET", "evaluation/runs/", None, readers(200)),
     ("GET", "evaluation/runs/{run}/", None, readers(200)),
