@@ -22,6 +22,7 @@ from annotation.api.adjudication import (
 )
 from annotation.api.campaigns import CampaignViewSet, JudgeViewSet
 from annotation.api.common import MESSAGES
+from annotation.api.external import ExternalJudgeViewSet, JudgmentImportViewSet
 from annotation.api.judging import AssignmentViewSet, JudgmentViewSet
 from annotation.api.pool import DocumentViewSet, PairViewSet, TopicViewSet
 
@@ -32,7 +33,9 @@ __all__ = [
     "DecisionViewSet",
     "DisagreementViewSet",
     "DocumentViewSet",
+    "ExternalJudgeViewSet",
     "JudgeViewSet",
+    "JudgmentImportViewSet",
     "JudgmentViewSet",
     "PairViewSet",
     "PublicationViewSet",

@@ -120,6 +120,8 @@ class CampaignSerializer(serializers.ModelSerializer):
             "adjudication_rule",
             "gold_min_accuracy",
             "pool_ordering",
+            "machine_grades_adjudicate",
+            "machine_grades_fill",
             "lead",
             "role",
             "judges",
@@ -193,6 +195,13 @@ class CampaignUpdateSerializer(serializers.Serializer):
     adjudication_rule = serializers.ChoiceField(choices=AdjudicationRule.choices, required=False)
     gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)
     pool_ordering = serializers.ChoiceField(choices=PoolOrdering.choices, required=False)
+    machine_grades_adjudicate = serializers.BooleanField(
+        required=False, help_text="Machine judges' grades count in adjudication beside humans'."
+    )
+    machine_grades_fill = serializers.BooleanField(
+        required=False,
+        help_text="A publication gives pairs no human graded their machine grades (flagged).",
+    )
     # The rules that involve the campaign (threshold on the scale, grades in use) are checked
     # by services.update_campaign, under the lock it saves with.
 

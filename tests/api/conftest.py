@@ -14,11 +14,13 @@ from annotation.models import (
     Campaign,
     Document,
     Judgment,
+    JudgmentImport,
     PairSource,
     Publication,
     Topic,
 )
 from annotation.services import adjudication
+from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from jobs.models import Job
@@ -83,6 +85,7 @@ class World:
     evaluation: Evaluation
     job: Job  # the engineer's
     publication: Publication  # the campaign's two graded pairs, as qrels "robust" v1
+    judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
 
     @property
     def ids(self) -> dict:
@@ -100,6 +103,7 @@ class World:
             "evaluation": self.evaluation.pk,
             "job": self.job.pk,
             "publication": self.publication.pk,
+            "judgment_import": self.judgment_import.pk if self.judgment_import else 0,
             "judge": self.users["judge"].pk,
             "other_judge": self.users["other_judge"].pk,
             "spare_judge": self.users["spare_judge"].pk,
@@ -151,6 +155,14 @@ def world(make_user, media_root) -> World:
     publication = adjudication.publish(
         campaign=campaign, user=users["lead"], leave_out_undecided=True
     )
+    judgment_import = import_judgments(
+        campaign=campaign,
+        source=b"1 0 d2 1\n",
+        file_name="machine.qrels",
+        user=users["lead"],
+        judge_name="world-machine",
+        judge_kind="machine",
+    ).record
     return World(
         users=users,
         campaign=campaign,
@@ -165,4 +177,5 @@ def world(make_user, media_root) -> World:
         evaluation=scored,
         job=job,
         publication=publication,
+        judgment_import=judgment_import,
     )

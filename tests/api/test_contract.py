@@ -56,6 +56,7 @@ COLLECTIONS = {
     "evaluations": "evaluation",
     "jobs": "job",
     "judgments": "judgment",
+    "judgment-imports": "judgment_import",
     "qrels": "qrels",
     "runs": "run",
     "systems": "system",
