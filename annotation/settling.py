@@ -19,8 +19,9 @@ number is a mean over the same topics):
 
 For measures that depend only on the run's own top k (P@k, success@k, RR@k) these are the
 exact extremes; for nDCG, AP and recall they are the two fills the usual argument uses (a
-document's grade can in rare cases move nDCG the other way), so "settled" is a statement
-about these fills.
+document's grade can move nDCG the other way, as it raises the ideal ranking too), widened
+per topic to hold the value with the grades so far, so "settled" is a statement about these
+three outcomes.
 
 A pair of runs (A ranked above B by mean) is *settled* when A's low > B's high: A beats B
 whatever the undecided pairs turn out to be (per those fills); otherwise it is *open*. The
@@ -164,10 +165,18 @@ def settle(
         top_fill = pl.lit(top_grade, pl.Int64).alias("grade")
         low_qrels = pl.concat([known, others.with_columns(top_fill)])
         high_qrels = pl.concat([known, mine.with_columns(top_fill)])
-        rows[run_name] = (
-            _per_topic(known, frame, measure, options, name, topics),
+        point = _per_topic(known, frame, measure, options, name, topics)
+        fills = (
             _per_topic(low_qrels, frame, measure, options, name, topics),
             _per_topic(high_qrels, frame, measure, options, name, topics),
+        )
+        # The grades so far (undecided = not relevant) are one possible outcome too: where
+        # a fill moves nDCG the other way (the ideal ranking rises with the run's own
+        # documents), the bounds still hold every outcome computed.
+        rows[run_name] = (
+            point,
+            np.minimum.reduce([point, *fills]),
+            np.maximum.reduce([point, *fills]),
         )
     order = sorted(runs, key=lambda r: (-rows[r][0].mean() if topics else 0.0, r))
     if topics and order:

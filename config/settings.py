@@ -59,8 +59,6 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Idempotency-Key on POSTs: needs the user, wraps the view in the key's transaction.
     "accounts.idempotency.IdempotencyMiddleware",
-    # A qrels version a judge may not read yet is a 404 (config/qrels_access.py).
-    "config.qrels_access.QrelsAccessMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -198,7 +196,7 @@ STORAGES = {
 # Uploads larger than this are refused before the body is read (runs may be large: gzip them).
 MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 512)
 # Which qrels versions judges (and users without a role) read: "closed" (those published from
-# campaigns they judge and hold no open assignment in) or "none" (config/qrels_access.py).
+# campaigns they judge and hold no open assignment in) or "none" (evaluation/access.py).
 QRELS_FOR_JUDGES = env_str("QRELS_FOR_JUDGES", "closed")
 if QRELS_FOR_JUDGES not in ("closed", "none"):
     raise ImproperlyConfigured(
@@ -242,8 +240,6 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "accounts.schema.AutoSchema",  # + the Idempotency-Key header
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
-    # Lists of qrels versions hold only those the user may read (config/qrels_access.py).
-    "DEFAULT_FILTER_BACKENDS": ["config.qrels_access.QrelsVisibilityFilter"],
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {

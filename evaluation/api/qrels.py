@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from config.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import services, tasks
+from evaluation.access import readable_qrels
 from evaluation.api.common import (
     MESSAGES,
     UPLOAD_REFUSED,
@@ -154,6 +155,11 @@ class QrelsViewSet(
 
     queryset = QrelsVersion.objects.select_related("created_by")
     serializer_class = QrelsSerializer
+
+    def get_queryset(self):
+        """Only the versions the user may read (evaluation/access.py): others are a 404."""
+        return readable_qrels(self.request.user, super().get_queryset())
+
     lookup_value_converter = "int"
     action_permissions = {"create": [IsLeadOrEngineer]}
     upload_actions = frozenset({"create"})

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 
 from config.ids import parse_small_int
 from evaluation import services
+from evaluation.access import readable_qrels
 from evaluation.binary import binarise, binary_threshold
 from evaluation.models import QrelsVersion
 
@@ -19,16 +20,16 @@ PAGE_SIZE = 50
 @require_GET
 @login_required
 def qrels_list(request):
-    page = Paginator(QrelsVersion.objects.select_related("created_by"), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    versions = readable_qrels(request.user, QrelsVersion.objects.select_related("created_by"))
+    page = Paginator(versions, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "evaluation/qrels_list.html", {"page": page})
 
 
 @require_GET
 @login_required
 def qrels_detail(request, pk):
-    qrels = get_object_or_404(QrelsVersion.objects.select_related("created_by"), pk=pk)
+    versions = readable_qrels(request.user, QrelsVersion.objects.select_related("created_by"))
+    qrels = get_object_or_404(versions, pk=pk)
     topics = qrels.entries.values("qid").annotate(judged=Count("id")).order_by("qid")
     page = Paginator(topics, PAGE_SIZE).get_page(request.GET.get("page"))
     grades = qrels.entries.values("grade").annotate(n=Count("id")).order_by("grade")
@@ -44,7 +45,7 @@ def qrels_detail(request, pk):
 def qrels_download(request, pk):
     """The TREC qrels file; ``?binary=1`` maps grades to 0/1 at the relevance threshold
     (``?threshold=N``, else the one frozen when a campaign published it, else 1)."""
-    qrels = get_object_or_404(QrelsVersion, pk=pk)
+    qrels = get_object_or_404(readable_qrels(request.user, QrelsVersion.objects.all()), pk=pk)
     frame = services.load_qrels_frame(qrels)
     filename = f"{qrels.name}-v{qrels.version}"
     if request.GET.get("binary"):
@@ -67,7 +68,8 @@ def _threshold(request, qrels) -> int:
 @login_required
 def qrels_diff(request, pk, other):
     """What changed from qrels version ``other`` to version ``pk``."""
-    new = get_object_or_404(QrelsVersion, pk=pk)
-    old = get_object_or_404(QrelsVersion, pk=other)
+    versions = readable_qrels(request.user, QrelsVersion.objects.all())
+    new = get_object_or_404(versions, pk=pk)
+    old = get_object_or_404(versions, pk=other)
     diff = services.diff_qrels(old, new)
     return render(request, "evaluation/qrels_diff.html", {"old": old, "new": new, "diff": diff})

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 
 from config.exports import csv_safe
 from evaluation import dashboards, measures
+from evaluation.access import readable_qrels
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from evaluation.views.common import (
     bounds_or_none,
@@ -32,7 +33,8 @@ TOPICS_PER_PAGE = 100
 @require_GET
 @login_required
 def home(request):
-    context = {"qrels_count": QrelsVersion.objects.count(), "is_reader": False}
+    versions = readable_qrels(request.user, QrelsVersion.objects.all())
+    context = {"qrels_count": versions.count(), "is_reader": False}
     # Systems, runs and evaluations are for leads and engineers only: judging is blind to
     # which system retrieved a document, so a judge must not even see the run names.
     if is_reader(request.user):

@@ -7,7 +7,7 @@ import pytest
 from accounts.tokens import create_token
 from annotation import services
 from annotation.models import Assignment, AssignmentStatus
-from config.qrels_access import readable_qrels
+from evaluation.access import readable_qrels
 from evaluation.models import QrelsVersion
 
 pytestmark = pytest.mark.django_db
@@ -30,6 +30,8 @@ def test_a_judge_reads_their_campaigns_qrels_once_it_has_closed_for_them(api, cl
     assert client.get(f"/evaluation/qrels/{published.pk}/").status_code == 200
     listed = api(judge).get("/api/v1/qrels/").json()["results"]
     assert [item["id"] for item in listed] == [published.pk]  # not the imported file
+    page = client.get("/evaluation/qrels/")
+    assert [v.pk for v in page.context["page"].object_list] == [published.pk]
     # Diffing against a version they may not read is refused too.
     other = world.qrels.pk
     assert api(judge).get(f"/api/v1/qrels/{published.pk}/diff/{other}/").status_code == 404

@@ -100,7 +100,7 @@ MATRIX = [
     ("POST", "accounts/tokens/", "token", everyone(201)),
     ("POST", "accounts/tokens/{token}/revoke/", None, token_owner(302)),
     # qrels: listed to everyone logged in; read by leads, engineers and admins, and by judges
-    # only once their campaign has closed for them (config/qrels_access.py)
+    # only once their campaign has closed for them (evaluation/access.py)
     ("GET", "evaluation/qrels/", None, everyone(200)),
     ("GET", "evaluation/qrels/{qrels}/", None, QRELS_READERS),
     ("GET", "evaluation/qrels/{qrels}/download/", None, QRELS_READERS),
