@@ -26,6 +26,8 @@ PURE_MODULES = [
     "evaluation.rundiff",
     "evaluation.residuals",
     "evaluation.leaderboard_formats",
+    "annotation.llm",
+    "tests.llm_server",
 ]
 
 PROBE = """
