@@ -184,6 +184,10 @@ class _Restore:
                 {
                     "lead_id": self.users[backup.campaign["lead"]],
                     **_fields(backup.campaign, schema.CAMPAIGN),
+                    # Format version 1 carries no outside or machine judges, so their
+                    # settings restore as off (their defaults).
+                    "machine_grades_adjudicate": False,
+                    "machine_grades_fill": False,
                 }
             ],
         )

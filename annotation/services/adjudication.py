@@ -25,7 +25,9 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     Campaign,
+    ExternalGrade,
     GradeBasis,
+    JudgeKind,
     LeadDecision,
     Pair,
     Publication,
@@ -68,12 +70,13 @@ class PublishBlocked(Exception):
 
 @dataclass(frozen=True)
 class JudgeGrade:
-    judge_id: int
-    username: str
+    judge_id: int | None  # None: an outside or machine judge (ExternalJudge)
+    username: str  # for an outside or machine judge: kind:name
     grade: int | None  # None: skipped
     skip_reason: str
     note: str
     seconds: float
+    kind: str = JudgeKind.HERE
 
 
 @dataclass
@@ -98,6 +101,16 @@ class PairState:
     @property
     def grades(self) -> list[int]:
         return [j.grade for j in self.judgments if j.grade is not None]
+
+    @property
+    def human_grades(self) -> list[int]:
+        return [
+            j.grade for j in self.judgments if j.grade is not None and j.kind != JudgeKind.MACHINE
+        ]
+
+    @property
+    def machine_grades(self) -> list[int]:
+        return [j.grade for j in self.judgments if j.kind == JudgeKind.MACHINE]
 
     @property
     def spread(self) -> int:
@@ -127,6 +140,10 @@ def _settle(state: PairState, rule: str) -> None:
         return
     if not state.grades:
         state.why = "every judge skipped it" if state.assigned else "nobody is assigned to it"
+        return
+    if not state.human_grades:
+        # Machine grades count beside humans' (when the campaign lets them), never alone.
+        state.why = "no human has graded it"
         return
     state.automatic = adjudication.decide(state.grades, rule)
     state.why = state.automatic.reason
@@ -174,6 +191,19 @@ def pair_states(
             continue
         state.judgments.append(
             JudgeGrade(judge_id, username, grade, skip or "", note or "", seconds or 0.0)
+        )
+    external = (
+        ExternalGrade.objects.filter(pair__in=pairs)
+        .order_by("judge__kind", "judge__name")
+        .values_list("pair_id", "judge__kind", "judge__name", "grade", "note", "seconds")
+    )
+    if not campaign.machine_grades_adjudicate:
+        external = external.exclude(judge__kind=JudgeKind.MACHINE)
+    for pair_id, kind, name, grade, note, seconds in external:
+        state = states[pair_id]
+        state.assigned += 1
+        state.judgments.append(
+            JudgeGrade(None, f"{kind}:{name}", grade, "", note or "", seconds or 0.0, kind)
         )
     for decision in LeadDecision.objects.filter(
         pair__in=pairs, superseded_by__isnull=True
@@ -374,6 +404,37 @@ def default_qrels_name(campaign: Campaign) -> str:
     return slugify(campaign.name)[:100] or f"campaign-{campaign.pk}"
 
 
+MACHINE_FILLED = (
+    "{n} of its {total} grades are a machine judge's: no human graded those pairs "
+    "(basis 'machine' in the provenance download)."
+)
+
+
+def _fill_from_machines(campaign: Campaign, undecided: list[PairState]) -> None:
+    """Give the undecided pairs no human graded (and no lead decided) the lower median of
+    their machine judges' grades, with basis MACHINE (Campaign.machine_grades_fill)."""
+    empty = {s.pair_id: s for s in undecided if not s.human_grades and s.decision is None}
+    if not empty:
+        return
+    machine: dict[int, list[tuple[str, int]]] = {}
+    rows = ExternalGrade.objects.filter(
+        pair_id__in=list(empty), judge__kind=JudgeKind.MACHINE
+    ).values_list("pair_id", "judge__name", "grade")
+    for pair_id, name, grade in rows.order_by("judge__name"):
+        machine.setdefault(pair_id, []).append((f"{JudgeKind.MACHINE}:{name}", grade))
+    for pair_id, graded in machine.items():
+        state = empty[pair_id]
+        known = {j.username for j in state.judgments}
+        state.judgments += [
+            JudgeGrade(None, label, grade, "", "", 0.0, JudgeKind.MACHINE)
+            for label, grade in graded
+            if label not in known
+        ]
+        grades = sorted(grade for _, grade in graded)
+        state.grade, state.basis = grades[(len(grades) - 1) // 2], GradeBasis.MACHINE
+        state.why = "no human graded it: the machine judges' (lower) median"
+
+
 def publish(
     *,
     campaign: Campaign,
@@ -396,6 +457,8 @@ def publish(
         # the rule and threshold recorded are the ones in force under the lock.
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         states = pair_states(campaign=campaign)
+        if campaign.machine_grades_fill:
+            _fill_from_machines(campaign, [s for s in states if not s.decided])
         decided = [s for s in states if s.decided]
         undecided = [s for s in states if not s.decided]
         if undecided and not leave_out_undecided:
@@ -407,15 +470,20 @@ def publish(
             schema={"qid": pl.String, "docno": pl.String, "grade": pl.Int64},
             orient="row",
         )
+        counts = dict(Counter(str(s.basis) for s in decided))
+        counts["left_out"] = len(undecided)
+        description = description or f"Published from campaign {campaign.name!r}."
+        if counts.get(GradeBasis.MACHINE):
+            # The qrels version itself says how many of its grades no human gave.
+            filled = MACHINE_FILLED.format(n=counts[GradeBasis.MACHINE], total=len(decided))
+            description = f"{description} {filled}"
         qrels = store_qrels(
             frame=frame,
             name=name,
             source=QrelsSource.CAMPAIGN,
-            description=description or f"Published from campaign {campaign.name!r}.",
+            description=description,
             user=user,
         )
-        counts = dict(Counter(str(s.basis) for s in decided))
-        counts["left_out"] = len(undecided)
         publication = Publication.objects.create(
             campaign=campaign,
             qrels=qrels,

@@ -50,6 +50,8 @@ from annotation.models import (
     AgreementSnapshot,
     Campaign,
     CampaignJudge,
+    ExternalGrade,
+    JudgeKind,
     Judgment,
     Pair,
 )
@@ -109,8 +111,9 @@ class Graded(NamedTuple):
 
 
 def graded_judgments(*, campaign: Campaign, gold_only: bool = False) -> list[Graded]:
-    """Every graded judgment of the campaign (skips have no grade and are left out), in one
-    query; ``gold_only``: of calibration pairs only."""
+    """Every graded judgment of the campaign (skips have no grade and are left out) and
+    every outside person's grade (machines are not in the humans' statistics), in two
+    queries; ``gold_only``: of calibration pairs only."""
     rows = Judgment.objects.filter(
         assignment__pair__campaign=campaign, grade__isnull=False
     ).values_list(
@@ -120,9 +123,17 @@ def graded_judgments(*, campaign: Campaign, gold_only: bool = False) -> list[Gra
         "assignment__pair__topic_id",
         "assignment__pair__gold_grade",
     )
+    outside = ExternalGrade.objects.filter(
+        pair__campaign=campaign, judge__kind=JudgeKind.OUTSIDE
+    ).values_list("pair_id", "judge__name", "grade", "pair__topic_id", "pair__gold_grade")
     if gold_only:
         rows = rows.filter(assignment__pair__gold_grade__isnull=False)
-    return list(map(Graded._make, rows))
+        outside = outside.filter(pair__gold_grade__isnull=False)
+    # Outside people are human judges; named kind:name, which no username can be.
+    return list(map(Graded._make, rows)) + [
+        Graded(pair_id, f"{JudgeKind.OUTSIDE}:{name}", grade, topic_id, gold)
+        for pair_id, name, grade, topic_id, gold in outside
+    ]
 
 
 def _ratings(campaign: Campaign, graded: list[Graded]) -> tuple[stats.Ratings, str]:
@@ -248,6 +259,9 @@ def _fingerprint(campaign: Campaign, weights: str, resamples: int) -> str:
     state = Judgment.objects.filter(
         assignment__pair__campaign=campaign, grade__isnull=False
     ).aggregate(n=Count("pk"), latest=Max("updated_at"), total=Sum("grade"), ids=Sum("pk"))
+    outside = ExternalGrade.objects.filter(
+        pair__campaign=campaign, judge__kind=JudgeKind.OUTSIDE
+    ).aggregate(n=Count("pk"), latest=Max("updated_at"), total=Sum("grade"), ids=Sum("pk"))
     parts = (
         campaign.pk,
         campaign.created_at.isoformat(),
@@ -260,6 +274,7 @@ def _fingerprint(campaign: Campaign, weights: str, resamples: int) -> str:
         state["latest"].isoformat() if state["latest"] else "",
         state["total"],
         state["ids"],
+        tuple(outside.values()),
     )
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 

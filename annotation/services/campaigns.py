@@ -19,6 +19,7 @@ from annotation.models import (
     Campaign,
     CampaignJudge,
     Document,
+    ExternalGrade,
     Judgment,
     Pair,
     PairSource,
@@ -39,6 +40,8 @@ CAMPAIGN_FIELDS = (
     "relevance_threshold",
     "adjudication_rule",
     "gold_min_accuracy",
+    "machine_grades_adjudicate",
+    "machine_grades_fill",
 )
 
 
@@ -167,16 +170,22 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
                 m=Max("grade")
             )["m"]
             gold = campaign.pairs.aggregate(m=Max("gold_grade"))["m"]
-            used = max((g for g in (graded, gold) if g is not None), default=None)
+            external = ExternalGrade.objects.filter(pair__campaign=campaign).aggregate(
+                m=Max("grade")
+            )["m"]
+            used = max((g for g in (graded, gold, external) if g is not None), default=None)
             if used is not None and used > top:
                 raise ValidationError(
                     {"scale": MESSAGES["grade_in_use"].format(grade=used, top=top)}
                 )
         overlap_before = campaign.overlap
+        machines_before = campaign.machine_grades_adjudicate
         for field, value in changes.items():
             setattr(campaign, field, value)
         if changes:
             campaign.save(update_fields=list(changes))
+        if campaign.machine_grades_adjudicate != machines_before:
+            tally_pairs(campaign=campaign)  # machine grades now count, or no longer
         assigned = assign_pending(campaign=campaign) if campaign.overlap > overlap_before else 0
     return CampaignChange(campaign=campaign, assigned=assigned)
 

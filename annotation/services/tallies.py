@@ -7,6 +7,10 @@ Every service that creates, deletes or changes assignments or judgments calls
 row; assigning, removing a judge, restoring a backup: many at once). Code that writes the
 tables directly (tests, a repair) calls it too; ``tally_pairs(campaign=…)`` recounts every
 pair of a campaign.
+
+The grades of outside people (imported) count as a judge's who has graded the pair; so do a
+machine judge's when its campaign lets machine grades count in adjudication
+(Campaign.machine_grades_adjudicate; changing it recounts the campaign).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from annotation.models import Assignment, AssignmentStatus, Campaign, Pair
+from django.db.models import Q
+
+from annotation.models import Assignment, AssignmentStatus, Campaign, ExternalGrade, JudgeKind, Pair
 
 FIELDS = (
     "judges_assigned",
@@ -44,6 +50,14 @@ def tally_of(judgments: Iterable[tuple[str, int | None]]) -> tuple:
     )
 
 
+def adjudicating_grades() -> Q:
+    """The external grades that count in adjudication: every outside person's, and a
+    machine's where its campaign says so."""
+    return Q(judge__kind=JudgeKind.OUTSIDE) | Q(
+        judge__kind=JudgeKind.MACHINE, pair__campaign__machine_grades_adjudicate=True
+    )
+
+
 def tally_pairs(
     *, pair_ids: Iterable[int] | None = None, campaign: Campaign | None = None, lock=False
 ) -> int:
@@ -63,6 +77,10 @@ def tally_pairs(
             "pair_id", "status", "judgment__grade"
         ):
             rows[pair_id].append((status, grade))
+        for pair_id, grade in ExternalGrade.objects.filter(
+            adjudicating_grades(), pair_id__in=chunk
+        ).values_list("pair_id", "grade"):
+            rows[pair_id].append((AssignmentStatus.DONE, grade))
         for pk, judgments in rows.items():
             groups[tally_of(judgments)].append(pk)
     # One UPDATE per distinct tally (a few dozen in a campaign), not one per pair.

@@ -1,0 +1,122 @@
+"""Judges who do not judge on our pages: outside people (grades imported) and machines.
+
+Their grades are ExternalGrade rows (one per pair per judge), never assignments, so they
+never take a slot of a pair's overlap, and a machine judge has no login and no way to read
+anyone's grades. Outside people's grades are human grades: they count in agreement and in
+adjudication like the grades given here. A machine's grades count in adjudication only when
+the campaign says so (Campaign.machine_grades_adjudicate), and a publication fills pairs no
+human graded with them only when it says so (Campaign.machine_grades_fill).
+
+The machine judge runner calls exactly two functions of this module (a stable interface):
+
+- :func:`add_external_judge` (``kind=JudgeKind.MACHINE``) once per judge configuration, to
+  get the ExternalJudge its grades are stored under;
+- :func:`record_machine_grade` once per graded pair: idempotent, one grade per pair per
+  judge (a second call for the same pair keeps the first grade and says so).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from annotation.models import Campaign, ExternalGrade, ExternalJudge, JudgeKind, Pair
+from annotation.services.agreement import mark_agreement_stale
+from annotation.services.tallies import tally_pairs
+
+MESSAGES = {
+    "bad_kind": "A judge recorded here is an outside person or a machine, not {kind!r}.",
+    "name_taken": "{name!r} is already a judge of this campaign ({kind}).",
+    "bad_name": "A judge's name is 1 to 150 characters with no colon, got {name!r}.",
+    "not_a_machine": "{judge} is not a machine judge.",
+    "pair_elsewhere": "Pair {pair} is not in the campaign of {judge}.",
+    "grade_not_in_scale": "Grade {grade} is not on this campaign's scale ({grades}).",
+}
+
+EXTERNAL_KINDS = (JudgeKind.OUTSIDE, JudgeKind.MACHINE)
+
+
+def check_judge_name(name: str) -> str:
+    """The name stripped; ValidationError unless it is 1-150 characters without a colon (a
+    judge is shown as ``kind:name``)."""
+    name = (name or "").strip()
+    if not name or len(name) > 150 or ":" in name or "\n" in name:
+        raise ValidationError(MESSAGES["bad_name"].format(name=name))
+    return name
+
+
+def add_external_judge(
+    *, campaign: Campaign, name: str, kind: str, description: str = "", created_by=None
+) -> ExternalJudge:
+    """The campaign's outside or machine judge named ``name``: created, or the existing one
+    when it is of the same kind (so a runner or an import may call this every time).
+    ValidationError when the name is bad or taken by a judge of the other kind."""
+    if kind not in EXTERNAL_KINDS:
+        raise ValidationError(MESSAGES["bad_kind"].format(kind=kind))
+    name = check_judge_name(name)
+    try:
+        with transaction.atomic():
+            judge, _ = ExternalJudge.objects.get_or_create(
+                campaign=campaign,
+                name=name,
+                defaults={"kind": kind, "description": description, "created_by": created_by},
+            )
+    except IntegrityError:  # created at the same moment by another request
+        judge = ExternalJudge.objects.get(campaign=campaign, name=name)
+    if judge.kind != kind:
+        raise ValidationError(MESSAGES["name_taken"].format(name=name, kind=judge.kind))
+    return judge
+
+
+def counts_in_adjudication(judge: ExternalJudge, campaign: Campaign) -> bool:
+    return judge.kind == JudgeKind.OUTSIDE or campaign.machine_grades_adjudicate
+
+
+def record_machine_grade(
+    *,
+    judge: ExternalJudge,
+    pair_id: int,
+    grade: int,
+    note: str = "",
+    seconds: float | None = None,
+    judged_at: dt.datetime | None = None,
+    details: dict | None = None,
+) -> tuple[ExternalGrade, bool]:
+    """Store a machine judge's grade of a pair: ``(grade row, True)`` when stored now,
+    ``(the stored row, False)`` when the judge had already graded the pair (its first grade
+    is kept whatever ``grade`` is: one grade per pair per judge; a new configuration is a new
+    judge). ValidationError when the judge is not a machine, the pair is of another
+    campaign, or the grade is not on the campaign's scale. Safe to call concurrently."""
+    if judge.kind != JudgeKind.MACHINE:
+        raise ValidationError(MESSAGES["not_a_machine"].format(judge=judge.label))
+    campaign = Campaign.objects.get(pk=judge.campaign_id)
+    if not Pair.objects.filter(pk=pair_id, campaign_id=campaign.pk).exists():
+        raise ValidationError(MESSAGES["pair_elsewhere"].format(pair=pair_id, judge=judge.label))
+    if grade not in campaign.grades:
+        raise ValidationError(
+            MESSAGES["grade_not_in_scale"].format(
+                grade=grade, grades=", ".join(map(str, campaign.grades))
+            )
+        )
+    existing = ExternalGrade.objects.filter(judge=judge, pair_id=pair_id).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            row = ExternalGrade.objects.create(
+                judge=judge,
+                pair_id=pair_id,
+                grade=grade,
+                note=note,
+                seconds=seconds,
+                judged_at=judged_at,
+                details=details or {},
+            )
+            if counts_in_adjudication(judge, campaign):
+                tally_pairs(pair_ids=[pair_id], lock=True)
+            mark_agreement_stale(campaign_id=campaign.pk)
+    except IntegrityError:  # the same pair recorded at the same moment by another worker
+        return ExternalGrade.objects.get(judge=judge, pair_id=pair_id), False
+    return row, True
