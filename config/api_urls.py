@@ -62,6 +62,16 @@ router.register(
     annotation.RawJudgmentViewSet,
     basename="campaign-raw-judgment",
 )
+router.register(
+    "campaigns/<int:campaign_pk>/machine-judges",
+    annotation.MachineJudgeViewSet,
+    basename="campaign-machine-judge",
+)
+router.register(
+    "campaigns/<int:campaign_pk>/machine-runs",
+    annotation.MachineRunViewSet,
+    basename="campaign-machine-run",
+)
 router.register("assignments", annotation.AssignmentViewSet, basename="assignment")
 router.register("judgments", annotation.JudgmentViewSet, basename="judgment")
 router.register("jobs", jobs.JobViewSet, basename="job")

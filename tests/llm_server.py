@@ -194,7 +194,9 @@ class ChatServer:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def plan(self, marker: str, *actions: Action) -> None:
         """Answer the next requests that mention ``marker`` with ``actions``, in order; when

@@ -23,6 +23,7 @@ from annotation.api.adjudication import (
 from annotation.api.campaigns import CampaignViewSet, JudgeViewSet
 from annotation.api.common import MESSAGES
 from annotation.api.judging import AssignmentViewSet, JudgmentViewSet
+from annotation.api.machines import MachineJudgeViewSet, MachineRunViewSet
 from annotation.api.pool import DocumentViewSet, PairViewSet, TopicViewSet
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "DocumentViewSet",
     "JudgeViewSet",
     "JudgmentViewSet",
+    "MachineJudgeViewSet",
+    "MachineRunViewSet",
     "PairViewSet",
     "PublicationViewSet",
     "RawJudgmentViewSet",

@@ -213,11 +213,11 @@ class ChatClient:
 
     # --- the HTTP exchange -----------------------------------------------------------------
 
-    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
-        """This thread's connection, and whether it served a request before."""
+    def _connection(self) -> http.client.HTTPConnection:
+        """This thread's connection (kept alive between requests)."""
         connection = getattr(self._local, "connection", None)
         if connection is not None:
-            return connection, True
+            return connection
         if self._https:
             connection = http.client.HTTPSConnection(
                 self._host,
@@ -232,7 +232,7 @@ class ChatClient:
         self._local.connection = connection
         with self._connections_lock:
             self._connections.append(connection)
-        return connection, False
+        return connection
 
     def _drop_connection(self) -> None:
         connection = getattr(self._local, "connection", None)
@@ -258,33 +258,29 @@ class ChatClient:
         return headers
 
     def _post(self, body: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
-        for fresh_try in (False, True):
-            connection, reused = self._connection()
-            try:
-                connection.request("POST", self._path, body=body, headers=self._headers())
-                response = connection.getresponse()
-                data = response.read(MAX_BODY + 1)
-            except TimeoutError:
-                self._drop_connection()
-                raise CompletionError(
-                    "timeout", MESSAGES["timeout"].format(timeout=self.endpoint.timeout)
-                ) from None
-            except (http.client.HTTPException, OSError) as error:
-                self._drop_connection()
-                # A kept-alive connection the server closed while idle fails on first use:
-                # that is no answer from the server, so try once more on a new connection.
-                if reused and not fresh_try and _closed_while_idle(error):
-                    continue
-                raise CompletionError(
-                    "connection", MESSAGES["connection"].format(error=self._scrub(_describe(error)))
-                ) from None
-            if len(data) > MAX_BODY:
-                self._drop_connection()
-                raise CompletionError("bad_response", MESSAGES["too_big"].format(limit=MAX_BODY))
-            if response.will_close:
-                self._drop_connection()
-            return response.status, response.headers, data
-        raise AssertionError("unreachable")  # pragma: no cover
+        # A kept-alive connection the server closed while idle fails like a dropped one:
+        # it is retried as one (counted), which keeps ``attempts`` the number of requests sent.
+        connection = self._connection()
+        try:
+            connection.request("POST", self._path, body=body, headers=self._headers())
+            response = connection.getresponse()
+            data = response.read(MAX_BODY + 1)
+        except TimeoutError:
+            self._drop_connection()
+            raise CompletionError(
+                "timeout", MESSAGES["timeout"].format(timeout=self.endpoint.timeout)
+            ) from None
+        except (http.client.HTTPException, OSError) as error:
+            self._drop_connection()
+            raise CompletionError(
+                "connection", MESSAGES["connection"].format(error=self._scrub(_describe(error)))
+            ) from None
+        if len(data) > MAX_BODY:
+            self._drop_connection()
+            raise CompletionError("bad_response", MESSAGES["too_big"].format(limit=MAX_BODY))
+        if response.will_close:
+            self._drop_connection()
+        return response.status, response.headers, data
 
     def _read(
         self, status: int, headers: http.client.HTTPMessage, data: bytes
@@ -388,13 +384,6 @@ class ChatClient:
 
 def _count(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _closed_while_idle(error: Exception) -> bool:
-    return isinstance(
-        error,
-        http.client.RemoteDisconnected | BrokenPipeError | ConnectionResetError,
-    )
 
 
 def _describe(error: Exception) -> str:
