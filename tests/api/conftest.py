@@ -14,11 +14,13 @@ from annotation.models import (
     Campaign,
     Document,
     Judgment,
+    MachineJudge,
+    MachineRun,
     PairSource,
     Publication,
     Topic,
 )
-from annotation.services import adjudication
+from annotation.services import adjudication, machine_judges
 from evaluation import services as evaluation
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from jobs.models import Job
@@ -83,6 +85,8 @@ class World:
     evaluation: Evaluation
     job: Job  # the engineer's
     publication: Publication  # the campaign's two graded pairs, as qrels "robust" v1
+    machine: MachineJudge | None = None  # a machine judge of the campaign, never run
+    machine_run: MachineRun | None = None  # a run of it that has not started
 
     @property
     def ids(self) -> dict:
@@ -104,6 +108,8 @@ class World:
             "other_judge": self.users["other_judge"].pk,
             "spare_judge": self.users["spare_judge"].pk,
             "qid": self.topic.qid,
+            "machine": self.machine.pk if self.machine else None,
+            "machine_run": self.machine_run.pk if self.machine_run else None,
         }
 
 
@@ -151,7 +157,12 @@ def world(make_user, media_root) -> World:
     publication = adjudication.publish(
         campaign=campaign, user=users["lead"], leave_out_undecided=True
     )
+    machine = machine_judges.create_machine_judge(
+        campaign=campaign, model_name="judge-7b", base_url="http://127.0.0.1:9/v1", max_retries=0
+    )
     return World(
+        machine=machine,
+        machine_run=machine_judges.prepare_run(machine=machine, scope="pool"),
         users=users,
         campaign=campaign,
         topic=campaign.topics.get(qid="1"),
