@@ -107,6 +107,19 @@ class ChatServer:
             def log_message(self, *args):  # quiet
                 pass
 
+            def do_GET(self):
+                """``/stats``: what the server has seen (for a benchmark in another process)."""
+                if self.path != "/stats":
+                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
+                with server._lock:
+                    stats = {
+                        "requests": len(server.requests),
+                        "answered": dict(server.answered),
+                        "most_in_flight": server.most_in_flight,
+                    }
+                    server.most_in_flight = server.in_flight  # each read starts a new window
+                self._json(200, stats)
+
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)

@@ -24,7 +24,7 @@ from annotation.models import (
 )
 from annotation.services import machine_judges as service
 from config.permissions import RolePermissionsMixin
-from jobs.api import accepted
+from jobs.api import JobSerializer, accepted
 
 
 class MachineJudgeSerializer(serializers.ModelSerializer):
@@ -124,7 +124,9 @@ class RunRequestSerializer(serializers.Serializer):
 
 
 class MachineRunSerializer(serializers.ModelSerializer):
-    topic = serializers.CharField(source="topic.qid", default=None, read_only=True)
+    topic = serializers.CharField(
+        source="topic.qid", default=None, read_only=True, allow_null=True, help_text="Its qid."
+    )
 
     class Meta:
         model = MachineRun
@@ -242,7 +244,9 @@ class MachineJudgeViewSet(
     @extend_schema(
         summary="Run the machine judge (a background job: 202 with the job to poll)",
         request=RunRequestSerializer,
-        responses={202: OpenApiResponse(description="The job (see /jobs/{id}/).")},
+        responses={
+            202: OpenApiResponse(JobSerializer, description="The job to poll (Location)."),
+        },
     )
     @action(detail=True, methods=["post"])
     def run(self, request, campaign_pk=None, pk=None):

@@ -455,7 +455,9 @@ def map_bounded[T, R](
     """Run ``work`` over ``items`` on ``concurrency`` threads, yielding ``(item, result)`` (or
     ``(item, exception)``) as each finishes. At most ``concurrency`` items are in flight, so
     the caller records results while the rest wait; once ``stop()`` is true no new item
-    starts, and those in flight are still yielded (their work was paid for)."""
+    starts, and those in flight are still yielded (their work was paid for). New items start
+    before finished ones are yielded, so one more round may start after the caller decides
+    to stop."""
     if concurrency < 1:
         raise ValueError("the concurrency must be at least 1")
     iterator = iter(items)
@@ -476,8 +478,10 @@ def map_bounded[T, R](
         fill()
         while flight:
             done, _ = wait(flight, return_when=FIRST_COMPLETED)
-            for future in done:
-                item = flight.pop(future)
+            finished = [(flight.pop(future), future) for future in done]
+            # Refill before handing the results over: the threads keep working while the
+            # caller records them (a database write can take longer than an answer).
+            fill()
+            for item, future in finished:
                 error = future.exception()
                 yield item, (error if error is not None else future.result())
-            fill()

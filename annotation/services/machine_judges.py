@@ -65,7 +65,10 @@ from annotation.services import external
 from jobs.models import JobStatus
 
 BATCH = 200  # pairs read from the database at a time
-SAVE_EVERY_SECONDS = 1.0  # how often the run's figures and the progress bar are written
+# Answers are stored (with the run's figures and the progress bar) in one transaction per
+# FLUSH_SECONDS or FLUSH_SIZE answers, whichever comes first; the first answer at once.
+FLUSH_SECONDS = 0.5
+FLUSH_SIZE = 50
 CANCEL_CHECK_SECONDS = 0.5
 # Stop a run early when this many answers in a row failed at the endpoint (not a bad answer):
 # a refused key or a server that is down would otherwise fail every pair, slowly.
@@ -486,7 +489,7 @@ def run_machine_judge(*, run: MachineRun, progress=None, client: ChatClient | No
     run.failed = 0
     run.save(update_fields=["pairs", "failed"])
     state = _RunState(run, machine, progress)
-    state.save(force=True)
+    state.flush()
     if not pair_ids and run.graded == 0:
         return MESSAGES["nothing"].format(judge=machine.judge.label)
 
@@ -505,7 +508,7 @@ def run_machine_judge(*, run: MachineRun, progress=None, client: ChatClient | No
             state.record(answer)
     finally:
         client.close()
-        state.save(force=True)
+        state.flush()  # what was paid for is kept, also on a crash
     if state.gave_up:
         _finish(run)
         raise GaveUp(MESSAGES["gave_up"].format(n=state.failures_in_a_row, last=state.last_failure))
@@ -540,8 +543,10 @@ def summary(run: MachineRun) -> str:
 
 
 class _RunState:
-    """The figures of a run as answers come, written to the run and the job's progress
-    every SAVE_EVERY_SECONDS (not per answer), and the cancel flag read as often."""
+    """The figures of a run as answers come. Answers are stored in batches, one transaction
+    per FLUSH_SECONDS or FLUSH_SIZE answers (a commit per answer made the database, not the
+    endpoint, the limit); the run's figures and the job's progress are written with each
+    batch, and the cancel flag is read every CANCEL_CHECK_SECONDS."""
 
     def __init__(self, run: MachineRun, machine: MachineJudge, progress):
         self.run = run
@@ -550,7 +555,8 @@ class _RunState:
         self.cost_known = machine.input_price is not None and machine.output_price is not None
         if self.cost_known and run.cost is None:
             run.cost = 0.0
-        self.saved_at = 0.0
+        self.pending: list[tuple[Answer, float | None]] = []
+        self.flushed_at = 0.0
         self.checked_at = 0.0
         self.cancelled = False
         self.gave_up = False
@@ -569,7 +575,6 @@ class _RunState:
         return self.cancelled
 
     def record(self, answer: Answer) -> None:
-        run = self.run
         cost = None
         if self.cost_known:
             cost = cost_of(
@@ -580,48 +585,49 @@ class _RunState:
             )
             if cost is None and answer.prompt_tokens is not None:
                 self.cost_known = False  # a count is missing: the sum is unknown
-        stored = _store(self.machine, run, answer, cost)
-        run.prompt_tokens += answer.prompt_tokens or 0
-        run.completion_tokens += answer.completion_tokens or 0
-        run.seconds += answer.seconds or 0
-        if self.cost_known and cost is not None:
-            run.cost = (run.cost or 0) + cost
-        elif not self.cost_known:
-            run.cost = None
-        if answer.grade is not None:
-            if stored:
-                run.graded += 1
-            else:  # graded by another run meanwhile: it is done, not by this run
-                run.pairs -= 1
+        if answer.grade is not None or answer.failure in ("not_a_grade", "no_text"):
             self.failures_in_a_row = 0
         else:
-            run.failed += 1
-            if answer.failure in ("not_a_grade", "no_text"):
-                self.failures_in_a_row = 0
-            else:
-                self.failures_in_a_row += 1
-                self.last_failure = answer.reason
-                if self.failures_in_a_row >= GIVE_UP_AFTER:
-                    self.gave_up = True
-        self.save()
-
-    def save(self, *, force: bool = False) -> None:
+            self.failures_in_a_row += 1
+            self.last_failure = answer.reason
+            if self.failures_in_a_row >= GIVE_UP_AFTER:
+                self.gave_up = True
+        self.pending.append((answer, cost))
         now = time.monotonic()
-        if not force and now - self.saved_at < SAVE_EVERY_SECONDS:
-            return
-        self.saved_at = now
+        if len(self.pending) >= FLUSH_SIZE or now - self.flushed_at >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        self.flushed_at = time.monotonic()
         run = self.run
-        run.save(
-            update_fields=[
-                "pairs",
-                "graded",
-                "failed",
-                "prompt_tokens",
-                "completion_tokens",
-                "cost",
-                "seconds",
-            ]
-        )
+        with transaction.atomic():
+            for answer, cost in self.pending:
+                stored = _store(self.machine, run, answer, cost)
+                run.prompt_tokens += answer.prompt_tokens or 0
+                run.completion_tokens += answer.completion_tokens or 0
+                run.seconds += answer.seconds or 0
+                if self.cost_known and cost is not None:
+                    run.cost = (run.cost or 0) + cost
+                elif not self.cost_known:
+                    run.cost = None
+                if answer.grade is None:
+                    run.failed += 1
+                elif stored:
+                    run.graded += 1
+                else:  # graded by another run meanwhile: done, but not by this run
+                    run.pairs -= 1
+            self.pending = []
+            run.save(
+                update_fields=[
+                    "pairs",
+                    "graded",
+                    "failed",
+                    "prompt_tokens",
+                    "completion_tokens",
+                    "cost",
+                    "seconds",
+                ]
+            )
         if self.progress is not None:
             self.progress.step(
                 f"{run.graded:,} graded, {run.failed:,} failed of {run.pairs:,} pairs",

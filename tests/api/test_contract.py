@@ -56,6 +56,8 @@ COLLECTIONS = {
     "evaluations": "evaluation",
     "jobs": "job",
     "judgments": "judgment",
+    "machine-judges": "machine",
+    "machine-runs": "machine_run",
     "qrels": "qrels",
     "runs": "run",
     "systems": "system",
