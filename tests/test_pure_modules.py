@@ -21,6 +21,7 @@ PURE_MODULES = [
     "annotation.highlight",
     "annotation.scales",
     "annotation.agreement",
+    "annotation.agreement.machines",
     "annotation.adjudication",
     "evaluation.significance",
     "evaluation.rundiff",
