@@ -311,3 +311,39 @@ def test_the_command_says_what_is_missing(campaign, server, tmp_path):
             "--scope",
             "topic",
         )
+
+
+# --- the agreement report's machines section ------------------------------------------------
+
+
+def test_the_agreement_report_shows_the_machine_against_the_humans(
+    lead_client, campaign, server, django_user_model
+):
+    judges = [user_with(django_user_model, name, "judge") for name in ("ann", "bob")]
+    for judge in judges:
+        services.add_judge(campaign=campaign, judge=judge)
+    services.update_campaign(campaign=campaign, overlap=2)  # both judges grade every pair
+    for judge, offset in zip(judges, (0, 1), strict=True):
+        for assignment in judge.assignments.select_related("pair__document"):
+            grade = (int(assignment.pair.document.docno[1]) + offset) % 4
+            services.record_judgment(assignment_id=assignment.pk, judge=judge, grade=grade)
+    machine = new_machine(campaign, server)
+    machine_judges.run_machine_judge(run=machine_judges.prepare_run(machine=machine, scope="pool"))
+    page = lead_client.get(reverse("annotation:agreement", args=[campaign.pk]))
+    assert page.status_code == 200
+    text = page.text
+    assert "machine:judge-7b-qrelsmith-umbrela-v1" in text
+    assert "the humans&#x27; consensus" in text
+    assert "Confusion against the consensus" in text
+    sections = page.context["machines"]
+    comparisons = sections[0].comparisons
+    assert comparisons[0].against == "the humans' consensus"
+    assert {c.against for c in comparisons[1:]} == {"ann", "bob"}
+    assert all(
+        c.n == c.lean.higher * c.n + c.lean.same * c.n + c.lean.lower * c.n for c in comparisons
+    )
+
+
+def test_the_agreement_report_without_machines_says_so(lead_client, campaign):
+    page = lead_client.get(reverse("annotation:agreement", args=[campaign.pk]))
+    assert "No machine judge has graded a pair of this campaign." in page.text
