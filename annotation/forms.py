@@ -13,6 +13,7 @@ from django.db.models import Max
 from accounts.roles import Role
 from annotation import formats, services
 from annotation.models import (
+    EXTERNAL_JUDGE_KINDS,
     AdjudicationRule,
     AssignmentStatus,
     Campaign,
@@ -257,6 +258,45 @@ class DocumentsImportForm(UploadForm):
 
 class PairsImportForm(UploadForm):
     pass
+
+
+class JudgmentsImportForm(UploadForm):
+    """Judgments made elsewhere (annotation/services/imports.py)."""
+
+    format = forms.ChoiceField(
+        choices=_format_choices(formats.JUDGMENT_FORMATS), required=False, label="Format"
+    )
+    judge_kind = forms.ChoiceField(
+        choices=[("", "Machines for UMBRELA, outside people otherwise"), *EXTERNAL_JUDGE_KINDS],
+        required=False,
+        label="The file's judges are",
+    )
+    judge_name = forms.CharField(
+        max_length=150,
+        required=False,
+        label="Judge",
+        help_text="Required for a qrels file; for another file, takes every grade as this judge's.",
+    )
+    mapping = forms.CharField(
+        required=False,
+        max_length=5000,
+        label="Grade mapping",
+        help_text="When the file's grades are not the scale's: 0:0, 1:1, 2:1, 3:2, 4:3 or "
+        "Perfect=3; Mostly Good=2; So-so=1; Bad=0.",
+    )
+    add_missing_pairs = forms.BooleanField(
+        required=False, label="Add pairs missing from the pool (otherwise they are refused)"
+    )
+
+
+class MachineSettingsForm(forms.Form):
+    machine_grades_adjudicate = forms.BooleanField(
+        required=False, label="Machine grades count in adjudication, beside humans' grades"
+    )
+    machine_grades_fill = forms.BooleanField(
+        required=False,
+        label="A publication may give pairs no human graded their machine grades (flagged)",
+    )
 
 
 class RunChoiceField(forms.ModelMultipleChoiceField):

@@ -153,6 +153,7 @@ class PairSource(models.TextChoices):
     IMPORTED = "imported", "Pairs file"
     UNJUDGED = "unjudged", "Unjudged documents sent from a dashboard"
     GOLD = "gold", "Calibration pair with a known grade"
+    GRADED = "graded", "Graded elsewhere (added by a judgments import)"
 
 
 class Pair(models.Model):
@@ -392,17 +393,19 @@ class JudgeKind(models.TextChoices):
     MACHINE = "machine", "A machine"
 
 
+# The kinds an ExternalJudge (and the judges of an import) may be.
+EXTERNAL_JUDGE_KINDS = [c for c in JudgeKind.choices if c[0] != JudgeKind.HERE]
+
+
 class ExternalJudge(models.Model):
     """A judge of a campaign who does not judge on its pages: an outside person (a crowd
     worker, another tool's assessor) whose grades are imported, or a machine (an LLM judge
     configuration; one configuration, one machine judge: a new prompt version is a new
     judge). Shown as ``kind:name`` (``outside:w17``, ``machine:gpt-4o-umbrela``), which
-    no username can be (usernames hold no colon)."""
+    no username can be (usernames hold no colon; a name may, the kind ends at the first)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="external_judges")
-    kind = models.CharField(
-        max_length=10, choices=[c for c in JudgeKind.choices if c[0] != JudgeKind.HERE]
-    )
+    kind = models.CharField(max_length=10, choices=EXTERNAL_JUDGE_KINDS)
     name = models.CharField(max_length=150)
     description = models.TextField(blank=True)
     created_by = models.ForeignKey(
@@ -450,7 +453,7 @@ class JudgmentImport(models.Model):
     format = models.CharField(max_length=10, choices=ImportFormat.choices)
     judge_kind = models.CharField(
         max_length=10,
-        choices=[c for c in JudgeKind.choices if c[0] != JudgeKind.HERE],
+        choices=EXTERNAL_JUDGE_KINDS,
         help_text="The kind of judge the file's judges are.",
     )
     mapping = models.JSONField(

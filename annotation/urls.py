@@ -4,6 +4,7 @@ from annotation.views import (
     adjudication,
     agreement,
     campaigns,
+    external,
     imports,
     judging,
     machines,
@@ -27,6 +28,10 @@ urlpatterns = [
     path("<int:pk>/pool/pairs/", imports.pairs_import, name="pairs-import"),
     path("<int:pk>/pool/gold/", pool.pool_gold, name="pool-gold"),
     path("<int:pk>/progress/", progress.progress, name="progress"),
+    # Leads: judgments made elsewhere, judges of three kinds (annotation/views/external.py).
+    path("<int:pk>/judgments/", external.judgments, name="judgments"),
+    path("<int:pk>/judgments/import/", external.judgments_import, name="judgments-import"),
+    path("<int:pk>/judgments/settings/", external.machine_settings, name="machine-settings"),
     path("<int:pk>/reassign/", progress.reassign, name="reassign"),
     # Leads: agreement and calibration (annotation/views/agreement.py).
     path("<int:pk>/agreement/", agreement.report, name="agreement"),

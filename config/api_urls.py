@@ -72,6 +72,16 @@ router.register(
     annotation.MachineRunViewSet,
     basename="campaign-machine-run",
 )
+router.register(
+    "campaigns/<int:campaign_pk>/external-judges",
+    annotation.ExternalJudgeViewSet,
+    basename="campaign-external-judge",
+)
+router.register(
+    "campaigns/<int:campaign_pk>/judgment-imports",
+    annotation.JudgmentImportViewSet,
+    basename="campaign-judgment-import",
+)
 router.register("assignments", annotation.AssignmentViewSet, basename="assignment")
 router.register("judgments", annotation.JudgmentViewSet, basename="judgment")
 router.register("jobs", jobs.JobViewSet, basename="job")

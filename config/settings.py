@@ -59,6 +59,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Idempotency-Key on POSTs: needs the user, wraps the view in the key's transaction.
     "accounts.idempotency.IdempotencyMiddleware",
+    # A qrels version a judge may not read yet is a 404 (config/qrels_access.py).
+    "config.qrels_access.QrelsAccessMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -195,6 +197,13 @@ STORAGES = {
 
 # Uploads larger than this are refused before the body is read (runs may be large: gzip them).
 MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 512)
+# Which qrels versions judges (and users without a role) read: "closed" (those published from
+# campaigns they judge and hold no open assignment in) or "none" (config/qrels_access.py).
+QRELS_FOR_JUDGES = env_str("QRELS_FOR_JUDGES", "closed")
+if QRELS_FOR_JUDGES not in ("closed", "none"):
+    raise ImproperlyConfigured(
+        f"QRELS_FOR_JUDGES must be 'closed' or 'none', not {QRELS_FOR_JUDGES!r}"
+    )
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_HANDLERS = [
@@ -231,6 +240,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "accounts.schema.AutoSchema",  # + the Idempotency-Key header
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # Lists of qrels versions hold only those the user may read (config/qrels_access.py).
+    "DEFAULT_FILTER_BACKENDS": ["config.qrels_access.QrelsVisibilityFilter"],
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -239,7 +250,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     # The campaign's rule and a publication's rule are one choice set: one schema name.
-    "ENUM_NAME_OVERRIDES": {"AdjudicationRuleEnum": "annotation.models.AdjudicationRule"},
+    "ENUM_NAME_OVERRIDES": {
+        "AdjudicationRuleEnum": "annotation.models.AdjudicationRule",
+        "ExternalJudgeKindEnum": "annotation.models.EXTERNAL_JUDGE_KINDS",
+    },
     # Swagger UI's files ship in drf-spectacular-sidecar: /api/v1/docs/ needs no internet.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -148,6 +148,20 @@ def feed(place: Place, case: dict, capture) -> Outcome:
         except CommandError as error:
             return Outcome(str(error), False, [])
         return Outcome("", True, [])
+    if case["entry"] == "command:import_judgments":
+        try:
+            call_command("import_judgments", str(pk), str(path), stdout=io.StringIO())
+        except CommandError as error:
+            return Outcome(str(error), False, [])
+        return Outcome("", True, [])
+    if what == "judgments":  # read in the request: no job
+        with path.open("rb") as file:
+            data = {"file": file, **({"format": case["fmt"]} if "fmt" in case else {})}
+            if kind == "web":
+                response = place.web["lead"].post(f"/campaigns/{pk}/judgments/import/", data)
+                return Outcome(_page_text(response), response.status_code == 302, [])
+            response = place.api["lead"].post(f"/api/v1/campaigns/{pk}/judgment-imports/", data)
+            return Outcome(json.dumps(response.json()), response.status_code == 201, [])
     if what == "guidelines":
         client = place.web["lead"]
         response = client.post(f"/campaigns/{pk}/edit/", campaign_form(place, path))

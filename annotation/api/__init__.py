@@ -22,6 +22,7 @@ from annotation.api.adjudication import (
 )
 from annotation.api.campaigns import CampaignViewSet, JudgeViewSet
 from annotation.api.common import MESSAGES
+from annotation.api.external import ExternalJudgeViewSet, JudgmentImportViewSet
 from annotation.api.judging import AssignmentViewSet, JudgmentViewSet
 from annotation.api.machines import MachineJudgeViewSet, MachineRunViewSet
 from annotation.api.pool import DocumentViewSet, PairViewSet, TopicViewSet
@@ -33,7 +34,9 @@ __all__ = [
     "DecisionViewSet",
     "DisagreementViewSet",
     "DocumentViewSet",
+    "ExternalJudgeViewSet",
     "JudgeViewSet",
+    "JudgmentImportViewSet",
     "JudgmentViewSet",
     "MachineJudgeViewSet",
     "MachineRunViewSet",

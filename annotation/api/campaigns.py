@@ -118,6 +118,8 @@ class CampaignSerializer(serializers.ModelSerializer):
             "relevance_threshold",
             "adjudication_rule",
             "gold_min_accuracy",
+            "machine_grades_adjudicate",
+            "machine_grades_fill",
             "lead",
             "role",
             "judges",
@@ -185,6 +187,13 @@ class CampaignUpdateSerializer(serializers.Serializer):
     relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, required=False)
     adjudication_rule = serializers.ChoiceField(choices=AdjudicationRule.choices, required=False)
     gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)
+    machine_grades_adjudicate = serializers.BooleanField(
+        required=False, help_text="Machine judges' grades count in adjudication beside humans'."
+    )
+    machine_grades_fill = serializers.BooleanField(
+        required=False,
+        help_text="A publication gives pairs no human graded their machine grades (flagged).",
+    )
     # The rules that involve the campaign (threshold on the scale, grades in use) are checked
     # by services.update_campaign, under the lock it saves with.
 

@@ -58,6 +58,10 @@ The format is detected from the content's first non-blank line (``{`` starts JSO
 a TREC topic file, a tab TSV, a comma CSV), then from the file name's extension (``.gz``
 ignored); a file neither tells apart is refused, naming the formats accepted.
 
+Judgments made elsewhere (:func:`read_judgments`): per-judge grades in our CSV/TSV or JSONL,
+TREC qrels of one named judge, UMBRELA's JSONL and autojudge-annotate's JSONL; see the
+judgments module.
+
 Modules: source (input to numbered lines, format detection, the shared reading loop), checks
 (database limits, the line-ordered error log, id/url/JSON checks), topics, documents, pairs.
 The names below are the API; the modules' other names are the package's own.
@@ -65,12 +69,22 @@ The names below are the API; the modules' other names are the package's own.
 
 from .checks import MAX_DOCNO_CHARS, MAX_QID_CHARS, MAX_URL_CHARS, quote
 from .documents import DOCUMENT_FORMATS, DocumentRecord, detect_document_format, read_documents
+from .judgments import (
+    JUDGMENT_FORMATS,
+    JudgmentFile,
+    JudgmentRecord,
+    detect_judgment_format,
+    map_grade,
+    parse_mapping,
+    read_judgments,
+)
 from .pairs import GoldRecord, PairRecord, read_gold, read_pairs
 from .source import MAX_DOCUMENT_LINE_BYTES, MAX_LINE_BYTES
 from .topics import TOPIC_FORMATS, TopicRecord, detect_topic_format, read_topics
 
 __all__ = [
     "DOCUMENT_FORMATS",
+    "JUDGMENT_FORMATS",
     "MAX_DOCNO_CHARS",
     "MAX_DOCUMENT_LINE_BYTES",
     "MAX_LINE_BYTES",
@@ -79,13 +93,19 @@ __all__ = [
     "TOPIC_FORMATS",
     "DocumentRecord",
     "GoldRecord",
+    "JudgmentFile",
+    "JudgmentRecord",
     "PairRecord",
     "TopicRecord",
     "detect_document_format",
+    "detect_judgment_format",
     "detect_topic_format",
+    "map_grade",
+    "parse_mapping",
     "quote",
     "read_documents",
     "read_gold",
+    "read_judgments",
     "read_pairs",
     "read_topics",
 ]

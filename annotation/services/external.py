@@ -18,18 +18,20 @@ The machine judge runner calls exactly two functions of this module (a stable in
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count
 
-from annotation.models import Campaign, ExternalGrade, ExternalJudge, JudgeKind, Pair
+from annotation.models import Campaign, ExternalGrade, ExternalJudge, JudgeKind, Judgment, Pair
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.tallies import tally_pairs
 
 MESSAGES = {
     "bad_kind": "A judge recorded here is an outside person or a machine, not {kind!r}.",
     "name_taken": "{name!r} is already a judge of this campaign ({kind}).",
-    "bad_name": "A judge's name is 1 to 150 characters with no colon, got {name!r}.",
+    "bad_name": "A judge's name is 1 to 150 characters without control characters, got {name!r}.",
     "not_a_machine": "{judge} is not a machine judge.",
     "pair_elsewhere": "Pair {pair} is not in the campaign of {judge}.",
     "grade_not_in_scale": "Grade {grade} is not on this campaign's scale ({grades}).",
@@ -39,10 +41,11 @@ EXTERNAL_KINDS = (JudgeKind.OUTSIDE, JudgeKind.MACHINE)
 
 
 def check_judge_name(name: str) -> str:
-    """The name stripped; ValidationError unless it is 1-150 characters without a colon (a
-    judge is shown as ``kind:name``)."""
+    """The name stripped; ValidationError unless it is 1-150 characters without control
+    characters. (A judge is shown as ``kind:name``; a model name such as ``qwen2.5:7b`` may
+    hold colons: the kind is what comes before the first.)"""
     name = (name or "").strip()
-    if not name or len(name) > 150 or ":" in name or "\n" in name:
+    if not name or len(name) > 150 or re.search(r"[\x00-\x1f\x7f]", name):
         raise ValidationError(MESSAGES["bad_name"].format(name=name))
     return name
 
@@ -120,3 +123,43 @@ def record_machine_grade(
     except IntegrityError:  # the same pair recorded at the same moment by another worker
         return ExternalGrade.objects.get(judge=judge, pair_id=pair_id), False
     return row, True
+
+
+# --- the roster ----------------------------------------------------------------------------
+
+
+def judge_roster(*, campaign: Campaign) -> list[dict]:
+    """Every judge of the campaign, of the three kinds, with how many pairs each graded:
+    people judging here (by username), then outside people, then machines (kind:name).
+    Three queries."""
+    here = {
+        username: 0
+        for username in campaign.judges.order_by("username").values_list("username", flat=True)
+    }
+    graded = (
+        Judgment.objects.filter(assignment__pair__campaign=campaign, grade__isnull=False)
+        .values_list("assignment__judge__username")
+        .annotate(n=Count("pk"))
+    )
+    for username, n in graded:
+        here[username] = n
+    rows = [
+        {"kind": JudgeKind.HERE, "label": username, "name": username, "grades": n, "judge": None}
+        for username, n in sorted(here.items())
+    ]
+    for judge in (
+        ExternalJudge.objects.filter(campaign=campaign)
+        .annotate(n=Count("grades"))
+        .order_by("kind", "name")
+    ):
+        rows.append(
+            {
+                "kind": judge.kind,
+                "label": judge.label,
+                "name": judge.name,
+                "grades": judge.n,
+                "judge": judge,
+            }
+        )
+    order = {JudgeKind.HERE: 0, JudgeKind.OUTSIDE: 1, JudgeKind.MACHINE: 2}
+    return sorted(rows, key=lambda row: order[row["kind"]])

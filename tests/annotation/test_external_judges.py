@@ -36,8 +36,9 @@ def test_adding_a_judge_twice_returns_the_same_judge_and_refuses_a_kind_change(s
     assert add_external_judge(campaign=campaign, name="w1", kind=JudgeKind.OUTSIDE) == first
     with pytest.raises(ValidationError, match="already a judge"):
         add_external_judge(campaign=campaign, name="w1", kind=JudgeKind.MACHINE)
-    with pytest.raises(ValidationError, match="no colon"):
-        add_external_judge(campaign=campaign, name="a:b", kind=JudgeKind.OUTSIDE)
+    with pytest.raises(ValidationError, match="without control characters"):
+        add_external_judge(campaign=campaign, name="a\nb", kind=JudgeKind.OUTSIDE)
+    assert add_external_judge(campaign=campaign, name="qwen2.5:7b", kind=JudgeKind.MACHINE)
     with pytest.raises(ValidationError, match="outside person or a machine"):
         add_external_judge(campaign=campaign, name="x", kind=JudgeKind.HERE)
 

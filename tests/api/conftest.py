@@ -14,6 +14,7 @@ from annotation.models import (
     Campaign,
     Document,
     Judgment,
+    JudgmentImport,
     MachineJudge,
     MachineRun,
     PairSource,
@@ -21,6 +22,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import adjudication, machine_judges
+from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from jobs.models import Job
@@ -87,6 +89,7 @@ class World:
     publication: Publication  # the campaign's two graded pairs, as qrels "robust" v1
     machine: MachineJudge | None = None  # a machine judge of the campaign, never run
     machine_run: MachineRun | None = None  # a run of it that has not started
+    judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
 
     @property
     def ids(self) -> dict:
@@ -104,6 +107,7 @@ class World:
             "evaluation": self.evaluation.pk,
             "job": self.job.pk,
             "publication": self.publication.pk,
+            "judgment_import": self.judgment_import.pk if self.judgment_import else 0,
             "judge": self.users["judge"].pk,
             "other_judge": self.users["other_judge"].pk,
             "spare_judge": self.users["spare_judge"].pk,
@@ -160,6 +164,14 @@ def world(make_user, media_root) -> World:
     machine = machine_judges.create_machine_judge(
         campaign=campaign, model_name="judge-7b", base_url="http://127.0.0.1:9/v1", max_retries=0
     )
+    judgment_import = import_judgments(
+        campaign=campaign,
+        source=b"1 0 d2 1\n",
+        file_name="machine.qrels",
+        user=users["lead"],
+        judge_name="world-machine",
+        judge_kind="machine",
+    ).record
     return World(
         machine=machine,
         machine_run=machine_judges.prepare_run(machine=machine, scope="pool"),
@@ -176,4 +188,5 @@ def world(make_user, media_root) -> World:
         evaluation=scored,
         job=job,
         publication=publication,
+        judgment_import=judgment_import,
     )

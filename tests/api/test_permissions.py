@@ -58,6 +58,12 @@ def leads_and_engineers(ok):
     return (403, 403, 403, 403, ok, ok, ok, ok)
 
 
+def qrels_readers(ok):
+    """Leads, engineers and admins; judges read only the qrels of campaigns closed for them
+    (the world's are an imported file and a campaign the judges still judge)."""
+    return (403, 404, 404, 404, ok, ok, ok, ok)
+
+
 def leads(ok):
     return (403, 403, 403, 403, ok, ok, 403, ok)
 
@@ -131,6 +137,13 @@ MATRIX = [
     ("GET", C + "/machine-runs/{machine_run}/", None, campaign_lead(200)),
     ("POST", C + "/machine-runs/{machine_run}/cancel/", None, campaign_lead(200)),
     ("DELETE", C + "/machine-runs/{machine_run}/", None, campaign_lead(405)),
+    # judgments made elsewhere: outside and machine judges, imports with their provenance
+    ("GET", C + "/external-judges/", None, campaign_lead(200)),
+    ("GET", C + "/judgment-imports/", None, campaign_lead(200)),
+    ("POST", C + "/judgment-imports/", "judgments_file", campaign_lead(201)),
+    ("PUT", C + "/judgment-imports/", None, campaign_lead(405)),
+    ("GET", C + "/judgment-imports/{judgment_import}/", None, campaign_lead(200)),
+    ("DELETE", C + "/judgment-imports/{judgment_import}/", None, campaign_lead(405)),
     # assignments and judgments
     ("GET", "assignments/", None, everyone(200)),
     ("GET", "assignments/{assignment}/", None, judge_reads(200)),
@@ -146,10 +159,10 @@ MATRIX = [
     # qrels
     ("GET", "qrels/", None, everyone(200)),
     ("POST", "qrels/", "qrels_file", leads_and_engineers(201)),
-    ("GET", "qrels/{qrels}/", None, everyone(200)),
-    ("GET", "qrels/{qrels}/download/", None, everyone(200)),
-    ("GET", "qrels/{qrels}/download/?binary=1", None, everyone(200)),
-    ("GET", "qrels/{qrels}/diff/{qrels}/", None, everyone(200)),
+    ("GET", "qrels/{qrels}/", None, qrels_readers(200)),
+    ("GET", "qrels/{qrels}/download/", None, qrels_readers(200)),
+    ("GET", "qrels/{qrels}/download/?binary=1", None, qrels_readers(200)),
+    ("GET", "qrels/{qrels}/diff/{qrels}/", None, qrels_readers(200)),
     ("DELETE", "qrels/{qrels}/", None, not_allowed()),
     # systems
     ("GET", "systems/", None, leads_and_engineers(200)),
@@ -215,6 +228,10 @@ BODIES = {
     "gold_grade": lambda w: ({"grade": 1}, "json"),
     "gold_file": lambda w: ({"file": upload("gold.txt", b"1 d1 2\n2 d9 0\n")}, "multipart"),
     "grade": lambda w: ({"grade": 3}, "json"),
+    "judgments_file": lambda w: (
+        {"file": upload("crowd.csv", b"qid,docno,judge,grade\n1,d1,w1,2\n")},
+        "multipart",
+    ),
     "decision": lambda w: (
         {"pair": w.ids["pair"], "grade": 1, "reason": "checked", "based_on": None},
         "json",

@@ -16,7 +16,9 @@ NEWER = b"1 0 d1 3\n1 0 d5 1\n2 0 d3 1\n2 0 d4 0\n"  # d1 2->3, d2 gone, d5 new,
 
 @pytest.fixture
 def reader(make_user, api):
-    return api(make_user("ann", "judge"))  # every logged-in user reads qrels
+    # Leads and engineers read every qrels version; judges only their closed campaigns'
+    # (tests/api/test_qrels_access.py).
+    return api(make_user("eng", "engineer"))
 
 
 @pytest.fixture

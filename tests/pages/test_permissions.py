@@ -35,6 +35,9 @@ def everyone(ok):
     return (LOGIN, ok, ok, ok, ok, ok, ok, ok)
 
 
+QRELS_READERS = (LOGIN, 404, 404, 404, 200, 200, 200, 200)
+
+
 def members(ok):
     """Whoever judges or leads the campaign (admins lead every campaign)."""
     return (LOGIN, 404, ok, ok, ok, 404, 404, ok)
@@ -96,11 +99,12 @@ MATRIX = [
     ("GET", "accounts/tokens/", None, everyone(200)),
     ("POST", "accounts/tokens/", "token", everyone(201)),
     ("POST", "accounts/tokens/{token}/revoke/", None, token_owner(302)),
-    # qrels: readable by everyone logged in
+    # qrels: listed to everyone logged in; read by leads, engineers and admins, and by judges
+    # only once their campaign has closed for them (config/qrels_access.py)
     ("GET", "evaluation/qrels/", None, everyone(200)),
-    ("GET", "evaluation/qrels/{qrels}/", None, everyone(200)),
-    ("GET", "evaluation/qrels/{qrels}/download/", None, everyone(200)),
-    ("GET", "evaluation/qrels/{qrels}/diff/{qrels}/", None, everyone(200)),
+    ("GET", "evaluation/qrels/{qrels}/", None, QRELS_READERS),
+    ("GET", "evaluation/qrels/{qrels}/download/", None, QRELS_READERS),
+    ("GET", "evaluation/qrels/{qrels}/diff/{qrels}/", None, QRELS_READERS),
     # runs and dashboards: leads and engineers
     ("GET", "evaluation/runs/", None, readers(200)),
     ("GET", "evaluation/runs/{run}/", None, readers(200)),
@@ -149,6 +153,11 @@ MATRIX = [
     ("GET", C + "/agreement/download/csv/?table=pairwise", None, campaign_lead(200)),
     ("GET", C + "/calibration/", None, campaign_lead(200)),
     ("POST", C + "/calibration/gold/", "gold", campaign_lead(302)),
+    ("GET", C + "/judgments/", None, campaign_lead(200)),
+    ("POST", C + "/judgments/", None, not_allowed()),
+    ("POST", C + "/judgments/import/", "judgments", campaign_lead(302)),
+    ("GET", C + "/judgments/import/", None, (405,) * 8),
+    ("POST", C + "/judgments/settings/", "machine_settings", campaign_lead(302)),
     ("GET", C + "/adjudicate/", None, campaign_lead(200)),
     ("GET", C + "/adjudicate/{pair}/", None, campaign_lead(200)),
     ("GET", C + "/publish/", None, campaign_lead(200)),
@@ -205,6 +214,8 @@ BODIES = {
     "documents": lambda w: {"file": upload("d.jsonl", DOCUMENTS)},
     "pairs": lambda w: {"file": upload("pairs.txt", b"1 d9\n")},
     "gold": lambda w: {"file": upload("gold.txt", b"1 d1 2\n")},
+    "judgments": lambda w: {"file": upload("crowd.csv", b"qid,docno,judge,grade\n1,d1,w1,2\n")},
+    "machine_settings": lambda w: {"machine_grades_fill": "on"},
     "gold_pair": lambda w: {"qid": "1", "docno": "d1", "grade": "2"},
     "judges": lambda w: {"action": "add", "judge": w.ids["spare_judge"]},
     "pool": lambda w: {"runs": [w.ids["run"]], "depth": 5},

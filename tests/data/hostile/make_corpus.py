@@ -13,6 +13,7 @@ would feed it to, what should happen, and the message fragments the user must se
   a spreadsheet) is made inert: ``scenario`` names the check.
 
 Entry points: ``web:topics``, ``web:documents``, ``web:pairs``, ``web:gold``, ``web:runs``,
+``web:judgments``, ``api:judgments``, ``command:import_judgments``,
 ``web:guidelines`` (the lead's and engineer's pages), ``api:topics``, ``api:documents``,
 ``api:runs``, ``api:qrels`` (/api/v1/), ``command:import_campaign`` (manage.py). The campaign
 the files go into has topics 1 and 2 and documents d1 to d3; a file's name in a message is
@@ -654,6 +655,112 @@ def gold() -> None:
     )
 
 
+# --- judgments made elsewhere (page, API, manage.py import_judgments) ------------------------
+
+HEADER = b"qid,docno,judge,grade\n"
+
+
+def judgments() -> None:
+    rejected(
+        "judgments/zero_to_four.csv",
+        HEADER + b"1,d1,w1,4\n1,d2,w1,2\n",
+        "web:judgments",
+        "a 0-4 grade on a 0-3 campaign, without a mapping",
+        "zero_to_four.csv:0: grade '4' (1 line) is not on this campaign's scale (0, 1, 2, 3)",
+        "give a mapping",
+    )
+    rejected(
+        "judgments/unknown_topic.tsv",
+        b"qid\tdocno\tjudge\tgrade\n1\td1\tw1\t2\n99\td1\tw1\t1\n",
+        "api:judgments",
+        "a topic the campaign does not have",
+        "unknown_topic.tsv:3: topic '99' is not in this campaign (import it first)",
+    )
+    rejected(
+        "judgments/unknown_document.jsonl",
+        b'{"qid": "1", "docno": "nope", "judge": "w1", "grade": 1}\n',
+        "command:import_judgments",
+        "a document the campaign does not have",
+        "unknown_document.jsonl:1: document 'nope' is not in this campaign (import it first)",
+    )
+    rejected(
+        "judgments/not_in_pool.csv",
+        HEADER + b"2,d1,w1,1\n",
+        "web:judgments",
+        "a pair outside the pool, without 'add missing pairs'",
+        "not_in_pool.csv:2: pair '2' 'd1' is not in the campaign's pool",
+    )
+    rejected(
+        "judgments/repeated.csv",
+        HEADER + b"1,d1,w1,1\n1,d1,w1,2\n",
+        "api:judgments",
+        "one judge grading one pair twice",
+        "repeated.csv:3: the grade of '1' 'd1' by judge 'w1' already appears on line 2",
+    )
+    rejected(
+        "judgments/worker_column.csv",
+        b"qid,docno,worker,grade\n1,d1,w1,1\n",
+        "web:judgments",
+        "a crowd platform's column name",
+        "worker_column.csv:1: the first row must be a header naming the columns",
+        "unknown column 'worker'",
+    )
+    rejected(
+        "judgments/long_judge.csv",
+        HEADER + b"1,d1," + b"w" * 200 + b",1\n",
+        "api:judgments",
+        "a judge name of 200 characters",
+        "long_judge.csv:2: judge 'wwww",
+        "is longer than 150 characters",
+    )
+    rejected(
+        "judgments/nul.csv",
+        HEADER + b"1,d1,w\x001,1\n",
+        "web:judgments",
+        "a NUL byte",
+        "nul.csv:2: ",
+    )
+    rejected(
+        "judgments/umbrela_garbage.jsonl",
+        b'{"model": "m", "query": "cheap flights", "passage": "Some text.", "prompt": "",'
+        b' "prediction": "", "judgment": "three", "result_status": "yes"}\n'
+        b'{"model": "m", "query": "cheap flights", "passage": "x"\n',
+        "api:judgments",
+        "UMBRELA output with a bad status and a broken line",
+        "umbrela_garbage.jsonl:1: result_status must be 1 or 0",
+        "umbrela_garbage.jsonl:2: not valid JSON",
+        fmt="umbrela",
+    )
+    rejected(
+        "judgments/autojudge_labels.jsonl",
+        b'{"topic_id": "1", "docid": "d1", "username": "alice", "rating": "Perfect"}\n',
+        "web:judgments",
+        "autojudge-annotate labels without a mapping",
+        "autojudge_labels.jsonl:0: grade 'Perfect' (1 line) is not on this campaign's scale",
+    )
+    rejected(
+        "judgments/gzip_bomb.csv.gz",
+        bomb(2 * LIMIT_MB * MIB),
+        "web:judgments",
+        f"gzip bomb: {2 * LIMIT_MB} MB of zeros",
+        f"gzip_bomb.csv.gz:0: file is larger than the limit of {LIMIT_MB * MIB} bytes",
+    )
+    rejected(
+        "judgments/qrels_no_judge.qrels",
+        b"1 0 d1 2\n",
+        "api:judgments",
+        "a qrels file without the judge it belongs to",
+        "Name the judge whose grades this qrels file holds.",
+    )
+    case(
+        "judgments/bom_crlf.csv",
+        b"\xef\xbb\xbf" + HEADER.replace(b"\n", b"\r\n") + b"1,d1,w1,2\r\n2,d3,w2,0\r\n",
+        "web:judgments",
+        "accepted",
+        "a byte-order mark and CRLF line ends",
+    )
+
+
 # --- campaign backups (manage.py import_campaign) --------------------------------------------
 
 
@@ -769,7 +876,7 @@ def main(argv: list[str]) -> None:
         OUT = Path(argv[1])
     elif argv:
         raise SystemExit("usage: make_corpus.py [--out DIR]")
-    for make in (runs, qrels, topics, documents, pairs, gold, campaigns, guidelines):
+    for make in (runs, qrels, topics, documents, pairs, gold, judgments, campaigns, guidelines):
         make()
     manifest = {
         "about": (

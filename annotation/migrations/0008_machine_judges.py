@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0006_external_judges'),
+        ('annotation', '0007_pair_source_graded'),
         ('jobs', '0002_retry'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

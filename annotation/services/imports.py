@@ -1,0 +1,530 @@
+"""Importing judgments made elsewhere into a campaign (issue 12 part 1, issue 17 part 6).
+
+One operation, :func:`import_judgments`, for the page, the API and ``manage.py
+import_judgments``: read the file (annotation.formats.read_judgments), put every grade on
+the campaign's scale (the lead's mapping, or a refusal naming the grades outside it), find
+every topic, document and pair (refusing unknown topics and documents with file:line errors;
+adding pairs missing from the pool or refusing them, as the lead chooses), then store it all
+in one transaction or nothing. The file's judges become the campaign's outside people or
+machines (ExternalJudge); every grade stored or changed points at the import (JudgmentImport:
+file name, SHA-256, who, when). The same file again changes nothing and records nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation import formats
+from annotation.models import (
+    Campaign,
+    Document,
+    ExternalGrade,
+    ExternalJudge,
+    ImportFormat,
+    JudgeKind,
+    JudgmentImport,
+    Pair,
+    PairSource,
+)
+from annotation.services.agreement import mark_agreement_stale
+from annotation.services.external import EXTERNAL_KINDS, check_judge_name
+from annotation.services.tallies import tally_pairs
+from evaluation.services import read_upload
+from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
+
+
+def max_import_bytes() -> int:
+    """Largest file an import reads, after decompression (settings.MAX_UPLOAD_MB, as every
+    other import): read inside the request, a file of that size parses in seconds."""
+    return settings.MAX_UPLOAD_MB * 1024 * 1024
+
+
+_SETTING = object()
+
+MESSAGES = {
+    "unknown_format": "Unknown format {fmt!r}; choose one of {choices}.",
+    "unknown_kind": "Judge kind must be 'outside' or 'machine', not {kind!r}.",
+    "qrels_needs_judge": "Name the judge whose grades this qrels file holds.",
+    "bad_mapping": "Grade mapping: {problem}.",
+    "off_scale": (
+        "grade{s} {labels} {are} not on this campaign's scale ({grades}): give a mapping "
+        "from the file's grades to the scale (for example {example})"
+    ),
+    "mapping_off_scale": "the mapping sends {label!r} to {grade}, which is not on the scale",
+    "unmapped": "grade {label} has no grade on the scale (not in the mapping)",
+    "unknown_topic": "topic {qid} is not in this campaign (import it first)",
+    "unknown_document": "document {docno} is not in this campaign (import it first)",
+    "pair_not_in_pool": (
+        "pair {qid} {docno} is not in the campaign's pool (choose to add missing pairs)"
+    ),
+    "no_topic_for_query": "no topic of this campaign has the query {query}",
+    "many_topics_for_query": "topics {qids} all have the query {query}: give a qid",
+    "no_document_for_passage": "no document of this campaign has this passage as its text",
+    "many_documents_for_passage": "documents {docnos} all have this passage: give a docid",
+    "judge_kind_clash": (
+        "judge {name} is already this campaign's {kind} judge; this import names its judges "
+        "{wanted}"
+    ),
+    "bad_judge": "{problem}",
+}
+
+
+@dataclass
+class ImportResult:
+    """What an import did (or, for the same file again, did not)."""
+
+    record: JudgmentImport | None  # None: nothing changed, nothing recorded
+    added: int
+    changed: int
+    unchanged: int
+    pairs_added: int
+    judges_added: list[str]
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    judges: list[str] = field(default_factory=list)
+    earlier: JudgmentImport | None = None  # the import of the same file, when one was made
+
+    @property
+    def changed_anything(self) -> bool:
+        return self.record is not None
+
+    def summary(self) -> str:
+        text = (
+            f"{self.added} grade{'s' if self.added != 1 else ''} added, {self.changed} "
+            f"changed, {self.unchanged} unchanged; {self.pairs_added} pair"
+            f"{'s' if self.pairs_added != 1 else ''} added to the pool; "
+            f"{len(self.judges_added)} new judge{'s' if len(self.judges_added) != 1 else ''}"
+        )
+        if self.skipped:
+            text += f"; {len(self.skipped)} line{'s' if len(self.skipped) != 1 else ''} skipped"
+        if not self.changed_anything:
+            text += ". Nothing changed"
+            if self.earlier is not None:
+                text += f": this file was imported on {self.earlier.imported_at:%Y-%m-%d %H:%M}"
+        return text + "."
+
+
+def parse_mapping(text: str) -> dict[str, int]:
+    """The lead's mapping text as {label: grade}; ValidationError naming the entry."""
+    try:
+        return formats.parse_mapping(text)
+    except ValueError as error:
+        raise ValidationError(MESSAGES["bad_mapping"].format(problem=error)) from None
+
+
+def import_judgments(
+    *,
+    campaign: Campaign,
+    source,
+    file_name: str,
+    user,
+    fmt: str | None = None,
+    judge_kind: str | None = None,
+    judge_name: str = "",
+    mapping: dict[str, int] | None = None,
+    add_missing_pairs: bool = False,
+    max_bytes=_SETTING,
+    max_errors: int = MAX_ERRORS,
+) -> ImportResult:
+    """Import the file's grades into the campaign, all or nothing.
+
+    ``fmt``: one of ImportFormat (None: told from the content). ``judge_kind``: what the
+    file's judges are (``outside`` people or ``machine``s; by default machines for UMBRELA,
+    outside people otherwise). ``judge_name``: the judge of a
+    qrels file (required there); for the other formats, when given, every grade of the file
+    is taken as this one judge's. ``mapping``: {grade or label in the file: grade on the
+    scale}, required when the file's grades are not the scale's. ``add_missing_pairs``: add
+    pairs missing from the pool (source "graded", not given to this campaign's judges until
+    the next assignment) instead of refusing them. ``max_bytes``: the file's limit after
+    decompression (default settings.MAX_UPLOAD_MB; None: none, for the command line).
+
+    Raises TrecFormatError (file:line problems, nothing stored) or ValidationError (a bad
+    choice). The same file with the same choices again returns a result with ``record``
+    None: nothing changed.
+    """
+    if fmt not in (None, "", *ImportFormat.values):
+        raise ValidationError(
+            MESSAGES["unknown_format"].format(fmt=fmt, choices=", ".join(ImportFormat.values))
+        )
+    if judge_kind not in (None, "", *EXTERNAL_KINDS):
+        raise ValidationError(MESSAGES["unknown_kind"].format(kind=judge_kind))
+    judge_name = check_judge_name(judge_name) if (judge_name or "").strip() else ""
+    mapping = {str(k).strip().casefold(): int(v) for k, v in (mapping or {}).items()}
+    if max_bytes is _SETTING:
+        max_bytes = max_import_bytes()
+    data = read_upload(source)
+    sha256 = hashlib.sha256(data).hexdigest()
+    name = file_name or "upload"
+    parsed = formats.read_judgments(
+        data, name=name, fmt=fmt or None, max_bytes=max_bytes, max_errors=max_errors
+    )
+    fmt = parsed.fmt
+    if not judge_kind:
+        judge_kind = JudgeKind.MACHINE if fmt == ImportFormat.UMBRELA else JudgeKind.OUTSIDE
+    if fmt == ImportFormat.QRELS and not judge_name:
+        raise ValidationError(MESSAGES["qrels_needs_judge"])
+    plan = _Plan(campaign, name, parsed.records, judge_name, judge_kind, mapping, max_errors)
+    plan.resolve(add_missing_pairs)
+    options = {"judge_name": judge_name, "add_missing_pairs": add_missing_pairs}
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        plan.check_judges()
+        return plan.store(
+            user=user,
+            sha256=sha256,
+            fmt=fmt,
+            options=options,
+            skipped=parsed.skipped,
+        )
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = _norm(text)
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+class _Plan:
+    """The file's records resolved against the campaign: each record's pair (or the pair to
+    add) and grade, or the file's errors."""
+
+    def __init__(self, campaign, name, records, judge_name, judge_kind, mapping, max_errors):
+        self.campaign = campaign
+        self.name = name
+        self.records = records
+        self.judge_name = judge_name
+        self.judge_kind = judge_kind
+        self.mapping = mapping
+        self.max_errors = max_errors
+        self.errors: list[LineError] = []
+        self.total_errors = 0
+        # per record: (qid, docno, judge name, grade)
+        self.rows: list[tuple] = []
+        self.missing_pairs: set[tuple[str, str]] = set()
+
+    def error(self, line: int, message: str) -> None:
+        self.total_errors += 1
+        if len(self.errors) < self.max_errors:
+            self.errors.append(LineError(self.name, line, message))
+
+    def raise_if_any(self) -> None:
+        if self.total_errors:
+            self.errors.sort(key=lambda e: e.line)
+            raise TrecFormatError(self.errors, self.total_errors)
+
+    # --- resolving ---------------------------------------------------------------------
+
+    def resolve(self, add_missing_pairs: bool) -> None:
+        campaign = self.campaign
+        grades = campaign.grades
+        self._check_scale(grades)
+        topics = dict(campaign.topics.values_list("qid", "pk"))
+        wanted_docnos = {r.docno for r in self.records if r.docno is not None}
+        documents = {}
+        for start in range(0, len(wanted_docnos), 5000):
+            chunk = sorted(wanted_docnos)[start : start + 5000]
+            documents.update(campaign.documents.filter(docno__in=chunk).values_list("docno", "pk"))
+        by_query = by_passage = None
+        if any(r.qid is None for r in self.records):
+            by_query = defaultdict(list)
+            for qid, query in campaign.topics.values_list("qid", "query"):
+                by_query[_norm(query)].append(qid)
+        if any(r.docno is None for r in self.records):
+            by_passage = defaultdict(list)
+            rows = campaign.documents.exclude(text="").values_list("docno", "text", "pk")
+            for docno, text, pk in rows.iterator(chunk_size=2000):
+                by_passage[_norm(text)].append(docno)
+                documents[docno] = pk
+        pairs = (
+            set(Pair.objects.filter(campaign=campaign).values_list("topic__qid", "document__docno"))
+            if self.records
+            else set()
+        )
+        for record in self.records:
+            qid = record.qid if record.qid is not None else self._qid(record, by_query)
+            docno = record.docno if record.docno is not None else self._docno(record, by_passage)
+            if qid is None or docno is None:
+                continue
+            known = True
+            if qid not in topics:
+                self.error(record.line, MESSAGES["unknown_topic"].format(qid=repr(qid)))
+                known = False
+            if docno not in documents:
+                self.error(record.line, MESSAGES["unknown_document"].format(docno=repr(docno)))
+                known = False
+            grade = formats.map_grade(record.label, self.mapping, grades)
+            if grade is None:
+                if self.mapping:
+                    self.error(record.line, MESSAGES["unmapped"].format(label=repr(record.label)))
+                continue  # an off-scale grade without a mapping: reported by _check_scale
+            if not known:
+                continue
+            if (qid, docno) not in pairs:
+                if not add_missing_pairs:
+                    self.error(
+                        record.line,
+                        MESSAGES["pair_not_in_pool"].format(qid=repr(qid), docno=repr(docno)),
+                    )
+                    continue
+                self.missing_pairs.add((qid, docno))
+            judge = self.judge_name or record.judge
+            self.rows.append((record, qid, docno, judge, grade))
+        self._check_repeats()
+        self.raise_if_any()
+
+    def _check_scale(self, grades: list[int]) -> None:
+        """Without a mapping, every grade must be an integer of the scale: one refusal on
+        line 0 naming them all, and each line. With one, its grades must be on the scale."""
+        shown = ", ".join(map(str, grades))
+        if self.mapping:
+            for label, grade in self.mapping.items():
+                if grade not in grades:
+                    self.error(0, MESSAGES["mapping_off_scale"].format(label=label, grade=grade))
+            return
+        off = Counter()
+        first_line: dict[str, int] = {}
+        for record in self.records:
+            if formats.map_grade(record.label, None, grades) is None:
+                off[record.label] += 1
+                first_line.setdefault(record.label, record.line)
+        if not off:
+            return
+        labels = sorted(off, key=lambda label: (not label.lstrip("-").isdigit(), label))
+        named = ", ".join(
+            f"{label!r} ({off[label]} line{'s' * (off[label] > 1)})" for label in labels
+        )
+        example = ", ".join(f"{label}:{grades[-1]}" for label in labels[:3])
+        self.error(
+            0,
+            MESSAGES["off_scale"].format(
+                s="s" if len(off) > 1 else "",
+                labels=named,
+                are="are" if len(off) > 1 else "is",
+                grades=shown,
+                example=repr(example),
+            ),
+        )
+        for record in self.records:
+            if record.label in off and first_line[record.label] == record.line:
+                self.error(record.line, f"grade {record.label!r} is not on the scale ({shown})")
+
+    def _qid(self, record, by_query) -> str | None:
+        qids = by_query.get(_norm(record.query), [])
+        if not qids:
+            self.error(
+                record.line, MESSAGES["no_topic_for_query"].format(query=_short(record.query))
+            )
+            return None
+        if len(qids) > 1:
+            self.error(
+                record.line,
+                MESSAGES["many_topics_for_query"].format(
+                    qids=", ".join(sorted(qids)[:5]), query=_short(record.query)
+                ),
+            )
+            return None
+        return qids[0]
+
+    def _docno(self, record, by_passage) -> str | None:
+        docnos = by_passage.get(_norm(record.passage), [])
+        if not docnos:
+            self.error(record.line, MESSAGES["no_document_for_passage"])
+            return None
+        if len(docnos) > 1:
+            self.error(
+                record.line,
+                MESSAGES["many_documents_for_passage"].format(docnos=", ".join(sorted(docnos)[:5])),
+            )
+            return None
+        return docnos[0]
+
+    def _check_repeats(self) -> None:
+        """Two lines naming one pair by text, or one judge named for a qrels file, may grade
+        the same pair twice: the later line is refused."""
+        seen: dict[tuple, int] = {}
+        for record, qid, docno, judge, _ in self.rows:
+            first = seen.setdefault((qid, docno, judge), record.line)
+            if first != record.line:
+                self.error(
+                    record.line,
+                    f"judge {judge!r} grades {qid!r} {docno!r} again (first on line {first})",
+                )
+
+    # --- storing -----------------------------------------------------------------------
+
+    def check_judges(self) -> None:
+        """Under the campaign's lock: the file's judges are new, or of the kind it names."""
+        names = sorted({judge for _, _, _, judge, _ in self.rows})
+        first_line = {}
+        for record, _, _, judge, _ in self.rows:
+            first_line.setdefault(judge, record.line)
+        for judge in names:
+            try:
+                check_judge_name(judge)
+            except ValidationError as error:
+                self.error(first_line[judge], error.messages[0])
+        kinds = dict(
+            ExternalJudge.objects.filter(campaign=self.campaign, name__in=names).values_list(
+                "name", "kind"
+            )
+        )
+        for judge, kind in kinds.items():
+            if kind != self.judge_kind:
+                self.error(
+                    first_line[judge],
+                    MESSAGES["judge_kind_clash"].format(
+                        name=repr(judge), kind=kind, wanted=self.judge_kind
+                    ),
+                )
+        self.existing_judges = kinds
+        self.raise_if_any()
+
+    def store(self, *, user, sha256, fmt, options, skipped) -> ImportResult:
+        campaign = self.campaign
+        names = sorted({judge for _, _, _, judge, _ in self.rows})
+        new_judges = [name for name in names if name not in self.existing_judges]
+        pairs = {
+            (qid, docno): pk
+            for pk, qid, docno in Pair.objects.filter(campaign=campaign).values_list(
+                "pk", "topic__qid", "document__docno"
+            )
+        }
+        judges = dict(
+            ExternalJudge.objects.filter(campaign=campaign, name__in=names).values_list(
+                "name", "pk"
+            )
+        )
+        current = {}
+        if judges:
+            for row in ExternalGrade.objects.filter(judge_id__in=list(judges.values())):
+                current[row.judge_id, row.pair_id] = row
+        new_rows, changed_rows, unchanged = [], [], 0
+        for record, qid, docno, judge, grade in self.rows:
+            values = {
+                "grade": grade,
+                "note": record.note,
+                "seconds": record.seconds,
+                "judged_at": record.judged_at,
+                "details": record.details or {},
+            }
+            pair_id = pairs.get((qid, docno))
+            old = current.get((judges.get(judge), pair_id)) if pair_id else None
+            if old is None:
+                new_rows.append((qid, docno, judge, values))
+            elif any(getattr(old, key) != value for key, value in values.items()):
+                for key, value in values.items():
+                    setattr(old, key, value)
+                changed_rows.append(old)
+            else:
+                unchanged += 1
+        earlier = (
+            JudgmentImport.objects.filter(campaign=campaign, sha256=sha256)
+            .order_by("-imported_at")
+            .first()
+        )
+        result = ImportResult(
+            record=None,
+            added=len(new_rows),
+            changed=len(changed_rows),
+            unchanged=unchanged,
+            pairs_added=len(self.missing_pairs),
+            judges_added=new_judges,
+            skipped=list(skipped),
+            judges=[f"{self.judge_kind}:{name}" for name in names],
+            earlier=earlier,
+        )
+        if not (new_rows or changed_rows or self.missing_pairs or new_judges):
+            return result  # the same file again: nothing changes, nothing is recorded
+        record = JudgmentImport.objects.create(
+            campaign=campaign,
+            file_name=self.name[:255],
+            sha256=sha256,
+            format=fmt,
+            judge_kind=self.judge_kind,
+            mapping=self.mapping,
+            options=options,
+            counts={
+                "added": result.added,
+                "changed": result.changed,
+                "unchanged": result.unchanged,
+                "pairs_added": result.pairs_added,
+                "judges_added": len(new_judges),
+                "skipped": len(skipped),
+            },
+            imported_by=user,
+        )
+        result.record = record
+        if self.missing_pairs:
+            self._add_pairs(pairs)
+        ExternalJudge.objects.bulk_create(
+            [
+                ExternalJudge(
+                    campaign=campaign,
+                    kind=self.judge_kind,
+                    name=name,
+                    description=f"Imported from {self.name}",
+                    created_by=user,
+                )
+                for name in new_judges
+            ]
+        )
+        judges = dict(
+            ExternalJudge.objects.filter(campaign=campaign, name__in=names).values_list(
+                "name", "pk"
+            )
+        )
+        ExternalGrade.objects.bulk_create(
+            [
+                ExternalGrade(
+                    judge_id=judges[judge], pair_id=pairs[qid, docno], source=record, **values
+                )
+                for qid, docno, judge, values in new_rows
+            ],
+            batch_size=2000,
+        )
+        for row in changed_rows:
+            row.source = record
+        ExternalGrade.objects.bulk_update(
+            changed_rows,
+            ["grade", "note", "seconds", "judged_at", "details", "source", "updated_at"],
+            batch_size=2000,
+        )
+        touched = {pairs[qid, docno] for qid, docno, _, _ in new_rows}
+        touched |= {row.pair_id for row in changed_rows}
+        if self.judge_kind == JudgeKind.OUTSIDE or campaign.machine_grades_adjudicate:
+            tally_pairs(pair_ids=touched)
+        mark_agreement_stale(campaign_id=campaign.pk)
+        return result
+
+    def _add_pairs(self, pairs: dict) -> None:
+        campaign = self.campaign
+        topics = dict(campaign.topics.values_list("qid", "pk"))
+        docnos = {docno for _, docno in self.missing_pairs}
+        documents = dict(
+            Document.objects.filter(campaign=campaign, docno__in=docnos).values_list("docno", "pk")
+        )
+        Pair.objects.bulk_create(
+            [
+                Pair(
+                    campaign=campaign,
+                    topic_id=topics[qid],
+                    document_id=documents[docno],
+                    source=PairSource.GRADED,
+                )
+                for qid, docno in sorted(self.missing_pairs)
+            ],
+            batch_size=2000,
+        )
+        for pk, qid, docno in Pair.objects.filter(
+            campaign=campaign, source=PairSource.GRADED
+        ).values_list("pk", "topic__qid", "document__docno"):
+            pairs[qid, docno] = pk

@@ -1,0 +1,101 @@
+"""Judgments from anywhere, for a campaign's lead: the judges of three kinds, the machine
+settings, and importing grades made elsewhere (inline: the file is read in the request, at
+most settings.MAX_UPLOAD_MB), with every import's provenance."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import formats, forms, services
+from annotation.access import get_campaign_for_lead
+from annotation.services import imports
+from annotation.services.external import judge_roster
+from evaluation.trec import TrecFormatError
+
+MESSAGES = {
+    "imported": "{name}: {summary}",
+    "refused": "Nothing imported: {name} has {total} problem{s}.",
+    "settings_saved": "Saved the machine settings.",
+}
+
+
+def render_judgments(request, campaign, *, status: int = 200, form=None, errors=None):
+    settings_form = forms.MachineSettingsForm(
+        initial={
+            "machine_grades_adjudicate": campaign.machine_grades_adjudicate,
+            "machine_grades_fill": campaign.machine_grades_fill,
+        }
+    )
+    context = {
+        "campaign": campaign,
+        "roster": judge_roster(campaign=campaign),
+        "imports": campaign.imports.select_related("imported_by")[:50],
+        "form": form or forms.JudgmentsImportForm(),
+        "settings_form": settings_form,
+        "errors": errors,
+        "formats": formats.JUDGMENT_FORMATS,
+        "scale": campaign.grades,
+        "max_mb": imports.max_import_bytes() // (1024 * 1024),
+    }
+    return render(request, "annotation/judgments.html", context, status=status)
+
+
+@login_required
+@require_GET
+def judgments(request, pk):
+    campaign = get_campaign_for_lead(request.user, pk)
+    return render_judgments(request, campaign)
+
+
+@require_POST
+@login_required
+def judgments_import(request, pk):
+    campaign = get_campaign_for_lead(request.user, pk)
+    form = forms.JudgmentsImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return render_judgments(request, campaign, status=400, form=form)
+    data = form.cleaned_data
+    upload = data["file"]
+    try:
+        result = imports.import_judgments(
+            campaign=campaign,
+            source=upload,
+            file_name=upload.name,
+            user=request.user,
+            fmt=data["format"] or None,
+            judge_kind=data["judge_kind"] or None,
+            judge_name=data["judge_name"],
+            mapping=imports.parse_mapping(data["mapping"]),
+            add_missing_pairs=data["add_missing_pairs"],
+        )
+    except TrecFormatError as error:
+        errors = {
+            "summary": MESSAGES["refused"].format(
+                name=upload.name, total=error.total, s="" if error.total == 1 else "s"
+            ),
+            "lines": [str(line) for line in error.errors],
+            "more": error.total - len(error.errors),
+        }
+        return render_judgments(request, campaign, status=400, form=form, errors=errors)
+    except ValidationError as error:
+        errors = {"summary": " ".join(error.messages), "lines": [], "more": 0}
+        return render_judgments(request, campaign, status=400, form=form, errors=errors)
+    messages.success(
+        request, MESSAGES["imported"].format(name=upload.name, summary=result.summary())
+    )
+    return redirect("annotation:judgments", pk=campaign.pk)
+
+
+@require_POST
+@login_required
+def machine_settings(request, pk):
+    campaign = get_campaign_for_lead(request.user, pk)
+    form = forms.MachineSettingsForm(request.POST)
+    form.is_valid()  # two checkboxes: always valid
+    services.update_campaign(campaign=campaign, **form.cleaned_data)
+    messages.success(request, MESSAGES["settings_saved"])
+    return redirect("annotation:judgments", pk=campaign.pk)
