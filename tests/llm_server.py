@@ -50,7 +50,7 @@ class Status:
 class Raw:
     """A 200 whose body is ``body`` as it is (not JSON, not a completion)."""
 
-    body: str
+    body: str | bytes
     content_type: str = "application/json"
 
 
@@ -164,7 +164,8 @@ class ChatServer:
                     error = {"message": action.message, "type": "scripted", "code": action.code}
                     return self._json(action.code, {"error": error}, headers)
                 if isinstance(action, Raw):
-                    return self._send(200, action.body.encode(), action.content_type)
+                    body = action.body if isinstance(action.body, bytes) else action.body.encode()
+                    return self._send(200, body, action.content_type)
                 delay = action.delay + server.latency
                 if delay:
                     time.sleep(delay)

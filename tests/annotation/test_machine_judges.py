@@ -21,7 +21,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import machine_judges
-from tests.llm_server import KEY, ChatServer, Drop, Reply, Stall, Status, hashed_grade
+from tests.llm_server import KEY, ChatServer, Drop, Raw, Reply, Stall, Status, hashed_grade
 
 pytestmark = pytest.mark.django_db
 
@@ -320,3 +320,34 @@ def test_runs_are_listed_with_their_figures(campaign, server):
     machine = machine_for(campaign, server)
     run(machine)
     assert MachineRun.objects.filter(machine=machine).count() == 1
+
+
+GARBAGE = [
+    (Raw("<html><body>502 Bad Gateway</body></html>", "text/html"), "bad_response", "not JSON"),
+    (Raw(b"\xff\xfe\x00garbage\x80"), "bad_response", "not JSON"),
+    (Raw("[1, 2, 3]"), "bad_response", "not a chat completion (not an object)"),
+    (Raw('{"choices": null}'), "bad_response", "not a chat completion (no choices)"),
+    (Raw('{"choices": [{"message": {"content": 2}}]}'), "bad_response", "content is not text"),
+    (Raw('{"error": {"message": "model overloaded"}}'), "bad_response", "model overloaded"),
+    (Raw("x" * (5 * 1024 * 1024)), "bad_response", "larger than 4,194,304 bytes"),
+    (Reply("Grade: 2\nGrade: 3"), "not_a_grade", "different grades: 2, 3"),
+    (Reply("I cannot help with that."), "not_a_grade", "no grade found"),
+    (Reply(""), "not_a_grade", "the answer is empty"),
+    (Reply("Grade: 99"), "not_a_grade", "grade 99 is not on the scale (0–3)"),
+    (Status(404, message="model 'judge-7b' not found"), "refused", "model 'judge-7b' not found"),
+]
+
+
+@pytest.mark.parametrize(("action", "failure", "fragment"), GARBAGE)
+def test_a_server_that_answers_garbage_leaves_failures_never_grades(
+    campaign, server, action, failure, fragment
+):
+    server.plan("Tides come from the Moon.", action, action)
+    machine = machine_for(campaign, server, max_retries=1)
+    done, _ = run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    answer = MachineAnswer.objects.get(machine=machine, pair__document__docno="d1")
+    assert (answer.outcome, answer.failure) == ("failed", failure)
+    assert fragment in answer.reason
+    assert answer.recorded is None and answer.grade is None
+    assert ("1", "d1") not in grades_of(machine)
+    assert (done.graded, done.failed) == (2, 1)  # the other pairs of the topic are graded
