@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from accounts.roles import Role
 from annotation import services
 from annotation.api import agreement as agreement_api
+from annotation.api import machines as machines_api
 from annotation.api.common import (
     DEFINITION_CHARS,
     LABEL_CHARS,
@@ -362,6 +363,15 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True)
     def agreement(self, request, pk=None):
         return agreement_api.agreement_response(request, self._led())
+
+    @extend_schema(
+        summary="Machine judges against the humans: kappas, lean, confusion, topics worst first",
+        parameters=[agreement_api.AgreementParameters],
+        responses=machines_api.MachineSectionSerializer(many=True),
+    )
+    @action(detail=True, url_path="agreement/machines")
+    def machine_agreement(self, request, pk=None):
+        return machines_api.machine_agreement_response(request, self._led())
 
     @extend_schema(
         summary="Mark calibration (gold) pairs from a file of known grades; all or nothing",

@@ -12,6 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation.api.agreement import AgreementStatisticSerializer
 from annotation.api.common import LedCampaignMixin, messages_of
 from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
 from annotation.models import (
@@ -318,3 +319,55 @@ class MachineRunViewSet(
         service.cancel_run(run=run)
         run.refresh_from_db()
         return Response(MachineRunSerializer(run).data)
+
+
+# --- machines against humans (the agreement report's machines section) ------------------------
+
+
+class LeanSerializer(serializers.Serializer):
+    mean_difference = serializers.FloatField(
+        allow_null=True, help_text="Mean of (machine - other) over the shared pairs."
+    )
+    higher = serializers.FloatField(allow_null=True, help_text="Share graded higher.")
+    same = serializers.FloatField(allow_null=True)
+    lower = serializers.FloatField(allow_null=True)
+    words = serializers.CharField()
+
+
+class TopicKappaSerializer(serializers.Serializer):
+    topic = serializers.CharField(help_text="The qid.")
+    n = serializers.IntegerField()
+    kappa = AgreementStatisticSerializer()
+    mean_difference = serializers.FloatField(allow_null=True)
+
+
+class MachineComparisonSerializer(serializers.Serializer):
+    against = serializers.CharField(help_text="A human judge, the consensus, or the qrels.")
+    n = serializers.IntegerField(help_text="Pairs both graded.")
+    kappa = serializers.DictField(
+        child=AgreementStatisticSerializer(), help_text="unweighted, linear, quadratic."
+    )
+    confusion = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="Rows: the machine's grade; columns: the other's.",
+    )
+    lean = LeanSerializer()
+    topics = TopicKappaSerializer(many=True, help_text="Worst first, with ?weights.")
+
+
+class MachineSectionSerializer(serializers.Serializer):
+    judge = serializers.CharField()
+    graded = serializers.IntegerField()
+    comparisons = MachineComparisonSerializer(many=True)
+
+
+def machine_agreement_response(request, campaign) -> Response:
+    from annotation.api.agreement import AgreementParameters
+    from annotation.services import agreement as agreement_service
+    from annotation.services import machine_agreement
+
+    weights = AgreementParameters.read(request)["weights"]
+    sections = machine_agreement.machine_agreement(
+        campaign=campaign, weights=agreement_service.WEIGHTS[weights]
+    )
+    return Response(MachineSectionSerializer(sections, many=True).data)

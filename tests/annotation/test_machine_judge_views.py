@@ -347,3 +347,22 @@ def test_the_agreement_report_shows_the_machine_against_the_humans(
 def test_the_agreement_report_without_machines_says_so(lead_client, campaign):
     page = lead_client.get(reverse("annotation:agreement", args=[campaign.pk]))
     assert "No machine judge has graded a pair of this campaign." in page.text
+
+
+def test_the_api_gives_the_machines_against_the_humans(api, campaign, server, django_user_model):
+    judge = user_with(django_user_model, "ann", "judge")
+    services.add_judge(campaign=campaign, judge=judge)
+    for assignment in judge.assignments.all():
+        services.record_judgment(assignment_id=assignment.pk, judge=judge, grade=1)
+    machine = new_machine(campaign, server)
+    machine_judges.run_machine_judge(run=machine_judges.prepare_run(machine=machine, scope="pool"))
+    body = api.get(f"/api/v1/campaigns/{campaign.pk}/agreement/machines/?weights=linear").json()
+    assert [section["judge"] for section in body] == ["machine:judge-7b-qrelsmith-umbrela-v1"]
+    against = [c["against"] for c in body[0]["comparisons"]]
+    assert against == ["the humans' consensus", "ann"]
+    consensus = body[0]["comparisons"][0]
+    assert consensus["n"] == 4 and set(consensus["kappa"]) == {"unweighted", "linear", "quadratic"}
+    assert sum(map(sum, consensus["confusion"])) == 4
+    assert {t["topic"] for t in consensus["topics"]} == {"1", "2"}
+    bad = api.get(f"/api/v1/campaigns/{campaign.pk}/agreement/machines/?weights=cubic")
+    assert bad.status_code == 400

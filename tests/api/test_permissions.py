@@ -94,6 +94,7 @@ MATRIX = [
     ("GET", C + "/progress/", None, campaign_lead(200)),
     ("POST", C + "/reassign/", "reassign", campaign_lead(200)),
     ("GET", C + "/agreement/", None, campaign_lead(200)),
+    ("GET", C + "/agreement/machines/", None, campaign_lead(200)),
     ("POST", C + "/gold/", "gold_file", campaign_lead(200)),
     ("PUT", C + "/gold/{pair}/", "gold_grade", campaign_lead(200)),
     ("DELETE", C + "/gold/{pair}/", None, campaign_lead(200)),
