@@ -104,6 +104,8 @@ MESSAGES = {
     "summary": "{graded:,} pair{s} graded, {failed:,} failed{already}{tokens}{cost}.",
     "nothing": "Nothing to do: {judge} has graded every pair of this scope already.",
     "range": "{field} must be between {low} and {high}.",
+    "builtin_changed": "{label} is the built-in prompt: a changed prompt needs its own name or "
+    "version.",
 }
 
 NAME_CLEAN = re.compile(r"[:\s]+")
@@ -168,6 +170,9 @@ def create_machine_judge(
         raise ValidationError(
             MESSAGES["template"].format(problems="; ".join(error.problems))
         ) from None
+    builtin = (DEFAULT_TEMPLATE.name, DEFAULT_TEMPLATE.version)
+    if (template.name, template.version) == builtin and template != DEFAULT_TEMPLATE:
+        raise ValidationError(MESSAGES["builtin_changed"].format(label=DEFAULT_TEMPLATE.label))
     try:
         ChatEndpoint(base_url=base_url, model=model_name)
     except ValueError as error:

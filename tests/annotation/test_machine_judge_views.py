@@ -98,7 +98,7 @@ def test_creating_a_judge_on_the_page_never_shows_the_key_back(lead_client, camp
         "model_name": "gpt-4o-mini",
         "base_url": server.base_url,
         "api_key": secret,
-        "template_name": "qrelsmith-umbrela",
+        "template_name": "terse",
         "template_version": "1",
         "system_prompt": "",
         "user_prompt": "Q {query} P {passage} S {scale}",

@@ -115,6 +115,16 @@ def test_a_new_prompt_version_under_the_same_name_is_refused(campaign, server):
     )
 
 
+def test_a_changed_prompt_under_the_built_in_name_and_version_is_refused(campaign, server):
+    changed = PromptTemplate("qrelsmith-umbrela", "1", "", DEFAULT_TEMPLATE.user + "\nBe strict.")
+    with pytest.raises(ValidationError) as caught:
+        machine_for(campaign, server, template=changed)
+    assert caught.value.messages == [
+        "qrelsmith-umbrela v1 is the built-in prompt: a changed prompt needs its own name or "
+        "version."
+    ]
+
+
 def test_model_names_with_colons_make_valid_judge_names(campaign, server):
     machine = machine_judges.create_machine_judge(
         campaign=campaign, model_name="llama3.1:8b", base_url=server.base_url
