@@ -367,7 +367,7 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(
         summary="Machine judges against the humans: kappas, lean, confusion, topics worst first",
         parameters=[agreement_api.AgreementParameters],
-        responses=machines_api.MachineSectionSerializer(many=True),
+        responses=machines_api.MachineAgreementSerializer,
     )
     @action(detail=True, url_path="agreement/machines")
     def machine_agreement(self, request, pk=None):

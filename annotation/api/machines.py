@@ -361,6 +361,11 @@ class MachineSectionSerializer(serializers.Serializer):
     comparisons = MachineComparisonSerializer(many=True)
 
 
+class MachineAgreementSerializer(serializers.Serializer):
+    weights = serializers.CharField(help_text="The per-topic kappas' weights.")
+    machines = MachineSectionSerializer(many=True, help_text="One per machine judge.")
+
+
 def machine_agreement_response(request, campaign) -> Response:
     from annotation.api.agreement import AgreementParameters
     from annotation.services import agreement as agreement_service
@@ -370,4 +375,4 @@ def machine_agreement_response(request, campaign) -> Response:
     sections = machine_agreement.machine_agreement(
         campaign=campaign, weights=agreement_service.WEIGHTS[weights]
     )
-    return Response(MachineSectionSerializer(sections, many=True).data)
+    return Response(MachineAgreementSerializer({"weights": weights, "machines": sections}).data)

@@ -356,7 +356,9 @@ def test_the_api_gives_the_machines_against_the_humans(api, campaign, server, dj
         services.record_judgment(assignment_id=assignment.pk, judge=judge, grade=1)
     machine = new_machine(campaign, server)
     machine_judges.run_machine_judge(run=machine_judges.prepare_run(machine=machine, scope="pool"))
-    body = api.get(f"/api/v1/campaigns/{campaign.pk}/agreement/machines/?weights=linear").json()
+    answer = api.get(f"/api/v1/campaigns/{campaign.pk}/agreement/machines/?weights=linear")
+    assert answer.json()["weights"] == "linear"
+    body = answer.json()["machines"]
     assert [section["judge"] for section in body] == ["machine:judge-7b-qrelsmith-umbrela-v1"]
     against = [c["against"] for c in body[0]["comparisons"]]
     assert against == ["the humans' consensus", "ann"]
