@@ -2,6 +2,7 @@
 assignment, history) live in annotation/services.py, so the admin shows assignments and
 judgments but does not let anyone create or edit them by hand."""
 
+from django import forms
 from django.contrib import admin
 
 from annotation.models import (
@@ -11,6 +12,7 @@ from annotation.models import (
     Document,
     Judgment,
     JudgmentChange,
+    MachineJudge,
     Pair,
     Topic,
 )
@@ -102,3 +104,58 @@ class JudgmentChangeAdmin(ReadOnlyAdmin):
     list_display = ["assignment", "action", "old_grade", "new_grade", "changed_by", "changed_at"]
     list_select_related = ["assignment__pair__topic", "assignment__pair__document", "changed_by"]
     list_filter = ["action"]
+
+
+class MachineJudgeAdminForm(forms.ModelForm):
+    """The key is typed, never shown: the field is empty on every visit and an empty field
+    keeps the stored key."""
+
+    api_key = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Never shown back; empty keeps the stored key.",
+    )
+
+    class Meta:
+        model = MachineJudge
+        fields = [
+            "base_url",
+            "api_key_env",
+            "api_key",
+            "concurrency",
+            "timeout",
+            "max_retries",
+            "input_price",
+            "output_price",
+        ]
+
+    def clean_api_key(self):
+        key = self.cleaned_data.get("api_key")
+        return key or (self.instance.api_key if self.instance.pk else "")
+
+
+@admin.register(MachineJudge)
+class MachineJudgeAdmin(admin.ModelAdmin):
+    """Where a machine judge is served and its key. Its model, prompt and parameters are
+    fixed once made (a new prompt version is a new judge): create judges on the lead's page,
+    the API or ``manage.py run_machine_judge``."""
+
+    form = MachineJudgeAdminForm
+    list_display = ["judge", "model_name", "template_name", "template_version", "base_url"]
+    readonly_fields = [
+        "judge",
+        "model_name",
+        "model_version",
+        "template_name",
+        "template_version",
+        "system_prompt",
+        "user_prompt",
+        "temperature",
+        "max_tokens",
+        "max_passage_chars",
+        "created_by",
+        "created_at",
+    ]
+
+    def has_add_permission(self, request):
+        return False

@@ -425,3 +425,29 @@ def refresh_live_board_task(*, campaign_id: int, measure: str) -> None:
     if campaign is None:  # deleted since
         return
     live.refresh_live_board(campaign=campaign, measure=measure)
+
+
+@task
+def machine_judge_job(*, job_id: int, run_id: int) -> None:
+    """Run a machine judge (annotation/services/machine_judges.py). A cancelled run, or one
+    that gave up on a failing endpoint, ends as a failed job that says so (not retryable:
+    running the judge again resumes it); a crash is retryable and resumes likewise."""
+    from annotation.models import MachineRun
+    from annotation.services import machine_judges
+
+    with running(job_id) as progress:
+        run = (
+            MachineRun.objects.select_related("machine__judge__campaign").filter(pk=run_id).first()
+        )
+        if run is None:
+            raise JobFailed(MESSAGES["campaign_gone"])
+        url = run.machine.get_absolute_url()
+        progress.result = {"url": url, "label": "See the machine judge", "summary": ""}
+        Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
+        try:
+            summary = machine_judges.run_machine_judge(run=run, progress=progress)
+        except (machine_judges.Cancelled, machine_judges.GaveUp) as stopped:
+            raise JobFailed(str(stopped)) from None
+        except ValidationError as error:
+            raise _failure(error) from None
+        progress.result = {**progress.result, "summary": summary}

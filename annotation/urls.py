@@ -8,6 +8,7 @@ from annotation.views import (
     imports,
     judging,
     live,
+    machines,
     pool,
     progress,
 )
@@ -50,6 +51,17 @@ urlpatterns = [
     path("<int:pk>/adjudicate/<int:pair>/", adjudication.pair, name="adjudicate-pair"),
     path("<int:pk>/publish/", adjudication.publish, name="publish"),
     path("<int:pk>/download/<slug:what>/", adjudication.download, name="campaign-download"),
+    # Leads: machine (LLM) judges and their runs (annotation/views/machines.py).
+    path("<int:pk>/machines/", machines.machine_list, name="machine-list"),
+    path("<int:pk>/machines/new/", machines.machine_create, name="machine-create"),
+    path("<int:pk>/machines/<int:mid>/", machines.machine_detail, name="machine-judge"),
+    path("<int:pk>/machines/<int:mid>/run/", machines.machine_run, name="machine-run"),
+    path("<int:pk>/machines/<int:mid>/edit/", machines.machine_edit, name="machine-edit"),
+    path(
+        "<int:pk>/machines/<int:mid>/runs/<int:run>/cancel/",
+        machines.machine_cancel,
+        name="machine-cancel",
+    ),
     # Judges: grade pairs from the keyboard (annotation/views/judging.py).
     path("<int:pk>/judge/", judging.judge_page, name="judge"),
     path("<int:pk>/judge/<int:assignment>/", judging.pair_fragment, name="judge-pair"),

@@ -63,6 +63,16 @@ router.register(
     basename="campaign-raw-judgment",
 )
 router.register(
+    "campaigns/<int:campaign_pk>/machine-judges",
+    annotation.MachineJudgeViewSet,
+    basename="campaign-machine-judge",
+)
+router.register(
+    "campaigns/<int:campaign_pk>/machine-runs",
+    annotation.MachineRunViewSet,
+    basename="campaign-machine-run",
+)
+router.register(
     "campaigns/<int:campaign_pk>/external-judges",
     annotation.ExternalJudgeViewSet,
     basename="campaign-external-judge",

@@ -23,6 +23,7 @@ PURE_MODULES = [
     "annotation.highlight",
     "annotation.scales",
     "annotation.agreement",
+    "annotation.agreement.machines",
     "annotation.adjudication",
     "evaluation.significance",
     "evaluation.rundiff",
@@ -30,6 +31,8 @@ PURE_MODULES = [
     "evaluation.pool_fairness",
     "annotation.settling",
     "evaluation.leaderboard_formats",
+    "annotation.llm",
+    "tests.llm_server",
 ]
 
 PROBE = """

@@ -24,6 +24,7 @@ from annotation.api.campaigns import CampaignViewSet, JudgeViewSet
 from annotation.api.common import MESSAGES
 from annotation.api.external import ExternalJudgeViewSet, JudgmentImportViewSet
 from annotation.api.judging import AssignmentViewSet, JudgmentViewSet
+from annotation.api.machines import MachineJudgeViewSet, MachineRunViewSet
 from annotation.api.pool import DocumentViewSet, PairViewSet, TopicViewSet
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "JudgeViewSet",
     "JudgmentImportViewSet",
     "JudgmentViewSet",
+    "MachineJudgeViewSet",
+    "MachineRunViewSet",
     "PairViewSet",
     "PublicationViewSet",
     "RawJudgmentViewSet",

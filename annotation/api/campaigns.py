@@ -20,6 +20,7 @@ from accounts.roles import Role
 from annotation import services
 from annotation.api import agreement as agreement_api
 from annotation.api import live as live_api
+from annotation.api import machines as machines_api
 from annotation.api.common import (
     DEFINITION_CHARS,
     LABEL_CHARS,
@@ -379,6 +380,15 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True)
     def live(self, request, pk=None):
         return live_api.live_response(request, self._led())
+
+    @extend_schema(
+        summary="Machine judges against the humans: kappas, lean, confusion, topics worst first",
+        parameters=[agreement_api.AgreementParameters],
+        responses=machines_api.MachineAgreementSerializer,
+    )
+    @action(detail=True, url_path="agreement/machines")
+    def machine_agreement(self, request, pk=None):
+        return machines_api.machine_agreement_response(request, self._led())
 
     @extend_schema(
         summary="Mark calibration (gold) pairs from a file of known grades; all or nothing",

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import services
 from annotation.access import get_campaign_for_lead
 from annotation.services import agreement as agreement_service
-from annotation.services import agreement_export
+from annotation.services import agreement_export, machine_agreement
 from annotation.views.common import paginate, plural, query_url, sorting
 from config.exports import write_csv
 from config.ids import parse_id
@@ -115,6 +115,10 @@ def report(request, pk):
         "judge_headers": judge_headers,
         "judge_rows": _judge_rows(result, judge_key, judge_descending),
         "scale": result.report.scale,
+        # Machines against the humans (never in the humans' numbers above).
+        "machines": machine_agreement.machine_agreement(
+            campaign=campaign, weights=agreement_service.WEIGHTS[weights]
+        ),
         "adjudication_url": adjudication,
         "downloads": _download_links(campaign, weights),
         "in_line": agreement_service.IN_LINE_GRADES,

@@ -15,11 +15,13 @@ from annotation.models import (
     Document,
     Judgment,
     JudgmentImport,
+    MachineJudge,
+    MachineRun,
     PairSource,
     Publication,
     Topic,
 )
-from annotation.services import adjudication
+from annotation.services import adjudication, machine_judges
 from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
 from evaluation.models import Evaluation, QrelsVersion, Run, System
@@ -85,6 +87,8 @@ class World:
     evaluation: Evaluation
     job: Job  # the engineer's
     publication: Publication  # the campaign's two graded pairs, as qrels "robust" v1
+    machine: MachineJudge | None = None  # a machine judge of the campaign, never run
+    machine_run: MachineRun | None = None  # a run of it that has not started
     judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
 
     @property
@@ -108,6 +112,8 @@ class World:
             "other_judge": self.users["other_judge"].pk,
             "spare_judge": self.users["spare_judge"].pk,
             "qid": self.topic.qid,
+            "machine": self.machine.pk if self.machine else None,
+            "machine_run": self.machine_run.pk if self.machine_run else None,
         }
 
 
@@ -155,6 +161,9 @@ def world(make_user, media_root) -> World:
     publication = adjudication.publish(
         campaign=campaign, user=users["lead"], leave_out_undecided=True
     )
+    machine = machine_judges.create_machine_judge(
+        campaign=campaign, model_name="judge-7b", base_url="http://127.0.0.1:9/v1", max_retries=0
+    )
     judgment_import = import_judgments(
         campaign=campaign,
         source=b"1 0 d2 1\n",
@@ -164,6 +173,8 @@ def world(make_user, media_root) -> World:
         judge_kind="machine",
     ).record
     return World(
+        machine=machine,
+        machine_run=machine_judges.prepare_run(machine=machine, scope="pool"),
         users=users,
         campaign=campaign,
         topic=campaign.topics.get(qid="1"),

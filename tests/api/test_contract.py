@@ -57,6 +57,8 @@ COLLECTIONS = {
     "jobs": "job",
     "judgments": "judgment",
     "judgment-imports": "judgment_import",
+    "machine-judges": "machine",
+    "machine-runs": "machine_run",
     "qrels": "qrels",
     "runs": "run",
     "systems": "system",

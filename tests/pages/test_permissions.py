@@ -166,6 +166,12 @@ MATRIX = [
     ("GET", C + "/publish/", None, campaign_lead(200)),
     ("GET", C + "/download/judgments/", None, campaign_lead(200)),
     ("GET", C + "/download/provenance/", None, campaign_lead(200)),
+    ("GET", C + "/machines/", None, campaign_lead(200)),
+    ("POST", C + "/machines/new/", "machine", campaign_lead(302)),
+    ("GET", C + "/machines/{machine}/", None, campaign_lead(200)),
+    ("POST", C + "/machines/{machine}/run/", "machine_run", campaign_lead(302)),
+    ("POST", C + "/machines/{machine}/edit/", "machine_edit", campaign_lead(302)),
+    ("POST", C + "/machines/{machine}/runs/{machine_run}/cancel/", None, campaign_lead(302)),
     # judging: a judge's own queue; another judge's assignment is not there
     ("GET", C + "/judge/", None, judge_page(200)),
     ("GET", J + "/", None, (LOGIN, 404, 200, 404, 404, 404, 404, 404)),
@@ -217,6 +223,24 @@ BODIES = {
     "judges": lambda w: {"action": "add", "judge": w.ids["spare_judge"]},
     "pool": lambda w: {"runs": [w.ids["run"]], "depth": 5},
     "reassign": lambda w: {"from_judge": w.ids["judge"], "to_judge": w.ids["other_judge"]},
+    "machine": lambda w: {
+        "model_name": "judge-8b",
+        "base_url": "http://127.0.0.1:9/v1",
+        "template_name": "t",
+        "template_version": "1",
+        "user_prompt": "{query} {passage} {scale}",
+        "temperature": 0,
+        "max_tokens": 16,
+        "concurrency": 1,
+        "timeout": 5,
+    },
+    "machine_run": lambda w: {"scope": "unjudged"},
+    "machine_edit": lambda w: {
+        "base_url": "http://127.0.0.1:9/v1",
+        "concurrency": 2,
+        "timeout": 5,
+        "max_retries": 0,
+    },
     "grade": lambda w: {"grade": 3},
     "skip": lambda w: {"reason": "can't judge"},
     "note": lambda w: {"note": "Hard one."},
@@ -274,7 +298,7 @@ def _page_routes(patterns, prefix="") -> set[str]:
 def test_the_matrix_covers_every_page():
     """A new page must get its row: every routed path outside the API and admin is in MATRIX."""
     placeholders = dict.fromkeys(("campaign", "assignment", "pair", "qrels", "run", "job"), 1)
-    placeholders.update(token=1, upload=1, qid="1")
+    placeholders.update(token=1, upload=1, qid="1", machine=1, machine_run=1)
     covered = {
         resolve("/" + path.format(**placeholders).split("?")[0]).route for _, path, _, _ in MATRIX
     }

@@ -1,0 +1,210 @@
+"""The lead's machine-judge pages: the campaign's machine judges and a new one, and one
+judge's configuration (its key never shown), runs (with their jobs' progress bars, the active
+one cancellable), a form to run it, and its answers, failures first."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Q
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import forms
+from annotation.access import get_campaign_for_lead
+from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
+from annotation.models import MachineAnswer, MachineJudge, MachineOutcome, MachineRun
+from annotation.services import machine_judges
+from annotation.views.common import paginate
+
+MESSAGES = {
+    "created": "Created the machine judge {label}. Run it over the pool below.",
+    "saved": "Saved where {label} is served.",
+    "cancel_asked": "Asked the run to stop: the requests in flight finish and are recorded.",
+    "cancel_late": "That run had finished or was stopping already.",
+}
+
+
+def _machine(campaign, mid) -> MachineJudge:
+    return get_object_or_404(
+        MachineJudge.objects.select_related("judge"), pk=mid, judge__campaign=campaign
+    )
+
+
+def _initial_form() -> forms.MachineJudgeForm:
+    template = DEFAULT_TEMPLATE
+    return forms.MachineJudgeForm(
+        initial={
+            "template_name": template.name,
+            "template_version": template.version,
+            "system_prompt": template.system,
+            "user_prompt": template.user,
+            "temperature": 0.0,
+            "max_tokens": 16,
+            "concurrency": 4,
+            "timeout": 60,
+        }
+    )
+
+
+@require_GET
+@login_required
+def machine_list(request, pk):
+    campaign = get_campaign_for_lead(request.user, pk)
+    return _render_list(request, campaign, _initial_form())
+
+
+def _render_list(request, campaign, form, status=200):
+    machines = (
+        MachineJudge.objects.filter(judge__campaign=campaign)
+        .select_related("judge")
+        .annotate(
+            graded_n=Count("answers", filter=Q(answers__outcome=MachineOutcome.GRADED)),
+            failed_n=Count("answers", filter=Q(answers__outcome=MachineOutcome.FAILED)),
+        )
+    )
+    context = {
+        "campaign": campaign,
+        "machines": machines,
+        "pairs": campaign.pairs.count(),
+        "form": form,
+    }
+    return render(request, "annotation/machines.html", context, status=status)
+
+
+@require_POST
+@login_required
+def machine_create(request, pk):
+    campaign = get_campaign_for_lead(request.user, pk)
+    form = forms.MachineJudgeForm(request.POST)
+    if not form.is_valid():
+        return _render_list(request, campaign, form, status=400)
+    data = form.cleaned_data
+    template = PromptTemplate(
+        name=data["template_name"].strip(),
+        version=data["template_version"].strip(),
+        system=data["system_prompt"],
+        user=data["user_prompt"],
+    )
+    try:
+        machine = machine_judges.create_machine_judge(
+            campaign=campaign,
+            name=data["name"],
+            model_name=data["model_name"],
+            model_version=data["model_version"],
+            base_url=data["base_url"],
+            api_key=data["api_key"],
+            api_key_env=data["api_key_env"],
+            template=template,
+            temperature=data["temperature"],
+            max_tokens=data["max_tokens"],
+            concurrency=data["concurrency"],
+            timeout=data["timeout"],
+            input_price=data["input_price"],
+            output_price=data["output_price"],
+            created_by=request.user,
+        )
+    except ValidationError as error:
+        form.add_error(None, error)
+        return _render_list(request, campaign, form, status=400)
+    messages.success(request, MESSAGES["created"].format(label=machine.judge.label))
+    return redirect(machine)
+
+
+@require_GET
+@login_required
+def machine_detail(request, pk, mid):
+    campaign = get_campaign_for_lead(request.user, pk)
+    machine = _machine(campaign, mid)
+    return _render_detail(request, campaign, machine)
+
+
+def _render_detail(request, campaign, machine, status=200, **given):
+    answers = MachineAnswer.objects.filter(machine=machine).select_related(
+        "pair__topic", "pair__document"
+    )
+    show = request.GET.get("show", "failed")
+    shown = answers.filter(
+        outcome=MachineOutcome.FAILED if show == "failed" else MachineOutcome.GRADED
+    )
+    counts = answers.aggregate(
+        graded=Count("pk", filter=Q(outcome=MachineOutcome.GRADED)),
+        failed=Count("pk", filter=Q(outcome=MachineOutcome.FAILED)),
+    )
+    endpoint_form = given.get("endpoint_form") or forms.MachineEndpointForm(
+        initial={
+            "base_url": machine.base_url,
+            "api_key_env": machine.api_key_env,
+            "concurrency": machine.concurrency,
+            "timeout": machine.timeout,
+            "max_retries": machine.max_retries,
+            "input_price": machine.input_price,
+            "output_price": machine.output_price,
+        }
+    )
+    context = {
+        "campaign": campaign,
+        "machine": machine,
+        "key_source": machine_judges.key_source(machine),
+        "counts": counts,
+        "pairs": campaign.pairs.count(),
+        "runs": MachineRun.objects.filter(machine=machine).select_related("job", "topic")[:10],
+        "active": machine_judges.active_run(machine),
+        "run_form": given.get("run_form") or forms.MachineRunForm(campaign=campaign),
+        "endpoint_form": endpoint_form,
+        "show": "failed" if show == "failed" else "graded",
+        "answers": paginate(request, shown.order_by("pair__topic__qid", "pair__document__docno")),
+    }
+    return render(request, "annotation/machine.html", context, status=status)
+
+
+@require_POST
+@login_required
+def machine_run(request, pk, mid):
+    campaign = get_campaign_for_lead(request.user, pk)
+    machine = _machine(campaign, mid)
+    form = forms.MachineRunForm(request.POST, campaign=campaign)
+    if not form.is_valid():
+        return _render_detail(request, campaign, machine, status=400, run_form=form)
+    try:
+        job = machine_judges.start_runner(
+            machine=machine,
+            scope=form.cleaned_data["scope"],
+            topic=form.cleaned_data["topic"],
+            user=request.user,
+        )
+    except ValidationError as error:
+        form.add_error(None, error)
+        return _render_detail(request, campaign, machine, status=400, run_form=form)
+    return redirect(job)
+
+
+@require_POST
+@login_required
+def machine_cancel(request, pk, mid, run):
+    campaign = get_campaign_for_lead(request.user, pk)
+    machine = _machine(campaign, mid)
+    run = get_object_or_404(MachineRun, pk=run, machine=machine)
+    if machine_judges.cancel_run(run=run):
+        messages.success(request, MESSAGES["cancel_asked"])
+    else:
+        messages.info(request, MESSAGES["cancel_late"])
+    return redirect(machine)
+
+
+@require_POST
+@login_required
+def machine_edit(request, pk, mid):
+    campaign = get_campaign_for_lead(request.user, pk)
+    machine = _machine(campaign, mid)
+    form = forms.MachineEndpointForm(request.POST)
+    if not form.is_valid():
+        return _render_detail(request, campaign, machine, status=400, endpoint_form=form)
+    try:
+        machine_judges.update_machine_judge(machine=machine, **form.cleaned_data)
+    except ValidationError as error:
+        form.add_error(None, error)
+        return _render_detail(request, campaign, machine, status=400, endpoint_form=form)
+    messages.success(request, MESSAGES["saved"].format(label=machine.judge.label))
+    return redirect(machine)

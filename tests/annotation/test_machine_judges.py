@@ -1,0 +1,363 @@
+"""The machine judge runner against a real chat-completions server on loopback
+(tests/llm_server.py): grades recorded with their raw answers, failures kept and asked again,
+cancelling and resuming, the scopes, the key's sources, giving up on a dead endpoint."""
+
+import re
+
+import pytest
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
+
+from annotation import services
+from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
+from annotation.models import (
+    Document,
+    ExternalGrade,
+    JudgeKind,
+    MachineAnswer,
+    MachineOutcome,
+    MachineRun,
+    PairSource,
+    Topic,
+)
+from annotation.services import machine_judges
+from tests.llm_server import KEY, ChatServer, Drop, Raw, Reply, Stall, Status, hashed_grade
+
+pytestmark = pytest.mark.django_db
+
+DOCS = {"d1": "Tides come from the Moon.", "d2": "A recipe for soup.", "d3": "Ocean tides."}
+
+
+@pytest.fixture(autouse=True)
+def fast_backoff(settings):
+    settings.MACHINE_JUDGE_BACKOFF_SECONDS = 0.01
+
+
+@pytest.fixture
+def lead(django_user_model):
+    user = django_user_model.objects.create_user("lea")
+    user.groups.add(Group.objects.get_or_create(name="lead")[0])
+    return user
+
+
+@pytest.fixture
+def campaign(lead):
+    """Two topics × three documents with text, and one pair whose document has none."""
+    campaign = services.create_campaign(lead=lead, name="Tides")
+    for qid in ("1", "2"):
+        Topic.objects.create(campaign=campaign, qid=qid, query=f"how do tides work {qid}")
+    for docno, text in DOCS.items():
+        Document.objects.create(campaign=campaign, docno=docno, text=text)
+    pairs = [(qid, docno) for qid in ("1", "2") for docno in DOCS]
+    services.add_pairs(campaign=campaign, pairs=[*pairs, ("2", "d9")], source=PairSource.IMPORTED)
+    return campaign
+
+
+@pytest.fixture
+def server():
+    with ChatServer() as running:
+        yield running
+
+
+def machine_for(campaign, server, **options):
+    options.setdefault("api_key", KEY)
+    options.setdefault("timeout", 5)
+    return machine_judges.create_machine_judge(
+        campaign=campaign, model_name="judge-7b", base_url=server.base_url, **options
+    )
+
+
+def run(machine, scope="pool", topic=None):
+    prepared = machine_judges.prepare_run(machine=machine, scope=scope, topic=topic)
+    try:
+        summary = machine_judges.run_machine_judge(run=prepared)
+    finally:
+        prepared.refresh_from_db()
+    return prepared, summary
+
+
+def grades_of(machine) -> dict[tuple[str, str], int]:
+    return {
+        (g.pair.topic.qid, g.pair.document.docno): g.grade
+        for g in ExternalGrade.objects.filter(judge=machine.judge).select_related(
+            "pair__topic", "pair__document"
+        )
+    }
+
+
+def test_a_machine_judge_is_an_external_judge_of_kind_machine(campaign, server):
+    machine = machine_for(campaign, server)
+    assert machine.judge.kind == JudgeKind.MACHINE
+    assert machine.judge.label == "machine:judge-7b-qrelsmith-umbrela-v1"
+    assert (machine.template_name, machine.template_version) == ("qrelsmith-umbrela", "1")
+    assert machine.user_prompt == DEFAULT_TEMPLATE.user
+
+
+def test_asking_again_for_the_same_configuration_returns_the_same_judge(campaign, server):
+    first = machine_for(campaign, server)
+    again = machine_for(campaign, server, concurrency=8)
+    assert again.pk == first.pk and again.concurrency == 8
+
+
+def test_a_new_prompt_version_under_the_same_name_is_refused(campaign, server):
+    machine_for(campaign, server, name="umbrela")
+    changed = PromptTemplate("qrelsmith-umbrela", "2", "", DEFAULT_TEMPLATE.user + "\nBe strict.")
+    with pytest.raises(ValidationError) as caught:
+        machine_for(campaign, server, name="umbrela", template=changed)
+    assert caught.value.messages == [
+        "A machine judge named 'umbrela' exists with another configuration (template version, "
+        "system prompt, user prompt differ). Give this one another name: a new prompt or model "
+        "is a new machine judge."
+    ]
+    # Without a name, the new version is a new judge of its own.
+    assert machine_for(campaign, server, template=changed).judge.name == (
+        "judge-7b-qrelsmith-umbrela-v2"
+    )
+
+
+def test_a_changed_prompt_under_the_built_in_name_and_version_is_refused(campaign, server):
+    changed = PromptTemplate("qrelsmith-umbrela", "1", "", DEFAULT_TEMPLATE.user + "\nBe strict.")
+    with pytest.raises(ValidationError) as caught:
+        machine_for(campaign, server, template=changed)
+    assert caught.value.messages == [
+        "qrelsmith-umbrela v1 is the built-in prompt: a changed prompt needs its own name or "
+        "version."
+    ]
+
+
+def test_model_names_with_colons_make_valid_judge_names(campaign, server):
+    machine = machine_judges.create_machine_judge(
+        campaign=campaign, model_name="llama3.1:8b", base_url=server.base_url
+    )
+    assert machine.judge.name == "llama3.1-8b-qrelsmith-umbrela-v1"
+
+
+def test_a_bad_template_or_url_is_refused(campaign, server):
+    with pytest.raises(ValidationError, match=r"unknown placeholder \{pasage\}"):
+        machine_for(
+            campaign, server, template=PromptTemplate("t", "1", "", "{query} {pasage} {scale}")
+        )
+    with pytest.raises(ValidationError, match="must start with http:// or https://"):
+        machine_judges.create_machine_judge(campaign=campaign, model_name="m", base_url="localhost")
+
+
+def test_running_over_the_pool_grades_every_pair_with_its_raw_answer(campaign, server):
+    machine = machine_for(campaign, server, input_price=0.5, output_price=2.0)
+    done, summary = run(machine)
+    grades = grades_of(machine)
+    assert len(grades) == 6  # d9 has no text
+    for request in server.requests:  # the grade the server drew for each passage
+        user = request["messages"][-1]["content"]
+        qid = user.split("how do tides work ")[1][0]
+        docno = next(d for d, text in DOCS.items() if text in user)
+        assert grades[(qid, docno)] == hashed_grade(user)
+    answer = MachineAnswer.objects.filter(machine=machine, outcome=MachineOutcome.GRADED).first()
+    assert answer.raw.startswith("Grade: ") and answer.recorded.grade == answer.grade
+    assert (answer.prompt_tokens, answer.completion_tokens) == (120, 3)
+    assert answer.cost == pytest.approx((120 * 0.5 + 3 * 2.0) / 1e6)
+    assert (done.pairs, done.graded, done.failed) == (7, 6, 1)
+    assert done.prompt_tokens == 6 * 120 and done.cost == pytest.approx(6 * answer.cost)
+    assert summary.startswith("6 pairs graded, 1 failed, ")
+    no_text = MachineAnswer.objects.get(machine=machine, pair__document__docno="d9")
+    assert (no_text.failure, no_text.reason) == ("no_text", machine_judges.MESSAGES["no_text"])
+    assert len(server.requests) == 6  # nothing was sent for the document without text
+
+
+def test_the_machine_sees_topic_document_and_scale_never_a_human_grade(campaign, server, lead):
+    machine = machine_for(campaign, server)
+    run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    user = server.requests[0]["messages"][-1]["content"]
+    assert "how do tides work 1" in user and "3 = Perfectly relevant" in user
+    assert all(r["temperature"] == 0.0 and r["max_tokens"] == 16 for r in server.requests)
+
+
+def test_failures_are_kept_with_their_raw_text_and_asked_again_next_run(campaign, server):
+    server.plan("Tides come from the Moon.", Reply("Highly relevant"), Reply("Grade: 3"))
+    server.plan("A recipe for soup.", Reply("Grade: 7"), Reply("Grade: 0"))
+    server.plan("Ocean tides.", Status(429, retry_after="0"), Drop(), Reply("2"))
+    machine = machine_for(campaign, server, concurrency=1, max_retries=2)
+    first, _ = run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    assert (first.graded, first.failed) == (1, 2)
+    failures = {
+        a.pair.document.docno: (a.failure, a.reason, a.raw)
+        for a in MachineAnswer.objects.filter(machine=machine, outcome=MachineOutcome.FAILED)
+    }
+    assert failures == {
+        "d1": (
+            "not_a_grade",
+            "no grade found (expected a line 'Grade: N' or the grade alone)",
+            "Highly relevant",
+        ),
+        "d2": ("not_a_grade", "grade 7 is not on the scale (0–3)", "Grade: 7"),
+    }
+    ocean = MachineAnswer.objects.get(machine=machine, pair__document__docno="d3")
+    assert (ocean.grade, ocean.attempts) == (2, 3)  # after a 429 and a dropped connection
+    second, _ = run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    assert (second.pairs, second.graded, second.failed) == (2, 2, 0)
+    assert {k: v for k, v in grades_of(machine).items() if k[0] == "1"} == {
+        ("1", "d1"): 3,
+        ("1", "d2"): 0,
+        ("1", "d3"): 2,
+    }
+    assert (
+        MachineAnswer.objects.get(
+            machine=machine, pair__document__docno="d1", pair__topic__qid="1"
+        ).tries
+        == 2
+    )
+
+
+def test_running_again_when_all_is_graded_asks_nothing(campaign, server):
+    machine = machine_for(campaign, server)
+    run(machine)
+    asked = len(server.requests)
+    again, _ = run(machine)
+    assert len(server.requests) == asked
+    assert again.graded == 0
+    # The document without text is asked again (and fails again) without a request.
+    assert again.failed == 1
+
+
+def test_the_first_grade_of_a_pair_is_kept(campaign, server):
+    machine = machine_for(campaign, server)
+    run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    before = grades_of(machine)
+    pair = campaign.pairs.get(topic__qid="1", document__docno="d1")
+    _, created = services.external.record_machine_grade(
+        judge=machine.judge, pair_id=pair.pk, grade=(before[("1", "d1")] + 1) % 4
+    )
+    assert not created and grades_of(machine) == before
+
+
+def test_unjudged_scope_leaves_out_pairs_a_human_graded(campaign, server, lead, django_user_model):
+    judge = django_user_model.objects.create_user("ann")
+    judge.groups.add(Group.objects.get_or_create(name="judge")[0])
+    services.add_judge(campaign=campaign, judge=judge)
+    assignment = judge.assignments.get(pair__topic__qid="1", pair__document__docno="d1")
+    services.record_judgment(assignment_id=assignment.pk, judge=judge, grade=2)
+    machine = machine_for(campaign, server)
+    done, _ = run(machine, scope="unjudged")
+    assert done.pairs == 6
+    assert ("1", "d1") not in grades_of(machine)
+
+
+def test_a_slow_endpoint_times_out_and_the_failure_says_so(campaign, server):
+    server.plan("Tides come from the Moon.", Stall(30), Stall(30))
+    machine = machine_for(campaign, server, timeout=1, max_retries=1)
+    done, _ = run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    answer = MachineAnswer.objects.get(machine=machine, pair__document__docno="d1")
+    assert (answer.failure, answer.reason) == ("timeout", "no answer within 1 s (after 2 attempts)")
+    assert (done.graded, done.failed) == (2, 1)
+
+
+def test_cancelling_stops_new_requests_and_running_again_resumes(campaign, server, monkeypatch):
+    monkeypatch.setattr(machine_judges, "CANCEL_CHECK_SECONDS", 0)
+    monkeypatch.setattr(machine_judges, "FLUSH_SECONDS", 0)  # each answer stored as it comes
+    machine = machine_for(campaign, server, concurrency=1)
+    prepared = machine_judges.prepare_run(machine=machine, scope="pool")
+    store = machine_judges._store
+
+    def store_then_cancel(machine, run, answer, cost):
+        stored = store(machine, run, answer, cost)
+        machine_judges.cancel_run(run=run)  # the lead presses Cancel after the first answer
+        return stored
+
+    monkeypatch.setattr(machine_judges, "_store", store_then_cancel)
+    # The second pair's request had started when the first answer came: it is recorded too.
+    with pytest.raises(machine_judges.Cancelled, match=r"^Cancelled after 2 of 7 pairs"):
+        machine_judges.run_machine_judge(run=prepared)
+    monkeypatch.setattr(machine_judges, "_store", store)
+    prepared.refresh_from_db()
+    assert prepared.cancelled and prepared.finished_at is not None
+    assert len(server.requests) == 2 and len(grades_of(machine)) == 2
+    resumed, _ = run(machine)
+    assert (resumed.pairs, resumed.graded) == (5, 4)
+    assert len(grades_of(machine)) == 6 and len(server.requests) == 6
+
+
+def test_a_dead_endpoint_stops_the_run_early(campaign, server, monkeypatch):
+    monkeypatch.setattr(machine_judges, "GIVE_UP_AFTER", 3)
+    machine = machine_for(campaign, server, api_key="sk-wrong-key-1234567", concurrency=1)
+    prepared = machine_judges.prepare_run(machine=machine, scope="pool")
+    with pytest.raises(machine_judges.GaveUp) as caught:
+        machine_judges.run_machine_judge(run=prepared)
+    # The request in flight when the third failure came is recorded too: 3 or 4 in a row.
+    assert re.fullmatch(
+        r"Stopped after [34] failures in a row at the endpoint; the last: the endpoint refused "
+        r"the API key \(HTTP 401\): Incorrect API key provided: \[key\]",
+        str(caught.value),
+    )
+    assert "sk-wrong" not in "".join(MachineAnswer.objects.values_list("reason", flat=True))
+    assert len(server.requests) == 0  # refused before the body was read as a request
+
+
+def test_the_key_can_come_from_the_environment(campaign, server, monkeypatch):
+    machine = machine_for(campaign, server, api_key="", api_key_env="QRELSMITH_TEST_LLM_KEY")
+    with pytest.raises(ValidationError, match="QRELSMITH_TEST_LLM_KEY that should hold the API"):
+        machine_judges.endpoint_for(machine)
+    assert "not set" in machine_judges.key_source(machine)
+    monkeypatch.setenv("QRELSMITH_TEST_LLM_KEY", KEY)
+    done, _ = run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    assert done.graded == 3 and set(server.auth_seen) == {f"Bearer {KEY}"}
+    assert machine_judges.key_source(machine) == "environment variable QRELSMITH_TEST_LLM_KEY (set)"
+
+
+def test_a_second_run_while_one_is_active_is_refused(campaign, server, lead):
+    machine = machine_for(campaign, server)
+    from jobs.models import Job
+
+    prepared = machine_judges.prepare_run(machine=machine, scope="pool")
+    prepared.job = Job.objects.create(kind="annotation.machine_judge", title="t", created_by=lead)
+    prepared.save()
+    with pytest.raises(ValidationError, match=r"already running \(job \d+\)"):
+        machine_judges.prepare_run(machine=machine, scope="pool")
+
+
+def test_updating_the_endpoint_keeps_the_key_unless_replaced_or_cleared(campaign, server):
+    machine = machine_for(campaign, server)
+    machine_judges.update_machine_judge(
+        machine=machine, base_url="http://127.0.0.1:1/v1", api_key=""
+    )
+    assert machine.api_key == KEY and machine.base_url == "http://127.0.0.1:1/v1"
+    machine_judges.update_machine_judge(machine=machine, clear_api_key=True)
+    machine.refresh_from_db()
+    assert machine.api_key == ""
+    with pytest.raises(ValueError, match="not editable: user_prompt"):
+        machine_judges.update_machine_judge(machine=machine, user_prompt="x")
+
+
+def test_runs_are_listed_with_their_figures(campaign, server):
+    machine = machine_for(campaign, server)
+    run(machine)
+    assert MachineRun.objects.filter(machine=machine).count() == 1
+
+
+GARBAGE = [
+    (Raw("<html><body>502 Bad Gateway</body></html>", "text/html"), "bad_response", "not JSON"),
+    (Raw(b"\xff\xfe\x00garbage\x80"), "bad_response", "not JSON"),
+    (Raw("[1, 2, 3]"), "bad_response", "not a chat completion (not an object)"),
+    (Raw('{"choices": null}'), "bad_response", "not a chat completion (no choices)"),
+    (Raw('{"choices": [{"message": {"content": 2}}]}'), "bad_response", "content is not text"),
+    (Raw('{"error": {"message": "model overloaded"}}'), "bad_response", "model overloaded"),
+    (Raw("x" * (5 * 1024 * 1024)), "bad_response", "larger than 4,194,304 bytes"),
+    (Reply("Grade: 2\nGrade: 3"), "not_a_grade", "different grades: 2, 3"),
+    (Reply("I cannot help with that."), "not_a_grade", "no grade found"),
+    (Reply(""), "not_a_grade", "the answer is empty"),
+    (Reply("Grade: 99"), "not_a_grade", "grade 99 is not on the scale (0–3)"),
+    (Status(404, message="model 'judge-7b' not found"), "refused", "model 'judge-7b' not found"),
+]
+
+
+@pytest.mark.parametrize(("action", "failure", "fragment"), GARBAGE)
+def test_a_server_that_answers_garbage_leaves_failures_never_grades(
+    campaign, server, action, failure, fragment
+):
+    server.plan("Tides come from the Moon.", action, action)
+    machine = machine_for(campaign, server, max_retries=1)
+    done, _ = run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    answer = MachineAnswer.objects.get(machine=machine, pair__document__docno="d1")
+    assert (answer.outcome, answer.failure) == ("failed", failure)
+    assert fragment in answer.reason
+    assert answer.recorded is None and answer.grade is None
+    assert ("1", "d1") not in grades_of(machine)
+    assert (done.graded, done.failed) == (2, 1)  # the other pairs of the topic are graded
