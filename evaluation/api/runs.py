@@ -70,7 +70,12 @@ class SystemSerializer(serializers.ModelSerializer):
 def delete_run_files(runs) -> None:
     """Delete the stored upload and artifact of ``runs`` once the deletion commits (if it
     rolls back, the rows still point at their files)."""
-    names = [name for run in runs for name in (run.original_file.name, run.artifact.name) if name]
+    names = [
+        name
+        for run in runs
+        for name in (run.original_file.name, run.artifact.name, run.top_lists.name)
+        if name
+    ]
 
     def delete_files():
         for name in names:

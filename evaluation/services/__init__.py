@@ -23,7 +23,9 @@ from evaluation.services.runs import (
     find_run,
     import_run,
     load_run_frame,
+    load_run_top,
     load_run_topics,
+    store_top_lists,
     sweep_orphan_run_files,
 )
 from evaluation.services.scoring import (
@@ -59,6 +61,7 @@ __all__ = [
     "import_run",
     "load_qrels_frame",
     "load_run_frame",
+    "load_run_top",
     "load_run_topics",
     "mean_measures",
     "options_key",
@@ -67,6 +70,7 @@ __all__ = [
     "score_run",
     "send_unjudged_to_judging",
     "store_qrels",
+    "store_top_lists",
     "sweep_orphan_run_files",
     "topic_matrix",
     "unjudged_top_k",

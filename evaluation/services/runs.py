@@ -19,7 +19,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from evaluation import trec
+from evaluation import topk, trec
 from evaluation.models import Run, System
 from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
 from jobs.faults import pause_point
@@ -54,6 +54,7 @@ def import_run(
     name = name or default_run_name(filename)
     artifact = io.BytesIO()
     frame.write_parquet(artifact, compression="zstd", statistics=False)
+    tops = _top_lists_bytes(frame)
 
     stored: list[str] = []
     try:
@@ -82,6 +83,9 @@ def import_run(
             stored.append(run.original_file.name)
             run.artifact.save("ranking.parquet", ContentFile(artifact.getvalue()), save=False)
             stored.append(run.artifact.name)
+            run.top_lists.save(TOP_LISTS_FILE, ContentFile(tops), save=False)
+            stored.append(run.top_lists.name)
+            run.top_depth = topk.STORED_DEPTH
             run.save()
             pause_point("import_run.before_commit")
     except IntegrityError:
@@ -111,6 +115,40 @@ def _safe_filename(filename: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in base)[:100] or "run.txt"
 
 
+TOP_LISTS_FILE = "top.parquet"
+
+
+def _top_lists_bytes(frame: pl.DataFrame) -> bytes:
+    out = io.BytesIO()
+    topk.stored_tops(frame, topk.STORED_DEPTH).write_parquet(out, compression="zstd")
+    return out.getvalue()
+
+
+def store_top_lists(run: Run) -> Run:
+    """Fill the top lists of a run stored before runs kept them (from its artifact, once)."""
+    if run.top_depth:
+        return run
+    run.top_lists.save(
+        TOP_LISTS_FILE, ContentFile(_top_lists_bytes(load_run_frame(run))), save=False
+    )
+    run.top_depth = topk.STORED_DEPTH
+    Run.objects.filter(pk=run.pk).update(top_lists=run.top_lists.name, top_depth=run.top_depth)
+    return run
+
+
+def load_run_top(run: Run, k: int, *, trec_eval_version: int = 9, depth: int | None = None):
+    """topk.top_k of the run, from its stored top lists when they are deep enough (a small
+    file), else from the whole artifact."""
+    keep = k if depth is None else min(k, depth)
+    if run.top_depth and keep <= run.top_depth:
+        with run.top_lists.open("rb") as handle:
+            stored = pl.read_parquet(handle)
+        return topk.top_k_of_stored(
+            stored, k, stored_depth=run.top_depth, trec_eval_version=trec_eval_version, depth=depth
+        )
+    return topk.top_k(load_run_frame(run), k, trec_eval_version=trec_eval_version, depth=depth)
+
+
 def _delete_files(names: list[str]) -> None:
     for name in names:
         default_storage.delete(name)
@@ -132,10 +170,10 @@ def sweep_orphan_run_files(*, older_than: timedelta) -> list[str]:
     kept = set()
     checksums = list(by_checksum)
     for at in range(0, len(checksums), 500):  # SQLite caps the parameters of one query
-        for original, artifact in Run.objects.filter(
-            checksum__in=checksums[at : at + 500]
-        ).values_list("original_file", "artifact"):
-            kept.update((original, artifact))
+        for row in Run.objects.filter(checksum__in=checksums[at : at + 500]).values_list(
+            "original_file", "artifact", "top_lists"
+        ):
+            kept.update(row)
     deleted = []
     for names in by_checksum.values():
         for name in names:
