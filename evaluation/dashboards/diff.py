@@ -378,6 +378,15 @@ def run_bounds(scoring: Scoring, run: Run, measure: str) -> residuals.Residuals 
     return found if measure in found.means else None
 
 
+def residuals_or_none(scoring: Scoring, run: Run, measure: str) -> residuals.Residuals | None:
+    """run_bounds for pages and the API: None also when the run and the qrels share no
+    topic (the engine's ValueError)."""
+    try:
+        return run_bounds(scoring, run, measure)
+    except ValueError:
+        return None
+
+
 def unjudged_of_both(scoring: Scoring, a: Run, b: Run, *, k: int, qid: str = "") -> list:
     """What the diff's "send to judging" sends: the (qid, docno) pairs of both runs' top k
     (topic ``qid``, or every topic) that the scoring's qrels do not judge."""
