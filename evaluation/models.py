@@ -111,6 +111,10 @@ class Run(models.Model):
     # Empty (depth 0) for runs stored before it existed, until a page fills it.
     top_lists = models.FileField(upload_to=_run_upload_path, max_length=255, blank=True)
     top_depth = models.PositiveIntegerField(default=0)
+    # The file's ir_metadata header (evaluation.run_metadata): as JSON, and the YAML as
+    # written, which the runs list searches. Empty for a run without one.
+    ir_metadata = models.JSONField(default=dict, blank=True)
+    ir_metadata_text = models.TextField(blank=True)
     checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the upload.")
     size_bytes = models.BigIntegerField()
     line_count = models.PositiveIntegerField()

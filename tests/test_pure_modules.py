@@ -26,6 +26,7 @@ PURE_MODULES = [
     "evaluation.rundiff",
     "evaluation.residuals",
     "evaluation.leaderboard_formats",
+    "evaluation.run_metadata",
 ]
 
 PROBE = """

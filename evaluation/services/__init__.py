@@ -25,6 +25,7 @@ from evaluation.services.runs import (
     load_run_frame,
     load_run_top,
     load_run_topics,
+    search_runs,
     store_top_lists,
     sweep_orphan_run_files,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "qrels_to_trec_bytes",
     "read_upload",
     "score_run",
+    "search_runs",
     "send_unjudged_to_judging",
     "store_qrels",
     "store_top_lists",

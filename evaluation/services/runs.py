@@ -17,9 +17,10 @@ import polars as pl
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from evaluation import topk, trec
+from evaluation import run_metadata, topk, trec
 from evaluation.models import Run, System
 from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
 from jobs.faults import pause_point
@@ -38,7 +39,8 @@ def import_run(
     new_system: dict | None = None,
     notices: list | None = None,
 ) -> Run:
-    """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact.
+    """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact,
+    and its ir_metadata header, if any (evaluation.run_metadata).
     What the file holds that trec_eval accepts but its author may not mean (fields after the
     sixth, a rank that is not an integer) is appended to ``notices`` (trec.Notice), if given.
     A ``system`` given by name is created if new, with ``new_system``'s fields (description,
@@ -50,6 +52,7 @@ def import_run(
         raise ImportRejected(
             MESSAGES["duplicate_run"].format(filename=filename, run=existing), existing=existing
         )
+    header = run_metadata.read_ir_metadata(data, name=filename)  # TrecFormatError: file:line
     frame = trec.read_run(data, name=filename, max_bytes=max_bytes, notices=notices)
     name = name or default_run_name(filename)
     artifact = io.BytesIO()
@@ -78,6 +81,8 @@ def import_run(
                 line_count=frame.height,
                 topic_count=frame["qid"].n_unique(),
                 uploaded_by=user,
+                ir_metadata=header.data if header else {},
+                ir_metadata_text=header.text if header else "",
             )
             run.original_file.save(_safe_filename(filename), ContentFile(data), save=False)
             stored.append(run.original_file.name)
@@ -186,6 +191,21 @@ def sweep_orphan_run_files(*, older_than: timedelta) -> list[str]:
 def load_run_frame(run: Run) -> pl.DataFrame:
     with run.artifact.open("rb") as handle:
         return pl.read_parquet(handle, columns=["qid", "docno", "score"])
+
+
+def search_runs(runs, text: str):
+    """The runs whose system, name, tag, description or ir_metadata header contains
+    ``text`` (case-insensitive); every run for blank text."""
+    text = text.replace("\x00", "").strip()
+    if not text:
+        return runs
+    return runs.filter(
+        Q(system__name__icontains=text)
+        | Q(name__icontains=text)
+        | Q(tag__icontains=text)
+        | Q(description__icontains=text)
+        | Q(ir_metadata_text__icontains=text)
+    )
 
 
 def find_run(label: str) -> Run:
