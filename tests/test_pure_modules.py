@@ -27,6 +27,7 @@ PURE_MODULES = [
     "evaluation.residuals",
     "evaluation.leaderboard_formats",
     "evaluation.run_metadata",
+    "evaluation.ranking_agreement",
 ]
 
 PROBE = """
