@@ -13,6 +13,7 @@ from evaluation.api.diff import DiffUnjudgedView, RunDiffView
 from evaluation.api.evaluations import EvaluationViewSet
 from evaluation.api.leaderboard_io import LeaderboardCheckView, LeaderboardDownloadView
 from evaluation.api.qrels import QrelsViewSet
+from evaluation.api.rankings import QrelsComparisonView
 from evaluation.api.runs import RunViewSet, SystemViewSet
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "LeaderboardCheckView",
     "LeaderboardDownloadView",
     "LeaderboardView",
+    "QrelsComparisonView",
     "QrelsViewSet",
     "RunDiffView",
     "RunViewSet",
