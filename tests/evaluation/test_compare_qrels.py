@@ -5,6 +5,7 @@ autojudge-evaluate) and which pairs swap."""
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -133,3 +134,30 @@ def test_the_api_compares_what_is_scored_and_names_what_is_not(world, client, dj
     bad = client.get("/api/v1/rankings/", {"old": old.pk, "new": new.pk, "k": 9})
     assert bad.status_code == 400 and "k" in bad.json()
     assert np.isfinite(body["coefficients"][0]["value"])
+
+
+def test_the_page_shows_the_agreement_the_swaps_and_the_runs(world, client, django_user_model):
+    from tests.evaluation.dashboard_data import user
+
+    old, new, _ = world
+    compare("humans", "machine")  # scores every run with both
+    client.force_login(user(django_user_model, "eng", "engineer"))
+
+    empty = client.get("/evaluation/rankings/")
+    page = client.get("/evaluation/rankings/", {"old": old.pk, "new": new.pk, "k": 3})
+    same = client.get("/evaluation/rankings/", {"old": old.pk, "new": old.pk})
+
+    assert empty.status_code == 200 and 'data-testid="rankings-form"' in empty.content.decode()
+    html = page.content.decode()
+    assert page.status_code == 200 and 'data-testid="rankings-result"' in html
+    assert "humans v1 against machine v1: 5 runs by nDCG@10" in html
+    data = compare("humans", "machine", "-k", "3")
+    kendall = next(c for c in data["coefficients"] if c["name"] == "kendall")
+    row = re.search(
+        r'data-coefficient="kendall"><th scope="row">([^<]+)</th><td class="num">([^<]+)<', html
+    )
+    assert row.groups() == ("Kendall&#x27;s tau-b", f"{kendall['value']:.4f}")
+    assert f"{len(data['swaps'])} pair" in html
+    assert (
+        same.status_code == 400 and "Choose two different qrels versions." in same.content.decode()
+    )
