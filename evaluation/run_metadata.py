@@ -77,12 +77,15 @@ class RunMetadata:
     end: int
 
 
-def read_ir_metadata(source, *, name: str | None = None) -> RunMetadata | None:
+def read_ir_metadata(
+    source, *, name: str | None = None, max_bytes: int | None = None
+) -> RunMetadata | None:
     """The ir_metadata header at the top of a run file (path, bytes or binary file; plain
-    or gzip), or None when it has none. Only the header's lines are read. Raises
+    or gzip), or None when it has none. Only the header's lines are read (``max_bytes`` caps
+    the decompressed bytes read, as for the run reader). Raises
     TrecFormatError (file:line) for a header that breaks the rules in the module's doc."""
     path = trec_source.display_name(source, name)
-    lines = trec_source.iter_lines(source, name=path)
+    lines = trec_source.iter_lines(source, name=path, max_bytes=max_bytes)
     start = None
     body: list[tuple[int, bytes]] = []
     size = 0

@@ -52,7 +52,8 @@ def import_run(
         raise ImportRejected(
             MESSAGES["duplicate_run"].format(filename=filename, run=existing), existing=existing
         )
-    header = run_metadata.read_ir_metadata(data, name=filename)  # TrecFormatError: file:line
+    # TrecFormatError (file:line) for a bad header, as read_run's for a bad line.
+    header = run_metadata.read_ir_metadata(data, name=filename, max_bytes=max_bytes)
     frame = trec.read_run(data, name=filename, max_bytes=max_bytes, notices=notices)
     name = name or default_run_name(filename)
     artifact = io.BytesIO()
