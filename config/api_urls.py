@@ -117,6 +117,8 @@ urlpatterns = [
     # The run diff (evaluation/api/diff.py).
     path("diff/", evaluation.RunDiffView.as_view(), name="run-diff"),
     path("diff/unjudged/", evaluation.DiffUnjudgedView.as_view(), name="run-diff-unjudged"),
+    # Would a qrels version change the leaderboard? (evaluation/api/rankings.py)
+    path("rankings/", evaluation.QrelsComparisonView.as_view(), name="rankings"),
     path("schema/", SpectacularAPIView.as_view(**DOCS), name="schema"),
     path(
         "docs/",

@@ -106,6 +106,15 @@ class Run(models.Model):
     original_filename = models.CharField(max_length=255)
     original_file = models.FileField(upload_to=_run_upload_path, max_length=255)
     artifact = models.FileField(upload_to=_run_upload_path, max_length=255)
+    # Each topic's first top_depth documents in trec_eval's orders (evaluation.topk.stored_tops),
+    # so the diff and the top-k pages read a small file instead of ranking the whole run.
+    # Empty (depth 0) for runs stored before it existed, until a page fills it.
+    top_lists = models.FileField(upload_to=_run_upload_path, max_length=255, blank=True)
+    top_depth = models.PositiveIntegerField(default=0)
+    # The file's ir_metadata header (evaluation.run_metadata): as JSON, and the YAML as
+    # written, which the runs list searches. Empty for a run without one.
+    ir_metadata = models.JSONField(default=dict, blank=True)
+    ir_metadata_text = models.TextField(blank=True)
     checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the upload.")
     size_bytes = models.BigIntegerField()
     line_count = models.PositiveIntegerField()

@@ -15,9 +15,22 @@ from collections.abc import Iterable
 
 import polars as pl
 
-__all__ = ["ideal_ranking", "top_k", "unjudged_counts", "unjudged_pairs", "with_grades"]
+__all__ = [
+    "STORED_DEPTH",
+    "ideal_ranking",
+    "stored_tops",
+    "top_k",
+    "top_k_of_stored",
+    "unjudged_counts",
+    "unjudged_pairs",
+    "with_grades",
+]
 
 _KEY = "__order_key"
+
+# How deep the top lists kept with each run go (stored_tops): deep enough for every
+# dashboard cutoff (ndcg_cut.100) and the diff's default depth, small next to the run.
+STORED_DEPTH = 100
 
 
 def top_k(
@@ -52,6 +65,58 @@ def top_k(
         (pl.int_range(pl.len()).over("qid") + 1).cast(pl.Int64).alias("rank"),
         "docno",
         pl.col("score").cast(pl.Float64),
+    )
+
+
+def stored_tops(run: pl.DataFrame, depth: int = STORED_DEPTH) -> pl.DataFrame:
+    """What a run keeps beside its artifact so pages need not read and rank it whole: each
+    topic's first ``depth`` documents under either trec_eval version's order, as qid, docno,
+    score, rank_9, rank_10 (null: beyond ``depth`` in that version's order), sorted by qid
+    and rank_9. top_k_of_stored cuts it as top_k would cut the run, for any k <= depth."""
+    tops = [
+        top_k(run, depth, trec_eval_version=version).select(
+            "qid", "docno", "score", pl.col("rank").alias(f"rank_{version}")
+        )
+        for version in (9, 10)
+    ]
+    both = tops[0].join(tops[1].drop("score"), on=["qid", "docno"], how="full", coalesce=True)
+    # A document in 10.0's top only has no score from the 9.0.8 side: take it from the run.
+    missing = both.filter(pl.col("score").is_null())
+    if missing.height:
+        scores = run.select("qid", "docno", pl.col("score").cast(pl.Float64))
+        filled = missing.drop("score").join(scores, on=["qid", "docno"], how="left")
+        both = pl.concat([both.filter(pl.col("score").is_not_null()), filled.select(both.columns)])
+    return both.select(
+        "qid",
+        "docno",
+        pl.col("score").cast(pl.Float64),
+        pl.col("rank_9").cast(pl.Int64),
+        pl.col("rank_10").cast(pl.Int64),
+    ).sort(["qid", "rank_9", "rank_10"], nulls_last=True)
+
+
+def top_k_of_stored(
+    stored: pl.DataFrame,
+    k: int,
+    *,
+    stored_depth: int,
+    trec_eval_version: int = 9,
+    depth: int | None = None,
+) -> pl.DataFrame:
+    """top_k's frame, cut from a stored_tops frame ``stored_depth`` deep: the same rows for
+    any min(k, depth) <= stored_depth (ValueError beyond it)."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    if trec_eval_version not in (9, 10):
+        raise ValueError(f"trec_eval_version must be 9 or 10, got {trec_eval_version!r}")
+    keep = k if depth is None else min(k, depth)
+    if keep > stored_depth:
+        raise ValueError(f"the stored lists are {stored_depth} deep, not {keep}")
+    rank = f"rank_{trec_eval_version}"
+    return (
+        stored.filter(pl.col(rank) <= keep)
+        .sort(["qid", rank])
+        .select("qid", pl.col(rank).alias("rank"), "docno", "score")
     )
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation.views import dashboards, diff, leaderboard_io, qrels, runs, upload
+from evaluation.views import dashboards, diff, leaderboard_io, qrels, rankings, runs, upload
 
 app_name = "evaluation"
 
@@ -36,4 +36,6 @@ urlpatterns = [
     # Run diff (evaluation/views/diff.py): leads and engineers; a campaign's lead sends.
     path("diff/", diff.run_diff, name="run-diff"),
     path("diff/send/", diff.run_diff_send, name="run-diff-send"),
+    # Would a qrels version change the leaderboard? (evaluation/views/rankings.py)
+    path("rankings/", rankings.qrels_rankings, name="rankings"),
 ]

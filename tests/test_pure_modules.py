@@ -33,6 +33,8 @@ PURE_MODULES = [
     "evaluation.leaderboard_formats",
     "annotation.llm",
     "tests.llm_server",
+    "evaluation.run_metadata",
+    "evaluation.ranking_agreement",
 ]
 
 PROBE = """

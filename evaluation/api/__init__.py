@@ -14,6 +14,7 @@ from evaluation.api.evaluations import EvaluationViewSet
 from evaluation.api.fairness import PoolFairnessView
 from evaluation.api.leaderboard_io import LeaderboardCheckView, LeaderboardDownloadView
 from evaluation.api.qrels import QrelsViewSet
+from evaluation.api.rankings import QrelsComparisonView
 from evaluation.api.runs import RunViewSet, SystemViewSet
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "LeaderboardDownloadView",
     "LeaderboardView",
     "PoolFairnessView",
+    "QrelsComparisonView",
     "QrelsViewSet",
     "RunDiffView",
     "RunViewSet",

@@ -46,6 +46,18 @@ class IntervalSerializer(serializers.Serializer):
     high = serializers.FloatField(allow_null=True)
 
 
+class BoundsSerializer(serializers.Serializer):
+    """A residual: the value with the unjudged documents of each top k judged not relevant
+    (worst) and relevant at the qrels' top grade (best)."""
+
+    worst = serializers.FloatField()
+    best = serializers.FloatField()
+
+
+def bounds_body(value: tuple[float, float] | None) -> dict | None:
+    return None if value is None else {"worst": value[0], "best": value[1]}
+
+
 class LeaderboardRowSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     run_label = serializers.CharField()
@@ -63,11 +75,19 @@ class LeaderboardRowSerializer(serializers.Serializer):
     warnings = serializers.DictField(
         child=serializers.CharField(), help_text="judged@k below 0.8: why to distrust the row."
     )
+    residual = BoundsSerializer(
+        allow_null=True,
+        help_text="With residuals=true: the mean of residual_measure if the unjudged documents "
+        "were judged (null: not asked, or the measure has none).",
+    )
 
 
 class LeaderboardSerializer(serializers.Serializer):
     scoring = ScoringSerializer()
     measures = NamedMeasureSerializer(many=True)
+    residual_measure = serializers.CharField(
+        allow_null=True, help_text="The measure of the rows' residuals (the sort measure)."
+    )
     rows = LeaderboardRowSerializer(many=True, help_text="Grouped by system, sorted.")
     unscored_runs = serializers.IntegerField(help_text="Stored runs not scored with these.")
 
@@ -79,6 +99,9 @@ class TopicValuesSerializer(serializers.Serializer):
     unjudged = serializers.IntegerField(help_text="Unjudged documents in the top k.")
     retrieved = serializers.IntegerField(help_text="Documents in the top k (≤ k).")
     unjudged_docnos = serializers.ListField(child=serializers.CharField())
+    residual = BoundsSerializer(
+        allow_null=True, help_text="The measure's value if the top k's unjudged were judged."
+    )
 
 
 class RunTopicsSerializer(serializers.Serializer):
@@ -90,6 +113,14 @@ class RunTopicsSerializer(serializers.Serializer):
     k = serializers.IntegerField()
     means = serializers.DictField(child=serializers.FloatField())
     intervals = serializers.DictField(child=IntervalSerializer())
+    residual = BoundsSerializer(
+        allow_null=True,
+        help_text="The measure's mean if the unjudged documents of each topic's top k were "
+        "judged (null: the measure has none).",
+    )
+    top_grade = serializers.IntegerField(
+        allow_null=True, help_text="The grade 'best' gives the unjudged documents."
+    )
     topics = TopicValuesSerializer(many=True, help_text="Worst first.")
 
 

@@ -33,11 +33,13 @@ from evaluation.api.dashboard_serializers import (
     NotFoundSerializer,
     RunTopicsSerializer,
     TopicAcrossRunsSerializer,
+    bounds_body,
     contrast_body,
     interval_body,
     measures_body,
     scoring_body,
 )
+from evaluation.dashboards.diff import residuals_or_none
 from evaluation.models import Run
 
 # --- parameters ----------------------------------------------------------------------------
@@ -92,6 +94,13 @@ def read_k(request) -> int | None:
     return int(raw)
 
 
+def read_flag(request, name: str) -> bool:
+    raw = request.query_params.get(name, "false").lower()
+    if raw not in ("true", "false", "1", "0"):
+        raise ValidationError({name: ["true or false."]})
+    return raw in ("true", "1")
+
+
 def read_ids(request, name: str) -> list[int]:
     ids = []
     for raw in request.query_params.getlist(name):
@@ -123,15 +132,30 @@ class LeaderboardView(DashboardView):
             OpenApiParameter(
                 "sort", OpenApiTypes.STR, description="system, or a measure (-name: largest first)."
             ),
+            OpenApiParameter(
+                "residuals",
+                OpenApiTypes.BOOL,
+                description="Also each row's residual on the sort measure (nDCG@10 when sorted "
+                "by system): its mean if the unjudged documents of each topic's top k were "
+                "judged not relevant (worst) or relevant at the top grade (best). Reads every "
+                "run's ranking once per process, so it is off by default.",
+            ),
         ],
         responses={200: LeaderboardSerializer},
     )
     def get(self, request):
         scoring = read_scoring(request)
         board = dashboards.build_leaderboard(scoring, sort=request.query_params.get("sort", ""))
+        wanted = read_flag(request, "residuals")
+        measure = board.chart_measure
+        residuals = {
+            row.run.pk: residuals_or_none(scoring, row.run, measure) if wanted else None
+            for row in board.rows
+        }
         body = {
             "scoring": scoring_body(scoring),
             "measures": measures_body(scoring.names),
+            "residual_measure": measure if wanted else None,
             "rows": [
                 {
                     "run": row.run.pk,
@@ -146,6 +170,9 @@ class LeaderboardView(DashboardView):
                     },
                     "best": [cell.name for cell in row.cells if cell.best],
                     "warnings": {cell.name: cell.warning for cell in row.cells if cell.warning},
+                    "residual": bounds_body(
+                        residuals[row.run.pk].means.get(measure) if residuals[row.run.pk] else None
+                    ),
                 }
                 for row in board.rows
             ],
@@ -165,6 +192,8 @@ def run_topics_response(request, run: Run) -> Response:
         raise NotFound(str(error)) from None
     rows = dashboards.with_queries(topics.rows)
     evaluation = topics.evaluation
+    residuals = residuals_or_none(scoring, run, topics.measure)
+    per_topic = residuals.per_topic if residuals else {}
     body = {
         "run": run.pk,
         "run_label": str(run),
@@ -176,6 +205,8 @@ def run_topics_response(request, run: Run) -> Response:
         "intervals": {
             name: interval_body(evaluation.intervals.get(name)) for name in scoring.names
         },
+        "residual": bounds_body(residuals.means.get(topics.measure) if residuals else None),
+        "top_grade": residuals.top_grade if residuals else None,
         "topics": [
             {
                 "qid": row.qid,
@@ -184,6 +215,7 @@ def run_topics_response(request, run: Run) -> Response:
                 "unjudged": row.unjudged,
                 "retrieved": row.retrieved,
                 "unjudged_docnos": topics.unjudged_docnos.get(row.qid, []),
+                "residual": bounds_body(per_topic.get(row.qid, {}).get(topics.measure)),
             }
             for row in rows
         ],

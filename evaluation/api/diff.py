@@ -11,7 +11,13 @@ from rest_framework.response import Response
 
 from evaluation import dashboards, rundiff
 from evaluation.api.common import MESSAGES, whole_number
-from evaluation.api.dashboard_serializers import NOT_SCORED, NotFoundSerializer, scoring_body
+from evaluation.api.dashboard_serializers import (
+    NOT_SCORED,
+    BoundsSerializer,
+    NotFoundSerializer,
+    bounds_body,
+    scoring_body,
+)
 from evaluation.api.dashboards import (
     DashboardView,
     ScoringParameters,
@@ -80,11 +86,6 @@ class TopicChangeSerializer(serializers.Serializer):
     unjudged_b = serializers.IntegerField()
 
 
-class BoundsSerializer(serializers.Serializer):
-    worst = serializers.FloatField()
-    best = serializers.FloatField()
-
-
 class ShownTopicSerializer(serializers.Serializer):
     qid = serializers.CharField()
     rows = SideBySideSerializer(many=True)
@@ -106,10 +107,6 @@ class RunDiffSerializer(serializers.Serializer):
     totals = serializers.DictField()
     topics = TopicChangeSerializer(many=True, help_text="Most different first.")
     topic = ShownTopicSerializer(allow_null=True)
-
-
-def _bounds(value):
-    return None if value is None else {"worst": value[0], "best": value[1]}
 
 
 def _run(pk: int) -> Run:
@@ -165,8 +162,8 @@ class RunDiffView(DashboardView):
             else {
                 "qid": view.qid,
                 "rows": [vars(row) for row in view.rows],
-                "bounds_a": _bounds(view.bounds.get("a")),
-                "bounds_b": _bounds(view.bounds.get("b")),
+                "bounds_a": bounds_body(view.bounds.get("a")),
+                "bounds_b": bounds_body(view.bounds.get("b")),
             },
         }
         return Response(RunDiffSerializer(body).data)

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.validators import UniqueValidator
 
 from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
-from evaluation import dashboards, tasks
+from evaluation import dashboards, services, tasks
 from evaluation.api.common import (
     MAX_TAGS,
     MESSAGES,
@@ -70,7 +70,12 @@ class SystemSerializer(serializers.ModelSerializer):
 def delete_run_files(runs) -> None:
     """Delete the stored upload and artifact of ``runs`` once the deletion commits (if it
     rolls back, the rows still point at their files)."""
-    names = [name for run in runs for name in (run.original_file.name, run.artifact.name) if name]
+    names = [
+        name
+        for run in runs
+        for name in (run.original_file.name, run.artifact.name, run.top_lists.name)
+        if name
+    ]
 
     def delete_files():
         for name in names:
@@ -144,8 +149,15 @@ class RunSerializer(serializers.ModelSerializer):
             "topic_count",
             "uploaded_by",
             "uploaded_at",
+            "ir_metadata",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "ir_metadata": {
+                "help_text": "The file's ir_metadata header (YAML between '# ir_metadata.start' "
+                "and '# ir_metadata.end' at its top) as JSON; {} when it has none."
+            }
+        }
 
 
 class RunUploadSerializer(ScoringOptionsSerializer):
@@ -202,6 +214,12 @@ def _conflict(message: str, run: Run) -> Response:
 
 class RunFilter(QueryParameters):
     system = whole_number(help_text="Only this system's runs.")
+    search = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Only runs whose system, name, tag, description or ir_metadata header "
+        "contains this (case-insensitive).",
+    )
     lookups = {"system": "system_id"}
 
 
@@ -234,7 +252,9 @@ class RunViewSet(
     def get_queryset(self):
         runs = Run.objects.select_related("system", "uploaded_by")
         if self.action == "list":
-            runs = runs.filter(**RunFilter.read(self.request))
+            filters = RunFilter.read(self.request)
+            runs = services.search_runs(runs, filters.pop("search", ""))
+            runs = runs.filter(**filters)
         return runs
 
     @extend_schema(

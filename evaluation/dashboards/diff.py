@@ -192,6 +192,8 @@ def build_run_diff(
     if missing:
         raise NotScored(missing)
     qrels = services.cached_qrels_frame(scoring.qrels)
+    for run in (a, b):
+        services.store_top_lists(run)  # a run stored before runs kept them, once
     # Both runs at once: polars releases the GIL while it reads and ranks.
     with ThreadPoolExecutor(max_workers=2) as pool:
         tops = list(pool.map(lambda run: graded_top(scoring, run, depth, qrels), (a, b)))
@@ -293,17 +295,14 @@ def _qrels_key(scoring: Scoring) -> tuple:
 
 def graded_top(scoring: Scoring, run: Run, depth: int, qrels: pl.DataFrame) -> pl.DataFrame:
     """The run's first ``depth`` documents of every topic in trec_eval's order, each with
-    its grade in ``qrels``, the scoring's qrels frame (null: unjudged). No database query,
-    so threads may call it."""
+    its grade in ``qrels``, the scoring's qrels frame (null: unjudged). Read from the run's
+    stored top lists when deep enough. No database query, so threads may call it."""
     key = ("top", _run_key(run), _qrels_key(scoring), depth)
     frame = _CACHE.get(key)
     if frame is None:
         options = scoring.options
-        top = topk.top_k(
-            services.load_run_frame(run),
-            depth,
-            trec_eval_version=options.trec_eval_version,
-            depth=options.depth,
+        top = services.load_run_top(
+            run, depth, trec_eval_version=options.trec_eval_version, depth=options.depth
         )
         frame = _CACHE.put(key, topk.with_grades(top, qrels))
     return frame
@@ -325,22 +324,29 @@ def topic_bounds(
     judged = qrels.filter(pl.col("qid") == qid)
     top_grade = _top_grade(qrels, scoring)
     k = cutoff_of(measure)
-    out: dict[str, tuple[float, float] | None] = {}
+    # Both runs in one evaluation: each run's lines as a topic of its own ("a", "b"), with
+    # the topic's judgments copied to both, so the engine runs twice (worst, best), not four
+    # times.
+    frames, copies = [], []
     for index, (key, run) in enumerate(zip(("a", "b"), runs, strict=True)):
         deep_enough = tops is not None and k is not None and _depth_of(tops[index]) >= k
         if deep_enough:
             frame = tops[index].filter(pl.col("qid") == qid).select("qid", "docno", "score")
         else:
             frame = services.load_run_topics(run, [qid])
-        try:
-            result = residuals.residual_bounds(
-                judged, frame, [spec_of(measure)], scoring.options, top_grade=top_grade
-            )
-        except ValueError:  # the run or the qrels lack the topic
-            out[key] = None
-            continue
-        out[key] = result.per_topic.get(qid, {}).get(measure)
-    return out
+        frames.append(frame.with_columns(pl.lit(key).alias("qid")))
+        copies.append(judged.with_columns(pl.lit(key).alias("qid")))
+    try:
+        result = residuals.residual_bounds(
+            pl.concat(copies),
+            pl.concat(frames),
+            [spec_of(measure)],
+            scoring.options,
+            top_grade=top_grade,
+        )
+    except ValueError:  # neither run has the topic, or the qrels lack it
+        return {"a": None, "b": None}
+    return {key: result.per_topic.get(key, {}).get(measure) for key in ("a", "b")}
 
 
 def _depth_of(top: pl.DataFrame) -> int:
@@ -370,6 +376,15 @@ def run_bounds(scoring: Scoring, run: Run, measure: str) -> residuals.Residuals 
         )
         _CACHE.put(key, found)
     return found if measure in found.means else None
+
+
+def residuals_or_none(scoring: Scoring, run: Run, measure: str) -> residuals.Residuals | None:
+    """run_bounds for pages and the API: None also when the run and the qrels share no
+    topic (the engine's ValueError)."""
+    try:
+        return run_bounds(scoring, run, measure)
+    except ValueError:
+        return None
 
 
 def unjudged_of_both(scoring: Scoring, a: Run, b: Run, *, k: int, qid: str = "") -> list:

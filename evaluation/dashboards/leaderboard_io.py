@@ -70,3 +70,60 @@ def check_leaderboard(
         run_aliases=run_aliases,
         measure_aliases=measure_aliases,
     )
+
+
+def check_with_rankings(
+    scoring: Scoring, data: bytes, layout: str, *, filename: str, measure: str | None = None
+):
+    """check_leaderboard, plus their system ranking by ``measure`` (default nDCG@10, else
+    the first measure both hold) against ours, meta-evaluated as the AutoJudge track does
+    (evaluation.dashboards.rankings): None when fewer than 3 runs are in both."""
+    from evaluation.dashboards import rankings  # rankings imports this package's scoring
+
+    theirs = formats.read_leaderboard(data, layout, filename=filename)
+    ours = leaderboard_entries(scoring)
+    run_aliases, measure_aliases = aliases(scoring)
+    comparison = formats.compare_leaderboards(
+        ours, theirs, run_aliases=run_aliases, measure_aliases=measure_aliases
+    )
+    our_runs = {e.run for e in ours}
+    our_measures = {e.measure for e in ours}
+    matched = [
+        formats.Entry(
+            e.run if e.run in our_runs else run_aliases.get(e.run, e.run),
+            e.topic,
+            e.measure if e.measure in our_measures else measure_aliases.get(e.measure, e.measure),
+            e.value,
+        )
+        for e in theirs
+    ]
+    shared = our_measures & {e.measure for e in matched if e.topic == formats.ALL}
+    if measure not in shared:
+        measure = "ndcg_cut_10" if "ndcg_cut_10" in shared else min(shared, default=None)
+    if measure is None:
+        return comparison, None
+    tables = [_tables(entries, measure) for entries in (ours, matched)]
+    try:
+        ranking = rankings.rank_comparison(
+            tables[0][0],
+            tables[1][0],
+            measure=measure,
+            reference_topics=tables[0][1],
+            other_topics=tables[1][1],
+        )
+    except rankings.RankingError:
+        return comparison, None
+    return comparison, ranking
+
+
+def _tables(entries, measure: str):
+    """({run: "all" value}, {run: {topic: value}}) of one measure."""
+    means, topics = {}, {}
+    for e in entries:
+        if e.measure != measure:
+            continue
+        if e.topic == formats.ALL:
+            means[e.run] = e.value
+        else:
+            topics.setdefault(e.run, {})[e.topic] = e.value
+    return means, {run: values for run, values in topics.items() if run in means}

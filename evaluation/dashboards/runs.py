@@ -71,11 +71,8 @@ def build_run_topics(
     measure = choose_measure(scoring.names, measure)
     k = choose_k(measure, k)
     options = scoring.options
-    top = topk.top_k(
-        services.load_run_frame(run),
-        k,
-        trec_eval_version=options.trec_eval_version,
-        depth=options.depth,
+    top = services.load_run_top(
+        run, k, trec_eval_version=options.trec_eval_version, depth=options.depth
     )
     graded = topk.with_grades(top, services.cached_qrels_frame(scoring.qrels))
     unjudged: dict[str, list[str]] = {}

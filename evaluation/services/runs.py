@@ -24,9 +24,10 @@ import polars as pl
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from evaluation import trec
+from evaluation import run_metadata, topk, trec
 from evaluation.models import Run, System
 from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
 from evaluation.trec import source as trec_source
@@ -55,7 +56,8 @@ def import_run(
     new_system: dict | None = None,
     notices: list | None = None,
 ) -> Run:
-    """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact.
+    """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact,
+    and its ir_metadata header, if any (evaluation.run_metadata).
     What the file holds that trec_eval accepts but its author may not mean (fields after the
     sixth, a rank that is not an integer) is appended to ``notices`` (trec.Notice), if given.
     A ``system`` given by name is created if new, with ``new_system``'s fields (description,
@@ -72,6 +74,8 @@ def import_run(
         with tempfile.TemporaryDirectory(prefix="qrelsmith-run-") as scratch:
             upload = _spool(source, Path(scratch), filename, max_bytes)
             _refuse_duplicate(upload.checksum, filename)
+            # TrecFormatError (file:line) for a bad header, as read_run's for a bad line.
+            header = run_metadata.read_ir_metadata(upload.text, name=filename)
             summary = _convert_large(upload, Path(scratch), filename, notices)
             with open(upload.raw, "rb") as original, open(summary.artifact, "rb") as artifact:
                 return _store_run(
@@ -81,14 +85,18 @@ def import_run(
                     original=File(original),
                     artifact=File(artifact),
                     summary=summary,
+                    header=header,
                 )
     data = read_upload(source)
     checksum = sha256(data)
     _refuse_duplicate(checksum, filename)
+    header = run_metadata.read_ir_metadata(data, name=filename, max_bytes=max_bytes)
     frame = trec.read_run(data, name=filename, max_bytes=max_bytes, notices=notices)
     artifact = io.BytesIO()
     frame.write_parquet(artifact, compression="zstd", statistics=False)
-    summary = _RunSummary(frame["tag"][-1], frame.height, frame["qid"].n_unique())
+    summary = _RunSummary(
+        frame["tag"][-1], frame.height, frame["qid"].n_unique(), tops=_top_lists_bytes(frame)
+    )
     del frame
     return _store_run(
         **stored,
@@ -97,6 +105,7 @@ def import_run(
         original=ContentFile(data),
         artifact=ContentFile(artifact.getvalue()),
         summary=summary,
+        header=header,
     )
 
 
@@ -105,6 +114,7 @@ class _RunSummary:
     tag: str  # the last line's: what trec_eval prints as the runid
     lines: int
     topics: int
+    tops: bytes  # the top lists (topk.stored_tops) as Parquet
     artifact: Path | None = None
 
 
@@ -168,7 +178,7 @@ def _convert_large(
     what names every error of a file with errors)."""
     artifact = scratch / "ranking.parquet"
     if upload.text.stat().st_size >= LARGE_RUN_BYTES:
-        parts, tag, lines, topics = [], "", 0, 0
+        parts, tops, tag, lines, topics = [], [], "", 0, 0
         try:
             for number, chunk in enumerate(
                 trec.iter_run_topics(upload.text, name=filename, columns=RUN_COLUMNS)
@@ -176,6 +186,7 @@ def _convert_large(
                 part = scratch / f"part{number:06d}.parquet"
                 chunk.write_parquet(part, compression="zstd", statistics=False)
                 parts.append(part)
+                tops.append(topk.stored_tops(chunk, topk.STORED_DEPTH))  # whole topics
                 tag = chunk["tag"][-1]
                 lines += chunk.height
                 topics += chunk["qid"].n_unique()  # chunks hold whole topics
@@ -187,10 +198,12 @@ def _convert_large(
             pl.scan_parquet(parts).sink_parquet(artifact, compression="zstd", statistics=False)
             for part in parts:
                 part.unlink()
-            return _RunSummary(tag, lines, topics, artifact)
+            return _RunSummary(tag, lines, topics, _parquet_bytes(pl.concat(tops)), artifact)
     frame = trec.read_run(upload.text, name=filename, notices=notices)
     frame.write_parquet(artifact, compression="zstd", statistics=False)
-    return _RunSummary(frame["tag"][-1], frame.height, frame["qid"].n_unique(), artifact)
+    return _RunSummary(
+        frame["tag"][-1], frame.height, frame["qid"].n_unique(), _top_lists_bytes(frame), artifact
+    )
 
 
 def _store_run(
@@ -206,6 +219,7 @@ def _store_run(
     original: File,
     artifact: File,
     summary: _RunSummary,
+    header: run_metadata.RunMetadata | None,
 ) -> Run:
     stored: list[str] = []
     try:
@@ -229,11 +243,16 @@ def _store_run(
                 line_count=summary.lines,
                 topic_count=summary.topics,
                 uploaded_by=user,
+                ir_metadata=header.data if header else {},
+                ir_metadata_text=header.text if header else "",
             )
             run.original_file.save(_safe_filename(filename), original, save=False)
             stored.append(run.original_file.name)
             run.artifact.save("ranking.parquet", artifact, save=False)
             stored.append(run.artifact.name)
+            run.top_lists.save(TOP_LISTS_FILE, ContentFile(summary.tops), save=False)
+            stored.append(run.top_lists.name)
+            run.top_depth = topk.STORED_DEPTH
             run.save()
             pause_point("import_run.before_commit")
     except IntegrityError:
@@ -263,6 +282,44 @@ def _safe_filename(filename: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in base)[:100] or "run.txt"
 
 
+TOP_LISTS_FILE = "top.parquet"
+
+
+def _top_lists_bytes(frame: pl.DataFrame) -> bytes:
+    return _parquet_bytes(topk.stored_tops(frame, topk.STORED_DEPTH))
+
+
+def _parquet_bytes(frame: pl.DataFrame) -> bytes:
+    out = io.BytesIO()
+    frame.write_parquet(out, compression="zstd")
+    return out.getvalue()
+
+
+def store_top_lists(run: Run) -> Run:
+    """Fill the top lists of a run stored before runs kept them (from its artifact, once)."""
+    if run.top_depth:
+        return run
+    run.top_lists.save(
+        TOP_LISTS_FILE, ContentFile(_top_lists_bytes(load_run_frame(run))), save=False
+    )
+    run.top_depth = topk.STORED_DEPTH
+    Run.objects.filter(pk=run.pk).update(top_lists=run.top_lists.name, top_depth=run.top_depth)
+    return run
+
+
+def load_run_top(run: Run, k: int, *, trec_eval_version: int = 9, depth: int | None = None):
+    """topk.top_k of the run, from its stored top lists when they are deep enough (a small
+    file), else from the whole artifact."""
+    keep = k if depth is None else min(k, depth)
+    if run.top_depth and keep <= run.top_depth:
+        with run.top_lists.open("rb") as handle:
+            stored = pl.read_parquet(handle)
+        return topk.top_k_of_stored(
+            stored, k, stored_depth=run.top_depth, trec_eval_version=trec_eval_version, depth=depth
+        )
+    return topk.top_k(load_run_frame(run), k, trec_eval_version=trec_eval_version, depth=depth)
+
+
 def _delete_files(names: list[str]) -> None:
     for name in names:
         default_storage.delete(name)
@@ -284,10 +341,10 @@ def sweep_orphan_run_files(*, older_than: timedelta) -> list[str]:
     kept = set()
     checksums = list(by_checksum)
     for at in range(0, len(checksums), 500):  # SQLite caps the parameters of one query
-        for original, artifact in Run.objects.filter(
-            checksum__in=checksums[at : at + 500]
-        ).values_list("original_file", "artifact"):
-            kept.update((original, artifact))
+        for row in Run.objects.filter(checksum__in=checksums[at : at + 500]).values_list(
+            "original_file", "artifact", "top_lists"
+        ):
+            kept.update(row)
     deleted = []
     for names in by_checksum.values():
         for name in names:
@@ -329,6 +386,21 @@ def iter_run_chunks(run: Run) -> Iterator[pl.DataFrame]:
             .collect_batches(chunk_size=_BATCH_LINES)
         )
         yield from trec.regroup_topics(batches)
+
+
+def search_runs(runs, text: str):
+    """The runs whose system, name, tag, description or ir_metadata header contains
+    ``text`` (case-insensitive); every run for blank text."""
+    text = text.replace("\x00", "").strip()
+    if not text:
+        return runs
+    return runs.filter(
+        Q(system__name__icontains=text)
+        | Q(name__icontains=text)
+        | Q(tag__icontains=text)
+        | Q(description__icontains=text)
+        | Q(ir_metadata_text__icontains=text)
+    )
 
 
 def find_run(label: str) -> Run:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from evaluation import measures, topk
 from evaluation.models import QrelsVersion, Run
 from evaluation.services.qrels import cached_qrels_frame
-from evaluation.services.runs import load_run_frame, load_run_topics
+from evaluation.services.runs import load_run_top, load_run_topics
 
 
 def unjudged_top_k(
@@ -25,8 +25,12 @@ def unjudged_top_k(
     judged = cached_qrels_frame(qrels)
     pairs: set[tuple[str, str]] = set()
     for run in runs:
-        frame = load_run_frame(run) if qids is None else load_run_topics(run, qids)
-        top = topk.top_k(frame, k, trec_eval_version=options.trec_eval_version, depth=options.depth)
+        version, depth = options.trec_eval_version, options.depth
+        if qids is None:
+            top = load_run_top(run, k, trec_eval_version=version, depth=depth)
+        else:
+            frame = load_run_topics(run, qids)
+            top = topk.top_k(frame, k, trec_eval_version=version, depth=depth)
         pairs.update(topk.unjudged_pairs(topk.with_grades(top, judged)))
     return sorted(pairs)
 

@@ -17,8 +17,8 @@ BEST_MARK = mark_safe('<span class="visually-hidden"> (best)</span>')
 
 @register.filter
 def decimals4(value) -> str:
-    """0.5678; an em dash for a missing value."""
-    return "—" if value is None else f"{value:.4f}"
+    """0.5678; an em dash for a missing or undefined (NaN) value."""
+    return "—" if value is None or value != value else f"{value:.4f}"
 
 
 @register.filter

@@ -77,7 +77,4 @@ def bounds_or_none(scoring, run, measure):
     or the run and the qrels share no topic."""
     from evaluation.dashboards import diff  # the run diff's module computes and keeps them
 
-    try:
-        return diff.run_bounds(scoring, run, measure)
-    except ValueError:
-        return None
+    return diff.residuals_or_none(scoring, run, measure)

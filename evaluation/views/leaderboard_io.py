@@ -70,8 +70,8 @@ def leaderboard_check(request):
         context["problem"] = problem
         return render(request, "evaluation/leaderboard_check.html", context, status=400)
     try:
-        result = leaderboard_io.check_leaderboard(
-            scoring, upload.read(), layout, filename=upload.name
+        result, ranking = leaderboard_io.check_with_rankings(
+            scoring, upload.read(), layout, filename=upload.name, measure=params.get("measure")
         )
     except formats.LeaderboardFormatError as error:
         context.update(errors=error.errors, total=error.total, filename=upload.name)
@@ -80,5 +80,6 @@ def leaderboard_check(request):
         result=result,
         filename=upload.name,
         differences=result.differences[:DIFFERENCES_SHOWN],
+        ranking=ranking,
     )
     return render(request, "evaluation/leaderboard_check.html", context)

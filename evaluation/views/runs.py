@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -13,7 +14,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from config.exports import csv_safe
-from evaluation import dashboards, measures
+from evaluation import dashboards, measures, services
 from evaluation.access import readable_qrels
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from evaluation.views.common import (
@@ -52,9 +53,15 @@ def home(request):
 @login_required
 def run_list(request):
     require_reader(request.user)
-    runs = Run.objects.select_related("system", "uploaded_by")
+    search = request.GET.get("q", "")[:200]
+    runs = services.search_runs(Run.objects.select_related("system", "uploaded_by"), search)
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "evaluation/run_list.html", {"page": page})
+    context = {
+        "page": page,
+        "search": search,
+        "page_query": urlencode({"q": search}) if search else "",
+    }
+    return render(request, "evaluation/run_list.html", context)
 
 
 @require_GET

@@ -131,6 +131,59 @@ def test_a_runs_topics_are_evaluates_worst_first_with_their_unjudged_documents(c
     assert (topics["1"]["unjudged"], topics["1"]["retrieved"]) == (1, 2)
 
 
+def test_a_runs_topics_carry_the_residuals_the_run_page_shows(client, world):
+    qrels, bm25, _ = world
+
+    body = client.get(
+        f"/api/v1/runs/{bm25.pk}/topics/", {"qrels": qrels.pk, "measure": "P_5"}
+    ).json()
+
+    # As on the run page (tests/evaluation/test_residual_pages.py): bm25, P@5: topic 1
+    # d1 u5 d3 -> 2/5 or 3/5; topic 2 d4 u6 -> 1/5 or 2/5; topic 3 u8 d7 -> 1/5 or 2/5.
+    assert body["residual"] == pytest.approx({"worst": 0.8 / 3, "best": 1.4 / 3})
+    assert body["top_grade"] == 3  # the highest grade in the small world's qrels
+    topics = {t["qid"]: t["residual"] for t in body["topics"]}
+    assert topics == {
+        "1": pytest.approx({"worst": 0.4, "best": 0.6}),
+        "2": pytest.approx({"worst": 0.2, "best": 0.4}),
+        "3": pytest.approx({"worst": 0.2, "best": 0.4}),
+    }
+
+
+def test_judged_at_k_has_no_residual_over_the_api(client, world):
+    qrels, bm25, _ = world
+
+    body = client.get(
+        f"/api/v1/runs/{bm25.pk}/topics/", {"qrels": qrels.pk, "measure": "judged_10"}
+    ).json()
+
+    assert body["residual"] is None and body["top_grade"] is None
+    assert {t["residual"] for t in body["topics"]} == {None}
+
+
+def test_the_leaderboard_gives_residuals_on_its_sort_measure_when_asked(client, world):
+    qrels, bm25, dense = world
+    params = {"qrels": qrels.pk, "sort": "-P_5"}
+
+    plain = client.get("/api/v1/leaderboard/", params).json()
+    asked = client.get("/api/v1/leaderboard/", {**params, "residuals": "true"}).json()
+
+    assert plain["residual_measure"] is None
+    assert {row["residual"] for row in plain["rows"]} == {None}
+    assert asked["residual_measure"] == "P_5"
+    rows = {row["run"]: row["residual"] for row in asked["rows"]}
+    # The leaderboard page's "if judged" cells: bm25 0.2667-0.4667, dense 0.3000-0.6000.
+    assert rows[bm25.pk] == pytest.approx({"worst": 0.8 / 3, "best": 1.4 / 3})
+    assert rows[dense.pk] == pytest.approx({"worst": 0.3, "best": 0.6})
+
+
+def test_the_residuals_flag_is_true_or_false(client, world):
+    response = client.get("/api/v1/leaderboard/", {"residuals": "maybe"})
+
+    assert response.status_code == 400
+    assert response.json() == {"residuals": ["true or false."]}
+
+
 def test_a_run_not_scored_with_the_options_is_a_404_naming_it(client, world):
     qrels, bm25, _ = world
 

@@ -206,6 +206,10 @@ MATRIX = [
     ("POST", "diff/", None, not_allowed()),
     ("POST", "diff/unjudged/", "diff_unjudged", (403, 403, 403, 403, 200, 404, 404, 200)),
     ("GET", "diff/unjudged/", None, not_allowed()),
+    # two qrels versions' rankings: read like the dashboards (the world's one version against
+    # itself is a 400 once the reader is let in)
+    ("GET", "rankings/", "rankings", leads_and_engineers(400)),
+    ("POST", "rankings/", None, not_allowed()),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -265,6 +269,7 @@ BODIES = {
         },
         "json",
     ),
+    "rankings": lambda w: ({"old": w.ids["qrels"], "new": w.ids["qrels"]}, "json"),
     "unjudged": lambda w: (
         {
             "qrels": w.ids["qrels"],

@@ -9,7 +9,7 @@ import pytest
 
 from evaluation import leaderboard_formats as formats
 from evaluation.models import Evaluation
-from tests.evaluation.dashboard_data import small_world, user
+from tests.evaluation.dashboard_data import BM25, small_world, user
 
 pytestmark = pytest.mark.django_db
 
@@ -126,3 +126,46 @@ def test_judges_get_403_and_methods_are_checked(client, django_user_model, world
     client.force_login(user(django_user_model, "eng", "engineer"))
     assert client.post("/evaluation/leaderboard/download/?layout=tot").status_code == 405
     assert client.put("/evaluation/leaderboard/check/").status_code == 405
+
+
+def test_a_checked_leaderboards_ranking_is_meta_evaluated_against_ours(as_engineer, world):
+    """Issue 17 part 4 on the check page: their ranking of the runs by nDCG@10 against ours,
+    with evaluation.ranking_agreement's coefficients and the pairs that swap."""
+    from evaluation import ranking_agreement, services
+    from evaluation.dashboards import make_scoring
+
+    qrels, _, _ = world
+    third = services.import_run(
+        source=BM25.replace(b"bm25", b"third"), filename="third.run", system="third"
+    )
+    scoring = make_scoring(qrels=qrels)
+    services.score_run(
+        run=third, qrels=qrels, measure_specs=list(scoring.specs), options=scoring.options
+    )
+    ours = [json.loads(line) for line in download(as_engineer, qrels, "jsonl").splitlines()]
+    # Theirs: the dense run's values halved, so it falls below the two others.
+    theirs = [
+        {**r, "value": r["value"] / 2 if r["run_id"] == "dense/dense" else r["value"]} for r in ours
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in theirs)
+
+    html = check(as_engineer, qrels, text.encode(), "jsonl", name="theirs.jsonl").content.decode()
+
+    assert 'data-testid="check-ranking"' in html
+    ours_all = {
+        r["run_id"]: r["value"]
+        for r in ours
+        if r["topic_id"] == "all" and r["measure"] == "ndcg_cut_10"
+    }
+    theirs_all = {
+        r["run_id"]: r["value"]
+        for r in theirs
+        if r["topic_id"] == "all" and r["measure"] == "ndcg_cut_10"
+    }
+    kendall = ranking_agreement.coefficient("kendall", ours_all, theirs_all)
+    assert (
+        f'<tr data-coefficient="kendall"><th scope="row">Kendall&#x27;s tau-b</th><td class="num">{kendall:.4f}</td>'
+        in html
+    )
+    swaps = ranking_agreement.swapped_pairs(ours_all, theirs_all)
+    assert f"{len(swaps)} pair" in html

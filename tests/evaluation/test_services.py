@@ -2,7 +2,7 @@ import gzip
 
 import pytest
 
-from evaluation import measures, services, trec
+from evaluation import measures, services, topk, trec
 from evaluation.models import Evaluation, ImmutableError, QrelsEntry, QrelsVersion, Run, System
 
 QRELS = b"1 0 d1 2\n1 0 d2 0\n1 0 d3 1\n2 0 d4 3\n"
@@ -55,7 +55,7 @@ def test_a_bad_qrels_file_stores_nothing_and_names_the_lines():
     assert counts() == before
 
 
-def test_import_run_keeps_the_upload_and_a_columnar_artifact(media_root):
+def test_import_run_keeps_the_upload_a_columnar_artifact_and_its_top_lists(media_root):
     run = services.import_run(source=RUN, filename="bm25.run", system="bm25")
     assert (run.name, run.tag, run.line_count, run.topic_count) == ("bm25", "tagA", 4, 2)
     assert run.system.name == "bm25"
@@ -63,7 +63,28 @@ def test_import_run_keeps_the_upload_and_a_columnar_artifact(media_root):
     frame = services.load_run_frame(run)
     assert frame.columns == ["qid", "docno", "score"]
     assert frame.rows() == [("1", "d1", 3.0), ("1", "d2", 2.0), ("1", "d9", 1.0), ("2", "d4", 5.5)]
-    assert len(media_root()) == 2
+    names = sorted(name.rsplit("/", 1)[1] for name in media_root())
+    assert names == ["bm25.run", "ranking.parquet", "top.parquet"]
+    assert run.top_depth == topk.STORED_DEPTH
+    assert services.load_run_top(run, 2).rows() == [
+        ("1", 1, "d1", 3.0),
+        ("1", 2, "d2", 2.0),
+        ("2", 1, "d4", 5.5),
+    ]
+
+
+def test_a_run_stored_before_top_lists_gets_them_once_from_its_artifact(media_root):
+    run = services.import_run(source=RUN, filename="bm25.run", system="bm25")
+    run.top_lists.delete(save=False)
+    Run.objects.filter(pk=run.pk).update(top_lists="", top_depth=0)
+    run.refresh_from_db()
+    assert services.load_run_top(run, 1).rows() == [("1", 1, "d1", 3.0), ("2", 1, "d4", 5.5)]
+
+    services.store_top_lists(run)
+
+    run.refresh_from_db()
+    assert run.top_depth == topk.STORED_DEPTH and run.top_lists.name.endswith("top.parquet")
+    assert services.load_run_top(run, 1).rows() == [("1", 1, "d1", 3.0), ("2", 1, "d4", 5.5)]
 
 
 def test_a_bad_run_file_stores_nothing(media_root):

@@ -148,3 +148,35 @@ def test_topk_is_pure():
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False", "evaluation.topk must not import Django"
+
+
+@PROPERTY
+@given(
+    runs(),
+    st.integers(1, 5),
+    st.integers(1, 8),
+    st.sampled_from([9, 10]),
+    st.one_of(st.none(), st.integers(1, 6)),
+)
+def test_stored_top_lists_cut_as_the_whole_run_does(rows, stored_depth, k, version, depth):
+    """What a run keeps beside its artifact serves every top k no deeper than it."""
+    run = run_of(rows)
+    stored = topk.stored_tops(run, stored_depth)
+    keep = k if depth is None else min(k, depth)
+
+    if keep > stored_depth:
+        with pytest.raises(ValueError, match="stored lists are"):
+            topk.top_k_of_stored(stored, k, stored_depth=stored_depth, depth=depth)
+        return
+    cut = topk.top_k_of_stored(
+        stored, k, stored_depth=stored_depth, trec_eval_version=version, depth=depth
+    )
+    assert cut.rows() == oracle_top_k(rows, k, version, depth)
+
+
+def test_stored_top_lists_hold_both_versions_orders():
+    """b and a tie as float32 (9.0.8 puts b first by docno), not as doubles (10.0: a first):
+    a list one deep keeps both."""
+    stored = topk.stored_tops(run_of([("1", "a", 1.00000001), ("1", "b", 1.0)]), 1)
+
+    assert stored.rows() == [("1", "b", 1.0, 1, None), ("1", "a", 1.00000001, None, 1)]

@@ -131,6 +131,7 @@ MATRIX = [
     ("POST", "evaluation/unjudged/send/", "send", campaign_lead(302)),
     ("GET", "evaluation/diff/", None, readers(200)),
     ("POST", "evaluation/diff/send/", "diff_send", campaign_lead(302)),
+    ("GET", "evaluation/rankings/", None, readers(200)),
     ("GET", "jobs/{job}/", None, owner(200)),
     ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge

@@ -40,6 +40,11 @@ class Command(BaseCommand):
                 continue
             for notice in notices:
                 self.stderr.write(f"notice: {notice}")
-            self.stdout.write(f"Imported {run}: {run.topic_count} topics, {run.line_count} lines.")
+            header = ""
+            if run.ir_metadata_text:
+                header = f" ir_metadata: {', '.join(run.ir_metadata) or 'empty'}."
+            self.stdout.write(
+                f"Imported {run}: {run.topic_count} topics, {run.line_count} lines.{header}"
+            )
         if failed:
             raise CommandError(f"{failed} of {len(paths)} files were not imported")

@@ -1,0 +1,168 @@
+"""GET /api/v1/qrels/compare/: would a qrels version change the leaderboard? The stored
+runs ranked by one measure under two versions, and how far the rankings agree
+(evaluation.dashboards.rankings; issue 12 part 6, issue 17 part 4)."""
+
+from __future__ import annotations
+
+import math
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+
+from evaluation.api.common import whole_number
+from evaluation.api.dashboards import DashboardView, ScoringParameters, read_ids
+from evaluation.dashboards import rankings
+from evaluation.models import QrelsVersion, Run
+
+
+def _number(value):
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def comparison_body(result: rankings.RankingComparison, old, new) -> dict:
+    """The JSON of a comparison (the API's and ``compare_qrels --json``)."""
+    return {
+        "old": {"id": old.pk, "label": old.label},
+        "new": {"id": new.pk, "label": new.label},
+        "measure": result.measure,
+        "k": result.k,
+        "runs": len(result.rows),
+        "samples": result.agreement.samples,
+        "coefficients": [
+            {key: _number(value) for key, value in row.items()} for row in result.coefficients
+        ],
+        "rows": [
+            {
+                "run": row.label,
+                "old": row.old,
+                "new": row.new,
+                "old_rank": row.old_rank,
+                "new_rank": row.new_rank,
+            }
+            for row in result.rows
+        ],
+        "swaps": [
+            {"above": s.first, "below": s.second, "old_gap": s.gap, "new_gap": s.other_gap}
+            for s in result.agreement.swaps
+        ],
+        "per_topic": [{"qid": q, "kendall": v} for q, v in result.worst_topics],
+        "left_out": [str(run) for run in result.left_out],
+    }
+
+
+class CoefficientSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    value = serializers.FloatField(allow_null=True, help_text="null: undefined (e.g. no spread).")
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    at_k = serializers.FloatField(allow_null=True, help_text="Over the old ranking's top k.")
+    low_k = serializers.FloatField(allow_null=True)
+    high_k = serializers.FloatField(allow_null=True)
+
+
+class RankRowSerializer(serializers.Serializer):
+    run = serializers.CharField()
+    old = serializers.FloatField()
+    new = serializers.FloatField()
+    old_rank = serializers.IntegerField()
+    new_rank = serializers.IntegerField()
+
+
+class SwapSerializer(serializers.Serializer):
+    above = serializers.CharField(help_text="Ranked above `below` by the old version…")
+    below = serializers.CharField()
+    old_gap = serializers.FloatField()
+    new_gap = serializers.FloatField(help_text="…and below it by the new one (negative).")
+
+
+class TopicCoefficientSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    kendall = serializers.FloatField()
+
+
+class VersionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()
+
+
+class QrelsComparisonSerializer(serializers.Serializer):
+    old = VersionSerializer()
+    new = VersionSerializer()
+    measure = serializers.CharField()
+    k = serializers.IntegerField(allow_null=True)
+    runs = serializers.IntegerField()
+    samples = serializers.IntegerField(help_text="Bootstrap resamples of the topics.")
+    coefficients = CoefficientSerializer(many=True)
+    rows = RankRowSerializer(many=True, help_text="By the old version's rank.")
+    swaps = SwapSerializer(many=True, help_text="Largest old gap first.")
+    per_topic = TopicCoefficientSerializer(many=True, help_text="Lowest first.")
+    left_out = serializers.ListField(
+        child=serializers.CharField(), help_text="Runs not scored with both versions."
+    )
+
+
+class CompareParameters(ScoringParameters):
+    old = whole_number(help_text="The reference qrels version's id (e.g. the humans').")
+    new = whole_number(help_text="The other version's id (e.g. a machine judge's).")
+    measure = serializers.CharField(
+        required=False, max_length=100, help_text="Output name, default ndcg_cut_10."
+    )
+    k = serializers.IntegerField(
+        required=False, min_value=1, max_value=10_000, help_text="Also over the top k runs."
+    )
+
+    def validate(self, data: dict) -> dict:
+        for name in ("old", "new"):
+            if data.get(name) is None:
+                raise ValidationError({name: ["This parameter is required."]})
+        data["qrels"] = data["old"]
+        return super().validate(data)
+
+
+class QrelsComparisonView(DashboardView):
+    @extend_schema(
+        summary="Would it change the leaderboard? Two qrels versions' system rankings compared",
+        parameters=[
+            CompareParameters,
+            OpenApiParameter("runs", int, many=True, description="Run ids (default: every run)."),
+        ],
+        responses={200: QrelsComparisonSerializer},
+    )
+    def get(self, request):
+        params = CompareParameters(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        versions = QrelsVersion.objects.in_bulk([data["old"], data["new"]])
+        for name in ("old", "new"):
+            if data[name] not in versions:
+                raise NotFound(f"No qrels version {data[name]}.")
+        ids = read_ids(request, "runs")
+        runs = None
+        if ids:
+            found = Run.objects.select_related("system").in_bulk(ids)
+            missing = [pk for pk in ids if pk not in found]
+            if missing:
+                raise ValidationError({"runs": [f"No run {missing[0]}."]})
+            runs = list(found.values())
+        scoring = data["scoring"]
+        try:
+            result = rankings.compare_qrels(
+                versions[data["old"]],
+                versions[data["new"]],
+                runs=runs,
+                measure=data.get("measure"),
+                measure_specs=list(scoring.specs),
+                options={
+                    "gain": scoring.options.gain,
+                    "relevance_level": scoring.options.relevance_level,
+                    "complete": scoring.options.complete,
+                },
+                k=data.get("k"),
+            )
+        except rankings.RankingError as error:
+            raise ValidationError({error.field: [str(error)]}) from None
+        body = comparison_body(result, versions[data["old"]], versions[data["new"]])
+        return Response(QrelsComparisonSerializer(body).data)

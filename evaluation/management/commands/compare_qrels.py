@@ -1,0 +1,111 @@
+import json
+import math
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import services
+from evaluation.api.rankings import comparison_body
+from evaluation.dashboards import rankings
+from evaluation.dashboards.scoring import ScoringError
+from evaluation.models import QrelsVersion, Run
+
+
+def _fmt(value) -> str:
+    return (
+        "   n/a"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else f"{value:7.4f}"
+    )
+
+
+class Command(BaseCommand):
+    help = (
+        "Would NEW change the leaderboard? Score the runs with two stored qrels versions (OLD "
+        "is the reference) and print how far the two system rankings by one measure agree: "
+        "Kendall's tau-b, Spearman, Pearson, tau-AP (tauap_b), tau_GAP and RBO, with 95% "
+        "bootstrap intervals over topics, @k too, and the pairs of runs that swap."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("old", help="NAME (latest version) or NAME@VERSION: the reference")
+        parser.add_argument("new", help="NAME (latest version) or NAME@VERSION")
+        parser.add_argument(
+            "--runs", nargs="+", default=None, help="SYSTEM/RUN ... (default: every stored run)"
+        )
+        parser.add_argument(
+            "--measure", default="ndcg_cut_10", help="e.g. ndcg_cut_10, ndcg_cut.10, nDCG@10, map"
+        )
+        parser.add_argument(
+            "-m",
+            dest="specs",
+            action="append",
+            default=None,
+            help="measures to score with (trec_eval's -m; default the dashboard set)",
+        )
+        parser.add_argument(
+            "-k", type=int, default=None, help="also over the OLD ranking's top k runs"
+        )
+        parser.add_argument("--samples", type=int, default=rankings.DEFAULT_SAMPLES)
+        parser.add_argument("--json", action="store_true", help="the API's JSON instead of text")
+
+    def handle(self, *args, old, new, runs, measure, specs, k, samples, **options):
+        versions = []
+        for label in (old, new):
+            try:
+                versions.append(services.find_qrels(label))
+            except QrelsVersion.DoesNotExist as error:
+                raise CommandError(str(error) or f"no qrels {label!r}") from None
+        chosen = None
+        if runs:
+            chosen = []
+            for label in runs:
+                try:
+                    chosen.append(services.find_run(label))
+                except Run.DoesNotExist as error:
+                    raise CommandError(str(error) or f"no run {label!r}") from None
+        if samples < 1:
+            raise CommandError("--samples is a whole number >= 1")
+        try:
+            result = rankings.compare_qrels(
+                *versions,
+                runs=chosen,
+                measure=measure,
+                measure_specs=specs,
+                k=k,
+                samples=samples,
+                score_missing=True,
+            )
+        except (rankings.RankingError, ScoringError) as error:
+            raise CommandError(str(error)) from None
+        data = comparison_body(result, *versions)
+        if options["json"]:
+            self.stdout.write(json.dumps(data, indent=2))
+            return
+        write = self.stdout.write
+        write(
+            f"{versions[0].label} -> {versions[1].label}: {data['runs']} runs ranked by "
+            f"{result.measure}, intervals from {data['samples']} resamples of the topics"
+        )
+        header = f"{'coefficient':<24}{'value':>8}  {'95% interval':<17}"
+        if result.k:
+            header += f"{'@' + str(result.k):>8}  {'95% interval':<17}"
+        write(header)
+        for row in data["coefficients"]:
+            line = (
+                f"{row['label']:<24}{_fmt(row['value']):>8}  {_fmt(row['low'])}–{_fmt(row['high'])}"
+            )
+            if result.k:
+                line += f" {_fmt(row['at_k']):>8}  {_fmt(row['low_k'])}–{_fmt(row['high_k'])}"
+            write(line)
+        write(f"{len(data['swaps'])} pairs swap")
+        for swap in data["swaps"]:
+            write(
+                f"  {swap['above']} > {swap['below']} by {swap['old_gap']:.4f} under OLD, "
+                f"< by {-swap['new_gap']:.4f} under NEW"
+            )
+        for row in data["rows"]:
+            write(
+                f"{row['old_rank']:>4} -> {row['new_rank']:<4} {row['run']}  {row['old']:.4f} -> {row['new']:.4f}"
+            )
+        if data["left_out"]:
+            write("left out (not scored with both): " + ", ".join(data["left_out"]))

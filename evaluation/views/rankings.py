@@ -1,0 +1,54 @@
+"""Would a qrels version change the leaderboard? (issue 12 part 6, issue 17 part 4): pick two
+qrels versions and a measure; the runs scored with both, ranked under each, and how far the
+rankings agree (evaluation.dashboards.rankings). Leads and engineers, as every dashboard."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from evaluation import measures, services
+from evaluation.dashboards import rankings
+from evaluation.dashboards.scoring import make_scoring
+from evaluation.models import QrelsVersion
+from evaluation.views.common import int_param, require_reader
+
+BIG_ID = 2**63 - 1
+
+
+@require_GET
+@login_required
+def qrels_rankings(request):
+    require_reader(request.user)
+    versions = list(QrelsVersion.objects.all())
+    by_id = {q.pk: q for q in versions}
+    old = by_id.get(int_param(request.GET.get("old"), high=BIG_ID) or 0)
+    new = by_id.get(int_param(request.GET.get("new"), high=BIG_ID) or 0)
+    measure = request.GET.get("measure") or "ndcg_cut_10"
+    k = int_param(request.GET.get("k"))
+    context = {
+        "versions": versions,
+        "old": old,
+        "new": new,
+        "measure": measure,
+        "k": k,
+        "measure_names": [
+            (name, measures.display_name(name))
+            for name in make_scoring(
+                qrels=old or (versions[0] if versions else None),
+                measure_specs=list(services.DASHBOARD_MEASURES),
+            ).names
+        ]
+        if versions
+        else [],
+    }
+    if old is None or new is None:
+        return render(request, "evaluation/rankings.html", context)
+    try:
+        result = rankings.compare_qrels(old, new, measure=measure, k=k)
+    except rankings.RankingError as error:
+        context["problem"] = str(error)
+        return render(request, "evaluation/rankings.html", context, status=400)
+    context.update(result=result, display=measures.display_name(result.measure))
+    return render(request, "evaluation/rankings.html", context)
