@@ -362,8 +362,13 @@ def assign_pending(*, campaign: Campaign) -> int:
                         moved.append(Assignment(pk=key, position=position))
                         continue
                     # A gold pair has a slot for every judge; the row's overlap says so.
+                    # Slots held by judges since removed (their grades stay) are taken, so a
+                    # gold pair can need one past the judges' count: the row's overlap then
+                    # says that slot's number.
                     width = len(judges) if key in gold else campaign.overlap
-                    slot = min(set(range(1, width + 1)) - used_slots[key])
+                    free = set(range(1, width + 1)) - used_slots[key]
+                    slot = min(free) if free else max(used_slots[key]) + 1
+                    width = max(width, slot)
                     used_slots[key].add(slot)
                     new.append(
                         Assignment(
