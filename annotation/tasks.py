@@ -397,3 +397,4 @@ def refresh_agreement_task(*, campaign_id: int) -> None:
         w for w in agreement_service.WEIGHTS if w in {*seen, agreement_service.DEFAULT_WEIGHTS}
     ]
     agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights))
+    services.store_judge_medians(campaign=campaign)

@@ -38,6 +38,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import tallies
+from annotation.services.tallies import tally_judges
 from evaluation.models import QrelsEntry, QrelsVersion
 
 # Parameters per INSERT: under SQLite's limit of 32,766 variables.
@@ -255,6 +256,7 @@ class _Restore:
                 for r in backup.changes
             ],
         )
+        tally_judges(campaign_id=campaign_id)
         decision_ids = self.create_decisions(pair_ids)
         created_qrels, reused_qrels = self.create_publications(qrels, decision_ids)
         counts = {

@@ -213,7 +213,7 @@ def campaign_agreement(
         .first()
     )
     pending = snapshot is None or snapshot.fingerprint != fingerprint
-    if pending and (snapshot is None or wait or _tasks_inline()):
+    if pending and (snapshot is None or wait or tasks_inline()):
         computed, computed_at = refresh_agreement(
             campaign=campaign, weights=(weights,), resamples=resamples
         )
@@ -233,7 +233,7 @@ def campaign_agreement(
     )
 
 
-def _tasks_inline() -> bool:
+def tasks_inline() -> bool:
     """Tasks run inside the request that enqueues them (no worker): a queued refresh would
     make the request wait anyway, so the page computes the numbers itself."""
     return isinstance(task_backends[DEFAULT_TASK_BACKEND_ALIAS], ImmediateBackend)
@@ -310,7 +310,7 @@ def mark_agreement_stale(*, campaign_id: int) -> None:
     the campaign's agreement for after the commit, unless one is queued already (then this
     is one UPDATE that changes nothing). With inline tasks nothing is queued: the next page
     computes the numbers, so a grade never waits for them."""
-    if _tasks_inline():
+    if tasks_inline():
         return
     # While a refresh is queued (the common case during a burst of grades) one SELECT, which
     # takes no lock, is all a grade pays.

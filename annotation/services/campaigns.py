@@ -27,7 +27,7 @@ from annotation.models import (
 from annotation.pooling import pool_runs
 from annotation.scales import SCALES, validate_scale
 from annotation.services.common import MESSAGES
-from annotation.services.tallies import tally_pairs
+from annotation.services.tallies import tally_judges, tally_pairs
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
 CAMPAIGN_FIELDS = (
@@ -382,6 +382,7 @@ def assign_pending(*, campaign: Campaign) -> int:
         Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
         Assignment.objects.bulk_create(new, batch_size=2000)
         tally_pairs(pair_ids={a.pair_id for a in new})
+        tally_judges(campaign_id=campaign.pk, judge_ids=list(given))
     return len(new)
 
 
@@ -450,6 +451,7 @@ def remove_judge(*, campaign: Campaign, judge) -> int:
         CampaignJudge.objects.filter(campaign=campaign, judge=judge).delete()
         assign_pending(campaign=campaign)
         tally_pairs(pair_ids=touched)
+        tally_judges(campaign_id=campaign.pk, judge_ids=[judge.pk])
     return deleted
 
 
@@ -482,4 +484,5 @@ def reassign(*, campaign: Campaign, from_judge, to_judge, topic: Topic | None = 
             assignment.position = position
             assignment.save(update_fields=["judge", "position"])
             moved += 1
+        tally_judges(campaign_id=campaign.pk, judge_ids=[from_judge.pk, to_judge.pk])
     return moved
