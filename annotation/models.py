@@ -407,6 +407,9 @@ class AgreementRefresh(models.Model):
         Campaign, on_delete=models.CASCADE, related_name="agreement_refresh"
     )
     requested_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the last refresh started reading judgments."
+    )
 
     def __str__(self):
         return f"{self.campaign_id}: {self.requested_at or 'idle'}"
