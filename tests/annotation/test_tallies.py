@@ -209,3 +209,25 @@ def test_progress_medians_come_from_the_background_refresh_when_a_worker_runs_it
     import statistics
 
     assert {p.judge_id: p.median_seconds for p in fresh}[judges[0].pk] == statistics.median(seconds)
+
+
+@pytest.mark.parametrize("show", ["all", "undecided"])
+def test_the_apis_disagreement_queue_pages_in_the_queues_order(big, show):
+    """The API pages the queue in the database ({count, next, previous, results}); the
+    pages put together are the whole queue, in its order."""
+    from django.contrib.auth.models import Group
+    from rest_framework.test import APIClient
+
+    campaign, lead, _ = big
+    lead.groups.add(Group.objects.get_or_create(name="lead")[0])
+    client = APIClient()
+    client.force_authenticate(lead)
+    url = f"/api/v1/campaigns/{campaign.pk}/disagreements/?show={show}&page_size=4"
+    seen, pages = [], 0
+    while url:
+        body = client.get(url).json()
+        seen += [row["pair"] for row in body["results"]]
+        url, pages = body["next"], pages + 1
+    expected = reference(campaign, undecided_only=show == "undecided")
+    assert seen == expected and body["count"] == len(expected)
+    assert pages == max(1, -(-len(expected) // 4)) and len(expected) > 4
