@@ -400,5 +400,6 @@ def refresh_agreement_task(*, campaign_id: int) -> None:
     weights = [
         w for w in agreement_service.WEIGHTS if w in {*seen, agreement_service.DEFAULT_WEIGHTS}
     ]
-    agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights), as_of=started)
+    # The medians first: seconds, where the agreement numbers of a large campaign take long.
     services.store_judge_medians(campaign=campaign)
+    agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights), as_of=started)

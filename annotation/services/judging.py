@@ -262,31 +262,34 @@ def judge_medians(*, campaign: Campaign) -> dict[int, float]:
     return {judge_id: statistics.median(values) for judge_id, values in seconds.items()}
 
 
-def store_judge_medians(*, campaign: Campaign) -> dt.datetime:
-    """Recompute every judge's median seconds and store it in their JudgeTally (the
-    background refresh does, with the agreement numbers); returns the time stored."""
+def store_judge_medians(*, campaign: Campaign) -> dict[int, float]:
+    """Recompute every judge's median seconds and store them in their JudgeTally (the
+    background refresh does, before the agreement numbers); returns them by judge id."""
     now = timezone.now()
     medians = judge_medians(campaign=campaign)
     rows = list(JudgeTally.objects.filter(campaign=campaign))
     for row in rows:
         row.median_seconds, row.medians_at = medians.get(row.judge_id), now
     JudgeTally.objects.bulk_update(rows, ["median_seconds", "medians_at"])
-    return now
+    return medians
 
 
 def judge_progress(*, campaign: Campaign) -> list[JudgeProgress]:
     """Each judge holding work in the campaign: done (graded or skipped) and assigned, from
     their JudgeTally (no assignment is read), and the median seconds of their graded
     judgments as last computed in the background (median_times says when). With inline
-    tasks (no worker), or before the first background computation, the medians are
-    computed here."""
+    tasks (no worker) the medians are computed here; before the first background
+    computation they are computed here once and stored."""
     tallies = list(
         JudgeTally.objects.filter(campaign=campaign)
         .select_related("judge")
         .order_by("judge__username")
     )
-    if tasks_inline() or not any(t.medians_at for t in tallies):
+    if tasks_inline():
         medians = judge_medians(campaign=campaign)
+    elif not any(t.medians_at for t in tallies):
+        # The first look before any background refresh: computed once, and kept.
+        medians = store_judge_medians(campaign=campaign)
     else:
         medians = {t.judge_id: t.median_seconds for t in tallies}
     result = []
