@@ -49,7 +49,9 @@ def assign_topics(
         # Judges already on this topic finish it first: fewer topic switches for everyone.
         on_topic = {j for pair in pairs for j in have.get(pair, ()) if j in work}
         for pair in pairs:
-            needed = overlap - len(have.get(pair, set()) & set(judges))
+            # Every holder counts, a judge since removed too: their grade stays on the pair
+            # (and so does their slot), as the docstring promises.
+            needed = overlap - len(have.get(pair, set()))
             if needed <= 0:
                 continue
             candidates = sorted(

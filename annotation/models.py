@@ -582,6 +582,9 @@ class AgreementRefresh(models.Model):
         Campaign, on_delete=models.CASCADE, related_name="agreement_refresh"
     )
     requested_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the last refresh started reading judgments."
+    )
 
     def __str__(self):
         return f"{self.campaign_id}: {self.requested_at or 'idle'}"
@@ -781,3 +784,33 @@ class MachineAnswer(models.Model):
 
     def __str__(self):
         return f"{self.machine_id} {self.pair_id}: {self.grade if self.grade is not None else self.failure}"
+
+
+class JudgeTally(models.Model):
+    """A judge's tally of their assignments in a campaign (open, graded, skipped), kept by
+    annotation.services.tallies in the transaction of every change to them (a grade: one
+    increment), so the progress and campaign pages never count every assignment; and the
+    median of their graded judgments' seconds as of ``medians_at``, recomputed with the
+    agreement numbers in the background (a median cannot be kept by increments)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_tallies")
+    judge = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judge_tallies"
+    )
+    open = models.IntegerField(default=0)
+    graded = models.IntegerField(default=0)
+    skipped = models.IntegerField(default=0)
+    median_seconds = models.FloatField(null=True, blank=True)
+    medians_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "judge"], name="judge_tally_once")
+        ]
+
+    def __str__(self):
+        return f"{self.judge_id} in {self.campaign_id}: {self.open} open, {self.graded} graded"
+
+    @property
+    def assigned(self) -> int:
+        return self.open + self.graded + self.skipped

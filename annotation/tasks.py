@@ -24,6 +24,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.tasks import task
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation import formats, services
 from annotation.models import (
@@ -391,7 +392,10 @@ def refresh_agreement_task(*, campaign_id: int) -> None:
     change to a judgment after the last refresh started
     (services.agreement.mark_agreement_stale); the flag is cleared before the judgments are
     read, so a grade given meanwhile queues the next refresh."""
-    AgreementRefresh.objects.filter(campaign_id=campaign_id).update(requested_at=None)
+    started = timezone.now()
+    AgreementRefresh.objects.filter(campaign_id=campaign_id).update(
+        requested_at=None, started_at=started
+    )
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:  # deleted since
         return
@@ -401,7 +405,9 @@ def refresh_agreement_task(*, campaign_id: int) -> None:
     weights = [
         w for w in agreement_service.WEIGHTS if w in {*seen, agreement_service.DEFAULT_WEIGHTS}
     ]
-    agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights))
+    # The medians first: seconds, where the agreement numbers of a large campaign take long.
+    services.store_judge_medians(campaign=campaign)
+    agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights), as_of=started)
     # The same burst of grades may call for a new pool order (adaptive strategies only).
     if ordering.reorder_due(campaign):
         reorder_pool_task.enqueue(campaign_id=campaign_id)

@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from annotation.api.common import LedCampaignMixin, messages_of, whole_number
@@ -48,6 +49,15 @@ class QueueParameters(QueryParameters):
     )
 
 
+class QueuePagination(PageNumberPagination):
+    """The queue a page at a time (``page``, ``page_size`` up to 1000), like every list of
+    the API: a campaign of hundreds of thousands of judgments has tens of thousands of
+    disputed pairs."""
+
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
 @extend_schema_view(
     list=extend_schema(
         summary="Disputed pairs in the order to decide them",
@@ -55,20 +65,30 @@ class QueueParameters(QueryParameters):
         responses=PairStateSerializer(many=True),
     )
 )
-class DisagreementViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.ViewSet):
+class DisagreementViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.GenericViewSet):
     """Pairs whose judges disagree: those straddling the relevance threshold first, then by
-    spread, widest first."""
+    spread, widest first; a page at a time ({count, next, previous, results})."""
 
     serializer_class = PairStateSerializer
+    pagination_class = QueuePagination
+    # The queue's own parameters (QueueParameters) filter it; no generic filter backends.
+    filter_backends = []
+
+    def get_queryset(self):
+        return LeadDecision.objects.none()  # for the schema only: list() builds the queue
 
     def list(self, request, campaign_pk=None):
         query = QueueParameters.read(request)
-        states = service.disagreement_queue(
+        # The pairs are chosen, ordered and paged in the database; only the page's pairs
+        # are read in full.
+        ids = service.disputed_pairs(
             campaign=self.campaign,
             topic_id=query.get("topic"),
             undecided_only=query["show"] == "undecided",
-        )
-        return Response(PairStateSerializer(states, many=True).data)
+        ).values_list("pk", flat=True)
+        page = self.paginate_queryset(ids)
+        states = service.states_of(campaign=self.campaign, pair_ids=list(page))
+        return self.get_paginated_response(PairStateSerializer(states, many=True).data)
 
 
 class DecisionSerializer(serializers.ModelSerializer):

@@ -12,11 +12,14 @@ breaks ties by id (a judge's topics, the history) is as it was.
 
 from __future__ import annotations
 
+import datetime as dt
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import IntegrityError, connection, models, transaction
@@ -38,6 +41,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import tallies
+from annotation.services.tallies import tally_judges
 from evaluation.models import QrelsEntry, QrelsVersion
 
 # Parameters per INSERT: under SQLite's limit of 32,766 variables.
@@ -105,11 +109,21 @@ def _batches(items: Sequence, size: int) -> Iterator[Sequence]:
         yield items[start : start + size]
 
 
+def _sqlite_datetime(value: dt.datetime) -> str:
+    """What SQLite's adapt_datetimefield_value makes of an aware datetime under USE_TZ (the
+    naive UTC time as text), without its per-call checks: a backup has millions."""
+    if value.utcoffset():
+        value = value.astimezone(dt.UTC)
+    return str(value.replace(tzinfo=None))
+
+
 def _adapter(field: models.Field) -> Callable[[Any], Any] | None:
     """How a value becomes a query parameter; None: as it is (text, numbers, ids)."""
     if isinstance(field, models.DateTimeField):
         # What DateTimeField.get_db_prep_value does for an aware datetime, minus the checks
         # the reader already made.
+        if connection.vendor == "sqlite" and settings.USE_TZ:
+            return _sqlite_datetime
         return connection.ops.adapt_datetimefield_value
     if isinstance(field, models.UUIDField | models.JSONField):
         return lambda value: field.get_db_prep_save(value, connection)
@@ -131,11 +145,18 @@ def _insert(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> list[i
     names = [f.attname for f in fields]
     adapters = [_adapter(f) for f in fields]
 
+    # Per row (millions in a large backup): one itemgetter call, then only the columns
+    # that need adapting.
+    getter = operator.itemgetter(*names)
+    adapted = [(i, adapt) for i, adapt in enumerate(adapters) if adapt is not None]
+
     def values(row: dict[str, Any]) -> list[Any]:
-        return [
-            value if adapt is None or value is None else adapt(value)
-            for value, adapt in zip([row[name] for name in names], adapters, strict=True)
-        ]
+        found = getter(row)
+        out = list(found) if len(names) > 1 else [found]
+        for i, adapt in adapted:
+            if out[i] is not None:
+                out[i] = adapt(out[i])
+        return out
 
     quote = connection.ops.quote_name
     table, pk = model._meta.db_table, model._meta.pk.column
@@ -259,6 +280,7 @@ class _Restore:
                 for r in backup.changes
             ],
         )
+        tally_judges(campaign_id=campaign_id)
         decision_ids = self.create_decisions(pair_ids)
         created_qrels, reused_qrels = self.create_publications(qrels, decision_ids)
         counts = {

@@ -7,12 +7,12 @@ what the report page, the downloads, the API and ``manage.py agreement_report`` 
 Computing the report takes seconds on a large campaign (60,000 judgments: ~0.3 s to read
 them, ~1.4 s per choice of weights for 1000 bootstrap resamples), and a running campaign
 gets a new grade every few seconds. So no page view computes it: the numbers are stored
-(AgreementSnapshot, one per choice of weights) under a fingerprint of the state of the
-campaign's judgments, and recomputed by a background task (tasks.refresh_agreement). A
-grade only marks them stale (:func:`mark_agreement_stale`, in the grade's transaction: one
-UPDATE that matches nothing while a refresh is already queued); a page that finds the
-fingerprint changed shows the stored numbers with their time and that a recomputation is
-pending. With the inline task backend (no worker) the page computes them itself, as before.
+(AgreementSnapshot, one per choice of weights) under a fingerprint of the campaign's
+settings, and recomputed by a background task (tasks.refresh_agreement). A grade only
+marks them stale (:func:`mark_agreement_stale`, in the grade's transaction: one SELECT
+while a refresh is already queued); a page that finds them stale (the campaign's refresh
+row, one query: no page reads every judgment to find out) shows the stored numbers with
+their time and that a recomputation is pending. With the inline task backend (no worker) the page computes them itself, as before.
 The intervals are seeded with the campaign's seed: the same judgments give the same
 intervals, whoever computes them.
 """
@@ -217,14 +217,17 @@ def campaign_agreement(
     or when tasks run inline. Four queries when the snapshot is current (the state of the
     judgments, the snapshot, the refresh flag, the topics)."""
     weights_value(weights)
-    fingerprint = _fingerprint(campaign, weights, resamples)
+    inline = tasks_inline()
+    fingerprint = _fingerprint(campaign, weights, resamples, judgments=inline)
     snapshot = (
         AgreementSnapshot.objects.filter(campaign=campaign, weights=weights, resamples=resamples)
         .only("fingerprint", "computed_at", "numbers")
         .first()
     )
     pending = snapshot is None or snapshot.fingerprint != fingerprint
-    if pending and (snapshot is None or wait or _tasks_inline()):
+    if not pending and not inline:
+        pending = _changed_since(campaign, snapshot.computed_at)
+    if pending and (snapshot is None or wait or inline):
         computed, computed_at = refresh_agreement(
             campaign=campaign, weights=(weights,), resamples=resamples
         )
@@ -244,24 +247,48 @@ def campaign_agreement(
     )
 
 
-def _tasks_inline() -> bool:
+def tasks_inline() -> bool:
     """Tasks run inside the request that enqueues them (no worker): a queued refresh would
     make the request wait anyway, so the page computes the numbers itself."""
     return isinstance(task_backends[DEFAULT_TASK_BACKEND_ALIAS], ImmediateBackend)
 
 
-def _fingerprint(campaign: Campaign, weights: str, resamples: int) -> str:
+def _changed_since(campaign: Campaign, computed_at: dt.datetime) -> bool:
+    """Under a task worker: whether a judgment changed after the snapshot's judgments were
+    read. Every change marks the campaign (mark_agreement_stale sets requested_at until a
+    refresh starts); a refresh that started after them (started_at) and has not stored
+    its numbers yet, or never will (it failed), counts as a change too. One query on one
+    row, however many judgments: no page reads them all to find out."""
+    refresh = (
+        AgreementRefresh.objects.filter(campaign=campaign)
+        .values_list("requested_at", "started_at")
+        .first()
+    )
+    if refresh is None:
+        return False
+    requested_at, started_at = refresh
+    return requested_at is not None or (started_at is not None and started_at > computed_at)
+
+
+def _fingerprint(campaign: Campaign, weights: str, resamples: int, judgments: bool = True) -> str:
     """Everything the numbers depend on: the campaign (its creation time tells a new
-    campaign that reuses an id), its scale, threshold and seed, the choices, and the state of
-    its graded judgments: how many, their latest change (a new grade, a regrade), the sum
-    of their grades (a regrade within the same clock tick) and of their ids. A judge's new
-    username shows once the judgments change."""
-    state = Judgment.objects.filter(
-        assignment__pair__campaign=campaign, grade__isnull=False
-    ).aggregate(n=Count("pk"), latest=Max("updated_at"), total=Sum("grade"), ids=Sum("pk"))
-    outside = ExternalGrade.objects.filter(
-        pair__campaign=campaign, judge__kind=JudgeKind.OUTSIDE
-    ).aggregate(n=Count("pk"), latest=Max("updated_at"), total=Sum("grade"), ids=Sum("pk"))
+    campaign that reuses an id), its scale, threshold and seed, the choices, and (with
+    ``judgments``) the state of its graded judgments (and of outside people's grades): how many, their latest change (a new
+    grade, a regrade), the sum of their grades (a regrade within the same clock tick) and of
+    their ids. A judge's new username shows once the judgments change.
+
+    Reading the judgments' state costs a scan of all of them; under a task worker the
+    campaign's refresh flags say the same in one row (:func:`_changed_since`), so only the
+    inline backend (no worker: tests, a development server) takes it."""
+    state = {"n": None, "latest": None, "total": None, "ids": None}
+    outside = dict(state)
+    if judgments:
+        state = Judgment.objects.filter(
+            assignment__pair__campaign=campaign, grade__isnull=False
+        ).aggregate(n=Count("pk"), latest=Max("updated_at"), total=Sum("grade"), ids=Sum("pk"))
+        outside = ExternalGrade.objects.filter(
+            pair__campaign=campaign, judge__kind=JudgeKind.OUTSIDE
+        ).aggregate(n=Count("pk"), latest=Max("updated_at"), total=Sum("grade"), ids=Sum("pk"))
     parts = (
         campaign.pk,
         campaign.created_at.isoformat(),
@@ -280,15 +307,23 @@ def _fingerprint(campaign: Campaign, weights: str, resamples: int) -> str:
 
 
 def refresh_agreement(
-    *, campaign: Campaign, weights: tuple[str, ...] = tuple(WEIGHTS), resamples: int = RESAMPLES
+    *,
+    campaign: Campaign,
+    weights: tuple[str, ...] = tuple(WEIGHTS),
+    resamples: int = RESAMPLES,
+    as_of: dt.datetime | None = None,
 ) -> tuple[dict, dt.datetime]:
     """Compute the campaign's numbers for each of ``weights`` from its judgments as they are
     now and store them as its snapshots; returns them by weights, and their time. The judgments are read
     once for all weights; the per-topic rows and judge profiles do not depend on them. The
     fingerprint is taken before the judgments are read, so a grade given meanwhile leaves
-    the snapshot stale rather than wrongly current."""
+    the snapshot stale rather than wrongly current. The snapshots' time is ``as_of`` (the
+    refresh task's start) or now, taken before the judgments are read: the numbers are
+    those of the judgments as they were then."""
     started = time.perf_counter()
-    prints = {w: _fingerprint(campaign, w, resamples) for w in weights}
+    as_of = as_of or timezone.now()
+    inline = tasks_inline()
+    prints = {w: _fingerprint(campaign, w, resamples, judgments=inline) for w in weights}
     graded = graded_judgments(campaign=campaign)
     ratings, threshold_problem = _ratings(campaign, graded)
     by_topic = stats.agreement_by_topic(ratings, {g.pair_id: g.topic_id for g in graded})
@@ -301,10 +336,10 @@ def refresh_agreement(
         if threshold_problem:
             report = _without_threshold(report, threshold_problem)
         computed[w] = (report, by_topic, profiles, threshold_problem)
-    now, seconds = timezone.now(), time.perf_counter() - started
+    seconds = time.perf_counter() - started
     for w, numbers in computed.items():
-        _store(campaign, w, resamples, prints[w], now, seconds, pickle.dumps(numbers))
-    return computed, now
+        _store(campaign, w, resamples, prints[w], as_of, seconds, pickle.dumps(numbers))
+    return computed, as_of
 
 
 def _store(campaign, weights, resamples, fingerprint, now, seconds, numbers) -> None:
@@ -325,7 +360,7 @@ def mark_agreement_stale(*, campaign_id: int) -> None:
     the campaign's agreement for after the commit, unless one is queued already (then this
     is one UPDATE that changes nothing). With inline tasks nothing is queued: the next page
     computes the numbers, so a grade never waits for them."""
-    if _tasks_inline():
+    if tasks_inline():
         return
     # While a refresh is queued (the common case during a burst of grades) one SELECT, which
     # takes no lock, is all a grade pays.

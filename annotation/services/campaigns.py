@@ -31,7 +31,7 @@ from annotation.pooling import pool_runs
 from annotation.scales import SCALES, validate_scale
 from annotation.services.common import MESSAGES
 from annotation.services.ordering import check_pool_ordering, queue_reorder
-from annotation.services.tallies import tally_pairs
+from annotation.services.tallies import tally_judges, tally_pairs
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
 CAMPAIGN_FIELDS = (
@@ -413,8 +413,13 @@ def assign_pending(*, campaign: Campaign) -> int:
                         moved.append(Assignment(pk=key, position=position))
                         continue
                     # A gold pair has a slot for every judge; the row's overlap says so.
+                    # Slots held by judges since removed (their grades stay) are taken, so a
+                    # gold pair can need one past the judges' count: the row's overlap then
+                    # says that slot's number.
                     width = len(judges) if key in gold else campaign.overlap
-                    slot = min(set(range(1, width + 1)) - used_slots[key])
+                    free = set(range(1, width + 1)) - used_slots[key]
+                    slot = min(free) if free else max(used_slots[key]) + 1
+                    width = max(width, slot)
                     used_slots[key].add(slot)
                     new.append(
                         Assignment(
@@ -430,6 +435,7 @@ def assign_pending(*, campaign: Campaign) -> int:
         tally_pairs(pair_ids={a.pair_id for a in new})
         if new and campaign.pool_ordering != PoolOrdering.RANDOM:
             queue_reorder(campaign_id=campaign.pk)  # new pairs take their place in the order
+        tally_judges(campaign_id=campaign.pk, judge_ids=list(given))
     return len(new)
 
 
@@ -498,6 +504,7 @@ def remove_judge(*, campaign: Campaign, judge) -> int:
         CampaignJudge.objects.filter(campaign=campaign, judge=judge).delete()
         assign_pending(campaign=campaign)
         tally_pairs(pair_ids=touched)
+        tally_judges(campaign_id=campaign.pk, judge_ids=[judge.pk])
     return deleted
 
 
@@ -530,4 +537,5 @@ def reassign(*, campaign: Campaign, from_judge, to_judge, topic: Topic | None = 
             assignment.position = position
             assignment.save(update_fields=["judge", "position"])
             moved += 1
+        tally_judges(campaign_id=campaign.pk, judge_ids=[from_judge.pk, to_judge.pk])
     return moved

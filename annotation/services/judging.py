@@ -3,6 +3,7 @@ progress leads read."""
 
 from __future__ import annotations
 
+import datetime as dt
 import statistics
 import uuid
 from collections import defaultdict
@@ -10,21 +11,24 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import F, Min, Sum
+from django.utils import timezone
 
 from annotation.models import (
+    AgreementRefresh,
     Assignment,
     AssignmentStatus,
     Campaign,
+    JudgeTally,
     Judgment,
     JudgmentAction,
     JudgmentChange,
     Pair,
 )
-from annotation.services.agreement import mark_agreement_stale
+from annotation.services.agreement import mark_agreement_stale, tasks_inline
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
 from annotation.services.ordering import queue_order
-from annotation.services.tallies import tally_pairs
+from annotation.services.tallies import shift_judge_tally, tally_pairs
 
 # --- judging -------------------------------------------------------------------------------
 
@@ -97,6 +101,15 @@ def _own_judgment(assignment: Assignment) -> Judgment | None:
     return judgment
 
 
+def _set_status(assignment: Assignment, status: str) -> None:
+    """Store the assignment's new status and shift its judge's tally to match."""
+    old, assignment.status = assignment.status, status
+    assignment.save(update_fields=["status"])
+    shift_judge_tally(
+        campaign_id=assignment.pair.campaign_id, judge_id=assignment.judge_id, old=old, new=status
+    )
+
+
 def record_judgment(
     *,
     assignment_id: int,
@@ -138,8 +151,7 @@ def record_judgment(
                 changed_by=judge,
             )
         if assignment.status != AssignmentStatus.DONE:
-            assignment.status = AssignmentStatus.DONE
-            assignment.save(update_fields=["status"])
+            _set_status(assignment, AssignmentStatus.DONE)
         tally_pairs(pair_ids=[assignment.pair_id], lock=True)
         mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
@@ -176,8 +188,7 @@ def skip_assignment(
             note=reason,
             changed_by=judge,
         )
-        assignment.status = AssignmentStatus.SKIPPED
-        assignment.save(update_fields=["status"])
+        _set_status(assignment, AssignmentStatus.SKIPPED)
         tally_pairs(pair_ids=[assignment.pair_id], lock=True)
         mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
@@ -199,8 +210,7 @@ def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) 
             changed_by=judge,
         )
         judgment.delete()
-        assignment.status = AssignmentStatus.OPEN
-        assignment.save(update_fields=["status"])
+        _set_status(assignment, AssignmentStatus.OPEN)
         tally_pairs(pair_ids=[assignment.pair_id], lock=True)
         mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return assignment
@@ -243,32 +253,72 @@ class JudgeProgress:
     too_fast: bool
 
 
-def judge_progress(*, campaign: Campaign) -> list[JudgeProgress]:
-    rows = (
-        Assignment.objects.filter(pair__campaign=campaign)
-        .values("judge_id", "judge__username")
-        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
-        .order_by("judge__username")
-    )
+def judge_medians(*, campaign: Campaign) -> dict[int, float]:
+    """The median active seconds of each judge's graded judgments (reads them all)."""
     seconds: dict[int, list[float]] = defaultdict(list)
     for judge_id, value in Judgment.objects.filter(
         assignment__pair__campaign=campaign, grade__isnull=False
     ).values_list("assignment__judge_id", "seconds"):
         seconds[judge_id].append(value)
-    result = []
+    return {judge_id: statistics.median(values) for judge_id, values in seconds.items()}
+
+
+def store_judge_medians(*, campaign: Campaign) -> dict[int, float]:
+    """Recompute every judge's median seconds and store them in their JudgeTally (the
+    background refresh does, before the agreement numbers); returns them by judge id."""
+    now = timezone.now()
+    medians = judge_medians(campaign=campaign)
+    rows = list(JudgeTally.objects.filter(campaign=campaign))
     for row in rows:
-        median = statistics.median(seconds[row["judge_id"]]) if seconds[row["judge_id"]] else None
+        row.median_seconds, row.medians_at = medians.get(row.judge_id), now
+    JudgeTally.objects.bulk_update(rows, ["median_seconds", "medians_at"])
+    return medians
+
+
+def judge_progress(*, campaign: Campaign) -> list[JudgeProgress]:
+    """Each judge holding work in the campaign: done (graded or skipped) and assigned, from
+    their JudgeTally (no assignment is read), and the median seconds of their graded
+    judgments as last computed in the background (median_times says when). With inline
+    tasks (no worker) the medians are computed here; before the first background
+    computation they are computed here once and stored."""
+    tallies = list(
+        JudgeTally.objects.filter(campaign=campaign)
+        .select_related("judge")
+        .order_by("judge__username")
+    )
+    if tasks_inline():
+        medians = judge_medians(campaign=campaign)
+    elif not any(t.medians_at for t in tallies):
+        # The first look before any background refresh: computed once, and kept.
+        medians = store_judge_medians(campaign=campaign)
+    else:
+        medians = {t.judge_id: t.median_seconds for t in tallies}
+    result = []
+    for t in tallies:
+        median = medians.get(t.judge_id)
         result.append(
             JudgeProgress(
-                judge_id=row["judge_id"],
-                username=row["judge__username"],
-                done=row["done"],
-                total=row["total"],
+                judge_id=t.judge_id,
+                username=t.judge.username,
+                done=t.graded + t.skipped,
+                total=t.assigned,
                 median_seconds=median,
                 too_fast=median is not None and median < SUSPICIOUSLY_FAST_SECONDS,
             )
         )
-    return result
+    return [row for row in result if row.total]
+
+
+def median_times(*, campaign: Campaign) -> tuple[dt.datetime | None, bool]:
+    """When the medians judge_progress shows were computed (None: just now, on the page),
+    and whether a recomputation is pending (a judgment changed since)."""
+    if tasks_inline():
+        return None, False
+    at = JudgeTally.objects.filter(campaign=campaign).aggregate(at=Min("medians_at"))["at"]
+    pending = AgreementRefresh.objects.filter(
+        campaign=campaign, requested_at__isnull=False
+    ).exists()
+    return at, pending
 
 
 def topic_progress(*, campaign: Campaign) -> list[dict]:

@@ -40,7 +40,7 @@ from annotation.models import (
     PooledRun,
 )
 from annotation.services.adjudication import pair_states
-from annotation.services.agreement import _tasks_inline
+from annotation.services.agreement import tasks_inline
 from evaluation import measures
 from evaluation.models import Run
 from evaluation.services import load_run_frame
@@ -231,7 +231,7 @@ def live_board(
     fingerprint = live_fingerprint(campaign, measure)
     snapshot = LiveBoardSnapshot.objects.filter(campaign=campaign, measure=measure).first()
     pending = snapshot is None or snapshot.fingerprint != fingerprint
-    if pending and (wait or _tasks_inline()):
+    if pending and (wait or tasks_inline()):
         snapshot, pending = refresh_live_board(campaign=campaign, measure=measure), False
     elif pending:
         queue_live_refresh(campaign_id=campaign.pk, measure=measure)

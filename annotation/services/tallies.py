@@ -11,6 +11,11 @@ pair of a campaign.
 The grades of outside people (imported) count as a judge's who has graded the pair; so do a
 machine judge's when its campaign lets machine grades count in adjudication
 (Campaign.machine_grades_adjudicate; changing it recounts the campaign).
+
+Each judge's tally in a campaign (JudgeTally: open, graded, skipped) is kept the same way:
+a grade, a skip or an undo shifts one count of one row (:func:`shift_judge_tally`); the
+services that assign, remove or move work in bulk recount their campaign's judges
+(:func:`tally_judges`, one aggregate query).
 """
 
 from __future__ import annotations
@@ -18,9 +23,17 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from django.db.models import Q
+from django.db.models import Count, F, Q
 
-from annotation.models import Assignment, AssignmentStatus, Campaign, ExternalGrade, JudgeKind, Pair
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    ExternalGrade,
+    JudgeKind,
+    JudgeTally,
+    Pair,
+)
 
 FIELDS = (
     "judges_assigned",
@@ -89,3 +102,59 @@ def tally_pairs(
         for start in range(0, len(pks), CHUNK):
             Pair.objects.filter(pk__in=pks[start : start + CHUNK]).update(**values)
     return len(ids)
+
+
+# JudgeTally's count of each assignment status.
+STATUS_FIELD = {
+    AssignmentStatus.OPEN: "open",
+    AssignmentStatus.DONE: "graded",
+    AssignmentStatus.SKIPPED: "skipped",
+}
+
+
+def tally_judges(*, campaign_id: int, judge_ids: Iterable[int] | None = None) -> None:
+    """Recount the JudgeTally of ``judge_ids`` (default: every judge holding work in the
+    campaign) from their assignments; a judge left without any loses the row. The rows
+    are locked first, so a grade committing meanwhile is either counted here or shifts the
+    count after it (never lost)."""
+    holders = Assignment.objects.filter(pair__campaign_id=campaign_id)
+    rows = JudgeTally.objects.filter(campaign_id=campaign_id)
+    if judge_ids is not None:
+        judge_ids = list(judge_ids)
+        holders = holders.filter(judge_id__in=judge_ids)
+        rows = rows.filter(judge_id__in=judge_ids)
+    list(rows.select_for_update().values_list("pk"))
+    counts = {
+        row.pop("judge_id"): row
+        for row in holders.order_by()
+        .values("judge_id")
+        .annotate(
+            **{
+                field: Count("pk", filter=Q(status=status))
+                for status, field in STATUS_FIELD.items()
+            }
+        )
+    }
+    rows.exclude(judge_id__in=list(counts)).delete()
+    JudgeTally.objects.bulk_create(
+        [
+            JudgeTally(campaign_id=campaign_id, judge_id=judge_id, **figures)
+            for judge_id, figures in counts.items()
+        ],
+        update_conflicts=True,
+        unique_fields=["campaign", "judge"],
+        update_fields=list(STATUS_FIELD.values()),
+    )
+
+
+def shift_judge_tally(*, campaign_id: int, judge_id: int, old: str, new: str) -> None:
+    """One of the judge's assignments went from status ``old`` to ``new``: move one count
+    (one UPDATE of one row; a row missing, from before the tallies, is counted afresh)."""
+    if old == new:
+        return
+    before, after = STATUS_FIELD[old], STATUS_FIELD[new]
+    shifted = JudgeTally.objects.filter(campaign_id=campaign_id, judge_id=judge_id).update(
+        **{before: F(before) - 1, after: F(after) + 1}
+    )
+    if not shifted:
+        tally_judges(campaign_id=campaign_id, judge_ids=[judge_id])

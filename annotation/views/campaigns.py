@@ -21,7 +21,15 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.roles import Role, has_role
 from annotation import forms, services
 from annotation.access import campaigns_judged_by, campaigns_led_by, get_campaign_for_lead
-from annotation.models import Assignment, AssignmentStatus, Campaign, CampaignJudge, Pair, Topic
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    CampaignJudge,
+    JudgeTally,
+    Pair,
+    Topic,
+)
 from annotation.views.common import (
     MESSAGES,
     campaign_figures,
@@ -224,10 +232,8 @@ def render_detail(request, campaign, status=200, **forms_given):
 def _judge_rows(campaign: Campaign) -> list[dict]:
     """The campaign's judges with their assignments here (total, done)."""
     counts = {
-        row["judge_id"]: row
-        for row in Assignment.objects.filter(pair__campaign=campaign)
-        .values("judge_id")
-        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
+        t.judge_id: {"total": t.assigned, "done": t.graded + t.skipped}
+        for t in JudgeTally.objects.filter(campaign=campaign)
     }
     rows = []
     for member in (

@@ -92,6 +92,7 @@ def progress(request, pk):
     ]
     key, descending, topic_headers = sorting(request, TOPIC_COLUMNS, "qid")
     topic_rows = _sort_rows(topic_rows, key, descending, "qid")
+    medians_at, medians_pending = services.median_times(campaign=campaign)
     figures = campaign_figures(campaign)
     reassign_form = forms.ReassignForm(campaign=campaign)
     target = reassign_form.default_target()
@@ -103,6 +104,8 @@ def progress(request, pk):
         "judge_rows": judge_rows,
         "flagged": [row for row in judge_rows if row["too_fast"]],
         "fast_seconds": services.SUSPICIOUSLY_FAST_SECONDS,
+        "medians_at": medians_at,
+        "medians_pending": medians_pending,
         "topic_headers": topic_headers,
         "topics": paginate(request, topic_rows),
         "untouched_topics": figures["topics"] - len(topic_rows),

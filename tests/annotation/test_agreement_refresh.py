@@ -119,3 +119,28 @@ def test_a_refresh_that_never_started_is_queued_again_by_the_page(client, lead, 
         assert agreement_service.campaign_agreement(campaign=campaign).pending
         refresh = AgreementRefresh.objects.get(campaign=campaign)
         assert (timezone.now() - refresh.requested_at).total_seconds() < 60
+
+
+def test_a_refresh_that_died_after_it_started_leaves_the_numbers_pending(lead, judges):
+    """The task clears the flag before it reads the judgments; if it never stores its
+    numbers, the ones stored before it are not taken for current."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    campaign = make_campaign(lead, judges, GRADES)
+    with override_settings(TASKS=WORKER):
+        agreement_service.campaign_agreement(campaign=campaign)  # the first snapshot
+        with CaptureQueriesContext(connection) as queries:
+            assert not agreement_service.campaign_agreement(campaign=campaign).pending
+        assert not [q for q in queries if "annotation_judgment" in q["sql"]], (
+            "a page under a worker must not read the judgments to tell whether they changed"
+        )
+        regrade(campaign, judges[0], "d1", 0)
+        assert agreement_service.campaign_agreement(campaign=campaign).pending
+        AgreementRefresh.objects.filter(campaign=campaign).update(
+            requested_at=None, started_at=timezone.now()
+        )  # the task started ... and died
+        assert agreement_service.campaign_agreement(campaign=campaign).pending
+        refresh_agreement_task.call(campaign_id=campaign.pk)
+        assert not agreement_service.campaign_agreement(campaign=campaign).pending

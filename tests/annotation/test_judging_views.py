@@ -485,17 +485,18 @@ def test_an_open_pairs_fragment_costs_the_same_four_queries(world, django_assert
         client.get(url("judge-pair", world, assignment))
 
 
-def test_a_first_grade_costs_thirteen_queries(world, django_assert_num_queries):
+def test_a_first_grade_costs_fourteen_queries(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
     # 1 session, 2 user, then services.record_judgment: 3 savepoint (BEGIN outside tests),
     # 4 the judge's assignment in this campaign, locked (the access check and the lock in one
     # statement), 5 the campaign's scale, 6 look for a judgment (none), 7 insert it, 8 insert
-    # the JudgmentChange, 9 mark the assignment done, then the pair's tally: 10 lock the
-    # pair, 11 its judges' statuses and grades, 12 update it; 13 release the savepoint
-    # (COMMIT). (The agreement is only marked stale with a task worker: inline, nothing.)
-    with django_assert_num_queries(13):
+    # the JudgmentChange, 9 mark the assignment done, 10 move one count of the judge's tally
+    # (open -> graded), then the pair's tally: 11 lock the pair, 12 its judges' statuses and
+    # grades, 13 update it; 14 release the savepoint (COMMIT). (The agreement is only marked
+    # stale with a task worker: inline, nothing.)
+    with django_assert_num_queries(14):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
 

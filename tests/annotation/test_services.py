@@ -272,3 +272,33 @@ def test_progress_flags_suspiciously_fast_judges(people):
         0.8,
         True,
     )
+
+
+def test_a_removed_judges_grade_keeps_its_slot_when_new_judges_fill_the_pair(
+    people, django_user_model
+):
+    """Regression: assign_pending took min() of no free slot (ValueError). A removed judge's
+    grade stays on the pair and counts toward its overlap, so new judges fill only the
+    slots that are free, ordinary and calibration pairs alike."""
+    _, (a, b, _) = people
+    campaign = make_campaign(people, overlap=3, topics=("1",))
+    services.add_pairs(campaign=campaign, pairs=[("1", "d0")], source=PairSource.IMPORTED)
+    services.set_gold(campaign=campaign, entries=[("1", "g0", 2)])
+    for assignment in Assignment.objects.filter(judge=a):
+        services.record_judgment(assignment_id=assignment.pk, judge=a, grade=1)
+    services.remove_judge(campaign=campaign, judge=b)  # the pairs keep a (graded) and c
+    services.remove_judge(campaign=campaign, judge=a)  # a's grades stay
+    d, e = (django_user_model.objects.create_user(name) for name in ("d", "e"))
+    services.add_judge(campaign=campaign, judge=d)
+    services.add_judge(campaign=campaign, judge=e)
+    ordinary = Pair.objects.get(document__docno="d0")
+    gold = Pair.objects.get(document__docno="g0")
+    assert sorted(ordinary.assignments.values_list("slot", flat=True)) == [1, 2, 3]
+    assert set(gold.assignments.values_list("judge__username", flat=True)) == {
+        "judge0",
+        "judge2",
+        "d",
+        "e",
+    }, "a calibration pair goes to every judge, beside the removed judge's grade"
+    slots = list(gold.assignments.values_list("slot", flat=True))
+    assert len(set(slots)) == len(slots)

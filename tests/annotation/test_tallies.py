@@ -9,9 +9,16 @@ import pytest
 from django.db.models import Q
 
 from annotation import adjudication, services
-from annotation.models import AdjudicationRule, Assignment, Pair, PairSource, Topic
+from annotation.models import (
+    AdjudicationRule,
+    Assignment,
+    JudgeTally,
+    Pair,
+    PairSource,
+    Topic,
+)
 from annotation.services import adjudication as adj
-from annotation.services.tallies import FIELDS, tally_pairs
+from annotation.services.tallies import FIELDS, tally_judges, tally_pairs
 
 pytestmark = pytest.mark.django_db
 
@@ -20,10 +27,23 @@ def stored_tallies(campaign):
     return {p["pk"]: p for p in Pair.objects.filter(campaign=campaign).values("pk", *FIELDS)}
 
 
+def stored_judge_tallies(campaign):
+    return {
+        t.judge_id: (t.open, t.graded, t.skipped)
+        for t in JudgeTally.objects.filter(campaign=campaign)
+    }
+
+
 def assert_tallies_current(campaign):
     before = stored_tallies(campaign)
     tally_pairs(campaign=campaign)
     assert stored_tallies(campaign) == before, "a service changed judgments without a tally"
+    judges_before = stored_judge_tallies(campaign)
+    tally_judges(campaign_id=campaign.pk)
+    assert stored_judge_tallies(campaign) == judges_before, (
+        "a service changed assignments without shifting or recounting its judges' tallies "
+        "(annotation/services/tallies.py)"
+    )
 
 
 @pytest.fixture
@@ -105,7 +125,12 @@ def test_every_service_that_changes_judges_or_grades_keeps_the_tallies(big, djan
     assert_tallies_current(campaign)
     mine = Assignment.objects.filter(judge=judges[0], status="done").first()
     services.record_judgment(assignment_id=mine.pk, judge=judges[0], grade=3)
+    assert_tallies_current(campaign)
     services.undo_judgment(assignment_id=mine.pk, judge=judges[0])
+    assert_tallies_current(campaign)
+    services.skip_assignment(assignment_id=mine.pk, judge=judges[0], reason="unreadable")
+    assert_tallies_current(campaign)
+    services.record_judgment(assignment_id=mine.pk, judge=judges[0], grade=1)
     assert_tallies_current(campaign)
     newcomer = django_user_model.objects.create_user("j9")
     services.add_judge(campaign=campaign, judge=newcomer)
@@ -153,3 +178,56 @@ def test_progress_medians_and_topic_counts_equal_those_over_every_judgment(big):
         .order_by("pair__topic_id")
     )
     assert services.topic_progress(campaign=campaign) == by_assignments
+
+
+def test_progress_medians_come_from_the_background_refresh_when_a_worker_runs_it(big, settings):
+    """With a task queue the progress page reads the medians the refresh stored (a grade
+    does not recompute them) and says when they were computed; counts are always current."""
+    from annotation.models import Judgment
+
+    campaign, _, judges = big
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
+    services.store_judge_medians(campaign=campaign)
+    stored = {p.judge_id: p.median_seconds for p in services.judge_progress(campaign=campaign)}
+    mine = Assignment.objects.filter(judge=judges[0], status="open").first()
+    services.record_judgment(assignment_id=mine.pk, judge=judges[0], grade=2, seconds=999)
+    progress = {p.judge_id: p for p in services.judge_progress(campaign=campaign)}
+    assert {k: p.median_seconds for k, p in progress.items()} == stored, "not recomputed"
+    assert (
+        progress[judges[0].pk].done
+        == Assignment.objects.filter(judge=judges[0], pair__campaign=campaign)
+        .exclude(status="open")
+        .count()
+    )
+    at, pending = services.median_times(campaign=campaign)
+    assert at is not None and pending
+    services.store_judge_medians(campaign=campaign)
+    fresh = services.judge_progress(campaign=campaign)
+    seconds = Judgment.objects.filter(
+        assignment__judge=judges[0], assignment__pair__campaign=campaign, grade__isnull=False
+    ).values_list("seconds", flat=True)
+    import statistics
+
+    assert {p.judge_id: p.median_seconds for p in fresh}[judges[0].pk] == statistics.median(seconds)
+
+
+@pytest.mark.parametrize("show", ["all", "undecided"])
+def test_the_apis_disagreement_queue_pages_in_the_queues_order(big, show):
+    """The API pages the queue in the database ({count, next, previous, results}); the
+    pages put together are the whole queue, in its order."""
+    from django.contrib.auth.models import Group
+    from rest_framework.test import APIClient
+
+    campaign, lead, _ = big
+    lead.groups.add(Group.objects.get_or_create(name="lead")[0])
+    client = APIClient()
+    client.force_authenticate(lead)
+    url = f"/api/v1/campaigns/{campaign.pk}/disagreements/?show={show}&page_size=4"
+    seen, pages = [], 0
+    while url:
+        body = client.get(url).json()
+        seen += [row["pair"] for row in body["results"]]
+        url, pages = body["next"], pages + 1
+    expected = reference(campaign, undecided_only=show == "undecided")
+    assert seen == expected and body["count"] == len(expected)
+    assert pages == max(1, -(-len(expected) // 4)) and len(expected) > 4

@@ -811,7 +811,9 @@ def test_the_disagreement_queue_over_the_api(lead, world, api):
     services.assign_pending(campaign=world.campaign)
     second = Assignment.objects.get(pair_id=world.ids["pair"], judge=world.users["other_judge"])
     services.record_judgment(assignment_id=second.pk, judge=world.users["other_judge"], grade=0)
-    queue = lead.get(f"{CAMPAIGNS_URL}{world.campaign.pk}/disagreements/?show=all").json()
+    body = lead.get(f"{CAMPAIGNS_URL}{world.campaign.pk}/disagreements/?show=all").json()
+    assert (body["count"], body["next"]) == (1, None)
+    queue = body["results"]
     assert [(p["pair"], sorted(j["grade"] for j in p["judgments"])) for p in queue] == [
         (world.ids["pair"], [0, 2])
     ]
