@@ -373,9 +373,9 @@ def test_the_calibration_page_costs_the_same_queries_for_any_number_of_judges(
         campaigns.append(campaign)
     client.force_login(lead)
     # The session, the user, the campaign, the user's roles, the gold pairs, the judgments
-    # of gold pairs, the campaign's judges.
+    # of gold pairs, outside people's grades of gold pairs, the campaign's judges.
     for campaign in campaigns:
-        with django_assert_num_queries(7):
+        with django_assert_num_queries(8):
             assert client.get(url(campaign, "calibration")).status_code == 200
 
 
@@ -428,15 +428,16 @@ def test_the_report_costs_the_same_queries_for_any_number_of_judges_and_pairs(
     large = make_campaign(lead, many_judges, grades)
     client.force_login(lead)
     # The session, the user, the campaign, the user's roles (for access and the menu), the
-    # state of the judgments (the fingerprint), the stored snapshot, the campaign's topics.
+    # state of the judgments and of outside people's grades (the fingerprint), the stored
+    # snapshot, the campaign's topics, the machine judges' grades (the "Machines" section).
     # The first time there is no snapshot, so the numbers are computed and stored: the
     # fingerprint again (taken before the judgments are read), the graded judgments with
-    # their pairs and judges, the snapshot's update (no row), then its insert inside a
-    # savepoint (three). Seen again, the numbers come from the snapshot.
+    # their pairs and judges, outside people's grades, the snapshot's update (no row), then
+    # its insert inside a savepoint (three). Seen again, the numbers come from the snapshot.
     for campaign in (small, large):
-        with django_assert_num_queries(13):
+        with django_assert_num_queries(17):
             assert client.get(url(campaign)).status_code == 200
-        with django_assert_num_queries(7):
+        with django_assert_num_queries(9):
             assert client.get(url(campaign)).status_code == 200
 
 
