@@ -36,6 +36,7 @@ from annotation.models import (
     JudgmentChange,
     LeadDecision,
     Pair,
+    PoolOrdering,
     Publication,
     PublishedGrade,
     Topic,
@@ -206,9 +207,12 @@ class _Restore:
                     "lead_id": self.users[backup.campaign["lead"]],
                     **_fields(backup.campaign, schema.CAMPAIGN),
                     # Format version 1 carries no outside or machine judges, so their
-                    # settings restore as off (their defaults).
+                    # settings restore as off (their defaults); nor the pool ordering, which
+                    # restores as today's random order (the lead may choose it again).
                     "machine_grades_adjudicate": False,
                     "machine_grades_fill": False,
+                    "pool_ordering": PoolOrdering.RANDOM,
+                    "pool_ordering_state": {},
                 }
             ],
         )
