@@ -485,7 +485,7 @@ def test_an_open_pairs_fragment_costs_the_same_four_queries(world, django_assert
         client.get(url("judge-pair", world, assignment))
 
 
-def test_a_first_grade_costs_fourteen_queries(world, django_assert_num_queries):
+def test_a_first_grade_costs_fifteen_queries(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
@@ -494,22 +494,23 @@ def test_a_first_grade_costs_fourteen_queries(world, django_assert_num_queries):
     # statement), 5 the campaign's scale, 6 look for a judgment (none), 7 insert it, 8 insert
     # the JudgmentChange, 9 mark the assignment done, 10 move one count of the judge's tally
     # (open -> graded), then the pair's tally: 11 lock the pair, 12 its judges' statuses and
-    # grades, 13 update it; 14 release the savepoint (COMMIT). (The agreement is only marked
-    # stale with a task worker: inline, nothing.)
-    with django_assert_num_queries(14):
+    # grades, 13 outside people's (and counted machines') grades of it, 14 update it; 15
+    # release the savepoint (COMMIT). (The agreement is only marked stale with a task
+    # worker: inline, nothing.)
+    with django_assert_num_queries(15):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
 
 
-def test_a_revised_grade_costs_twelve_queries(world, django_assert_num_queries):
+def test_a_revised_grade_costs_thirteen_queries(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     services.record_judgment(assignment_id=assignment, judge=world["judy"], grade=1)
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
     # 1 session, 2 user, 3 savepoint, 4 the locked assignment, 5 the scale, 6 the judgment,
-    # 7 update it, 8 insert the JudgmentChange, 9-11 the pair's tally (lock, read, update),
-    # 12 release the savepoint.
-    with django_assert_num_queries(12):
+    # 7 update it, 8 insert the JudgmentChange, 9-12 the pair's tally (lock, read its judges'
+    # and its outside grades, update), 13 release the savepoint.
+    with django_assert_num_queries(13):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
     # A retry stops after the judgment lookup: 1-6, then release.
