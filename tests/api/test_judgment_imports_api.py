@@ -39,6 +39,7 @@ def test_an_upload_is_imported_once_and_listed_with_its_provenance(api, world):
 
     judges = client.get(f"/api/v1/campaigns/{world.campaign.pk}/external-judges/").json()
     assert [(j["label"], j["grades"]) for j in judges["results"]] == [
+        ("machine:judge-7b-qrelsmith-umbrela-v1", 0),  # the world's configured machine judge
         ("machine:world-machine", 1),
         ("outside:w1", 2),
         ("outside:w2", 1),

@@ -90,7 +90,7 @@ def test_a_run_lives_in_the_bucket_and_is_scored_read_and_downloaded_from_it(
 
     run = Run.objects.get()
     keys = bucket()
-    assert keys == sorted([run.original_file.name, run.artifact.name])
+    assert keys == sorted([run.original_file.name, run.artifact.name, run.top_lists.name])
     assert run.artifact.name.endswith(".parquet")
     assert not [key for key in keys if key.startswith("staging/")]
     with pytest.raises(NotImplementedError):
@@ -131,7 +131,7 @@ def test_an_upload_dropped_half_way_stores_nothing_and_its_retry_imports_once(
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED, (job.step, job.errors)
     run = Run.objects.get()
-    assert bucket() == sorted([run.original_file.name, run.artifact.name])
+    assert bucket() == sorted([run.original_file.name, run.artifact.name, run.top_lists.name])
 
 
 def test_a_store_that_refuses_the_staged_upload_is_a_503_and_no_job(client, bucket, store):

@@ -61,7 +61,9 @@ def test_a_worker_killed_mid_import_leaves_no_run_and_the_job_can_be_retried(
     try:
         wait_for(marker.exists, seconds=90, what="the import to pause", process=worker)
         written = [name for name in media_root() if name.startswith("runs/")]
-        assert len(written) == 2, f"the run's upload and artifact are written: {media_root()}"
+        assert len(written) == 3, (
+            f"the run's upload, artifact and top lists are written: {media_root()}"
+        )
         worker.send_signal(signal.SIGKILL)
         worker.wait(30)
     finally:
@@ -98,6 +100,6 @@ def test_a_worker_killed_mid_import_leaves_no_run_and_the_job_can_be_retried(
     run = Run.objects.get()
     assert job.result["run"] == run.pk
     assert (run.line_count, run.uploaded_by) == (4, engineer)
-    assert media_root() == sorted([run.original_file.name, run.artifact.name]), (
+    assert media_root() == sorted([run.original_file.name, run.artifact.name, run.top_lists.name]), (
         "the run's two files, and the staged upload deleted after success"
     )

@@ -50,7 +50,7 @@ def test_a_crashed_import_keeps_its_upload_and_succeeds_when_retried(
     assert (job.done, job.percent) == (job.total, 100), "a finished job shows every step done"
     run = Run.objects.get()
     assert job.result["run"] == run.pk
-    assert media_root() == sorted([run.original_file.name, run.artifact.name]), (
+    assert media_root() == sorted([run.original_file.name, run.artifact.name, run.top_lists.name]), (
         "the staged upload is deleted once the job succeeded"
     )
 
@@ -182,7 +182,7 @@ def test_the_sweep_deletes_run_files_no_run_points_at_once_old_enough(media_root
     deleted = evaluation.sweep_orphan_run_files(older_than=timedelta(0))
 
     assert deleted == sorted(orphans)
-    assert media_root() == sorted([run.original_file.name, run.artifact.name])
+    assert media_root() == sorted([run.original_file.name, run.artifact.name, run.top_lists.name])
 
 
 def test_the_sweep_keeps_uploads_a_job_may_still_read(start_import, media_root):

@@ -10,7 +10,12 @@ from tests.pages.test_permissions import BODIES, MATRIX
 
 pytestmark = pytest.mark.django_db
 
-POSTS = [row for row in MATRIX if row[0] == "POST"]
+# The pages that take a POST (a route that answers 405 to everyone takes none to protect).
+POSTS = [
+    row
+    for row in MATRIX
+    if row[0] == "POST" and any(status < 400 for status in row[3][1:])
+]
 
 
 def _allowed_role(statuses) -> str:
