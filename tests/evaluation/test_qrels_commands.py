@@ -76,8 +76,13 @@ def test_diff_qrels_names_a_missing_version(versions, args, message):
 
 @pytest.fixture
 def make_diff_client(django_user_model):
+    from django.contrib.auth.models import Group
     from rest_framework.test import APIClient
 
+    from accounts.roles import Role
+
+    reader = django_user_model.objects.create_user("reader")
+    reader.groups.add(Group.objects.get(name=Role.ENGINEER))  # engineers read every version
     client = APIClient()
-    client.force_login(django_user_model.objects.create_user("reader"))
+    client.force_login(reader)
     return client

@@ -25,13 +25,13 @@ def user_client(client, django_user_model):
 
 
 def open_pages(qrels):
-    """Pages every logged-in user reads: home and the qrels."""
-    return [
-        "/",
-        "/evaluation/qrels/",
-        f"/evaluation/qrels/{qrels.pk}/",
-        f"/evaluation/qrels/{qrels.pk}/download/",
-    ]
+    """Pages every logged-in user reads: home and the qrels list."""
+    return ["/", "/evaluation/qrels/"]
+
+
+def qrels_pages(qrels):
+    """An imported version's pages: leads and engineers only (evaluation/access.py)."""
+    return [f"/evaluation/qrels/{qrels.pk}/", f"/evaluation/qrels/{qrels.pk}/download/"]
 
 
 def run_pages(qrels, run):
@@ -46,7 +46,7 @@ def run_pages(qrels, run):
 
 
 def pages(qrels, run):
-    return open_pages(qrels) + run_pages(qrels, run)
+    return open_pages(qrels) + qrels_pages(qrels) + run_pages(qrels, run)
 
 
 def test_every_page_needs_a_login(client, stored):
@@ -88,6 +88,10 @@ def test_judges_and_people_without_a_role_read_the_qrels_pages(
     client.force_login(user(django_user_model, "someone", *roles))
     for url in open_pages(stored[0]):
         assert client.get(url).status_code == 200, url
+    # An imported file belongs to no campaign: judges never read it (a 404, and not listed).
+    for url in qrels_pages(stored[0]):
+        assert client.get(url).status_code == 404, url
+    assert str(stored[0]) not in client.get("/evaluation/qrels/").content.decode()
 
 
 @pytest.mark.parametrize("roles", [("judge",), ()], ids=["judge", "no-role"])

@@ -100,6 +100,6 @@ def test_a_worker_killed_mid_import_leaves_no_run_and_the_job_can_be_retried(
     run = Run.objects.get()
     assert job.result["run"] == run.pk
     assert (run.line_count, run.uploaded_by) == (4, engineer)
-    assert media_root() == sorted([run.original_file.name, run.artifact.name, run.top_lists.name]), (
-        "the run's two files, and the staged upload deleted after success"
-    )
+    assert media_root() == sorted(
+        [run.original_file.name, run.artifact.name, run.top_lists.name]
+    ), "the run's three files, and the staged upload deleted after success"

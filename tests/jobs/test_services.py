@@ -50,9 +50,9 @@ def test_a_crashed_import_keeps_its_upload_and_succeeds_when_retried(
     assert (job.done, job.percent) == (job.total, 100), "a finished job shows every step done"
     run = Run.objects.get()
     assert job.result["run"] == run.pk
-    assert media_root() == sorted([run.original_file.name, run.artifact.name, run.top_lists.name]), (
-        "the staged upload is deleted once the job succeeded"
-    )
+    assert media_root() == sorted(
+        [run.original_file.name, run.artifact.name, run.top_lists.name]
+    ), "the staged upload is deleted once the job succeeded"
 
 
 def test_a_refused_file_is_not_retryable_and_its_upload_is_deleted(start_import, media_root):

@@ -11,11 +11,7 @@ from tests.pages.test_permissions import BODIES, MATRIX
 pytestmark = pytest.mark.django_db
 
 # The pages that take a POST (a route that answers 405 to everyone takes none to protect).
-POSTS = [
-    row
-    for row in MATRIX
-    if row[0] == "POST" and any(status < 400 for status in row[3][1:])
-]
+POSTS = [row for row in MATRIX if row[0] == "POST" and any(status < 400 for status in row[3][1:])]
 
 
 def _allowed_role(statuses) -> str:
