@@ -14,3 +14,8 @@ class AnnotationConfig(AppConfig):
         from evaluation.services import register_pool_depth_source
 
         register_pool_depth_source(pool_depth_of_qrels)
+
+        from annotation.services.evaluation_link import LINK
+        from evaluation.judging import register_judging
+
+        register_judging(LINK)  # evaluation asks annotation through it (DESIGN.md: no cycle)

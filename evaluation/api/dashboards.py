@@ -40,6 +40,7 @@ from evaluation.api.dashboard_serializers import (
     scoring_body,
 )
 from evaluation.dashboards.diff import residuals_or_none
+from evaluation.judging import judging
 from evaluation.models import Run
 
 # --- parameters ----------------------------------------------------------------------------
@@ -391,9 +392,7 @@ class UnjudgedView(DashboardView):
 
 def led_campaign(user, pk: int):
     """A campaign ``user`` leads, or 404."""
-    from annotation.access import campaigns_led_by  # annotation imports evaluation
-
-    campaign = campaigns_led_by(user).filter(pk=pk).first()
+    campaign = judging().campaigns_led_by(user).filter(pk=pk).first()
     if campaign is None:
         raise NotFound("No such campaign among those you lead.")
     return campaign

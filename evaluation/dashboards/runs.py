@@ -16,6 +16,7 @@ from evaluation.dashboards.scoring import (
     choose_measure,
     scored,
 )
+from evaluation.judging import judging
 from evaluation.models import Evaluation, Run
 
 
@@ -97,7 +98,5 @@ def with_queries(rows: list[TopicRow]) -> list[TopicRow]:
 
 
 def topic_queries(qids: list[str]) -> dict[str, str]:
-    from annotation.models import Topic  # annotation imports evaluation
-
-    found = Topic.objects.filter(qid__in=qids).order_by("campaign_id").values_list("qid", "query")
-    return dict(found)  # later campaigns overwrite earlier ones
+    """{qid: query text} of the campaign topics with these qids (evaluation.judging)."""
+    return judging().topic_queries(qids)

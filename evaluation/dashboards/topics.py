@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import polars as pl
-from django.db.models import F, Func, JSONField, Q
+from django.db.models import F, Func, JSONField
 
 from evaluation import services, topk
 from evaluation.dashboards.runs import topic_queries
@@ -17,6 +17,7 @@ from evaluation.dashboards.scoring import (
     choose_measure,
     scored,
 )
+from evaluation.judging import judging
 from evaluation.models import QrelsEntry, Run
 
 
@@ -144,12 +145,5 @@ def build_topic(
 
 def find_document(docno: str, qid: str = ""):
     """A campaign document with this docno and some text, preferring campaigns that have
-    the topic ``qid``; None when no campaign holds its text."""
-    from annotation.models import Document  # annotation imports evaluation
-
-    documents = Document.objects.filter(docno=docno).exclude(Q(text="") & Q(title=""))
-    if qid:
-        preferred = documents.filter(campaign__topics__qid=qid).order_by("-campaign_id").first()
-        if preferred is not None:
-            return preferred
-    return documents.order_by("-campaign_id").first()
+    the topic ``qid``; None when no campaign holds its text (evaluation.judging)."""
+    return judging().find_document(docno, qid)

@@ -4,9 +4,8 @@ sending them to a campaign's pool for judging.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from evaluation import measures, topk
+from evaluation.judging import SentToJudging, judging
 from evaluation.models import QrelsVersion, Run
 from evaluation.services.qrels import cached_qrels_frame
 from evaluation.services.runs import load_run_top, load_run_topics
@@ -35,35 +34,7 @@ def unjudged_top_k(
     return sorted(pairs)
 
 
-@dataclass(frozen=True)
-class SentToJudging:
-    """What ``send_unjudged_to_judging`` did: pairs added to the pool, pairs it already had,
-    and the topics left out because the campaign does not have them."""
-
-    added: int
-    already: int
-    assigned: int
-    missing_qids: list[str]
-    left_out: int
-
-
 def send_unjudged_to_judging(*, campaign, pairs: list[tuple[str, str]]) -> SentToJudging:
-    """Add unjudged (qid, docno) pairs to a campaign's pool (annotation.services.add_pairs,
-    source "unjudged"). Pairs of topics the campaign does not have are left out and their
-    qids reported: a pool pair needs the campaign's topic."""
-    from annotation import services as annotation  # annotation imports evaluation
-    from annotation.models import PairSource
-
-    topics = set(campaign.topics.values_list("qid", flat=True))
-    kept = [(qid, docno) for qid, docno in pairs if qid in topics]
-    missing = sorted({qid for qid, _ in pairs if qid not in topics})
-    if not kept:
-        return SentToJudging(0, 0, 0, missing, len(pairs))
-    change = annotation.add_pairs(campaign=campaign, pairs=kept, source=PairSource.UNJUDGED)
-    return SentToJudging(
-        added=change.added,
-        already=change.already,
-        assigned=change.assigned,
-        missing_qids=missing,
-        left_out=len(pairs) - len(kept),
-    )
+    """Add unjudged (qid, docno) pairs to a campaign's pool; pairs of topics the campaign
+    lacks are left out and named. The judging side does it (evaluation.judging)."""
+    return judging().send_pairs(campaign, pairs)

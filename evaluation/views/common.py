@@ -8,8 +8,8 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
 from accounts.roles import Role, has_role
-from annotation.access import campaigns_led_by
 from evaluation import dashboards, forms
+from evaluation.judging import judging
 
 MAX_K = 1000
 
@@ -63,6 +63,11 @@ def no_scoring(request, template, form, **context):
     status = 200 if form.no_qrels else 400
     context.update(scoring_context(request, form, None))
     return render(request, template, context, status=status)
+
+
+def campaigns_led_by(user):
+    """The campaigns ``user`` leads (a queryset; the judging side answers)."""
+    return judging().campaigns_led_by(user)
 
 
 def sender_context(user) -> dict:

@@ -18,13 +18,13 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import Role, has_role
-from annotation.access import campaigns_led_by
 from evaluation import dashboards, measures, services, tasks
 from evaluation.measures import reference
 from evaluation.models import Run
 from evaluation.views.common import (
     MAX_K,
     bounds_or_none,
+    campaigns_led_by,
     int_param,
     no_scoring,
     read_scoring,

@@ -12,12 +12,12 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import campaigns_led_by
 from evaluation import dashboards, measures, rundiff
 from evaluation.dashboards import diff
 from evaluation.models import Run
 from evaluation.views.common import (
     MAX_K,
+    campaigns_led_by,
     int_param,
     no_scoring,
     read_scoring,

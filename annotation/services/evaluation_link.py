@@ -1,0 +1,57 @@
+"""annotation's answers to evaluation's questions (evaluation.judging.JudgingLink):
+evaluation may not import annotation (annotation imports it), so AnnotationConfig.ready
+registers these. They serve the "send unjudged documents to judging" forms, the document
+panel of the dashboards and the query text beside a topic's qid.
+"""
+
+from django.db.models import Q
+
+from annotation.access import campaigns_led_by
+from annotation.models import Document, PairSource, Topic
+from annotation.services.campaigns import add_pairs
+from evaluation.judging import JudgingLink, SentToJudging
+
+
+def send_unjudged_pairs(campaign, pairs: list[tuple[str, str]]) -> SentToJudging:
+    """Add unjudged (qid, docno) pairs to a campaign's pool (source "unjudged"). Pairs of
+    topics the campaign does not have are left out and their qids reported: a pool pair
+    needs the campaign's topic."""
+    topics = set(campaign.topics.values_list("qid", flat=True))
+    kept = [(qid, docno) for qid, docno in pairs if qid in topics]
+    missing = sorted({qid for qid, _ in pairs if qid not in topics})
+    if not kept:
+        return SentToJudging(0, 0, 0, missing, len(pairs))
+    change = add_pairs(campaign=campaign, pairs=kept, source=PairSource.UNJUDGED)
+    return SentToJudging(
+        added=change.added,
+        already=change.already,
+        assigned=change.assigned,
+        missing_qids=missing,
+        left_out=len(pairs) - len(kept),
+    )
+
+
+def find_document(docno: str, qid: str = ""):
+    """A campaign document with this docno and some text, preferring campaigns that have
+    the topic ``qid`` (the newest such campaign); None when no campaign holds its text."""
+    documents = Document.objects.filter(docno=docno).exclude(Q(text="") & Q(title=""))
+    if qid:
+        preferred = documents.filter(campaign__topics__qid=qid).order_by("-campaign_id").first()
+        if preferred is not None:
+            return preferred
+    return documents.order_by("-campaign_id").first()
+
+
+def topic_queries(qids: list[str]) -> dict[str, str]:
+    """{qid: query} for the qids some campaign has; the newest campaign's text wins. One
+    query."""
+    found = Topic.objects.filter(qid__in=qids).order_by("campaign_id").values_list("qid", "query")
+    return dict(found)  # later campaigns overwrite earlier ones
+
+
+LINK = JudgingLink(
+    campaigns_led_by=campaigns_led_by,
+    send_pairs=send_unjudged_pairs,
+    find_document=find_document,
+    topic_queries=topic_queries,
+)

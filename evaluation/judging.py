@@ -1,0 +1,61 @@
+"""What evaluation asks of the judging side, without importing it.
+
+annotation builds pools from evaluation's runs, so it imports evaluation; the reverse would
+be a cycle (DESIGN.md). Yet a few evaluation pages need judging's data: the campaigns a lead
+may send unjudged documents to, adding those pairs to a pool, a document's text for the
+"show document" panel, and a topic's query text beside its qid. annotation answers these by
+registering a ``JudgingLink`` from its ``AppConfig.ready``; evaluation only calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SentToJudging:
+    """What sending (qid, docno) pairs to a campaign's pool did: pairs added, pairs it
+    already had, assignments made, and the topics left out because the campaign lacks them."""
+
+    added: int
+    already: int
+    assigned: int
+    missing_qids: list[str]
+    left_out: int
+
+
+@dataclass(frozen=True)
+class JudgingLink:
+    """The judging side's answers. Each is a plain callable:
+
+    - ``campaigns_led_by(user)``: a queryset of the campaigns ``user`` leads;
+    - ``send_pairs(campaign, pairs)``: add (qid, docno) pairs to the campaign's pool as
+      unjudged-sourced pairs, returning a ``SentToJudging``;
+    - ``find_document(docno, qid)``: a document with that docno and some text (title, text,
+      url attributes), preferring one of a campaign that has topic ``qid``, or None;
+    - ``topic_queries(qids)``: {qid: query text} for the qids some campaign has.
+    """
+
+    campaigns_led_by: Callable[[Any], Any]
+    send_pairs: Callable[[Any, list[tuple[str, str]]], SentToJudging]
+    find_document: Callable[[str, str], Any | None]
+    topic_queries: Callable[[list[str]], dict[str, str]]
+
+
+_link: JudgingLink | None = None
+
+
+def register_judging(link: JudgingLink) -> None:
+    global _link
+    _link = link
+
+
+def judging() -> JudgingLink:
+    if _link is None:
+        raise RuntimeError(
+            "No judging app registered its JudgingLink: is 'annotation' in INSTALLED_APPS "
+            "(it registers one in AnnotationConfig.ready)?"
+        )
+    return _link
