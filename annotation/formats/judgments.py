@@ -428,22 +428,30 @@ def _table(lines: Lines, errors: Errors) -> list[JudgmentRecord]:
     return records
 
 
-def _jsonl(lines: Lines, errors: Errors) -> list[JudgmentRecord]:
-    records: list[JudgmentRecord] = []
-    seen = _seen()
+def _json_objects(
+    lines: Lines, errors: Errors, *, allowed=None, kind: str = "", expected: str = ""
+) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each line that holds one JSON object whose keys are all in
+    ``allowed`` (any keys when None). Other lines are errors, reported and skipped: "unknown
+    {kind} field(s) ..." names the keys outside ``allowed``, followed by ``expected``."""
     for number, line in text_lines(lines, errors):
         obj = json_object(line, number, errors)
         if obj is None:
             continue
-        unknown = [key for key in obj if key not in COLUMNS]
+        unknown = [] if allowed is None else [key for key in obj if key not in allowed]
         if unknown:
             names = ", ".join(quote(str(k)) for k in unknown)
-            errors.add(
-                number,
-                f"unknown field{'s' if len(unknown) > 1 else ''} {names} "
-                f"(expected {', '.join(COLUMNS)})",
-            )
+            plural = "s" if len(unknown) > 1 else ""
+            errors.add(number, f"unknown {kind}field{plural} {names}{expected}")
             continue
+        yield number, obj
+
+
+def _jsonl(lines: Lines, errors: Errors) -> list[JudgmentRecord]:
+    records: list[JudgmentRecord] = []
+    seen = _seen()
+    expected = f" (expected {', '.join(COLUMNS)})"
+    for number, obj in _json_objects(lines, errors, allowed=COLUMNS, expected=expected):
         if _missing(obj, REQUIRED, number, errors):
             continue
         values = _json_fields(
@@ -493,15 +501,7 @@ def _qrels(lines: Lines, errors: Errors) -> list[JudgmentRecord]:
 def _umbrela(lines: Lines, errors: Errors, skipped: list) -> list[JudgmentRecord]:
     records: list[JudgmentRecord] = []
     seen = _seen()
-    for number, line in text_lines(lines, errors):
-        obj = json_object(line, number, errors)
-        if obj is None:
-            continue
-        unknown = [key for key in obj if key not in UMBRELA_KEYS]
-        if unknown:
-            names = ", ".join(quote(str(k)) for k in unknown)
-            errors.add(number, f"unknown UMBRELA field{'s' if len(unknown) > 1 else ''} {names}")
-            continue
+    for number, obj in _json_objects(lines, errors, allowed=UMBRELA_KEYS, kind="UMBRELA "):
         if _missing(obj, ("model", "judgment", "result_status"), number, errors):
             continue
         status = obj["result_status"]
@@ -556,10 +556,7 @@ def _umbrela(lines: Lines, errors: Errors, skipped: list) -> list[JudgmentRecord
 def _autojudge(lines: Lines, errors: Errors, skipped: list) -> list[JudgmentRecord]:
     records: list[JudgmentRecord] = []
     seen = _seen()
-    for number, line in text_lines(lines, errors):
-        obj = json_object(line, number, errors)
-        if obj is None:
-            continue
+    for number, obj in _json_objects(lines, errors):
         if obj.get("docid") is None:
             skipped.append((number, "a report or citation annotation, not a document's"))
             continue

@@ -541,3 +541,35 @@ def test_a_generous_line_cap_costs_no_memory_up_front():
     assert formats.read_topics(b"1\tq\n", max_line_bytes=2**40) == [
         TopicRecord("1", "q", "", "", 1)
     ]
+
+
+# --- judgments made elsewhere: the JSON line readers --------------------------------------
+
+
+def test_judgment_json_lines_name_unknown_fields_and_bad_lines_per_format():
+    jsonl = (
+        b'{"qid": "1", "docno": "d1", "judge": "ann", "grade": 2, "mood": "x", "why": 1}\n'
+        b"[1]\n"
+        b'{"qid": "1", "docno": "d2", "judge": "ann"}\n'
+    )
+    assert errors_of(formats.read_judgments, jsonl, fmt="jsonl") == [
+        "f:1: unknown fields 'mood', 'why' (expected qid, docno, judge, grade, note, seconds, "
+        "judged_at)",
+        "f:2: expected a JSON object, found a list",
+        "f:3: missing 'grade'",
+    ]
+    umbrela = (
+        b'{"model": "m", "judgment": 2, "result_status": 1, "query": "q", "passage": "p", '
+        b'"colour": "red"}\n'
+        b"not json\n"
+    )
+    assert errors_of(formats.read_judgments, umbrela, fmt="umbrela") == [
+        "f:1: unknown UMBRELA field 'colour'",
+        "f:2: not valid JSON: Expecting value (column 1)",
+    ]
+    # autojudge-annotate lines carry many keys of their own: none is refused as unknown.
+    autojudge = b'{"topic_id": "1", "docid": "d1", "username": "u", "rating": "High", "x": 1}\n'
+    parsed = formats.read_judgments(autojudge, name="f", fmt="autojudge")
+    assert [(r.qid, r.docno, r.judge, r.label) for r in parsed.records] == [
+        ("1", "d1", "u", "High")
+    ]
