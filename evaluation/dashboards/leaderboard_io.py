@@ -58,21 +58,6 @@ def aliases(scoring: Scoring) -> tuple[dict[str, str], dict[str, str]]:
     return run_aliases, measure_aliases
 
 
-def check_leaderboard(
-    scoring: Scoring, data: bytes, layout: str, *, filename: str
-) -> formats.Comparison:
-    """Their leaderboard (a file in ``layout``) against ours; LeaderboardFormatError for a
-    bad file (every bad line, file:line), ValueError for an unknown layout."""
-    theirs = formats.read_leaderboard(data, layout, filename=filename)
-    run_aliases, measure_aliases = aliases(scoring)
-    return formats.compare_leaderboards(
-        leaderboard_entries(scoring),
-        theirs,
-        run_aliases=run_aliases,
-        measure_aliases=measure_aliases,
-    )
-
-
 def check_with_rankings(
     scoring: Scoring,
     data: bytes,
@@ -82,11 +67,12 @@ def check_with_rankings(
     measure: str | None = None,
     k: int | None = None,
 ):
-    """check_leaderboard, plus their system ranking by ``measure`` (an output name, -m form
-    or display name; default nDCG@10, else the first measure both hold) against ours,
-    meta-evaluated as the AutoJudge track does (evaluation.dashboards.rankings: every
-    coefficient, @k with ``k``, swaps, intervals and per-topic coefficients over the topics
-    both hold). The page and the API both call this. The ranking is None when fewer than 3
+    """Their leaderboard (a file in ``layout``) against ours, entry by entry
+    (LeaderboardFormatError for a bad file: every bad line, file:line), plus their system
+    ranking by ``measure`` (an output name, -m form or display name; default nDCG@10, else
+    the first measure both hold) against ours, meta-evaluated as the AutoJudge track does
+    (evaluation.dashboards.rankings: every coefficient, @k with ``k``, swaps, intervals and
+    per-topic coefficients over the topics both hold). The page and the API both call this. The ranking is None when fewer than 3
     runs or no measure are in both; RankingError (field "measure" or "k") when the measure
     asked for is not in both or k is more than the runs compared."""
     from evaluation.dashboards import rankings  # rankings imports this package's scoring

@@ -244,3 +244,25 @@ def test_bad_uploads_and_options_are_400s_saying_what_is_wrong(api, world, extra
             ), body
         else:
             assert body[key] == value
+
+
+def test_the_page_refuses_a_measure_not_in_both_and_a_k_above_the_runs(
+    api, client, world, django_user_model
+):
+    qrels, _ = world
+    _, data, _ = ours_and_theirs(api, qrels)
+    client.force_login(user(django_user_model, "eng2", "engineer"))
+
+    def post(**extra):
+        return client.post(
+            "/evaluation/leaderboard/check/",
+            {"qrels": qrels.pk, "layout": "jsonl", "file": upload(data), **extra},
+        )
+
+    bad_measure, bad_k = post(measure="P@7"), post(k=9)
+
+    assert bad_measure.status_code == 400
+    assert "P@7 is not a measure both leaderboards hold: " in bad_measure.content.decode()
+    assert bad_k.status_code == 400
+    assert "k is a whole number from 1 to the number of runs." in bad_k.content.decode()
+    assert 'data-testid="check-ranking"' not in bad_k.content.decode()
