@@ -38,8 +38,9 @@ refuses them too), or a ranking with no spread for the correlations that need on
 
 Beyond the coefficients: ``swapped_pairs`` (pairs the two rankings order oppositely),
 ``bootstrap`` (percentile intervals of each coefficient over topics resampled with
-replacement, the same resample for both leaderboards) and ``per_topic`` (the coefficient on
-each topic's own system ranking).
+replacement, the same resample for both leaderboards), ``per_topic`` (one coefficient on
+each topic's own system ranking) and ``per_topic_coefficients`` (tau-b, Spearman, Pearson
+and tauap_b on each topic, NaN where a topic's ranking has no spread under either).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from evaluation import rundiff
 __all__ = [
     "COEFFICIENTS",
     "MIN_SYSTEMS",
+    "TOPIC_COEFFICIENTS",
     "Agreement",
     "Interval",
     "Swap",
@@ -64,6 +66,7 @@ __all__ = [
     "kendall_tau_b",
     "pearson",
     "per_topic",
+    "per_topic_coefficients",
     "spearman",
     "swapped_pairs",
     "tau_gap",
@@ -72,6 +75,9 @@ __all__ = [
 ]
 
 COEFFICIENTS = ("kendall", "spearman", "pearson", "tauap_b", "tau_gap", "rbo")
+# Per topic: the correlations of the two orderings (tau_gap and RBO weigh the whole
+# leaderboard's head, which a single topic's handful of systems does not have).
+TOPIC_COEFFICIENTS = ("kendall", "spearman", "pearson", "tauap_b")
 MIN_SYSTEMS = 3
 DEFAULT_SAMPLES = 1000
 DEFAULT_SEED = 20150809  # fixed, so the same inputs give the same intervals
@@ -390,3 +396,36 @@ def per_topic(
         )
         for q in qids
     }
+
+
+def per_topic_coefficients(
+    reference_topics: Mapping[str, Mapping[str, float]],
+    other_topics: Mapping[str, Mapping[str, float]],
+    names: Sequence[str] = TOPIC_COEFFICIENTS,
+) -> dict[str, dict[str, float]]:
+    """{qid: {name: value}} for each topic every system has under both ({system: {qid:
+    value}}): the coefficients (TOPIC_COEFFICIENTS) of the two system rankings on that
+    topic alone. NaN with fewer than MIN_SYSTEMS systems, and NaN for every coefficient when
+    either ranking has no spread on the topic (all systems tied, e.g. a topic with no
+    relevant document): tauap_b included, where pyircore's whole-leaderboard convention (0.0
+    when one side ties everywhere, -0.5 when the other does) would read as disagreement on a
+    topic that merely cannot tell the systems apart."""
+    unknown = [n for n in names if n not in TOPIC_COEFFICIENTS]
+    if unknown:
+        raise ValueError(
+            f"unknown per-topic coefficient {unknown[0]!r}: one of {', '.join(TOPIC_COEFFICIENTS)}"
+        )
+    systems, qids = _common(reference_topics, other_topics)
+    if not qids:
+        return {}
+    x = _matrix(reference_topics, systems, qids)
+    y = _matrix(other_topics, systems, qids)
+    undefined = dict.fromkeys(names, math.nan)
+    out = {}
+    for column, qid in enumerate(qids):
+        xs, ys = x[:, column], y[:, column]
+        if len(systems) < MIN_SYSTEMS or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+            out[qid] = dict(undefined)
+        else:
+            out[qid] = {name: _FUNCTIONS[name](xs, ys) for name in names}
+    return out

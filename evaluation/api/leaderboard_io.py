@@ -8,6 +8,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -16,7 +17,8 @@ from evaluation import leaderboard_formats as formats
 from evaluation.api.common import FILE_PROBLEMS, REQUEST_UNREADABLE
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.api.qrels import PlainTextRenderer
-from evaluation.dashboards import leaderboard_io
+from evaluation.api.rankings import RankingAgreementSerializer, agreement_body
+from evaluation.dashboards import leaderboard_io, rankings
 from evaluation.views.leaderboard_io import CONTENT_TYPES, SUFFIXES
 
 
@@ -53,6 +55,15 @@ class LeaderboardDownloadView(DashboardView):
 class CheckUploadSerializer(ScoringParameters):
     file = serializers.FileField(help_text="Per-topic and all values, one a line.")
     layout = serializers.ChoiceField(choices=list(formats.LAYOUTS))
+    measure = serializers.CharField(
+        required=False,
+        max_length=100,
+        help_text="Rank the runs by this measure (ndcg_cut_10, ndcg_cut.10 or nDCG@10); "
+        "default nDCG@10, else the first measure both leaderboards hold.",
+    )
+    k = serializers.IntegerField(
+        required=False, min_value=1, max_value=10_000, help_text="Also over our top k runs."
+    )
 
     def validate_file(self, upload):
         if upload.size > leaderboard_io.MAX_UPLOAD_BYTES:
@@ -79,6 +90,11 @@ class CheckResultSerializer(serializers.Serializer):
     only_theirs = serializers.IntegerField()
     unknown_runs = serializers.ListField(child=serializers.CharField())
     unknown_measures = serializers.ListField(child=serializers.CharField())
+    ranking = RankingAgreementSerializer(
+        allow_null=True,
+        help_text="Their ranking of the runs against ours, meta-evaluated (old: ours, new: "
+        "theirs); null when fewer than 3 runs are in both.",
+    )
 
 
 # A refused file (its bad lines), or a refused field: DRF's messages by field, where a list
@@ -108,7 +124,8 @@ CHECK_REFUSED = OpenApiResponse(
 
 
 class LeaderboardCheckView(DashboardView):
-    """Their numbers against ours, entry by entry."""
+    """Their numbers against ours, entry by entry, and their ranking of the runs against
+    ours (the check page's meta-evaluation, from the same service)."""
 
     parser_classes = [MultiPartParser]
 
@@ -123,11 +140,18 @@ class LeaderboardCheckView(DashboardView):
         data = params.validated_data
         upload = data["file"]
         try:
-            result = leaderboard_io.check_leaderboard(
-                data["scoring"], upload.read(), data["layout"], filename=upload.name
+            result, ranking = leaderboard_io.check_with_rankings(
+                data["scoring"],
+                upload.read(),
+                data["layout"],
+                filename=upload.name,
+                measure=data.get("measure"),
+                k=data.get("k"),
             )
         except formats.LeaderboardFormatError as error:
             return Response({"errors": error.errors, "total": error.total}, status=400)
+        except rankings.RankingError as error:
+            raise ValidationError({error.field: [str(error)]}) from None
         body = {
             "compared": result.compared,
             "same": result.same,
@@ -148,5 +172,6 @@ class LeaderboardCheckView(DashboardView):
             "only_theirs": result.only_theirs,
             "unknown_runs": result.unknown_runs,
             "unknown_measures": result.unknown_measures,
+            "ranking": agreement_body(ranking) if ranking else None,
         }
         return Response(CheckResultSerializer(body).data)

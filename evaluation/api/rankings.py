@@ -1,4 +1,4 @@
-"""GET /api/v1/qrels/compare/: would a qrels version change the leaderboard? The stored
+"""GET /api/v1/rankings/: would a qrels version change the leaderboard? The stored
 runs ranked by one measure under two versions, and how far the rankings agree
 (evaluation.dashboards.rankings; issue 12 part 6, issue 17 part 4)."""
 
@@ -21,11 +21,10 @@ def _number(value):
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def comparison_body(result: rankings.RankingComparison, old, new) -> dict:
-    """The JSON of a comparison (the API's and ``compare_qrels --json``)."""
+def agreement_body(result: rankings.RankingComparison) -> dict:
+    """The JSON of a ranking comparison's agreement: the qrels comparison's and the
+    leaderboard check's (``old`` is the reference: the old version, or our numbers)."""
     return {
-        "old": {"id": old.pk, "label": old.label},
-        "new": {"id": new.pk, "label": new.label},
         "measure": result.measure,
         "k": result.k,
         "runs": len(result.rows),
@@ -47,7 +46,18 @@ def comparison_body(result: rankings.RankingComparison, old, new) -> dict:
             {"above": s.first, "below": s.second, "old_gap": s.gap, "new_gap": s.other_gap}
             for s in result.agreement.swaps
         ],
-        "per_topic": [{"qid": q, "kendall": v} for q, v in result.worst_topics],
+        "per_topic": [
+            {key: _number(value) for key, value in row.items()} for row in result.worst_topics
+        ],
+    }
+
+
+def comparison_body(result: rankings.RankingComparison, old, new) -> dict:
+    """The JSON of a comparison (the API's and ``compare_qrels --json``)."""
+    return {
+        "old": {"id": old.pk, "label": old.label},
+        "new": {"id": new.pk, "label": new.label},
+        **agreement_body(result),
         "left_out": [str(run) for run in result.left_out],
     }
 
@@ -79,8 +89,14 @@ class SwapSerializer(serializers.Serializer):
 
 
 class TopicCoefficientSerializer(serializers.Serializer):
+    """One topic's own system ranking under both; null where undefined (fewer than 3 runs,
+    or every run tied on the topic under either side)."""
+
     qid = serializers.CharField()
-    kendall = serializers.FloatField()
+    kendall = serializers.FloatField(allow_null=True, help_text="Kendall's tau-b.")
+    spearman = serializers.FloatField(allow_null=True)
+    pearson = serializers.FloatField(allow_null=True)
+    tauap_b = serializers.FloatField(allow_null=True, help_text="tau-AP with ties, symmetrised.")
 
 
 class VersionSerializer(serializers.Serializer):
@@ -88,17 +104,26 @@ class VersionSerializer(serializers.Serializer):
     label = serializers.CharField()
 
 
-class QrelsComparisonSerializer(serializers.Serializer):
-    old = VersionSerializer()
-    new = VersionSerializer()
+class RankingAgreementSerializer(serializers.Serializer):
+    """Two system rankings by one measure: ``old`` is the reference, ``new`` the other."""
+
     measure = serializers.CharField()
     k = serializers.IntegerField(allow_null=True)
     runs = serializers.IntegerField()
-    samples = serializers.IntegerField(help_text="Bootstrap resamples of the topics.")
+    samples = serializers.IntegerField(
+        help_text="Bootstrap resamples of the topics (0: no per-topic values, no intervals)."
+    )
     coefficients = CoefficientSerializer(many=True)
-    rows = RankRowSerializer(many=True, help_text="By the old version's rank.")
-    swaps = SwapSerializer(many=True, help_text="Largest old gap first.")
-    per_topic = TopicCoefficientSerializer(many=True, help_text="Lowest first.")
+    rows = RankRowSerializer(many=True, help_text="By the reference's rank.")
+    swaps = SwapSerializer(many=True, help_text="Largest reference gap first.")
+    per_topic = TopicCoefficientSerializer(
+        many=True, help_text="Lowest tau-b first; undefined topics last."
+    )
+
+
+class QrelsComparisonSerializer(RankingAgreementSerializer):
+    old = VersionSerializer()
+    new = VersionSerializer()
     left_out = serializers.ListField(
         child=serializers.CharField(), help_text="Runs not scored with both versions."
     )

@@ -14,6 +14,7 @@ MESSAGES = {
     "layout": "Choose a layout: " + ", ".join(formats.LAYOUTS) + ".",
     "too_big": "The file is larger than 50 MB.",
     "empty": "Choose a file.",
+    "rank_measure": "{measure} is not a measure both leaderboards hold: {names}.",
 }
 
 
@@ -57,27 +58,23 @@ def aliases(scoring: Scoring) -> tuple[dict[str, str], dict[str, str]]:
     return run_aliases, measure_aliases
 
 
-def check_leaderboard(
-    scoring: Scoring, data: bytes, layout: str, *, filename: str
-) -> formats.Comparison:
-    """Their leaderboard (a file in ``layout``) against ours; LeaderboardFormatError for a
-    bad file (every bad line, file:line), ValueError for an unknown layout."""
-    theirs = formats.read_leaderboard(data, layout, filename=filename)
-    run_aliases, measure_aliases = aliases(scoring)
-    return formats.compare_leaderboards(
-        leaderboard_entries(scoring),
-        theirs,
-        run_aliases=run_aliases,
-        measure_aliases=measure_aliases,
-    )
-
-
 def check_with_rankings(
-    scoring: Scoring, data: bytes, layout: str, *, filename: str, measure: str | None = None
+    scoring: Scoring,
+    data: bytes,
+    layout: str,
+    *,
+    filename: str,
+    measure: str | None = None,
+    k: int | None = None,
 ):
-    """check_leaderboard, plus their system ranking by ``measure`` (default nDCG@10, else
+    """Their leaderboard (a file in ``layout``) against ours, entry by entry
+    (LeaderboardFormatError for a bad file: every bad line, file:line), plus their system
+    ranking by ``measure`` (an output name, -m form or display name; default nDCG@10, else
     the first measure both hold) against ours, meta-evaluated as the AutoJudge track does
-    (evaluation.dashboards.rankings): None when fewer than 3 runs are in both."""
+    (evaluation.dashboards.rankings: every coefficient, @k with ``k``, swaps, intervals and
+    per-topic coefficients over the topics both hold). The page and the API both call this. The ranking is None when fewer than 3
+    runs or no measure are in both; RankingError (field "measure" or "k") when the measure
+    asked for is not in both or k is more than the runs compared."""
     from evaluation.dashboards import rankings  # rankings imports this package's scoring
 
     theirs = formats.read_leaderboard(data, layout, filename=filename)
@@ -98,7 +95,15 @@ def check_with_rankings(
         for e in theirs
     ]
     shared = our_measures & {e.measure for e in matched if e.topic == formats.ALL}
-    if measure not in shared:
+    if measure:
+        wanted = measure if measure in our_measures else measure_aliases.get(measure)
+        if wanted not in shared:
+            names = ", ".join(measures.display_name(m) for m in sorted(shared)) or "none"
+            raise rankings.RankingError(
+                "measure", MESSAGES["rank_measure"].format(measure=measure, names=names)
+            )
+        measure = wanted
+    else:
         measure = "ndcg_cut_10" if "ndcg_cut_10" in shared else min(shared, default=None)
     if measure is None:
         return comparison, None
@@ -108,11 +113,14 @@ def check_with_rankings(
             tables[0][0],
             tables[1][0],
             measure=measure,
+            k=k,
             reference_topics=tables[0][1],
             other_topics=tables[1][1],
         )
-    except rankings.RankingError:
-        return comparison, None
+    except rankings.RankingError as error:
+        if error.field == "runs":  # fewer than 3 runs in both: nothing to rank, not an error
+            return comparison, None
+        raise
     return comparison, ranking
 
 

@@ -9,6 +9,7 @@ every compared run has under both versions."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from evaluation import measures, services
@@ -52,7 +53,8 @@ class RankingComparison:
     k: int | None
     rows: list[RunRow]  # by the reference's rank
     agreement: agreement_math.Agreement
-    per_topic: dict[str, float] = field(default_factory=dict)  # Kendall's tau-b per topic
+    # {qid: {coefficient: value}}: TOPIC_COEFFICIENTS of each topic's own system ranking
+    per_topic: dict[str, dict[str, float]] = field(default_factory=dict)
     left_out: list[Run] = field(default_factory=list)  # not scored with both
 
     @property
@@ -78,9 +80,19 @@ class RankingComparison:
         return out
 
     @property
-    def worst_topics(self) -> list[tuple[str, float]]:
-        defined = [(q, v) for q, v in self.per_topic.items() if v == v]
-        return sorted(defined, key=lambda item: (item[1], item[0].encode()))
+    def worst_topics(self) -> list[dict]:
+        """One row per topic ({qid, kendall, spearman, pearson, tauap_b}), the lowest tau-b
+        first; topics where it is undefined (NaN: a ranking with no spread) last, by qid."""
+
+        def key(item):
+            tau = item[1]["kendall"]
+            return (math.isnan(tau), 0.0 if math.isnan(tau) else tau, item[0].encode())
+
+        return [{"qid": q, **values} for q, values in sorted(self.per_topic.items(), key=key)]
+
+    @property
+    def topic_labels(self) -> list[tuple[str, str]]:
+        return [(name, TOPIC_LABELS[name]) for name in agreement_math.TOPIC_COEFFICIENTS]
 
 
 LABELS = {
@@ -91,6 +103,31 @@ LABELS = {
     "tau_gap": "tau_GAP",
     "rbo": "rank-biased overlap",
 }
+
+
+TOPIC_LABELS = {
+    "kendall": "tau-b",
+    "spearman": "Spearman",
+    "pearson": "Pearson",
+    "tauap_b": "tauap_b",
+}
+
+
+TOPIC_SORTS = ("qid", *agreement_math.TOPIC_COEFFICIENTS)
+
+
+def sort_topics(rows: list[dict], key: str = "kendall", *, descending: bool = False) -> list[dict]:
+    """Per-topic rows (RankingComparison.worst_topics) by one column; undefined values (NaN)
+    stay last either way, ties by qid."""
+    if key not in TOPIC_SORTS:
+        raise ValueError(f"sort by one of {', '.join(TOPIC_SORTS)}, not {key!r}")
+    if key == "qid":
+        return sorted(rows, key=lambda row: row["qid"].encode(), reverse=descending)
+    defined = [row for row in rows if not math.isnan(row[key])]
+    undefined = [row for row in rows if math.isnan(row[key])]
+    defined.sort(key=lambda row: row["qid"].encode())
+    defined.sort(key=lambda row: row[key], reverse=descending)
+    return defined + undefined
 
 
 def _ranks(values: dict[str, float]) -> dict[str, int]:
@@ -138,7 +175,7 @@ def rank_comparison(
     )
     per_topic = {}
     if reference_topics is not None and other_topics is not None:
-        per_topic = agreement_math.per_topic(reference_topics, other_topics, "kendall")
+        per_topic = agreement_math.per_topic_coefficients(reference_topics, other_topics)
     return RankingComparison(measure, k, rows, result, per_topic)
 
 
@@ -229,9 +266,12 @@ __all__ = [
     "LABELS",
     "MESSAGES",
     "PAGE_SAMPLES",
+    "TOPIC_LABELS",
+    "TOPIC_SORTS",
     "RankingComparison",
     "RankingError",
     "RunRow",
     "compare_qrels",
     "rank_comparison",
+    "sort_topics",
 ]

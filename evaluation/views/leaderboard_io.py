@@ -10,8 +10,15 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from evaluation import leaderboard_formats as formats
-from evaluation.dashboards import leaderboard_io
-from evaluation.views.common import no_scoring, read_scoring, require_reader, scoring_context
+from evaluation import measures
+from evaluation.dashboards import leaderboard_io, rankings
+from evaluation.views.common import (
+    int_param,
+    no_scoring,
+    read_scoring,
+    require_reader,
+    scoring_context,
+)
 
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8"}
 SUFFIXES = {"trec_eval": "txt", "ir_measures": "txt", "tot": "tot", "jsonl": "jsonl"}
@@ -50,9 +57,13 @@ def leaderboard_check(request):
     form, scoring = read_scoring(params)
     if scoring is None:
         return no_scoring(request, "evaluation/leaderboard_check.html", form)
+    k = int_param(params.get("k"))
     context = {
         "layouts": formats.LAYOUTS,
         "layout": params.get("layout", "tot"),
+        "measure": params.get("measure") or "ndcg_cut_10",
+        "measure_names": [(name, measures.display_name(name)) for name in scoring.names],
+        "k": k,
         **scoring_context(request, form, scoring),
     }
     if request.method == "GET":
@@ -71,10 +82,18 @@ def leaderboard_check(request):
         return render(request, "evaluation/leaderboard_check.html", context, status=400)
     try:
         result, ranking = leaderboard_io.check_with_rankings(
-            scoring, upload.read(), layout, filename=upload.name, measure=params.get("measure")
+            scoring,
+            upload.read(),
+            layout,
+            filename=upload.name,
+            measure=params.get("measure"),
+            k=k,
         )
     except formats.LeaderboardFormatError as error:
         context.update(errors=error.errors, total=error.total, filename=upload.name)
+        return render(request, "evaluation/leaderboard_check.html", context, status=400)
+    except rankings.RankingError as error:
+        context["problem"] = str(error)
         return render(request, "evaluation/leaderboard_check.html", context, status=400)
     context.update(
         result=result,

@@ -4,7 +4,10 @@ rankings agree (evaluation.dashboards.rankings). Leads and engineers, as every d
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -15,6 +18,7 @@ from evaluation.models import QrelsVersion
 from evaluation.views.common import int_param, require_reader
 
 BIG_ID = 2**63 - 1
+TOPICS_PER_PAGE = 50
 
 
 @require_GET
@@ -50,5 +54,40 @@ def qrels_rankings(request):
     except rankings.RankingError as error:
         context["problem"] = str(error)
         return render(request, "evaluation/rankings.html", context, status=400)
-    context.update(result=result, display=measures.display_name(result.measure))
+    context.update(
+        result=result,
+        display=measures.display_name(result.measure),
+        **_topic_table(request.GET, result),
+    )
     return render(request, "evaluation/rankings.html", context)
+
+
+def _topic_table(params, result: rankings.RankingComparison) -> dict:
+    """The per-topic rows sorted by ``tsort`` (``-`` first: descending; default the lowest
+    tau-b first) and paginated by ``tpage``; the headers carry their sort links."""
+    wanted = params.get("tsort") or "kendall"
+    descending = wanted.startswith("-")
+    key = wanted.lstrip("-")
+    if key not in rankings.TOPIC_SORTS:
+        key, descending = "kendall", False
+    rows = rankings.sort_topics(result.worst_topics, key, descending=descending)
+    page = Paginator(rows, TOPICS_PER_PAGE).get_page(params.get("tpage"))
+    keep = [(name, value) for name, value in params.items() if name not in ("tsort", "tpage")]
+    headers = []
+    for name, label in [("qid", "Topic"), *result.topic_labels]:
+        current = name == key
+        flip = f"-{name}" if current and not descending else name
+        headers.append(
+            {
+                "name": name,
+                "label": label,
+                "url": "?" + urlencode([*keep, ("tsort", flip)]) + "#per-topic",
+                "aria_sort": ("descending" if descending else "ascending") if current else "",
+            }
+        )
+    sort = f"-{key}" if descending else key
+    return {
+        "topic_page": page,
+        "topic_headers": headers,
+        "topic_page_query": "?" + urlencode([*keep, ("tsort", sort)]),
+    }

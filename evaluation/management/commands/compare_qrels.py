@@ -9,6 +9,14 @@ from evaluation.dashboards import rankings
 from evaluation.dashboards.scoring import ScoringError
 from evaluation.models import QrelsVersion, Run
 
+# Per-topic columns: heading -> the JSON's key.
+TOPIC_HEADS = {
+    "tau-b": "kendall",
+    "Spearman": "spearman",
+    "Pearson": "pearson",
+    "tauap_b": "tauap_b",
+}
+
 
 def _fmt(value) -> str:
     return (
@@ -23,7 +31,8 @@ class Command(BaseCommand):
         "Would NEW change the leaderboard? Score the runs with two stored qrels versions (OLD "
         "is the reference) and print how far the two system rankings by one measure agree: "
         "Kendall's tau-b, Spearman, Pearson, tau-AP (tauap_b), tau_GAP and RBO, with 95% "
-        "bootstrap intervals over topics, @k too, and the pairs of runs that swap."
+        "bootstrap intervals over topics, @k too, the pairs of runs that swap, and per topic "
+        "tau-b, Spearman, Pearson and tauap_b of the runs' values on that topic."
     )
 
     def add_arguments(self, parser):
@@ -46,9 +55,16 @@ class Command(BaseCommand):
             "-k", type=int, default=None, help="also over the OLD ranking's top k runs"
         )
         parser.add_argument("--samples", type=int, default=rankings.DEFAULT_SAMPLES)
+        parser.add_argument(
+            "--topics",
+            dest="per_topic_rows",
+            type=int,
+            default=20,
+            help="per-topic rows printed, lowest tau-b first (0: all; --json has all)",
+        )
         parser.add_argument("--json", action="store_true", help="the API's JSON instead of text")
 
-    def handle(self, *args, old, new, runs, measure, specs, k, samples, **options):
+    def handle(self, *args, old, new, runs, measure, specs, k, samples, per_topic_rows, **options):
         versions = []
         for label in (old, new):
             try:
@@ -65,6 +81,8 @@ class Command(BaseCommand):
                     raise CommandError(str(error) or f"no run {label!r}") from None
         if samples < 1:
             raise CommandError("--samples is a whole number >= 1")
+        if per_topic_rows < 0:
+            raise CommandError("--topics is a whole number >= 0")
         try:
             result = rankings.compare_qrels(
                 *versions,
@@ -107,5 +125,23 @@ class Command(BaseCommand):
             write(
                 f"{row['old_rank']:>4} -> {row['new_rank']:<4} {row['run']}  {row['old']:.4f} -> {row['new']:.4f}"
             )
+        topics = data["per_topic"]
+        if topics:
+            shown = topics if per_topic_rows == 0 else topics[:per_topic_rows]
+            write(
+                f"per topic ({len(topics)} topics, lowest tau-b first"
+                + (
+                    f", the first {len(shown)}; --topics 0 for all"
+                    if len(shown) < len(topics)
+                    else ""
+                )
+                + "):"
+            )
+            write(f"  {'topic':<12}" + "".join(f"{label:>10}" for label in TOPIC_HEADS))
+            for row in shown:
+                write(
+                    f"  {row['qid']:<12}"
+                    + "".join(f"{_fmt(row[name]):>10}" for name in TOPIC_HEADS.values())
+                )
         if data["left_out"]:
             write("left out (not scored with both): " + ", ".join(data["left_out"]))
