@@ -9,7 +9,8 @@ largest posterior mean ``(1 + r) / (2 + r + n)`` (MM, "maximum mean"; no samplin
 order is reproducible). Non-stationary (NS): a run's precision falls as one goes down its
 ranking, so older evidence counts less: before each new observation both counts are
 multiplied by ``forgetting`` (0 < forgetting <= 1; 1 is the stationary MM). The reward goes to
-the arm that was pulled; a grade for a pair no arm of this bandit handed out teaches nothing.
+the arm that was pulled (a grade replayed for a pair this instance did not hand out goes to
+the arm that would have handed it out, see ``_learn``).
 
 Across topics (the papers judge each topic on its own, to the same budget): the next pair
 comes from the topic with the smallest share of its ranked pool taken so far, so every topic
@@ -27,7 +28,7 @@ before the next pair is chosen (as in the papers) this changes nothing. Pure: st
 import heapq
 import random
 
-from annotation.strategies.base import Strategy, run_lists
+from annotation.strategies.base import Strategy, next_pair_of, run_lists
 
 DEFAULT_FORGETTING = 0.9
 
@@ -56,10 +57,12 @@ class Bandit(Strategy):
             self.tiebreak.update((arm, index) for index, arm in enumerate(own))
         # One bandit per topic: its arms' heap, and its ranked pool's size.
         self.heaps: dict[str, list] = {}
+        self.topic_arms: dict[str, list] = {}
         ranked: dict[str, set] = {}
         for arm in self.arms:
             qid = arm[0]
             self.heaps.setdefault(qid, []).append((-0.5, self.tiebreak[arm], 0, arm))
+            self.topic_arms.setdefault(qid, []).append(arm)
             ranked.setdefault(qid, set()).update((qid, d) for d in self.arms[arm])
         for heap in self.heaps.values():
             heapq.heapify(heap)
@@ -133,17 +136,34 @@ class Bandit(Strategy):
     def _learn(self, pair, grade):
         arm = self.source.get(pair)
         if arm is None:
-            # Graded without being handed out here (another judge's order): the topic has
-            # one pair fewer to go, but no arm chose it, so none learns from it.
+            # Graded without being handed out by this instance: a campaign rebuilds the
+            # strategy from its grades in the order they were given (plan_order), so the
+            # pair is credited to the arm that would have handed it out, the one MM pulls
+            # among the topic's arms whose next pair it is. A pair no arm would give next
+            # (a judge far off the plan) still counts for its topic's pace, but teaches none.
             if pair in self.ranked and pair not in self._counted:
                 self._counted.add(pair)
                 self._count(pair)
-            return
-        self.pending[arm] -= 1
+            arm = self._would_hand_out(pair)
+            if arm is None:
+                return
+            self.source[pair] = arm
+        else:
+            self.pending[arm] -= 1
         hit = 1.0 if self.is_relevant(grade) else 0.0
         self.relevant[arm] = self.forgetting * self.relevant[arm] + hit
         self.irrelevant[arm] = self.forgetting * self.irrelevant[arm] + (1.0 - hit)
         self._repush(arm)
+
+    def _would_hand_out(self, pair):
+        candidates = [
+            arm
+            for arm in self.topic_arms.get(pair[0], ())
+            if next_pair_of(self, self.arms, self.cursor, arm, pair)
+        ]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda arm: (-self.mean(arm), self.tiebreak[arm]))
 
     def _repush(self, arm):
         self.version[arm] += 1

@@ -178,8 +178,11 @@ def test_each_topic_is_its_own_bandit_and_topics_keep_pace():
 
 def test_a_bandit_grade_teaches_only_the_arm_that_handed_the_pair_out():
     bandit = make_strategy("bandit", PAIRS, RANKINGS, seed=1)
-    bandit.record(("1", "a"), 0)  # graded before any arm handed it out
+    bandit.record(("1", "b"), 2)  # no arm gives b next (r1 gives a first): nobody learns
     assert {bandit.mean(arm) for arm in bandit.arms} == {0.5}
+    bandit.record(("1", "a"), 0)  # not handed out here, but r1 would have: r1 learns
+    assert bandit.mean(("1", "r1")) == pytest.approx(1 / 3)
+    assert {bandit.mean(arm) for arm in bandit.arms if arm != ("1", "r1")} == {0.5}
     pair = bandit.take()
     bandit.record(pair, 1)
     assert bandit.mean(bandit.source[pair]) == pytest.approx(2 / 3)
@@ -346,3 +349,32 @@ def test_a_bandit_plan_without_grades_spreads_over_the_arms():
     plan = make_strategy("bandit", pairs, rankings, seed=0).order()
     runs = ["a" if p[1] in {"d0", "d1", "d2"} else "b" for p in plan]
     assert runs[:2] in (["a", "b"], ["b", "a"]), f"the plan drained one run first: {runs}"
+
+
+@pytest.mark.parametrize("name", ["move_to_front", "bandit"])
+def test_a_campaign_rebuilding_the_strategy_from_its_grades_gets_the_same_order(name):
+    """A campaign replays its grades into a fresh strategy (plan_order, no take): when the
+    judges followed the plan, the rest of the order is the one the live strategy has, so the
+    order adapts to the grades instead of ignoring them."""
+    import random
+
+    for seed in range(6):
+        rng = random.Random(seed)
+        pairs = [(q, f"d{i}") for q in ("1", "2", "3") for i in range(12)]
+        rankings = {
+            run: {q: rng.sample([d for qq, d in pairs if qq == q], 6) for q in ("1", "2", "3")}
+            for run in ("r1", "r2", "r3")
+        }
+        truth = {p: int(rng.random() < 0.4) for p in pairs}
+        live = make_strategy(name, pairs, rankings, seed=seed)
+        given = []
+        for _ in range(rng.randrange(1, 20)):
+            pair = live.take()
+            live.record(pair, truth[pair])
+            given.append((pair, truth[pair]))
+        rest = live.order()
+        assert plan_order(name, pairs, rankings, grades=given, seed=seed) == rest, seed
+        # And the grades matter: the opposite grades give another order.
+        flipped = [(pair, 1 - grade) for pair, grade in given]
+        if len(given) > 2:
+            assert plan_order(name, pairs, rankings, grades=flipped, seed=seed) != rest, seed
