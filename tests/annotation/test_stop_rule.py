@@ -214,6 +214,9 @@ def test_a_judge_finishing_their_pair_is_told_the_campaign_has_paused(client, wo
     body = page.text.split('id="paused-template"')[0]
     assert "This campaign has paused: the ranking is settled" in body
     assert "data-assignment=" not in body  # no open pair is shown
+    # judge.js swaps the template's card in for an open pair once a grade's answer says so.
+    template = page.text.split('id="paused-template"')[1].split("</template>")[0]
+    assert 'data-part="topic"' in template and "data-paused" in template
 
 
 # --- API ---------------------------------------------------------------------------------------
