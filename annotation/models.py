@@ -36,6 +36,15 @@ class PoolOrdering(models.TextChoices):
     DISCRIMINATIVE = "discriminative", "Discriminative for nDCG@10 (MTC, Carterette et al. 2006)"
 
 
+class StopRule(models.TextChoices):
+    """When judging may stop because the ranking of the pooled runs is settled
+    (annotation/settling.py, evaluated where the live board is refreshed)."""
+
+    NONE = "none", "None: judge the whole pool"
+    ADJACENT = "adjacent", "Every pair of adjacent runs settled"
+    TOP = "top", "The top k runs settled against every run below them"
+
+
 class Campaign(models.Model):
     """One judging effort: a scale, guidelines, topics, a pool, judges, an overlap."""
 
@@ -84,12 +93,38 @@ class Campaign(models.Model):
         help_text="A publication may give pairs no human graded a machine judge's grade "
         "(flagged in the provenance download; the qrels version says how many).",
     )
+    stop_rule = models.CharField(
+        max_length=10,
+        choices=StopRule.choices,
+        default=StopRule.NONE,
+        help_text="Pause handing out pairs once the ranking of the pooled runs is settled.",
+    )
+    stop_confidence = models.FloatField(
+        default=0.95,
+        help_text="A pair counts as settled when the bounds decide it or the probability "
+        "of its order under the model is at least this.",
+    )
+    stop_top = models.PositiveSmallIntegerField(
+        default=3, help_text="k of the top-k rule: the runs that must be settled."
+    )
+    # The flag the judging paths read (one column of a row they load anyway); set by the
+    # background refresh of the live board when the stop rule is met, cleared by the lead.
+    paused_at = models.DateTimeField(null=True, blank=True)
+    # What the stop rule did: {"rule", "confidence", "top", "measure", "spent", "at"} when it
+    # paused judging, plus {"resumed_at", "resumed_by"} once the lead resumed (the rule then
+    # stays quiet until the lead sets a rule again). services/stopping.py owns it.
+    stop_event = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(overlap__gte=1), name="campaign_overlap_positive"),
+            models.CheckConstraint(
+                condition=Q(stop_confidence__gt=0.5) & Q(stop_confidence__lt=1),
+                name="campaign_stop_confidence_range",
+            ),
+            models.CheckConstraint(condition=Q(stop_top__gte=1), name="campaign_stop_top_positive"),
             models.CheckConstraint(
                 condition=Q(gold_min_accuracy__gte=0) & Q(gold_min_accuracy__lte=1),
                 name="campaign_gold_min_accuracy_fraction",

@@ -30,6 +30,18 @@ an open pair, i.e. the undecided pairs of the topics where a run of an open pair
 low < high, restricted to the two runs' top k for measures of the run's own top k. Judging
 all of them collapses both runs' bounds to their means and so decides the pair: it is an
 upper bound on the pairs still to judge, not a prediction (a good order settles it sooner).
+
+For nDCG@k, an open pair also gets ``probability``: the probability that the better run
+still beats the worse once the pool is judged, under the model of the discriminative
+strategy (MTC, annotation.strategies.settling.comparison_probability): each undecided pair's
+grade independent, with the mean and variance of its topic's grades so far mixed with one
+pseudo-grade spread evenly over the scale (so a topic with no grade yet is uniform), and each
+topic's ideal DCG that of the grades so far (at least 1). Settled pairs need no model (None),
+nor do the measures it does not cover.
+
+``stop_waiting_for`` is the stop rule a lead chooses (annotation.strategies.settling
+.open_comparisons): the comparisons that are neither decided by the bounds nor at the chosen
+confidence under the model.
 """
 
 from __future__ import annotations
@@ -40,9 +52,11 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import polars as pl
 
+from annotation.strategies.discriminative import ideal_dcg
+from annotation.strategies.settling import comparison_probability, open_comparisons
 from evaluation import measures, significance, topk
 
-__all__ = ["LiveBoard", "LivePair", "LiveRun", "settle"]
+__all__ = ["LiveBoard", "LivePair", "LiveRun", "settle", "stop_waiting_for", "win_probability"]
 
 RESAMPLES = 1000
 LEVEL = 0.95
@@ -73,6 +87,8 @@ class LivePair:
     worse: str
     settled: bool
     margin: float  # better's low − worse's high (> 0 when settled)
+    # P(better beats worse once judged) under the model; None when settled or no model.
+    probability: float | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +170,7 @@ def settle(
     unknown = unknown.select("qid", "docno").unique()
     topics = sorted(set(known.get_column("qid")) | set(unknown.get_column("qid")))
     tops = {}
+    ranked = {}
     rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for run_name, frame in runs.items():
         frame = frame.select("qid", "docno", "score").filter(pl.col("qid").is_in(topics))
@@ -162,6 +179,7 @@ def settle(
         mine = unknown.join(top.select("qid", "docno"), on=["qid", "docno"], how="semi")
         others = unknown.join(mine, on=["qid", "docno"], how="anti")
         tops[run_name] = mine
+        ranked[run_name] = top
         top_fill = pl.lit(top_grade, pl.Int64).alias("grade")
         low_qrels = pl.concat([known, others.with_columns(top_fill)])
         high_qrels = pl.concat([known, mine.with_columns(top_fill)])
@@ -194,13 +212,19 @@ def settle(
             LiveRun(run_name, mean(point), mean(low), mean(high), float(lows[i]), float(highs[i]))
         )
     by_name = {r.name: r for r in board_runs}
+    model = None
+    if name.startswith("ndcg_cut_") and k and len(order) > 1:
+        model = win_probability(known, unknown, ranked, order, k=k, top_grade=top_grade)
     pairs = []
     open_topics: dict[str, set[str]] = {}
     for i, better in enumerate(order):
         for worse in order[i + 1 :]:
             margin = by_name[better].low - by_name[worse].high
             settled = margin > 0
-            pairs.append(LivePair(better, worse, settled, margin))
+            probability = None
+            if model is not None and not settled:
+                probability = float(model[order.index(better), order.index(worse)])
+            pairs.append(LivePair(better, worse, settled, margin, probability))
             if not settled:
                 for run_name in (better, worse):
                     _, low, high = rows[run_name]
@@ -220,3 +244,95 @@ def settle(
         pairs=pairs,
         to_settle=len(needed),
     )
+
+
+def _gain_moments(grades: list[int], top_grade: int) -> tuple[float, float]:
+    """Mean and variance of an undecided pair's grade in a topic with ``grades`` so far: the
+    grades so far plus one pseudo-grade spread evenly over 0..top_grade."""
+    prior_mean = top_grade / 2
+    prior_square = top_grade * (2 * top_grade + 1) / 6  # mean of g² over 0..top_grade
+    n = len(grades)
+    mean = (sum(grades) + prior_mean) / (n + 1)
+    square = (sum(g * g for g in grades) + prior_square) / (n + 1)
+    return mean, max(square - mean * mean, 0.0)
+
+
+def win_probability(
+    known: pl.DataFrame,
+    unknown: pl.DataFrame,
+    ranked: Mapping[str, pl.DataFrame],
+    systems: list[str],
+    *,
+    k: int,
+    top_grade: int,
+) -> np.ndarray:
+    """S x S (``systems`` order): P(mean nDCG@k of a > that of b once every undecided pair is
+    graded), under the model of the module's docstring. ``ranked``: per run its top k
+    (qid, rank, docno) as evaluation.topk.top_k gives them; documents outside the pool
+    count not relevant and certain."""
+    rows = [(q, d, int(g)) for q, d, g in known.iter_rows()]
+    rows += [(q, d, None) for q, d in unknown.iter_rows()]
+    index = {(q, d): i for i, (q, d, _) in enumerate(rows)}
+    topics = sorted({q for q, _, _ in rows})
+    by_topic: dict[str, list[int]] = {q: [] for q in topics}
+    for q, _, g in rows:
+        if g is not None:
+            by_topic[q].append(max(g, 0))
+    v = np.zeros((len(rows), len(systems)))
+    for column, run_name in enumerate(systems):
+        for qid, rank, docno in ranked[run_name].select("qid", "rank", "docno").iter_rows():
+            row = index.get((qid, docno))
+            if row is not None and rank <= k:
+                v[row, column] = 1.0 / np.log2(rank + 1)
+    idcg = {q: max(1.0, ideal_dcg(by_topic[q], k=k)) for q in topics}
+    moments = {q: _gain_moments(by_topic[q], top_grade) for q in topics}
+    weight = np.array([1.0 / (idcg[q] * max(1, len(topics))) for q, _, _ in rows])
+    unjudged = np.array([g is None for _, _, g in rows], dtype=bool)
+    grades = np.array([0.0 if g is None else max(g, 0) for _, _, g in rows])
+    gain_mean = np.array([moments[q][0] for q, _, _ in rows])
+    gain_var = np.array([moments[q][1] for q, _, _ in rows])
+    if not rows:
+        return np.full((len(systems), len(systems)), 0.5)
+    return comparison_probability(
+        v, weight, grades, unjudged, gain_mean=gain_mean, gain_var=gain_var
+    )
+
+
+def stop_waiting_for(
+    board: LiveBoard, *, rule: str, top: int = 3, confidence: float = 0.95
+) -> list[tuple[str, str]]:
+    """The comparisons (better, worse) the stop rule ``rule`` ("adjacent" or "top", see
+    annotation.strategies.settling.open_comparisons) still waits for on ``board``; judging
+    may stop when the list is empty. A comparison is done when the bounds decide it or its
+    probability under the model (where the board has one) reaches ``confidence``. A board
+    of fewer than two runs, or with no undecided pair left, waits for nothing to be judged
+    but has nothing to stop either: the caller decides (services.stopping pauses only a
+    board with at least two runs and undecided pairs)."""
+    names = [r.name for r in board.runs]
+    if len(names) < 2:
+        return []
+    at = {name: i for i, name in enumerate(names)}
+    size = len(names)
+    lower = np.zeros((size, size))
+    upper = np.zeros((size, size))
+    for a, run_a in enumerate(board.runs):
+        for b, run_b in enumerate(board.runs):
+            lower[a, b] = run_a.low - run_b.high
+            upper[a, b] = run_a.high - run_b.low
+    prob = None
+    if any(p.probability is not None for p in board.pairs):
+        prob = np.full((size, size), 0.5)
+        for p in board.pairs:
+            if p.probability is not None:
+                prob[at[p.better], at[p.worse]] = p.probability
+                prob[at[p.worse], at[p.better]] = 1 - p.probability
+    waiting = open_comparisons(
+        [r.mean for r in board.runs],
+        lower,
+        upper,
+        rule=rule,
+        top=min(top, size),
+        prob=prob,
+        confidence=confidence,
+    )
+    return [(names[a], names[b]) for a, b in waiting]

@@ -408,6 +408,8 @@ def refresh_agreement_task(*, campaign_id: int) -> None:
     # The medians first: seconds, where the agreement numbers of a large campaign take long.
     services.store_judge_medians(campaign=campaign)
     agreement_service.refresh_agreement(campaign=campaign, weights=tuple(weights), as_of=started)
+    # The same burst of grades may meet the campaign's stop rule (checked on the live board).
+    live.refresh_for_stop_rule(campaign=campaign)
     # The same burst of grades may call for a new pool order (adaptive strategies only).
     if ordering.reorder_due(campaign):
         reorder_pool_task.enqueue(campaign_id=campaign_id)

@@ -37,6 +37,8 @@ urlpatterns = [
     # Leads: the live leaderboard of the pooled runs (annotation/views/live.py).
     path("<int:pk>/live/", live.live_board, name="live-board"),
     path("<int:pk>/live.csv", live.live_board_csv, name="live-board-csv"),
+    path("<int:pk>/stop-rule/", live.stop_rule, name="stop-rule"),
+    path("<int:pk>/resume/", live.resume, name="resume"),
     # Leads: agreement and calibration (annotation/views/agreement.py).
     path("<int:pk>/agreement/", agreement.report, name="agreement"),
     path(

@@ -123,6 +123,7 @@ class CampaignSerializer(serializers.ModelSerializer):
             "pool_ordering",
             "machine_grades_adjudicate",
             "machine_grades_fill",
+            "paused_at",
             "lead",
             "role",
             "judges",
@@ -380,6 +381,30 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True)
     def live(self, request, pk=None):
         return live_api.live_response(request, self._led())
+
+    @extend_schema(
+        methods=["GET"],
+        summary="The stop rule and what it did (when it paused judging, after how many judgments)",
+        responses=live_api.StopRuleSerializer,
+    )
+    @extend_schema(
+        methods=["PUT"],
+        summary="Choose the stop rule: pause handing out pairs once the ranking is settled",
+        request=live_api.StopRuleSerializer,
+        responses=live_api.StopRuleSerializer,
+    )
+    @action(detail=True, methods=["get", "put"], url_path="stop-rule")
+    def stop_rule(self, request, pk=None):
+        return live_api.stop_rule_response(request, self._led())
+
+    @extend_schema(
+        summary="Resume handing out pairs after the stop rule paused judging",
+        request=None,
+        responses=live_api.StopRuleSerializer,
+    )
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        return live_api.resume_response(request, self._led())
 
     @extend_schema(
         summary="Machine judges against the humans: kappas, lean, confusion, topics worst first",

@@ -3,11 +3,14 @@ campaign's lead. The same numbers as the page; CSV at /campaigns/{id}/live.csv."
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation.models import StopRule
 from annotation.services import live as live_service
+from annotation.services import stopping
 
 
 class LiveParameters(serializers.Serializer):
@@ -34,6 +37,41 @@ class LivePairSerializer(serializers.Serializer):
     worse = serializers.IntegerField()
     state = serializers.ChoiceField(choices=["settled", "open"])
     margin = serializers.FloatField(help_text="better's low − worse's high.")
+    probability = serializers.FloatField(
+        allow_null=True,
+        help_text="Of an open pair on nDCG: P(better still beats worse once the pool is "
+        "judged) under the discriminative strategy's model; null when settled or no model.",
+    )
+
+
+class StopEventSerializer(serializers.Serializer):
+    rule = serializers.CharField(required=False)
+    confidence = serializers.FloatField(required=False)
+    top = serializers.IntegerField(required=False)
+    measure = serializers.CharField(required=False)
+    described = serializers.CharField(required=False)
+    spent = serializers.IntegerField(required=False, help_text="Judgments spent when it paused.")
+    undecided = serializers.IntegerField(required=False, help_text="Pool pairs left undecided.")
+    at = serializers.DateTimeField(required=False, help_text="When the rule paused judging.")
+    resumed_at = serializers.DateTimeField(required=False)
+    resumed_by = serializers.CharField(required=False)
+
+
+class StopRuleSerializer(serializers.Serializer):
+    """The stop rule as a lead sets it (PUT) and reads it with what it did (GET)."""
+
+    rule = serializers.ChoiceField(choices=StopRule.choices)
+    confidence = serializers.FloatField(
+        default=0.95, help_text="Above 0.5 and below 1: a comparison this likely counts as settled."
+    )
+    top = serializers.IntegerField(default=3, help_text="k of the top-k rule.")
+    measure = serializers.CharField(read_only=True)
+    described = serializers.CharField(read_only=True)
+    paused = serializers.BooleanField(read_only=True)
+    paused_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    event = StopEventSerializer(
+        read_only=True, help_text="What the rule did: when it paused, after how many judgments."
+    )
 
 
 class LiveBoardSerializer(serializers.Serializer):
@@ -53,6 +91,7 @@ class LiveBoardSerializer(serializers.Serializer):
     top_grade = serializers.IntegerField(allow_null=True)
     runs = LiveRunSerializer(many=True)
     pairs = LivePairSerializer(many=True)
+    stop_rule = StopRuleSerializer(help_text="The campaign's stop rule and what it did.")
 
 
 def live_response(request, campaign) -> Response:
@@ -91,8 +130,29 @@ def live_response(request, campaign) -> Response:
                 "worse": int(p.worse),
                 "state": "settled" if p.settled else "open",
                 "margin": p.margin,
+                "probability": p.probability,
             }
             for p in (board.pairs if board else [])
         ],
+        "stop_rule": state.stop,
     }
     return Response(LiveBoardSerializer(body).data)
+
+
+def stop_rule_response(request, campaign) -> Response:
+    """GET: the stop rule and what it did; PUT: set it (rule, confidence, top)."""
+    if request.method == "PUT":
+        form = StopRuleSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            chosen = stopping.read_stop_settings(**form.validated_data)
+        except DjangoValidationError as error:
+            raise ValidationError(error.message_dict) from None
+        campaign = stopping.set_stop_rule(campaign=campaign, settings=chosen, by=request.user)
+    return Response(StopRuleSerializer(stopping.stop_status(campaign)).data)
+
+
+def resume_response(request, campaign) -> Response:
+    """Hand out pairs again (a campaign not paused stays as it is: the repeat is a no-op)."""
+    campaign, _ = stopping.resume_judging(campaign=campaign, by=request.user)
+    return Response(StopRuleSerializer(stopping.stop_status(campaign)).data)

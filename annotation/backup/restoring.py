@@ -39,6 +39,7 @@ from annotation.models import (
     PoolOrdering,
     Publication,
     PublishedGrade,
+    StopRule,
     Topic,
 )
 from annotation.services import tallies
@@ -208,11 +209,17 @@ class _Restore:
                     **_fields(backup.campaign, schema.CAMPAIGN),
                     # Format version 1 carries no outside or machine judges, so their
                     # settings restore as off (their defaults); nor the pool ordering, which
-                    # restores as today's random order (the lead may choose it again).
+                    # restores as today's random order (the lead may choose it again);
+                    # nor the stop rule, which restores as none, judging not paused.
                     "machine_grades_adjudicate": False,
                     "machine_grades_fill": False,
                     "pool_ordering": PoolOrdering.RANDOM,
                     "pool_ordering_state": {},
+                    "stop_rule": StopRule.NONE,
+                    "stop_confidence": 0.95,
+                    "stop_top": 3,
+                    "paused_at": None,
+                    "stop_event": {},
                 }
             ],
         )

@@ -39,6 +39,7 @@ from annotation.models import (
     Pair,
     PooledRun,
 )
+from annotation.services import stopping
 from annotation.services.adjudication import pair_states
 from annotation.services.agreement import tasks_inline
 from evaluation import measures
@@ -89,6 +90,11 @@ class LiveState:
     spent: int
     labels: dict[str, str]
     pooled: int
+
+    @property
+    def stop(self) -> dict:
+        """The campaign's stop rule and what it did (services.stopping.stop_status)."""
+        return stopping.stop_status(self.campaign)
 
     @property
     def display_measure(self) -> str:
@@ -202,7 +208,29 @@ def refresh_live_board(*, campaign: Campaign, measure: str) -> LiveBoardSnapshot
         except IntegrityError:  # another refresh stored it first: ours is as new
             LiveBoardSnapshot.objects.filter(**key).update(**fields)
     cache.delete(_queue_key(campaign.pk, measure))
+    if board is not None and measure == stopping.STOP_MEASURE and stopping.rule_armed(campaign):
+        # The stop rule is evaluated here, in the background, on the board just computed.
+        stopping.apply_stop_rule(campaign=campaign, board=board, spent=_spent(campaign))
     return LiveBoardSnapshot.objects.get(**key)
+
+
+def refresh_for_stop_rule(*, campaign: Campaign) -> bool:
+    """In the background after a burst of grades (tasks.refresh_agreement_task): recompute
+    the stop rule's board if the campaign has an armed rule and its board is stale, so the
+    rule is checked even when no lead is watching the live board. True if recomputed."""
+    if not stopping.rule_armed(campaign) or not _pooled_runs(campaign):
+        return False
+    stored = LiveBoardSnapshot.objects.filter(
+        campaign=campaign, measure=stopping.STOP_MEASURE
+    ).values_list("fingerprint", flat=True)
+    if list(stored) == [live_fingerprint(campaign, stopping.STOP_MEASURE)]:
+        return False
+    refresh_live_board(campaign=campaign, measure=stopping.STOP_MEASURE)
+    return True
+
+
+def _spent(campaign: Campaign) -> int:
+    return Judgment.objects.filter(assignment__pair__campaign=campaign, grade__isnull=False).count()
 
 
 def _queue_key(campaign_id: int, measure: str) -> str:
@@ -243,9 +271,7 @@ def live_board(
         str(run.pk): str(run)
         for run in Run.objects.filter(pk__in=[r for r, _ in pooled]).select_related("system")
     }
-    spent = Judgment.objects.filter(
-        assignment__pair__campaign=campaign, grade__isnull=False
-    ).count()
+    spent = _spent(campaign)
     return LiveState(
         campaign=campaign,
         measure=measure,

@@ -2,20 +2,21 @@
 ("Feeling lucky?", SAC 2016; "Multi-armed bandits for adjudicating documents in pooling-based
 evaluation of information retrieval systems", IP&M 2017), their MM-NS method.
 
-Each run's list for a topic is an arm; pulling it judges its best-ranked document not yet
-taken. The arm's chance of giving a relevant document has a Beta posterior,
-``Beta(1 + r, 1 + n)``, and the arm pulled is the one with the largest posterior mean
-``(1 + r) / (2 + r + n)`` (MM, "maximum mean"; no sampling, so the order is reproducible).
-Non-stationary (NS): a run's precision falls as one goes down its ranking, so older evidence
-counts less: before each new observation both counts are multiplied by ``forgetting``
-(0 < forgetting <= 1; 1 is the stationary MM).
+As published, each topic is its own bandit: the runs are its arms, and pulling a run judges
+its best-ranked document of the topic not yet judged. The arm's chance of giving a relevant
+document has a Beta posterior, ``Beta(1 + r, 1 + n)``, and the arm pulled is the one with the
+largest posterior mean ``(1 + r) / (2 + r + n)`` (MM, "maximum mean"; no sampling, so the
+order is reproducible). Non-stationary (NS): a run's precision falls as one goes down its
+ranking, so older evidence counts less: before each new observation both counts are
+multiplied by ``forgetting`` (0 < forgetting <= 1; 1 is the stationary MM). The reward goes to
+the arm that was pulled (a grade replayed for a pair this instance did not hand out goes to
+the arm that would have handed it out, see ``_learn``).
 
-Our reading, where the papers leave room: the reward goes to the arm that was pulled (a
-document taken through one run teaches that run only; crediting every run that retrieved it
-found fewer relevant documents in the benchmark); arms of all topics compete in one pool, so
-judging goes where relevant documents are likeliest instead of topic by topic; ties (every
-arm starts at 1/2) are broken by a seeded random order. A grade for a pair no arm handed out
-teaches nothing.
+Across topics (the papers judge each topic on its own, to the same budget): the next pair
+comes from the topic with the smallest share of its ranked pool taken so far, so every topic
+advances at the same pace, the way the papers measure their bandits (relevant documents found
+per topic after judging a given share of its pool). Ties between topics and between arms
+(every arm starts at 1/2) are broken by a seeded random order.
 
 Delayed grades (a campaign hands out ``POOL_REORDER_EVERY`` pairs between recomputations, and
 ``order()`` plans with no grades at all): a pair handed out and not yet graded counts as a
@@ -27,7 +28,7 @@ before the next pair is chosen (as in the papers) this changes nothing. Pure: st
 import heapq
 import random
 
-from annotation.strategies.base import Strategy, run_lists
+from annotation.strategies.base import Strategy, next_pair_of, run_lists
 
 DEFAULT_FORGETTING = 0.9
 
@@ -47,11 +48,34 @@ class Bandit(Strategy):
         self.version = dict.fromkeys(self.arms, 0)
         self.pending = dict.fromkeys(self.arms, 0)  # handed out, grade not yet known
         self.source: dict = {}  # pair -> the arm that handed it out
-        order = sorted(self.arms)
-        random.Random(str((self.seed, "bandit"))).shuffle(order)
-        self.tiebreak = {arm: index for index, arm in enumerate(order)}
-        self.heap = [(-0.5, self.tiebreak[arm], 0, arm) for arm in self.arms]
-        heapq.heapify(self.heap)
+        # Each topic's own seeded tie order of its runs (a topic's bandit is independent of
+        # the others: alone or among many topics, it judges in the same order).
+        self.tiebreak = {}
+        for qid in sorted({arm[0] for arm in self.arms}):
+            own = sorted(arm for arm in self.arms if arm[0] == qid)
+            random.Random(str((self.seed, "bandit", qid))).shuffle(own)
+            self.tiebreak.update((arm, index) for index, arm in enumerate(own))
+        # One bandit per topic: its arms' heap, and its ranked pool's size.
+        self.heaps: dict[str, list] = {}
+        self.topic_arms: dict[str, list] = {}
+        ranked: dict[str, set] = {}
+        for arm in self.arms:
+            qid = arm[0]
+            self.heaps.setdefault(qid, []).append((-0.5, self.tiebreak[arm], 0, arm))
+            self.topic_arms.setdefault(qid, []).append(arm)
+            ranked.setdefault(qid, set()).update((qid, d) for d in self.arms[arm])
+        for heap in self.heaps.values():
+            heapq.heapify(heap)
+        self.size = {qid: len(docs) for qid, docs in ranked.items()}
+        self.ranked = set().union(*ranked.values()) if ranked else set()
+        self.done = dict.fromkeys(self.size, 0)  # ranked pairs of the topic taken or graded
+        topics = sorted(self.size)
+        random.Random(str((self.seed, "bandit-topics"))).shuffle(topics)
+        self.topic_tiebreak = {qid: index for index, qid in enumerate(topics)}
+        self.topics = [(0.0, self.topic_tiebreak[q], 0, q) for q in topics]
+        self.topic_version = dict.fromkeys(topics, 0)
+        heapq.heapify(self.topics)
+        self._counted: set = set()
         self._rest = self.unranked_pairs()
 
     def mean(self, arm) -> float:
@@ -67,19 +91,33 @@ class Bandit(Strategy):
         self.cursor[arm] = at
         return (qid, docs[at]) if at < len(docs) else None
 
-    def _next(self):
-        while self.heap:
-            _, _, version, arm = self.heap[0]
+    def _pull(self, qid):
+        """The topic's bandit hands out its next pair (None when its arms are spent)."""
+        heap = self.heaps[qid]
+        while heap:
+            _, _, version, arm = heap[0]
             if version != self.version[arm]:
-                heapq.heappop(self.heap)
+                heapq.heappop(heap)
                 continue
             pair = self._advance(arm)
             if pair is None:
-                heapq.heappop(self.heap)
+                heapq.heappop(heap)
                 continue
             self.source[pair] = arm
             self.pending[arm] += 1
             self._repush(arm)
+            return pair
+        return None
+
+    def _next(self):
+        while self.topics:
+            _, _, version, qid = heapq.heappop(self.topics)
+            if version != self.topic_version[qid]:
+                continue
+            pair = self._pull(qid)
+            if pair is None:
+                continue  # the topic is judged out: it leaves the schedule
+            self._count(pair)
             return pair
         while self._rest:
             pair = self._rest.pop(0)
@@ -87,16 +125,48 @@ class Bandit(Strategy):
                 return pair
         return None
 
+    def _count(self, pair):
+        """One more ranked pair of the topic taken: it moves back in the schedule."""
+        qid = pair[0]
+        self.done[qid] += 1
+        self.topic_version[qid] += 1
+        share = self.done[qid] / self.size[qid]
+        heapq.heappush(self.topics, (share, self.topic_tiebreak[qid], self.topic_version[qid], qid))
+
     def _learn(self, pair, grade):
         arm = self.source.get(pair)
         if arm is None:
-            return
-        self.pending[arm] -= 1
+            # Graded without being handed out by this instance: a campaign rebuilds the
+            # strategy from its grades in the order they were given (plan_order), so the
+            # pair is credited to the arm that would have handed it out, the one MM pulls
+            # among the topic's arms whose next pair it is. A pair no arm would give next
+            # (a judge far off the plan) still counts for its topic's pace, but teaches none.
+            if pair in self.ranked and pair not in self._counted:
+                self._counted.add(pair)
+                self._count(pair)
+            arm = self._would_hand_out(pair)
+            if arm is None:
+                return
+            self.source[pair] = arm
+        else:
+            self.pending[arm] -= 1
         hit = 1.0 if self.is_relevant(grade) else 0.0
         self.relevant[arm] = self.forgetting * self.relevant[arm] + hit
         self.irrelevant[arm] = self.forgetting * self.irrelevant[arm] + (1.0 - hit)
         self._repush(arm)
 
+    def _would_hand_out(self, pair):
+        candidates = [
+            arm
+            for arm in self.topic_arms.get(pair[0], ())
+            if next_pair_of(self, self.arms, self.cursor, arm, pair)
+        ]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda arm: (-self.mean(arm), self.tiebreak[arm]))
+
     def _repush(self, arm):
         self.version[arm] += 1
-        heapq.heappush(self.heap, (-self.mean(arm), self.tiebreak[arm], self.version[arm], arm))
+        heapq.heappush(
+            self.heaps[arm[0]], (-self.mean(arm), self.tiebreak[arm], self.version[arm], arm)
+        )

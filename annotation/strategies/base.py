@@ -112,3 +112,14 @@ def run_lists(strategy: Strategy) -> dict[tuple[str, str], list[str]]:
             if docs:
                 arms[qid, run] = docs
     return arms
+
+
+def next_pair_of(strategy: Strategy, arms, cursor, arm, pair) -> bool:
+    """Whether ``pair`` is the next pair ``arm`` would hand out: the first of its list not yet
+    taken, ``pair`` itself aside (record() marks a graded pair taken before the strategy
+    learns from it)."""
+    docs, qid = arms[arm], arm[0]
+    at = cursor[arm]
+    while at < len(docs) and (qid, docs[at]) in strategy.taken and (qid, docs[at]) != pair:
+        at += 1
+    return at < len(docs) and (qid, docs[at]) == pair

@@ -17,7 +17,7 @@ import heapq
 import itertools
 import random
 
-from annotation.strategies.base import Strategy, run_lists
+from annotation.strategies.base import Strategy, next_pair_of, run_lists
 
 
 class MoveToFront(Strategy):
@@ -26,6 +26,9 @@ class MoveToFront(Strategy):
     def __init__(self, pairs, rankings=None, **options):
         super().__init__(pairs, rankings, **options)
         self.arms = run_lists(self)
+        self.by_topic: dict[str, list] = {}
+        for arm in self.arms:
+            self.by_topic.setdefault(arm[0], []).append(arm)
         self.cursor = dict.fromkeys(self.arms, 0)
         self.priority = dict.fromkeys(self.arms, 0)
         self.source: dict = {}  # pair -> the arm it was taken from
@@ -77,6 +80,23 @@ class MoveToFront(Strategy):
                 return pair
         return None
 
+    def _would_hand_out(self, pair):
+        """Among the arms whose next pair is ``pair``: the current arm, else the one the
+        queue would give first (highest priority, then earliest in line)."""
+        candidates = [
+            arm
+            for arm in self.by_topic.get(pair[0], ())
+            if next_pair_of(self, self.arms, self.cursor, arm, pair)
+        ]
+        if not candidates:
+            return None
+        if self.current in candidates:
+            return self.current
+        return min(
+            candidates,
+            key=lambda arm: (-self.priority[arm], self._entry.get(arm, float("inf"))),
+        )
+
     def _from(self, arm, pair):
         self.source[pair] = arm
         self.last_taken[arm] = pair
@@ -86,7 +106,17 @@ class MoveToFront(Strategy):
     def _learn(self, pair, grade):
         arm = self.source.get(pair)
         if arm is None:
-            return
+            # Graded without being handed out by this instance (a campaign rebuilds the
+            # strategy from its grades in the order they were given): credit the arm that
+            # would have handed it out, as if it had, so the order adapts to those grades.
+            arm = self._would_hand_out(pair)
+            if arm is None:
+                return  # no arm gives it next: a judge far off the plan teaches nothing
+            if self.current is not None and self.current != arm:
+                self._push(self.current, next(self._seq))  # as _next rotates it
+            self._entry.pop(arm, None)  # its queue entry goes stale: it is the current arm
+            self.current = arm
+            self._from(arm, pair)
         relevant = self.is_relevant(grade)
         if arm == self.current and self.last_taken.get(arm) == pair:
             if relevant:

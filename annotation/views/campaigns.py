@@ -30,6 +30,7 @@ from annotation.models import (
     Pair,
     Topic,
 )
+from annotation.services import stopping
 from annotation.views.common import (
     MESSAGES,
     campaign_figures,
@@ -225,6 +226,7 @@ def render_detail(request, campaign, status=200, **forms_given):
         "add_judge_form": forms.AddJudgeForm(campaign=campaign),
         "threshold_label": _label_of(campaign, campaign.relevance_threshold),
         "recent_jobs": recent_jobs(request, campaign),
+        "stop": stopping.stop_status(campaign),
     }
     return render(request, "annotation/campaign_detail.html", context, status=status)
 

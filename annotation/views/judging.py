@@ -98,13 +98,16 @@ def _request_id(request) -> uuid.UUID | None:
 
 
 def _state(assignment, judgment) -> dict:
-    """What the judge's own judgment of the pair is now, in the shape judge.js keeps."""
+    """What the judge's own judgment of the pair is now, in the shape judge.js keeps, and
+    whether the stop rule has paused the campaign (read from the campaign row the service
+    loaded under the lock anyway: no query, nothing computed)."""
     return {
         "assignment": assignment.pk,
         "status": assignment.status,
         "grade": judgment.grade if judgment else None,
         "skip_reason": judgment.skip_reason if judgment else "",
         "note": judgment.note if judgment else "",
+        "paused": assignment.pair.campaign.paused_at is not None,
     }
 
 
@@ -160,6 +163,8 @@ def judge_page(request, pk):
         "queue": queue,
         "start": current.pk if current else None,
         "default_skip_reason": DEFAULT_SKIP_REASON,
+        # The stop rule has paused the campaign (services.stopping): open pairs are not shown.
+        "paused": campaign.paused_at is not None,
     }
     context = {
         "campaign": campaign,
@@ -167,8 +172,9 @@ def judge_page(request, pk):
         "config": config,
         "queue_size": len(queue),
         "default_skip_reason": DEFAULT_SKIP_REASON,
+        "paused": config["paused"],
     }
-    if current is not None:
+    if current is not None and not config["paused"]:
         context.update(_pair_context(current, None))
     return render(request, "annotation/judge.html", context)
 

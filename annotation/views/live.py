@@ -1,18 +1,24 @@
 """The live leaderboard of a running campaign (services.live): the page, its polled
-fragment and its CSV. The campaign's lead only: the page names the systems that retrieved
-the pool's documents, which judges must never learn."""
+fragment and its CSV, and the stop rule the lead sets there (services.stopping). The
+campaign's lead only: the page names the systems that retrieved the pool's documents, which
+judges must never learn."""
 
 from __future__ import annotations
 
 import io
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.http import HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import get_campaign_for_lead
+from annotation.models import StopRule
 from annotation.services import live as live_service
+from annotation.services import stopping
 from config.exports import write_csv
 from config.htmx import is_htmx
 from evaluation import measures
@@ -60,6 +66,8 @@ def live_board(request, pk):
             (name, measures.display_name(name), name == state.measure)
             for name in live_service.LIVE_MEASURES
         ],
+        "stop": state.stop,
+        "stop_rules": StopRule.choices,
     }
     template = "annotation/live_board.html"
     if is_htmx(request):
@@ -75,13 +83,14 @@ def live_board_csv(request, pk):
     out = io.StringIO()
     board = state.board
     if request.GET.get("what") == "pairs":
-        header = ["better", "worse", "state", "margin", "measure"]
+        header = ["better", "worse", "state", "margin", "probability", "measure"]
         rows = [
             (
                 state.label(p.better),
                 state.label(p.worse),
                 "settled" if p.settled else "open",
                 f"{p.margin:.4f}",
+                "" if p.probability is None else f"{p.probability:.4f}",
                 state.display_measure,
             )
             for p in (board.pairs if board else [])
@@ -103,3 +112,48 @@ def live_board_csv(request, pk):
         f'attachment; filename="campaign-{state.campaign.pk}-live-{what}.csv"'
     )
     return response
+
+
+def _back(request, campaign):
+    """Where a stop-rule form returns to: the campaign page when sent from there, else the
+    live board."""
+    if request.POST.get("back") == "campaign":
+        return campaign.get_absolute_url()
+    return reverse("annotation:live-board", args=[campaign.pk])
+
+
+@require_POST
+@login_required
+def stop_rule(request, pk):
+    """Set the campaign's stop rule: POST rule (none, adjacent, top), confidence, top."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    try:
+        chosen = stopping.read_stop_settings(
+            rule=request.POST.get("rule", ""),
+            confidence=request.POST.get("confidence", ""),
+            top=request.POST.get("top", ""),
+        )
+    except ValidationError as invalid:
+        messages.error(request, "Stop rule not saved: " + " ".join(invalid.messages))
+        return redirect(_back(request, campaign))
+    campaign = stopping.set_stop_rule(campaign=campaign, settings=chosen, by=request.user)
+    described = stopping.describe_rule(chosen.rule, chosen.confidence, chosen.top)
+    messages.success(request, f"Stop rule: {described}.")
+    return redirect(_back(request, campaign))
+
+
+@require_POST
+@login_required
+def resume(request, pk):
+    """Hand out pairs again after the stop rule paused the campaign."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    _, resumed = stopping.resume_judging(campaign=campaign, by=request.user)
+    if not resumed:
+        messages.info(request, stopping.MESSAGES["not_paused"])
+    else:
+        messages.success(
+            request,
+            "Judging resumed: judges get their next pairs again. The stop rule stays quiet "
+            "until you set a rule again.",
+        )
+    return redirect(_back(request, campaign))

@@ -40,6 +40,9 @@
     document: document.getElementById("document-slot"),
   };
   let current = queue.length; // index in the queue; queue.length means "past the end"
+  // The campaign's stop rule has paused it: open pairs show the paused card instead. Set by
+  // the page, and by any saved grade's answer (the server reads a flag; nothing is computed).
+  let paused = Boolean(config.paused);
 
   // --- small helpers --------------------------------------------------------------------------
   // localStorage, or memory once localStorage fails (disabled, full): the outbox then still
@@ -264,6 +267,12 @@
     if (outbox.pendingFor(entry.id).length) return;
     const known = state.get(entry.id);
     if (!known) return;
+    if (data.paused && !paused) {
+      paused = true;
+      // The pair now on screen, if it is an open one, gives way to the paused card.
+      const id = currentId();
+      if (id !== null && state.get(id).status === "open") show(current);
+    }
     Object.assign(known, {
       status: data.status,
       grade: data.grade,
@@ -371,6 +380,15 @@
       return;
     }
     const id = queue[index].id;
+    if (paused && state.get(id).status === "open") {
+      timer.watch(null);
+      const template = document.getElementById("paused-template").content;
+      slots.topic.replaceChildren(template.querySelector("[data-part=topic]").cloneNode(true));
+      slots.document.replaceChildren(template.querySelector("[data-part=document]").cloneNode(true));
+      slots.document.removeAttribute("aria-busy");
+      renderAll();
+      return;
+    }
     timer.watch(id);
     const cached = fragments.has(id);
     if (!cached) slots.document.setAttribute("aria-busy", "true");
@@ -562,7 +580,7 @@
 
   function recordGrade(grade) {
     const id = currentId();
-    if (id === null) return;
+    if (id === null || slots.document.querySelector("[data-paused]")) return;
     if (displayedId() !== id) {
       toast("The document is still loading; grade it once you see it.");
       return;

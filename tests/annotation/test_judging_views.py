@@ -299,6 +299,7 @@ def test_grading_records_the_grade_and_returns_the_state(world):
         "grade": 2,
         "skip_reason": "",
         "note": "",
+        "paused": False,  # the campaign's stop rule has not paused it
     }
     judgment = Judgment.objects.get(assignment_id=queue[0])
     assert (judgment.grade, judgment.seconds) == (2, 7.25)

@@ -150,3 +150,29 @@ def test_the_qrels_a_campaign_publishes_are_tested_at_its_pool_depth(
         else row.report["runs"][1]
     )
     assert good["unique_judged"] == 9 and good["reduced"]["P_5"] == 0.0
+
+
+def test_open_pairs_carry_the_probability_in_the_page_the_api_and_the_csv(client, world):
+    campaign, lead, judges, _ = world
+    grade(campaign, judge=judges[0], limit=2)
+    client.force_login(lead)
+    body = client.get(f"/api/v1/campaigns/{campaign.pk}/live/").json()
+    (pair,) = body["pairs"]
+    assert pair["state"] == "open" and 0 <= pair["probability"] <= 1
+    rows = list(
+        csv.reader(
+            io.StringIO(
+                client.get(f"/campaigns/{campaign.pk}/live.csv?what=pairs").content.decode()
+            )
+        )
+    )
+    assert rows[0] == ["better", "worse", "state", "margin", "probability", "measure"]
+    assert rows[1][2] == "open" and rows[1][4] == f"{pair['probability']:.4f}"
+    page = client.get(f"/campaigns/{campaign.pk}/live/").text
+    assert f'data-testid="probability">{pair["probability"]:.4f}<' in page
+    # P@10 has no model: no probability, said as a dash.
+    body = client.get(f"/api/v1/campaigns/{campaign.pk}/live/?measure=P_10").json()
+    assert body["pairs"][0]["probability"] is None
+    grade(campaign)
+    body = client.get(f"/api/v1/campaigns/{campaign.pk}/live/").json()
+    assert body["pairs"][0]["state"] == "settled" and body["pairs"][0]["probability"] is None

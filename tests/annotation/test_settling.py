@@ -112,3 +112,87 @@ def test_the_mean_lies_in_its_bounds_and_a_complete_pool_has_none(seed, share):
             for pair in board.pairs:
                 if pair.settled:
                     assert final[pair.better] > final[pair.worse]
+
+
+# --- the probability of an open pair and the stop rule ---------------------------------------
+
+
+def test_an_open_pairs_probability_under_the_model_by_hand():
+    from math import erf, sqrt
+
+    runs = {
+        "A": measures.run_frame({"q1": {"d1": 2.0}}),
+        "B": measures.run_frame({"q1": {"d3": 2.0}}),
+    }
+    board = settling.settle(
+        measures.qrels_frame({"q1": {"d1": 1}}), unknown(("q1", "d3")), runs, "nDCG@1", top_grade=1
+    )
+    (pair,) = board.pairs
+    assert (pair.better, pair.worse, pair.settled) == ("A", "B", False)
+    # Topic grades so far [1] plus one pseudo-grade uniform over {0, 1}: mean (1 + 1/2) / 2,
+    # E[g²] (1 + 1/2) / 2. IDCG 1, one topic: A is worth 1, B the mean of d3.
+    mean = (1 + 0.5) / 2
+    var = (1 + 0.5) / 2 - mean**2
+    expected = 0.5 * (1 + erf((1 - mean) / sqrt(var) / sqrt(2)))
+    assert pair.probability == pytest.approx(expected)  # 0.7181…
+    # No grade at all: both documents are alike, a coin toss.
+    board = settling.settle(
+        measures.qrels_frame({}), unknown(("q1", "d1"), ("q1", "d3")), runs, "nDCG@1", top_grade=1
+    )
+    assert board.pairs[0].probability == pytest.approx(0.5)
+
+
+def test_settled_pairs_and_measures_without_a_model_have_no_probability():
+    board = settling.settle(
+        measures.qrels_frame({"q1": {"d1": 1, "d3": 0}}),
+        unknown(("q1", "d2")),
+        RUNS,
+        "nDCG@2",
+        top_grade=3,
+    )
+    assert board.settled and board.pairs[0].probability is None
+    board = settling.settle(
+        measures.qrels_frame({"q1": {"d1": 1}}),
+        unknown(("q1", "d2"), ("q1", "d3")),
+        RUNS,
+        "P@2",
+        top_grade=3,
+    )
+    assert not board.pairs[0].settled and board.pairs[0].probability is None
+
+
+def _board(means, bounds, probabilities):
+    """A hand-made board: runs r0, r1, … in the order given (best first)."""
+    runs = [
+        settling.LiveRun(f"r{i}", m, lo, hi, lo, hi)
+        for i, (m, (lo, hi)) in enumerate(zip(means, bounds, strict=True))
+    ]
+    pairs = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            margin = a.low - b.high
+            prob = None if margin > 0 else probabilities.get((a.name, b.name), 0.5)
+            pairs.append(settling.LivePair(a.name, b.name, margin > 0, margin, prob))
+    return settling.LiveBoard("ndcg_cut_10", 3, 1, 1, 1, runs, pairs, 0)
+
+
+def test_the_stop_rule_waits_for_adjacent_pairs_neither_decided_nor_likely_enough():
+    # r0 is clear of r1 by its bounds; r1 and r2 overlap with P = 0.97.
+    board = _board([0.9, 0.5, 0.45], [(0.8, 1.0), (0.4, 0.6), (0.3, 0.55)], {("r1", "r2"): 0.97})
+    assert settling.stop_waiting_for(board, rule="adjacent", confidence=0.95) == []
+    assert settling.stop_waiting_for(board, rule="adjacent", confidence=0.99) == [("r1", "r2")]
+    # The top-1 rule only needs r0 settled against everyone below.
+    assert settling.stop_waiting_for(board, rule="top", top=1, confidence=0.99) == []
+    assert settling.stop_waiting_for(board, rule="top", top=2, confidence=0.99) == [("r1", "r2")]
+    # k larger than the board is the whole board.
+    assert settling.stop_waiting_for(board, rule="top", top=9, confidence=0.99) == [("r1", "r2")]
+
+
+def test_the_stop_rule_without_a_model_goes_by_the_bounds_alone():
+    board = _board([0.9, 0.5], [(0.4, 1.0), (0.3, 0.6)], {})
+    no_model = [settling.LivePair(p.better, p.worse, p.settled, p.margin) for p in board.pairs]
+    board = settling.LiveBoard(**{**board.__dict__, "pairs": no_model})
+    assert settling.stop_waiting_for(board, rule="adjacent", confidence=0.51) == [("r0", "r1")]
+    assert settling.stop_waiting_for(_board([0.5], [(0.4, 0.6)], {}), rule="adjacent") == []
+    with pytest.raises(ValueError, match="unknown stop rule"):
+        settling.stop_waiting_for(board, rule="sometime")

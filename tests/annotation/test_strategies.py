@@ -137,25 +137,52 @@ def test_move_to_front_stays_on_a_run_while_it_finds_relevant_documents():
 
 
 def test_bandit_by_hand():
-    # Every arm starts at mean 1/2; seed 1's tie order is (1, r1), (1, r2), (2, r1), (2, r2).
-    # (1, r1) gives a: not relevant, it drops to 1/3. (1, r2) gives c: relevant, 2/3, so it
-    # goes on, but its a is taken and its list is done. (2, r1) gives x (not relevant, 1/3),
-    # (2, r2) gives y (relevant, then done). At 1/3, (1, r1) comes before (2, r1) in the tie
-    # order: b; then (2, r1)'s y is taken; the unranked z comes last.
+    # One bandit per topic; seed 1's tie orders: topic 2 before 1, and (1, r1), (1, r2),
+    # (2, r1), (2, r2). Ranked pools: topic 1 {a, b, c}, topic 2 {x, y}. The topic with the
+    # smallest share taken goes next. Topic 2, (2, r1): x, not relevant (1/3); share 1/2.
+    # Topic 1 (0): (1, r1) gives a, not relevant (1/3); share 1/3. Topic 1 again (1/3 < 1/2):
+    # (1, r2) at 1/2 gives c, relevant (2/3); share 2/3. Topic 2 (1/2): (2, r2) at 1/2 beats
+    # (2, r1) at 1/3: y. Topic 1: (1, r2)'s c and a are taken, so (1, r1) gives b. Topic 2
+    # is spent; the unranked z comes last.
     assert replay("bandit", PAIRS, RANKINGS, TRUTH, seed=1) == [
+        ("2", "x"),
         ("1", "a"),
         ("1", "c"),
-        ("2", "x"),
         ("2", "y"),
         ("1", "b"),
         ("1", "z"),
     ]
 
 
+def test_each_topic_is_its_own_bandit_and_topics_keep_pace():
+    """As published, a topic's order is that of the bandit over its runs alone; topics
+    advance at the same share of their pools."""
+    topics = [str(q) for q in range(4)]
+    size = {"0": 4, "1": 8, "2": 12, "3": 16}
+    pairs = [(q, f"d{i}") for q in topics for i in range(size[q])]
+    rankings = {
+        run: {q: [f"d{i}" for i in range(size[q]) if i % 2 == parity] for q in topics}
+        for run, parity in (("even", 0), ("odd", 1))
+    }
+    truth = {p: int(int(p[1][1:]) % 3 == 0) for p in pairs}
+    order = replay("bandit", pairs, rankings, truth, seed=3)
+    for q in topics:
+        alone = [p for p in pairs if p[0] == q]
+        own = {r: {q: lists[q]} for r, lists in rankings.items()}
+        assert [p for p in order if p[0] == q] == replay("bandit", alone, own, truth, seed=3)
+    # After any prefix, the shares taken differ by at most one pair of each topic.
+    for cut in range(1, len(order)):
+        shares = [sum(p[0] == q for p in order[:cut]) / size[q] for q in topics]
+        assert max(shares) - min(shares) <= max(1 / size[q] for q in topics) + 1e-9
+
+
 def test_a_bandit_grade_teaches_only_the_arm_that_handed_the_pair_out():
     bandit = make_strategy("bandit", PAIRS, RANKINGS, seed=1)
-    bandit.record(("1", "a"), 0)  # graded before any arm handed it out
+    bandit.record(("1", "b"), 2)  # no arm gives b next (r1 gives a first): nobody learns
     assert {bandit.mean(arm) for arm in bandit.arms} == {0.5}
+    bandit.record(("1", "a"), 0)  # not handed out here, but r1 would have: r1 learns
+    assert bandit.mean(("1", "r1")) == pytest.approx(1 / 3)
+    assert {bandit.mean(arm) for arm in bandit.arms if arm != ("1", "r1")} == {0.5}
     pair = bandit.take()
     bandit.record(pair, 1)
     assert bandit.mean(bandit.source[pair]) == pytest.approx(2 / 3)
@@ -322,3 +349,32 @@ def test_a_bandit_plan_without_grades_spreads_over_the_arms():
     plan = make_strategy("bandit", pairs, rankings, seed=0).order()
     runs = ["a" if p[1] in {"d0", "d1", "d2"} else "b" for p in plan]
     assert runs[:2] in (["a", "b"], ["b", "a"]), f"the plan drained one run first: {runs}"
+
+
+@pytest.mark.parametrize("name", ["move_to_front", "bandit"])
+def test_a_campaign_rebuilding_the_strategy_from_its_grades_gets_the_same_order(name):
+    """A campaign replays its grades into a fresh strategy (plan_order, no take): when the
+    judges followed the plan, the rest of the order is the one the live strategy has, so the
+    order adapts to the grades instead of ignoring them."""
+    import random
+
+    for seed in range(6):
+        rng = random.Random(seed)
+        pairs = [(q, f"d{i}") for q in ("1", "2", "3") for i in range(12)]
+        rankings = {
+            run: {q: rng.sample([d for qq, d in pairs if qq == q], 6) for q in ("1", "2", "3")}
+            for run in ("r1", "r2", "r3")
+        }
+        truth = {p: int(rng.random() < 0.4) for p in pairs}
+        live = make_strategy(name, pairs, rankings, seed=seed)
+        given = []
+        for _ in range(rng.randrange(1, 20)):
+            pair = live.take()
+            live.record(pair, truth[pair])
+            given.append((pair, truth[pair]))
+        rest = live.order()
+        assert plan_order(name, pairs, rankings, grades=given, seed=seed) == rest, seed
+        # And the grades matter: the opposite grades give another order.
+        flipped = [(pair, 1 - grade) for pair, grade in given]
+        if len(given) > 2:
+            assert plan_order(name, pairs, rankings, grades=flipped, seed=seed) != rest, seed

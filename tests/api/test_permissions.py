@@ -95,6 +95,9 @@ MATRIX = [
     ("POST", C + "/reassign/", "reassign", campaign_lead(200)),
     ("GET", C + "/agreement/", None, campaign_lead(200)),
     ("GET", C + "/live/", None, campaign_lead(200)),
+    ("GET", C + "/stop-rule/", None, campaign_lead(200)),
+    ("PUT", C + "/stop-rule/", "stop_rule", campaign_lead(200)),
+    ("POST", C + "/resume/", None, campaign_lead(200)),
     ("GET", C + "/agreement/machines/", None, campaign_lead(200)),
     ("POST", C + "/gold/", "gold_file", campaign_lead(200)),
     ("PUT", C + "/gold/{pair}/", "gold_grade", campaign_lead(200)),
@@ -225,6 +228,7 @@ MATRIX = [
 BODIES = {
     "campaign": lambda w: ({"name": "Another campaign"}, "json"),
     "campaign_patch": lambda w: ({"description": "Changed."}, "json"),
+    "stop_rule": lambda w: ({"rule": "adjacent", "confidence": 0.95, "top": 3}, "json"),
     "reassign": lambda w: (
         {"from_judge": w.ids["judge"], "to_judge": w.ids["other_judge"]},
         "json",

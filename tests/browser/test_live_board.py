@@ -1,24 +1,35 @@
-"""A lead watches the live leaderboard of a running campaign while three judges grade
-(issue 13, part 2), in Chromium: without a reload, the runs' bounds narrow and the pair of
-systems becomes settled."""
+"""A lead starts a campaign with the bandit ordering, chooses a stop rule, and watches the
+live leaderboard while three judges grade (issue 13, "Done when"), in Chromium: without a
+reload, the runs' bounds narrow, the pair of systems becomes settled, the stop rule pauses
+judging (the lead is told; a judge finishing their pair sees the campaign has paused), and the
+lead resumes it."""
 
 import re
 
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import Assignment
-from tests.annotation.live_data import live_world, truth
+from annotation.models import Assignment, Campaign, PoolOrdering
+from evaluation import services as evaluation_services
+from tests.annotation.live_data import GOOD, WEAK, person, truth
 from tests.browser.conftest import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "a-long-demo-password"
+TOPICS = b"1\tquery 1\n2\tquery 2\n3\tquery 3\n"
 
 
 @pytest.fixture
-def world(django_user_model, media_root):
-    return live_world(django_user_model, password=PASSWORD)
+def people_and_runs(django_user_model, media_root):
+    """The people and the two stored runs of tests/annotation/live_data.py, no campaign yet."""
+    lead = person(django_user_model, "lead", "lead", PASSWORD)
+    judges = [person(django_user_model, f"judge{i}", "judge", PASSWORD) for i in range(3)]
+    runs = [
+        evaluation_services.import_run(source=GOOD, filename="good.run", system="good"),
+        evaluation_services.import_run(source=WEAK, filename="weak.run", system="weak"),
+    ]
+    return lead, judges, runs
 
 
 def log_in(page, live_server, username):
@@ -29,39 +40,66 @@ def log_in(page, live_server, username):
     expect(page).not_to_have_url(re.compile("/accounts/login/"))
 
 
-def grade_everything(page, live_server, campaign, judge) -> int:
-    """The judge grades each of their pairs from the keyboard with its true grade."""
-    log_in(page, live_server, judge.username)
-    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/judge/")
-    slot = page.locator("#document-slot [data-assignment]")
-    graded = 0
-    for _ in range(Assignment.objects.filter(judge=judge).count()):
-        expect(slot).to_be_visible()
-        shown = slot.get_attribute("data-assignment")
-        docno = Assignment.objects.get(pk=shown).pair.document.docno
-        page.keyboard.press(f"Digit{truth(docno)}")
-        graded += 1
-        if graded < Assignment.objects.filter(judge=judge).count():
-            expect(slot).not_to_have_attribute("data-assignment", shown)
-    expect(page.locator("[data-finished]")).to_be_visible()
-    expect(page.locator("#save-state")).to_have_attribute("data-state", "saved", timeout=15000)
-    return graded
-
-
 def shoot(page, name):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
 
 
-def test_bounds_narrow_and_the_pair_settles_while_judges_grade(browser, live_server, world):
-    campaign, _, judges, _ = world
+def start_bandit_campaign(lead, live_server, runs) -> Campaign:
+    """The lead creates the campaign (bandit ordering, three judges, one per pair), imports
+    its topics and pools both runs at depth 3, all from the pages."""
+    lead.goto(f"{live_server.url}/campaigns/new/")
+    lead.get_by_label("Name").fill("Live 2026")
+    lead.get_by_label("Judges per pair").fill("1")
+    lead.get_by_label("Order of judging").select_option(PoolOrdering.BANDIT)
+    for i in range(3):
+        lead.get_by_label(f"judge{i}").check()
+    lead.get_by_role("button", name="Create the campaign").click()
+    expect(lead.get_by_role("heading", name="Live 2026", level=1)).to_be_visible()
+    form = lead.locator("form", has=lead.get_by_role("button", name="Import topics"))
+    form.locator('input[type="file"]').set_input_files(
+        {"name": "topics.tsv", "mimeType": "text/tab-separated-values", "buffer": TOPICS}
+    )
+    form.get_by_role("button", name="Import topics").click()
+    expect(lead.get_by_text("Done", exact=True)).to_be_visible()
+    lead.get_by_role("button", name="Back to the campaign").click()
+    lead.get_by_role("button", name="Pool", exact=True).click()
+    lead.get_by_label("Runs").select_option(value=[str(run.pk) for run in runs])
+    lead.get_by_label("Depth k").fill("3")
+    lead.get_by_role("button", name="Build the pool").click()
+    expect(lead.get_by_text("Done", exact=True)).to_be_visible()
+    campaign = Campaign.objects.get(name="Live 2026")
+    assert campaign.pool_ordering == PoolOrdering.BANDIT
+    assert campaign.pairs.count() == 18 and Assignment.objects.count() == 18
+    return campaign
+
+
+def open_pairs(judge):
+    return Assignment.objects.filter(judge=judge, status="open").count()
+
+
+def test_a_bandit_campaign_narrows_settles_and_pauses_by_its_stop_rule(
+    browser, live_server, people_and_runs
+):
+    _, judges, runs = people_and_runs
     lead = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     log_in(lead, live_server, "lead")
+    campaign = start_bandit_campaign(lead, live_server, runs)
+
     lead.goto(f"{live_server.url}/campaigns/{campaign.pk}/")
     lead.get_by_test_id("live-board-link").click()
     expect(lead.get_by_test_id("open-badge")).to_be_visible()
     expect(lead.locator("#live-pairs")).to_contain_text("still open")
+    expect(lead.get_by_test_id("probability")).to_have_text(re.compile(r"^0\.\d{4}$"))
     expect(lead.get_by_test_id("spent")).to_have_text("0")
+    # The stop rule: every adjacent pair settled at 95%.
+    lead.get_by_test_id("stop-rule-select").select_option("adjacent")
+    lead.get_by_label("Confidence", exact=True).fill("0.95")
+    lead.get_by_test_id("stop-rule-save").click()
+    expect(lead.locator(".flash-success")).to_contain_text(
+        "Stop rule: every pair of adjacent runs settled at 95% (nDCG@10)."
+    )
+    expect(lead.get_by_test_id("stop-armed")).to_be_visible()
     widths = lead.get_by_test_id("width")
     before = [float(text) for text in widths.all_inner_texts()]
     assert all(width > 0 for width in before)
@@ -69,20 +107,70 @@ def test_bounds_narrow_and_the_pair_settles_while_judges_grade(browser, live_ser
     shoot(lead, "live-board-open")
 
     judge_page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    slot = judge_page.locator("#document-slot [data-assignment]")
     spent = 0
+    paused_for = None
     for judge in judges:
         judge_page.context.clear_cookies()
-        spent += grade_everything(judge_page, live_server, campaign, judge)
-        # The lead's page polls: the judgments show up without a reload.
-        expect(lead.get_by_test_id("spent")).to_have_text(str(spent), timeout=15000)
-        if judge is judges[0]:
+        log_in(judge_page, live_server, judge.username)
+        judge_page.goto(f"{live_server.url}/campaigns/{campaign.pk}/judge/")
+        while open_pairs(judge) and paused_for is None:
+            expect(slot).to_be_visible()
+            shown = slot.get_attribute("data-assignment")
+            docno = Assignment.objects.get(pk=shown).pair.document.docno
+            judge_page.keyboard.press(f"Digit{truth(docno)}")
+            spent += 1
+            # The lead's page polls: each judgment shows up without a reload, and the
+            # board (computed in the page's refresh, never in the grade) checks the rule.
+            expect(lead.get_by_test_id("spent")).to_have_text(str(spent), timeout=15000)
+            if lead.get_by_test_id("stop-paused").count():
+                paused_for = judge
+        if judge is judges[0] and paused_for is None:
             narrower = [float(text) for text in widths.all_inner_texts()]
             assert sum(narrower) < sum(before)
+        if paused_for is not None:
+            break
 
-    expect(lead.get_by_test_id("settled-badge")).to_be_visible(timeout=15000)
+    # The pair became settled, and the rule paused judging, told on the live board.
+    assert paused_for is not None, "the stop rule never paused judging"
+    expect(lead.get_by_test_id("settled-badge")).to_be_visible()
     expect(lead.locator("#live-pairs")).to_contain_text(
         "good/good beats weak/weak whatever the unjudged documents are"
     )
-    assert [float(text) for text in widths.all_inner_texts()] == [0.0, 0.0]
+    expect(lead.get_by_test_id("stop-spent")).to_have_text(str(spent))
     assert lead.evaluate("window.notReloaded") is True
-    shoot(lead, "live-board-settled")
+    shoot(lead, "live-board-paused")
+
+    # The judge finishes the pair on their screen (if one is left) and is told, not failed.
+    if open_pairs(paused_for):
+        expect(slot).to_be_visible()
+        shown = slot.get_attribute("data-assignment")
+        judge_page.keyboard.press(
+            f"Digit{truth(Assignment.objects.get(pk=shown).pair.document.docno)}"
+        )
+        spent += 1
+    if open_pairs(paused_for):
+        expect(judge_page.get_by_test_id("judging-paused")).to_be_visible()
+        expect(
+            judge_page.get_by_text("This campaign has paused: the ranking is settled")
+        ).to_be_visible()
+        expect(judge_page.locator("#save-state")).to_have_attribute("data-state", "saved")
+        shoot(judge_page, "judge-paused")
+    # A judge who opens the page now sees the pause at once.
+    other = next(j for j in judges if open_pairs(j) and j is not paused_for)
+    judge_page.context.clear_cookies()
+    log_in(judge_page, live_server, other.username)
+    judge_page.goto(f"{live_server.url}/campaigns/{campaign.pk}/judge/")
+    expect(judge_page.get_by_test_id("judging-paused")).to_be_visible()
+    expect(slot).to_have_count(0)
+
+    # The campaign page says so too, and the lead resumes from it.
+    lead.goto(f"{live_server.url}/campaigns/{campaign.pk}/")
+    expect(lead.get_by_test_id("stop-paused")).to_contain_text("every pair of adjacent runs")
+    shoot(lead, "campaign-paused")
+    lead.get_by_test_id("resume").click()
+    expect(lead.get_by_text("Judging resumed")).to_be_visible()
+    expect(lead.get_by_test_id("stop-resumed")).to_be_visible()
+    judge_page.get_by_role("button", name="Check again").click()
+    expect(slot).to_be_visible()
+    assert Campaign.objects.get(pk=campaign.pk).paused_at is None

@@ -153,6 +153,8 @@ MATRIX = [
     ("GET", C + "/agreement/", None, campaign_lead(200)),
     ("GET", C + "/live/", None, campaign_lead(200)),
     ("GET", C + "/live.csv", None, campaign_lead(200)),
+    ("POST", C + "/stop-rule/", "stop_rule", campaign_lead(302)),
+    ("POST", C + "/resume/", None, campaign_lead(302)),
     ("GET", C + "/agreement/download/json/", None, campaign_lead(200)),
     ("GET", C + "/agreement/download/csv/?table=pairwise", None, campaign_lead(200)),
     ("GET", C + "/calibration/", None, campaign_lead(200)),
@@ -223,6 +225,7 @@ BODIES = {
     "gold_pair": lambda w: {"qid": "1", "docno": "d1", "grade": "2"},
     "judges": lambda w: {"action": "add", "judge": w.ids["spare_judge"]},
     "pool": lambda w: {"runs": [w.ids["run"]], "depth": 5},
+    "stop_rule": lambda w: {"rule": "adjacent", "confidence": "0.95", "top": "3"},
     "reassign": lambda w: {"from_judge": w.ids["judge"], "to_judge": w.ids["other_judge"]},
     "machine": lambda w: {
         "model_name": "judge-8b",
