@@ -523,6 +523,14 @@ class MachineJudgeForm(forms.Form):
         min_value=0, required=False, label="Price per million completion tokens"
     )
 
+    # Browsers send a textarea's lines ended by CRLF (the HTML standard): without this the
+    # built-in prompt, sent back unchanged, would read as a changed prompt of the same version.
+    def clean_system_prompt(self):
+        return self.cleaned_data["system_prompt"].replace("\r\n", "\n")
+
+    def clean_user_prompt(self):
+        return self.cleaned_data["user_prompt"].replace("\r\n", "\n")
+
 
 class MachineEndpointForm(forms.Form):
     """What may change on a machine judge: where it is served and how hard it is pushed."""

@@ -318,8 +318,8 @@ def test_the_machines_page_counts_and_sends(world, client):
     client.force_login(lead)
     page = client.get(f"/campaigns/{campaign.pk}/machines/")
     text = page.content.decode()
-    assert "Humans check the machines" in text and "(from 20 pairs)" in text
-    assert "(4 pairs)" in text  # where the machines disagree
+    assert "Humans check the machines" in text and "— from 20 pairs" in text
+    assert "— 4 pairs" in text  # where the machines disagree
     sent = client.post(
         f"/campaigns/{campaign.pk}/machines/audit/",
         {"kind": "disagreement", "back": "machines"},
