@@ -16,6 +16,7 @@ from annotation.models import (
     EXTERNAL_JUDGE_KINDS,
     AdjudicationRule,
     AssignmentStatus,
+    AuditKind,
     Campaign,
     CampaignJudge,
     Judgment,
@@ -522,6 +523,14 @@ class MachineJudgeForm(forms.Form):
         min_value=0, required=False, label="Price per million completion tokens"
     )
 
+    # Browsers send a textarea's lines ended by CRLF (the HTML standard): without this the
+    # built-in prompt, sent back unchanged, would read as a changed prompt of the same version.
+    def clean_system_prompt(self):
+        return self.cleaned_data["system_prompt"].replace("\r\n", "\n")
+
+    def clean_user_prompt(self):
+        return self.cleaned_data["user_prompt"].replace("\r\n", "\n")
+
 
 class MachineEndpointForm(forms.Form):
     """What may change on a machine judge: where it is served and how hard it is pushed."""
@@ -577,4 +586,32 @@ class MachineRunForm(forms.Form):
             if topic is None:
                 self.add_error("topic", MESSAGES["unknown_topic"].format(qid=qid))
             cleaned["topic"] = topic
+        return cleaned
+
+
+class MachineAuditForm(forms.Form):
+    """Send pairs to the human judges to check the machines (services/audits.py)."""
+
+    kind = forms.ChoiceField(
+        choices=AuditKind.choices, initial=AuditKind.SAMPLE, widget=forms.RadioSelect
+    )
+    size = forms.IntegerField(required=False, min_value=1, max_value=1_000_000, label="Sample size")
+    seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=2**31 - 1,
+        label="Seed",
+        help_text="Empty: the campaign's seed.",
+    )
+    back = forms.ChoiceField(
+        choices=[("machines", "machines"), ("agreement", "agreement")],
+        initial="machines",
+        widget=forms.HiddenInput,
+        required=False,
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("kind") != AuditKind.SAMPLE:
+            cleaned["size"] = cleaned["seed"] = None  # only a sample takes them
         return cleaned

@@ -56,6 +56,7 @@ urlpatterns = [
     # Leads: machine (LLM) judges and their runs (annotation/views/machines.py).
     path("<int:pk>/machines/", machines.machine_list, name="machine-list"),
     path("<int:pk>/machines/new/", machines.machine_create, name="machine-create"),
+    path("<int:pk>/machines/audit/", machines.machine_audit, name="machine-audit"),
     path("<int:pk>/machines/<int:mid>/", machines.machine_detail, name="machine-judge"),
     path("<int:pk>/machines/<int:mid>/run/", machines.machine_run, name="machine-run"),
     path("<int:pk>/machines/<int:mid>/edit/", machines.machine_edit, name="machine-edit"),

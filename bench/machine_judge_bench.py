@@ -2,7 +2,7 @@
 chat-completions server (tests/llm_server.py): throughput and the failures recorded.
 
     .venv/bin/python bench/machine_judge_bench.py [--database URL] [--concurrency 8]
-        [--latency 0.2] [--faults]
+        [--latency 0.2] [--faults] [--answers hash|lexical]
 
 Loopback only. A scratch database (a temporary SQLite file unless ``--database`` names a
 PostgreSQL database, which must exist and be empty), migrated and filled by ``manage.py
@@ -12,7 +12,12 @@ time. ``--latency`` adds that many seconds to every answer (a model's think time
 ``--faults`` makes the server misbehave on a fixed share of the pairs: 429 with Retry-After
 (then a grade), 500 (then a grade), a dropped connection (then a grade), an answer beyond
 the timeout (then a grade), and a persistently malformed answer (recorded as a failure).
-Prints one Markdown row per campaign.
+``--answers`` chooses how the server grades: ``hash`` (a grade drawn from a hash of the
+prompt: throughput only, its agreement with anyone means nothing) or ``lexical``
+(tests/llm_server.py's stated rule: the share of the query's words found in the passage,
+0 -> 0, < 1/2 -> 1, < 1 -> 2, all -> 3; it never sees a human's grade). Prints one Markdown
+row per campaign, then each machine judge's Cohen's kappa against the humans' consensus
+(the agreement report's numbers, 1000 bootstrap resamples) where humans graded its pairs.
 """
 
 from __future__ import annotations
@@ -42,10 +47,12 @@ def fault_of(text: str) -> str:
     return ""
 
 
-def serve(latency: float, faults: bool, timeout: float) -> None:
+def serve(latency: float, faults: bool, timeout: float, answers: str) -> None:
     """The loopback server, in its own process (so its threads do not share the runner's
     interpreter lock): prints its base URL, then serves until killed."""
-    from tests.llm_server import KEY, ChatServer, Drop, Reply, Stall, Status, default_grade
+    from tests.llm_server import ANSWERS, KEY, ChatServer, Drop, Reply, Stall, Status
+
+    grade = ANSWERS[answers]
 
     seen: dict[str, int] = {}
 
@@ -63,7 +70,7 @@ def serve(latency: float, faults: bool, timeout: float) -> None:
                 "drop": Drop(),
                 "stall": Stall(timeout + 5),
             }[fault]
-        return default_grade(request)
+        return grade(request)
 
     with ChatServer(key=KEY, default=answer, latency=latency) as server:
         print(server.base_url, flush=True)
@@ -85,10 +92,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
     parser.add_argument("--faults", action="store_true")
     parser.add_argument("--timeout", type=float, default=2.0)
+    parser.add_argument(
+        "--answers", choices=["hash", "lexical"], default="hash", help="how the server grades"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        return serve(args.latency, args.faults, args.timeout)
+        return serve(args.latency, args.faults, args.timeout, args.answers)
 
     scratch = Path(tempfile.mkdtemp(prefix="relevance-machine-bench-"))
     os.environ["DATA_DIR"] = str(scratch)
@@ -109,12 +119,13 @@ def main() -> None:
 
     from annotation import tasks
     from annotation.models import Campaign, MachineAnswer, MachineRun
-    from annotation.services import machine_judges
+    from annotation.services import machine_agreement, machine_judges
     from jobs.models import Job
     from tests.llm_server import KEY
 
     command = [sys.executable, __file__, "--serve", "--latency", str(args.latency)]
     command += ["--timeout", str(args.timeout), *(["--faults"] if args.faults else [])]
+    command += ["--answers", args.answers]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         base_url = server.stdout.readline().strip()
@@ -123,6 +134,7 @@ def main() -> None:
             "| failures by kind | most in flight | requests |"
         )
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        agreements = []
         for campaign in Campaign.objects.order_by("pk"):
             machine = machine_judges.create_machine_judge(
                 campaign=campaign,
@@ -156,6 +168,20 @@ def main() -> None:
             )
             if job.status != "succeeded":
                 print(f"job {job.pk} ended {job.status}: {job.step}", file=sys.stderr)
+            for section in machine_agreement.machine_agreement(campaign=campaign):
+                if section.judge == machine.judge.label:
+                    agreements.append((campaign.name, section.consensus))
+        print(f"\nCohen's kappa against the humans' consensus ({args.answers} answers):\n")
+        print("| campaign | pairs | unweighted | linear | quadratic | lean |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for name, comparison in agreements:
+            cells = []
+            for stat in comparison.kappa.values():
+                if stat.value is None:
+                    cells.append(f"undefined ({stat.reason})")
+                else:
+                    cells.append(f"{stat.value:.4f} [{stat.low:.4f}, {stat.high:.4f}]")
+            print(f"| {name} | {comparison.n} | {' | '.join(cells)} | {comparison.lean.words} |")
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -73,6 +73,11 @@ router.register(
     basename="campaign-machine-run",
 )
 router.register(
+    "campaigns/<int:campaign_pk>/machine-audits",
+    annotation.MachineAuditViewSet,
+    basename="campaign-machine-audit",
+)
+router.register(
     "campaigns/<int:campaign_pk>/external-judges",
     annotation.ExternalJudgeViewSet,
     basename="campaign-external-judge",

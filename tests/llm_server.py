@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -78,6 +79,38 @@ def default_grade(request: dict) -> Action:
     """A grade drawn from the user message's passage, the same for the same passage."""
     user = next((m["content"] for m in request["messages"] if m.get("role") == "user"), "")
     return Reply(f"Grade: {hashed_grade(user)}")
+
+
+WORD = re.compile(r"[a-z0-9]+")
+QUERY_LINE = re.compile(r"^Query: (.*)$", re.MULTILINE)
+PASSAGE = re.compile(r"^Passage:\n(.*?)\n\nGrade the passage", re.MULTILINE | re.DOTALL)
+
+
+def lexical_overlap(query: str, passage: str) -> float:
+    """The share of the query's distinct words (runs of lowercase letters and digits) that
+    occur in the passage; 0 for a query without words."""
+    words = set(WORD.findall(query.lower()))
+    if not words:
+        return 0.0
+    return len(words & set(WORD.findall(passage.lower()))) / len(words)
+
+
+def lexical_grade(request: dict) -> Action:
+    """A stated rule instead of a model, for figures that mean something: it reads the query
+    and the passage from the default prompt (the lines ``Query: …`` and ``Passage:`` up to the
+    scale) and grades their lexical overlap on 0-3: no query word in the passage 0, fewer
+    than half 1, half or more 2, all 3. It sees nothing else (no human's grade). A prompt
+    it cannot read is answered in prose, which the runner records as a failure."""
+    user = next((m["content"] for m in request["messages"] if m.get("role") == "user"), "")
+    query, passage = QUERY_LINE.search(user), PASSAGE.search(user)
+    if query is None or passage is None:
+        return Reply("I cannot find the query and the passage in this prompt.")
+    share = lexical_overlap(query.group(1), passage.group(1))
+    grade = 0 if share == 0 else 1 if share < 0.5 else 2 if share < 1 else 3
+    return Reply(f"Grade: {grade}")
+
+
+ANSWERS = {"hash": default_grade, "lexical": lexical_grade}
 
 
 class ChatServer:

@@ -25,6 +25,7 @@ PURE_MODULES = [
     "annotation.agreement",
     "annotation.agreement.machines",
     "annotation.adjudication",
+    "annotation.auditing",
     "evaluation.significance",
     "evaluation.rundiff",
     "evaluation.residuals",

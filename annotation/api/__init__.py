@@ -20,6 +20,7 @@ from annotation.api.adjudication import (
     PublicationViewSet,
     RawJudgmentViewSet,
 )
+from annotation.api.audits import MachineAuditViewSet
 from annotation.api.campaigns import CampaignViewSet, JudgeViewSet
 from annotation.api.common import MESSAGES
 from annotation.api.external import ExternalJudgeViewSet, JudgmentImportViewSet
@@ -38,6 +39,7 @@ __all__ = [
     "JudgeViewSet",
     "JudgmentImportViewSet",
     "JudgmentViewSet",
+    "MachineAuditViewSet",
     "MachineJudgeViewSet",
     "MachineRunViewSet",
     "PairViewSet",

@@ -359,6 +359,12 @@ class MachineSectionSerializer(serializers.Serializer):
     judge = serializers.CharField()
     graded = serializers.IntegerField()
     comparisons = MachineComparisonSerializer(many=True)
+    audit_sent = serializers.IntegerField(help_text="Pairs of the campaign sent for audit.")
+    audit = MachineComparisonSerializer(
+        many=True,
+        help_text="On the audit pairs people judging here have graded since, against their "
+        "consensus: all of them, then by kind of audit when there are several.",
+    )
 
 
 class MachineAgreementSerializer(serializers.Serializer):

@@ -5,7 +5,7 @@ backup.json[.gz]`` creates it again as a new campaign. The file holds everything
 campaign is made of: topics, documents, the pool, assignments, judgments with their whole
 history, lead decisions, and publications with their qrels versions and provenance.
 
-Format ``qrelsmith-campaign``, version 1
+Format ``qrelsmith-campaign``, version 2
 ----------------------------------------
 One UTF-8 JSON object (gzip-compressed when the file name ends in ``.gz``; the importer
 recognises gzip by its first bytes). Database ids never appear: rows name each other by
@@ -15,16 +15,19 @@ natural keys — a user by ``username``, a topic by ``qid``, a document by ``doc
 ISO 8601 with their UTC offset and microseconds (``2026-11-20T09:30:00.123456+00:00``). Every
 key below is required and no other key is allowed; the order of keys does not matter. Lists
 are in the order the rows were created, and the importer creates them in that order. The
-importer also reads ``relevance-studio-campaign``, this same version 1 under the name the
-product had before issue 15::
+importer also reads ``relevance-studio-campaign``, the name the product had before issue
+15, and version 1: the same document without the campaign's ``pool_ordering``,
+``machine_grades_adjudicate`` and ``machine_grades_fill`` (restored as ``random``, false,
+false) and without ``external_judges`` and ``external_grades``::
 
     {
       "format": "qrelsmith-campaign",
-      "version": 1,
+      "version": 2,
       "exported_at": time,
       "campaign": {"name", "description", "scale": [{"grade", "label", "definition"}, …],
                    "guidelines", "overlap", "relevance_threshold", "seed",
-                   "adjudication_rule", "gold_min_accuracy", "created_at", "lead": username},
+                   "adjudication_rule", "gold_min_accuracy", "created_at", "lead": username,
+                   "pool_ordering", "machine_grades_adjudicate", "machine_grades_fill"},
       "users": [{"username", "first_name", "last_name", "email",
                  "roles": ["judge" | "lead" | "engineer", …]}],
       "judges": [{"username", "added_at"}],
@@ -45,8 +48,24 @@ product had before issue 15::
                                   "judgment_count", "created_by", "created_at",
                                   "entries": [[qid, docno, grade], …]},
                         "grades": [{"qid", "docno", "grade", "basis", "judges",
-                                    "decision": id | null}]}]
+                                    "decision": id | null}]}],
+      "external_judges": [{"name", "kind": "outside" | "machine", "description",
+                           "created_at",
+                           "machine": null | {"model_name", "model_version", "base_url",
+                                              "api_key_env", "template_name",
+                                              "template_version", "system_prompt",
+                                              "user_prompt", "temperature", "max_tokens",
+                                              "max_passage_chars", "concurrency", "timeout",
+                                              "max_retries", "input_price", "output_price",
+                                              "created_at"}}],
+      "external_grades": [{"judge": name, "qid", "docno", "grade", "note", "seconds",
+                           "judged_at", "details", "recorded_at", "updated_at"}]
     }
+
+A machine judge's key is never written: a restored one reads it from ``api_key_env`` or is
+given a new one. Not carried (yet): which import gave an outside or machine grade (restored
+grades have no import), a machine judge's runs and raw answers, and audits sent to humans;
+the pool ordering's state is recomputed from the grades.
 
 ``users`` lists everyone the campaign names (lead, judges, whoever graded, changed, decided or
 published) with their roles; never passwords, admin rights or other groups. A decision

@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -74,6 +74,9 @@ class Backup:
     changes: list[dict[str, Any]]
     decisions: list[dict[str, Any]]
     publications: list[dict[str, Any]]
+    version: int = schema.VERSION
+    external_judges: list[dict[str, Any]] = field(default_factory=list)
+    external_grades: list[dict[str, Any]] = field(default_factory=list)
 
 
 def check_document(document: Any, *, name: str) -> Backup:
@@ -108,6 +111,8 @@ class _Check:
         self.pairs: dict[tuple[str, str], int] = {}
         self.assignments: dict[tuple[str, str, str], int] = {}
         self.decisions: dict[int, tuple[int, tuple[str, str]]] = {}  # id -> (index, pair)
+        self.version = schema.VERSION
+        self.external_judges: dict[str, str] = {}  # name -> its path
 
     # --- reporting ----------------------------------------------------------------------
 
@@ -247,19 +252,22 @@ class _Check:
         version = document.get("version")
         if type(version) is not int:
             raise BackupError(self.name, ["version: must be an integer"])
-        if version != schema.VERSION:
+        if version not in schema.READ_VERSIONS:
+            shown = " and ".join(map(str, schema.READ_VERSIONS))
             raise BackupError(
                 self.name,
                 [
                     f"version: {version} is not a version this Qrelsmith reads "
-                    f"(it reads version {schema.VERSION})"
+                    f"(it reads versions {shown})"
                 ],
             )
+        self.version = version
+        keys = schema.TOP_KEYS if version >= 2 else schema.TOP_KEYS_V1
         top, _ = self.object(
             "",
             document,
             {"exported_at": schema.field_checker(schema.Campaign._meta.get_field("created_at"))},
-            tuple(k for k in schema.TOP_KEYS if k != "exported_at"),
+            tuple(k for k in keys if k != "exported_at"),
         )
         get = top.get  # a missing section is reported once, as missing, and read as empty
         users = self.users(get("users", []))
@@ -275,9 +283,14 @@ class _Check:
         changes = self.change_rows(get("changes", []))
         decisions = self.decision_rows(get("decisions", []))
         publications = self.publication_rows(get("publications", []))
+        external_judges = self.external_judge_rows(get("external_judges", []))
+        external_grades = self.external_grade_rows(get("external_grades", []))
         if self.total:
             raise self.fail()
         return Backup(
+            version=version,
+            external_judges=external_judges,
+            external_grades=external_grades,
             name=self.name,
             exported_at=top["exported_at"],
             campaign=campaign,
@@ -353,11 +366,9 @@ class _Check:
         return self.rows("users", value, checks, schema.USER_REFS, each)
 
     def campaign(self, value: Any) -> dict:
+        fields = schema.CAMPAIGN if self.version < 2 else {**schema.CAMPAIGN, **schema.CAMPAIGN_V2}
         row, ok = self.object(
-            "campaign",
-            value,
-            checkers(schema.Campaign, schema.CAMPAIGN),
-            schema.CAMPAIGN_REFS,
+            "campaign", value, checkers(schema.Campaign, fields), schema.CAMPAIGN_REFS
         )
         if "lead" in row:
             self.user("campaign.lead", row["lead"], nullable=False)
@@ -577,6 +588,84 @@ class _Check:
             value,
             checkers(schema.LeadDecision, schema.DECISION),
             schema.DECISION_REFS,
+            each,
+        )
+
+    def external_judge_rows(self, value: Any) -> list[dict]:
+        """Outside people and machines: unique names; a configuration only for a machine."""
+        machine_checks = checkers(schema.MachineJudge, schema.MACHINE)
+
+        def each(path: str, row: dict) -> bool:
+            ok = True
+            name = row.get("name")
+            if name is not None:
+                if not name.strip():
+                    self.add(f"{path}.name", "must not be empty")
+                    ok = False
+                elif name in self.external_judges:
+                    self.add(
+                        f"{path}.name", f"{_show(name)} is already {self.external_judges[name]}"
+                    )
+                    ok = False
+                else:
+                    self.external_judges[name] = path
+            machine = row["machine"]
+            if machine is not None:
+                if row.get("kind") != "machine":
+                    self.add(f"{path}.machine", "only a machine judge has a configuration")
+                    return False
+                checked, fine = self.object(f"{path}.machine", machine, machine_checks)
+                if not fine:
+                    return False
+                if not 1 <= checked["concurrency"] <= 64:
+                    self.add(f"{path}.machine.concurrency", "must be between 1 and 64")
+                    ok = False
+                if not 0 <= checked["temperature"] <= 2:
+                    self.add(f"{path}.machine.temperature", "must be between 0 and 2")
+                    ok = False
+                if checked["timeout"] <= 0:
+                    self.add(f"{path}.machine.timeout", "must be positive")
+                    ok = False
+                row["machine"] = checked
+            return ok
+
+        return self.rows(
+            "external_judges",
+            value,
+            checkers(schema.ExternalJudge, schema.EXTERNAL_JUDGE),
+            schema.EXTERNAL_JUDGE_REFS,
+            each,
+        )
+
+    def external_grade_rows(self, value: Any) -> list[dict]:
+        """One grade per pair per outside or machine judge, on the campaign's scale."""
+        graded: dict[tuple[str, str, str], str] = {}
+
+        def each(path: str, row: dict) -> bool:
+            pair = self.pair(path, row)
+            judge = row["judge"]
+            ok = pair is not None
+            if type(judge) is not str or judge not in self.external_judges:
+                self.add(f"{path}.judge", f"{_show(judge)} is not in external_judges")
+                ok = False
+            elif pair is not None:
+                key = (judge, *pair)
+                if key in graded:
+                    self.add(path, f"{_show(judge)} already graded the pair at {graded[key]}")
+                    ok = False
+                graded[key] = path
+            if "grade" in row:
+                self.on_scale(f"{path}.grade", row["grade"])
+            if row.get("seconds") is not None and row["seconds"] < 0:
+                self.add(f"{path}.seconds", "must not be negative")
+                ok = False
+            return ok
+
+        return self.rows(
+            "external_grades",
+            value,
+            checkers(schema.ExternalGrade, schema.EXTERNAL_GRADE),
+            schema.EXTERNAL_GRADE_REFS,
             each,
         )
 

@@ -34,9 +34,12 @@ from annotation.models import (
     Assignment,
     Campaign,
     CampaignJudge,
+    ExternalGrade,
+    ExternalJudge,
     Judgment,
     JudgmentChange,
     LeadDecision,
+    MachineJudge,
     Publication,
 )
 
@@ -106,6 +109,8 @@ def export_campaign(*, campaign: Campaign, out: IO[str]) -> ExportSummary:
             "changes": _changes(campaign),
             "decisions": _decisions(campaign),
             "publications": _publications(campaign, counts),
+            "external_judges": _external_judges(campaign),
+            "external_grades": _external_grades(campaign),
         }
         for key, items in sections.items():
             out.write(",\n")
@@ -193,9 +198,36 @@ def _values(queryset, fields: dict[str, str]) -> Iterator[dict]:
 
 
 def _campaign(campaign: Campaign) -> dict:
-    row = {key: _json_value(getattr(campaign, name)) for key, name in schema.CAMPAIGN.items()}
+    fields = {**schema.CAMPAIGN, **schema.CAMPAIGN_V2}
+    row = {key: _json_value(getattr(campaign, name)) for key, name in fields.items()}
     row["lead"] = campaign.lead.get_username()
     return row
+
+
+def _external_judges(campaign: Campaign) -> Iterator[dict]:
+    """Outside people and machines, a machine run here with its configuration (never its
+    key: a restored machine judge reads it from ``api_key_env`` or is given a new one)."""
+    machines = {m.judge_id: m for m in MachineJudge.objects.filter(judge__campaign=campaign)}
+    for judge in ExternalJudge.objects.filter(campaign=campaign).order_by("pk"):
+        row = {
+            key: _json_value(getattr(judge, name)) for key, name in schema.EXTERNAL_JUDGE.items()
+        }
+        machine = machines.get(judge.pk)
+        row["machine"] = (
+            None
+            if machine is None
+            else {key: _json_value(getattr(machine, name)) for key, name in schema.MACHINE.items()}
+        )
+        yield row
+
+
+def _external_grades(campaign: Campaign) -> Iterator[dict]:
+    fields = schema.EXTERNAL_GRADE
+    return _rows(
+        ExternalGrade.objects.filter(pair__campaign=campaign),
+        (*fields, "judge", "qid", "docno"),
+        (*fields.values(), "judge__name", "pair__topic__qid", "pair__document__docno"),
+    )
 
 
 def _users(campaign: Campaign) -> Iterator[dict]:

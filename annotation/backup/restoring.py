@@ -32,9 +32,12 @@ from annotation.models import (
     Campaign,
     CampaignJudge,
     Document,
+    ExternalGrade,
+    ExternalJudge,
     Judgment,
     JudgmentChange,
     LeadDecision,
+    MachineJudge,
     Pair,
     PoolOrdering,
     Publication,
@@ -43,7 +46,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import tallies
-from annotation.services.tallies import tally_judges
+from annotation.services.tallies import tally_judges, tally_pairs
 from evaluation.models import QrelsEntry, QrelsVersion
 
 # Parameters per INSERT: under SQLite's limit of 32,766 variables.
@@ -214,6 +217,11 @@ class _Restore:
                     "machine_grades_adjudicate": False,
                     "machine_grades_fill": False,
                     "pool_ordering": PoolOrdering.RANDOM,
+                    **_fields(
+                        backup.campaign,
+                        {k: v for k, v in schema.CAMPAIGN_V2.items() if k in backup.campaign},
+                    ),
+                    # The ordering's state is recomputed from the grades (services/ordering.py).
                     "pool_ordering_state": {},
                     "stop_rule": StopRule.NONE,
                     "stop_confidence": 0.95,
@@ -292,6 +300,7 @@ class _Restore:
             ],
         )
         tally_judges(campaign_id=campaign_id)
+        external = self.create_external(pair_ids)
         decision_ids = self.create_decisions(pair_ids)
         created_qrels, reused_qrels = self.create_publications(qrels, decision_ids)
         counts = {
@@ -304,6 +313,7 @@ class _Restore:
             "history entries": len(backup.changes),
             "lead decisions": len(backup.decisions),
             "publications": len(backup.publications),
+            **external,
         }
         return ImportSummary(
             campaign=Campaign.objects.get(pk=campaign_id),
@@ -313,6 +323,54 @@ class _Restore:
             created_qrels=created_qrels,
             reused_qrels=reused_qrels,
         )
+
+    def create_external(self, pair_ids: dict[tuple[str, str], int]) -> dict[str, int]:
+        """Outside people and machines with their grades (format version 2); the pairs'
+        tallies then count the grades that count in adjudication. A machine judge's key is
+        never in a backup: it comes back without one."""
+        backup = self.backup
+        if not backup.external_judges:
+            return {}
+        judge_ids = self.insert(
+            ExternalJudge,
+            backup.external_judges,
+            lambda r: {
+                "campaign_id": self.campaign_id,
+                "created_by_id": None,
+                **_fields(r, schema.EXTERNAL_JUDGE),
+            },
+            lambda r: r["name"],
+        )
+        machines = [r for r in backup.external_judges if r["machine"] is not None]
+        _insert(
+            MachineJudge,
+            [
+                {
+                    "judge_id": judge_ids[r["name"]],
+                    "api_key": "",
+                    "created_by_id": None,
+                    **_fields(r["machine"], schema.MACHINE),
+                }
+                for r in machines
+            ],
+        )
+        _insert(
+            ExternalGrade,
+            [
+                {
+                    "judge_id": judge_ids[r["judge"]],
+                    "pair_id": pair_ids[r["qid"], r["docno"]],
+                    "source_id": None,
+                    **_fields(r, schema.EXTERNAL_GRADE),
+                }
+                for r in backup.external_grades
+            ],
+        )
+        tally_pairs(campaign=Campaign.objects.get(pk=self.campaign_id))
+        return {
+            "outside or machine judges": len(backup.external_judges),
+            "their grades": len(backup.external_grades),
+        }
 
     def tallies(self) -> dict:
         """Each pair's tally of its judges (annotation/services/tallies.py), counted from

@@ -26,9 +26,12 @@ from annotation.models import (
     Campaign,
     CampaignJudge,
     Document,
+    ExternalGrade,
+    ExternalJudge,
     Judgment,
     JudgmentChange,
     LeadDecision,
+    MachineJudge,
     Pair,
     Publication,
     PublishedGrade,
@@ -40,7 +43,10 @@ FORMAT = "qrelsmith-campaign"
 # What the importer accepts: FORMAT, and the name backups had before the product was renamed
 # (issue 15); their content is the same version 1.
 READ_FORMATS = (FORMAT, "relevance-studio-campaign")
-VERSION = 1
+VERSION = 2
+# Version 1 (before outside and machine judges) still restores: its campaign has no pool
+# ordering nor machine settings (they restore as their defaults) and no judges of those kinds.
+READ_VERSIONS = (1, 2)
 
 # Top-level keys, in the order the writer puts them.
 TOP_KEYS = (
@@ -58,7 +64,10 @@ TOP_KEYS = (
     "changes",
     "decisions",
     "publications",
+    "external_judges",
+    "external_grades",
 )
+TOP_KEYS_V1 = TOP_KEYS[:-2]
 
 # Each section: (JSON key, model field name). Keys naming people (usernames), pairs
 # (qid + docno) and decisions (file-local ids) are references, checked by the reader.
@@ -73,6 +82,12 @@ CAMPAIGN = {
     "adjudication_rule": "adjudication_rule",
     "gold_min_accuracy": "gold_min_accuracy",
     "created_at": "created_at",
+}
+# Version 2's campaign keys beyond version 1's.
+CAMPAIGN_V2 = {
+    "pool_ordering": "pool_ordering",
+    "machine_grades_adjudicate": "machine_grades_adjudicate",
+    "machine_grades_fill": "machine_grades_fill",
 }
 CAMPAIGN_REFS = ("lead",)
 USER = ("username", "first_name", "last_name", "email")
@@ -133,6 +148,47 @@ QRELS = {
 QRELS_REFS = ("created_by", "entries")
 GRADE = {"qid": "qid", "docno": "docno", "grade": "grade", "basis": "basis", "judges": "judges"}
 GRADE_REFS = ("decision",)
+# Outside people and machines (version 2). A machine judge run here carries its
+# configuration ("machine"; null for one whose grades were imported), never its key.
+EXTERNAL_JUDGE = {
+    "name": "name",
+    "kind": "kind",
+    "description": "description",
+    "created_at": "created_at",
+}
+EXTERNAL_JUDGE_REFS = ("machine",)
+MACHINE = {
+    key: key
+    for key in (
+        "model_name",
+        "model_version",
+        "base_url",
+        "api_key_env",
+        "template_name",
+        "template_version",
+        "system_prompt",
+        "user_prompt",
+        "temperature",
+        "max_tokens",
+        "max_passage_chars",
+        "concurrency",
+        "timeout",
+        "max_retries",
+        "input_price",
+        "output_price",
+        "created_at",
+    )
+}
+EXTERNAL_GRADE = {
+    "grade": "grade",
+    "note": "note",
+    "seconds": "seconds",
+    "judged_at": "judged_at",
+    "details": "details",
+    "recorded_at": "recorded_at",
+    "updated_at": "updated_at",
+}
+EXTERNAL_GRADE_REFS = ("judge", "qid", "docno")
 
 MODELS = {
     "campaign": Campaign,
@@ -148,6 +204,9 @@ MODELS = {
     "qrels": QrelsVersion,
     "entries": QrelsEntry,
     "grades": PublishedGrade,
+    "external_judges": ExternalJudge,
+    "machine": MachineJudge,
+    "external_grades": ExternalGrade,
 }
 
 
@@ -174,7 +233,9 @@ def checkers(model: type[models.Model], keys: dict[str, str]) -> dict[str, Check
 
 def field_checker(field: models.Field) -> Checker:
     """The checker for one concrete model field (text, integer, float, date-time, UUID, JSON)."""
-    if isinstance(field, models.DateTimeField):
+    if isinstance(field, models.BooleanField):
+        check = _check_bool
+    elif isinstance(field, models.DateTimeField):
         check = _check_time
     elif isinstance(field, models.UUIDField):
         check = _check_uuid
@@ -233,6 +294,12 @@ def integer_checker(low: int, high: int) -> Checker:
         return value
 
     return check
+
+
+def _check_bool(value):
+    if type(value) is not bool:
+        raise Bad("must be true or false")
+    return value
 
 
 def _check_float(value):

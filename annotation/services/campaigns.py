@@ -297,9 +297,12 @@ def pool_depth_of_qrels(qrels) -> int | None:
 # --- assignments ---------------------------------------------------------------------------
 
 
-def assign_pending(*, campaign: Campaign) -> int:
+def assign_pending(*, campaign: Campaign, pair_ids: Iterable[int] | None = None) -> int:
     """Give every pair that has fewer than ``overlap`` judges to more judges, balanced and
-    topic by topic, and every calibration (gold) pair to every judge. Each judge's new pairs
+    topic by topic, and every calibration (gold) pair to every judge; with ``pair_ids``,
+    only those pairs. Pairs a judgments import added (source "graded") were graded
+    elsewhere: they go to judges only once a lead sends them for audit
+    (services/audits.py) or makes them gold. Each judge's new pairs
     of a topic are shuffled (seeded) and spread at seeded random places among the pairs of
     the topic they still have to do, so a pair added later, gold or not, is not always last
     in its topic. Returns the number of new assignments. Runs under a lock on the
@@ -321,8 +324,11 @@ def assign_pending(*, campaign: Campaign) -> int:
                 Q(gold_grade__isnull=True, n__lt=overlap)
                 | Q(gold_grade__isnull=False, n__lt=len(judges))
             )
+            .exclude(source=PairSource.GRADED, gold_grade__isnull=True, audit__isnull=True)
             .values_list("pk", "topic_id", "gold_grade")
         )
+        if pair_ids is not None:
+            short = short.filter(pk__in=list(pair_ids))
         topics: dict[int, list[int]] = defaultdict(list)
         topic_of, gold = {}, set()
         for pair_id, topic_id, gold_grade in short:

@@ -4,16 +4,23 @@ median of a pair's human grades, the lower on ties) and against the campaign's l
 published qrels (its grades from humans; pairs a machine filled are left out). The numbers
 are annotation/agreement/machines.py's; this module only reads the grades. The humans-only
 statistics of the report are not touched: machines are never in them.
+
+Each machine is also measured on the audit (services/audits.py): the pairs a lead sent to
+human judges that people judging here have graded since, against their consensus; over all
+audit pairs, and by kind of audit when there are several (only the random sample estimates
+the machine's agreement on machine-only pairs without bias: the other kinds pick hard pairs).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from annotation.agreement.machines import MachineComparison, compare_machine, human_consensus
 from annotation.models import (
     Assignment,
     AssignmentStatus,
+    AuditKind,
+    AuditPair,
     Campaign,
     ExternalGrade,
     GradeBasis,
@@ -29,6 +36,8 @@ class MachineSection:
     judge: str  # machine:name
     graded: int
     comparisons: list[MachineComparison]  # consensus, qrels, then each human judge
+    audit: list[MachineComparison] = field(default_factory=list)  # all audit pairs, by kind
+    audit_sent: int = 0  # pairs of the campaign sent for audit
 
     @property
     def consensus(self) -> MachineComparison | None:
@@ -87,6 +96,16 @@ def machine_agreement(
     qrels_label, qrels = published_grades(campaign)
     topic_of = dict(Pair.objects.filter(campaign=campaign).values_list("pk", "topic__qid"))
     scale = campaign.grades
+    audited = audit_kinds(campaign)
+    # People judging here graded the audit pairs (they were sent to them); outside people's
+    # grades predate the audit. Usernames cannot hold a colon, labels of the others do.
+    audit_humans = human_consensus(
+        {
+            judge: {pair: grade for pair, grade in grades.items() if pair in audited}
+            for judge, grades in humans.items()
+            if ":" not in judge
+        }
+    )
     sections = []
     for label, grades in sorted(machines.items()):
         others = [("the humans' consensus", consensus)]
@@ -106,5 +125,36 @@ def machine_agreement(
             )
             for against, other in others
         ]
-        sections.append(MachineSection(label, len(grades), comparisons))
+        audit = []
+        if audited:
+            kinds = sorted(set(audited.values()))
+            groups = [("the audit: humans since", set(audited))]
+            if len(kinds) > 1:
+                groups += [
+                    (
+                        f"the audit, {AuditKind(kind).label.lower()}",
+                        {p for p, k in audited.items() if k == kind},
+                    )
+                    for kind in kinds
+                ]
+            audit = [
+                compare_machine(
+                    {pair: grade for pair, grade in grades.items() if pair in pairs},
+                    audit_humans,
+                    against=against,
+                    scale=scale,
+                    weights=weights,
+                    resamples=resamples,
+                    seed=campaign.seed,
+                )
+                for against, pairs in groups
+            ]
+        sections.append(MachineSection(label, len(grades), comparisons, audit, len(audited)))
     return sections
+
+
+def audit_kinds(campaign: Campaign) -> dict[int, str]:
+    """pair id -> the kind of audit it was sent in (one query)."""
+    return dict(
+        AuditPair.objects.filter(audit__campaign=campaign).values_list("pair_id", "audit__kind")
+    )

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import services
 from annotation.access import get_campaign_for_lead
+from annotation.models import AuditKind
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export, machine_agreement
 from annotation.views.common import paginate, plural, query_url, sorting
@@ -119,6 +120,11 @@ def report(request, pk):
         "machines": machine_agreement.machine_agreement(
             campaign=campaign, weights=agreement_service.WEIGHTS[weights]
         ),
+        # The audit form (its counts are on the machine judges page, not computed here).
+        "audit_kinds": [
+            {"value": kind.value, "label": kind.label, "pairs": None, "reason": ""}
+            for kind in AuditKind
+        ],
         "adjudication_url": adjudication,
         "downloads": _download_links(campaign, weights),
         "in_line": agreement_service.IN_LINE_GRADES,

@@ -1,6 +1,7 @@
 """The lead's machine-judge pages: the campaign's machine judges and a new one, and one
 judge's configuration (its key never shown), runs (with their jobs' progress bars, the active
-one cancellable), a form to run it, and its answers, failures first."""
+one cancellable), a form to run it, and its answers, failures first; and sending pairs to
+the human judges to check the machines (an audit; also from the agreement report)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,33 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import forms
 from annotation.access import get_campaign_for_lead
 from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
-from annotation.models import MachineAnswer, MachineJudge, MachineOutcome, MachineRun
-from annotation.services import machine_judges
-from annotation.views.common import paginate
+from annotation.models import (
+    AuditKind,
+    MachineAnswer,
+    MachineAudit,
+    MachineJudge,
+    MachineOutcome,
+    MachineRun,
+)
+from annotation.services import audits, machine_judges
+from annotation.views.common import paginate, plural
 
 MESSAGES = {
     "created": "Created the machine judge {label}. Run it over the pool below.",
     "saved": "Saved where {label} is served.",
     "cancel_asked": "Asked the run to stop: the requests in flight finish and are recorded.",
     "cancel_late": "That run had finished or was stopping already.",
+    "audit_sent": (
+        "Sent {sent} pair{s} to the human judges ({kind}): {assigned} new assignment{s_assigned}."
+    ),
+    "audit_repeated": (
+        "That sample (seed {seed}, {size} pairs) was sent on {when:%Y-%m-%d %H:%M} UTC: "
+        "nothing new was sent."
+    ),
+    "audit_nothing": (
+        "No pair to send for this audit ({kind}): no such pair is short of human judges and unsent."
+    ),
+    "audit_refused": "Nothing sent: {reason}",
 }
 
 
@@ -64,11 +83,18 @@ def _render_list(request, campaign, form, status=200):
             failed_n=Count("answers", filter=Q(answers__outcome=MachineOutcome.FAILED)),
         )
     )
+    candidates = audits.audit_candidates(campaign=campaign)
     context = {
         "campaign": campaign,
         "machines": machines,
         "pairs": campaign.pairs.count(),
         "form": form,
+        "audit_form": forms.MachineAuditForm(),
+        "audit_kinds": [
+            {"value": kind.value, "label": kind.label, **candidates[kind.value]}
+            for kind in AuditKind
+        ],
+        "audits": MachineAudit.objects.filter(campaign=campaign).select_related("sent_by")[:20],
     }
     return render(request, "annotation/machines.html", context, status=status)
 
@@ -208,3 +234,50 @@ def machine_edit(request, pk, mid):
         return _render_detail(request, campaign, machine, status=400, endpoint_form=form)
     messages.success(request, MESSAGES["saved"].format(label=machine.judge.label))
     return redirect(machine)
+
+
+@require_POST
+@login_required
+def machine_audit(request, pk):
+    """Send an audit; back to the machines page or the agreement report with what it did."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    form = forms.MachineAuditForm(request.POST)
+    back = request.POST.get("back")
+    target = "annotation:agreement" if back == "agreement" else "annotation:machine-list"
+    if not form.is_valid():
+        reason = " ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        messages.error(request, MESSAGES["audit_refused"].format(reason=reason))
+        return redirect(target, pk=campaign.pk)
+    data = form.cleaned_data
+    try:
+        result = audits.send_audit(
+            campaign=campaign,
+            kind=data["kind"],
+            size=data["size"],
+            seed=data["seed"],
+            user=request.user,
+        )
+    except ValidationError as error:
+        messages.error(request, MESSAGES["audit_refused"].format(reason=" ".join(error.messages)))
+        return redirect(target, pk=campaign.pk)
+    kind = AuditKind(result.kind).label.lower()
+    if result.repeated:
+        audit = result.audit
+        messages.info(
+            request,
+            MESSAGES["audit_repeated"].format(seed=audit.seed, size=audit.size, when=audit.sent_at),
+        )
+    elif not result.sent:
+        messages.info(request, MESSAGES["audit_nothing"].format(kind=kind))
+    else:
+        messages.success(
+            request,
+            MESSAGES["audit_sent"].format(
+                sent=result.sent,
+                s=plural(result.sent),
+                kind=kind,
+                assigned=result.assigned,
+                s_assigned=plural(result.assigned),
+            ),
+        )
+    return redirect(target, pk=campaign.pk)

@@ -22,16 +22,21 @@ from annotation.models import (
     Campaign,
     CampaignJudge,
     Document,
+    ExternalGrade,
+    ExternalJudge,
     Judgment,
     JudgmentChange,
     LeadDecision,
+    MachineJudge,
     Pair,
     PairSource,
     Publication,
     PublishedGrade,
     Topic,
 )
-from annotation.services import adjudication
+from annotation.services import adjudication, machine_judges
+from annotation.services.external import add_external_judge, record_machine_grade
+from annotation.services.tallies import tally_pairs
 from evaluation import services as evaluation
 from evaluation.models import QrelsEntry, QrelsVersion
 
@@ -135,7 +140,29 @@ def build_campaign(name="Web Track 2026 — backup"):
         campaign=campaign, user=None, description="With d9 open.", leave_out_undecided=True
     )
     co_lead.delete()  # their decisions stay, decided by nobody
-    return campaign
+    # Outside people and machines (format version 2): a crowd worker's grades, a machine
+    # judge run here (its configuration; the key from the environment) and its grades, and
+    # the settings of the pool ordering and of machine grades.
+    crowd = add_external_judge(campaign=campaign, name="crowd worker 17", kind="outside")
+    machine = machine_judges.create_machine_judge(
+        campaign=campaign,
+        model_name="judge-7b",
+        base_url="http://127.0.0.1:9/v1",
+        api_key_env="LLM_KEY",
+        input_price=0.15,
+    )
+    for n, pair in enumerate(Pair.objects.filter(campaign=campaign).order_by("pk")[:3]):
+        ExternalGrade.objects.create(
+            judge=crowd, pair=pair, grade=n % 4, note="sure" if n else "", seconds=4.5 * n
+        )
+        record_machine_grade(
+            judge=machine.judge, pair_id=pair.pk, grade=(n + 1) % 4, details={"raw": f"Grade: {n}"}
+        )
+    Campaign.objects.filter(pk=campaign.pk).update(
+        pool_ordering="bandit", machine_grades_fill=True, machine_grades_adjudicate=True
+    )
+    tally_pairs(campaign=campaign)  # machine grades now count, as update_campaign does
+    return Campaign.objects.get(pk=campaign.pk)
 
 
 def natural_keys() -> dict:
@@ -150,6 +177,7 @@ def natural_keys() -> dict:
             p.pk: (p.topic.qid, p.document.docno)
             for p in Pair.objects.select_related("topic", "document")
         },
+        ExternalJudge: dict(ExternalJudge.objects.values_list("pk", "name")),
         Assignment: {
             a.pk: (a.pair.topic.qid, a.pair.document.docno, a.judge.username)
             for a in Assignment.objects.select_related("pair__topic", "pair__document", "judge")
@@ -174,6 +202,9 @@ DUMPED = [
     QrelsEntry,
     Publication,
     PublishedGrade,
+    ExternalJudge,
+    ExternalGrade,
+    MachineJudge,
 ]
 
 
@@ -499,7 +530,7 @@ CORRUPTIONS = {
     "not an object": (lambda d: b"[1, 2]", "the document must be a JSON object"),
     "nested too deeply": (lambda d: b"[" * 100_000, "not valid JSON: nested too deeply"),
     "a huge integer": (
-        lambda d: json.dumps(d).replace('"version": 1', '"version": ' + "9" * 5000).encode(),
+        lambda d: json.dumps(d).replace('"version": 2', '"version": ' + "9" * 5000).encode(),
         "not valid JSON: Exceeds the limit (4300 digits) for integer string conversion",
     ),
     "not UTF-8": (lambda d: b'{"format": "\xff"}', "not UTF-8 text (byte 12)"),
@@ -514,8 +545,39 @@ CORRUPTIONS = {
         "format: must be 'qrelsmith-campaign'",
     ),
     "a newer version": (
-        lambda d: edit(d, lambda x: x.update(version=2)),
-        "version: 2 is not a version this Qrelsmith reads (it reads version 1)",
+        lambda d: edit(d, lambda x: x.update(version=3)),
+        "version: 3 is not a version this Qrelsmith reads (it reads versions 1 and 2)",
+    ),
+    "version 1 with version 2's sections": (
+        lambda d: edit(d, lambda x: x.update(version=1)),
+        "external_judges: unknown key",
+    ),
+    "a grade of a judge not listed": (
+        lambda d: edit(
+            d,
+            lambda x: x["external_grades"].append(
+                {**x["external_grades"][0], "judge": "nobody-here"}
+            ),
+        ),
+        "external_grades[6].judge: 'nobody-here' is not in external_judges",
+    ),
+    "an outside person with a machine's configuration": (
+        lambda d: edit(
+            d, lambda x: x["external_judges"][0].update(machine=x["external_judges"][1]["machine"])
+        ),
+        "external_judges[0].machine: only a machine judge has a configuration",
+    ),
+    "an external grade off the scale": (
+        lambda d: edit(d, lambda x: x["external_grades"][0].update(grade=9)),
+        "external_grades[0].grade: grade 9 is not on the campaign's scale (0, 1, 2, 3)",
+    ),
+    "a pool ordering that does not exist": (
+        lambda d: edit(d, lambda x: x["campaign"].update(pool_ordering="oracle")),
+        "campaign.pool_ordering: 'oracle' is not one of random",
+    ),
+    "a setting that is not a boolean": (
+        lambda d: edit(d, lambda x: x["campaign"].update(machine_grades_fill="yes")),
+        "campaign.machine_grades_fill: must be true or false",
     ),
     "a missing section": (lambda d: edit(d, lambda x: x.pop("changes")), "changes: missing"),
     "an unknown key": (
@@ -642,7 +704,7 @@ def test_export_writes_one_list_item_per_line(tmp_path):
     assert summary.counts["assignments"] == Assignment.objects.count()
     assert summary.counts["entries"] == QrelsEntry.objects.count()
     lines = text.splitlines()
-    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":1,"exported_at":')
+    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":2,"exported_at":')
     assert sum(line.startswith('{"qid"') for line in lines) >= Assignment.objects.count()
     document = json.loads(text)
     assert list(document) == list(backup.schema.TOP_KEYS)
@@ -687,3 +749,56 @@ def test_export_outside_a_transaction_reads_one_snapshot(tmp_path):
     after = dump()
     after.pop("users"), before.pop("users")
     assert after == before
+
+
+# --- outside and machine judges (format version 2) -------------------------------------------
+
+
+def test_a_machine_judges_key_never_leaves_the_instance(tmp_path):
+    campaign = build_campaign()
+    secret = "sk-backup-secret-0123456789"
+    MachineJudge.objects.update(api_key=secret)
+    export(campaign, tmp_path / "b.json")
+    assert secret not in (tmp_path / "b.json").read_text()
+    delete_everything()
+    import_file(tmp_path / "b.json")
+    restored = MachineJudge.objects.get()
+    assert restored.api_key == "" and restored.api_key_env == "LLM_KEY"
+    assert restored.judge.campaign.pool_ordering == "bandit"
+
+
+def test_restored_machine_grades_count_in_the_pairs_tallies(tmp_path):
+    """With machine grades in adjudication, a pair's tally counts them, as before."""
+    campaign = build_campaign()
+    tallies = list(
+        Pair.objects.order_by("pk").values_list("lowest_grade", "highest_grade", "grades_tied")
+    )
+    export(campaign, tmp_path / "b.json")
+    delete_everything()
+    import_file(tmp_path / "b.json")
+    assert (
+        list(
+            Pair.objects.order_by("pk").values_list("lowest_grade", "highest_grade", "grades_tied")
+        )
+        == tallies
+    )
+
+
+def test_a_version_1_backup_still_restores(tmp_path):
+    """Written before outside and machine judges: no such judges, the settings' defaults."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    document = read_document(tmp_path / "b.json")
+    document["version"] = 1
+    for key in ("external_judges", "external_grades"):
+        del document[key]
+    for key in ("pool_ordering", "machine_grades_adjudicate", "machine_grades_fill"):
+        del document["campaign"][key]
+    (tmp_path / "v1.json").write_text(json.dumps(document))
+    delete_everything()
+    said = import_file(tmp_path / "v1.json")
+    assert said.startswith(f"Created campaign {campaign.name!r}")
+    restored = Campaign.objects.get()
+    assert (restored.pool_ordering, restored.machine_grades_fill) == ("random", False)
+    assert not ExternalJudge.objects.exists() and not ExternalGrade.objects.exists()
+    assert Judgment.objects.count() > 0

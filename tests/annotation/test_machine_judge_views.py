@@ -87,6 +87,29 @@ def test_the_list_page_offers_the_default_template(lead_client, campaign):
     assert "Qrelsmith" in response.text
 
 
+def test_the_built_in_prompt_sent_back_by_a_browser_is_the_built_in_prompt(
+    lead_client, campaign, server
+):
+    """Browsers end a textarea's lines with CRLF; the default template comes back unchanged."""
+    from annotation.llm import DEFAULT_TEMPLATE
+
+    data = {
+        "model_name": "judge-7b",
+        "base_url": server.base_url,
+        "template_name": DEFAULT_TEMPLATE.name,
+        "template_version": DEFAULT_TEMPLATE.version,
+        "system_prompt": DEFAULT_TEMPLATE.system.replace("\n", "\r\n"),
+        "user_prompt": DEFAULT_TEMPLATE.user.replace("\n", "\r\n"),
+        "temperature": "0",
+        "max_tokens": "16",
+        "concurrency": "4",
+        "timeout": "60",
+    }
+    response = lead_client.post(reverse("annotation:machine-create", args=[campaign.pk]), data)
+    assert response.status_code == 302, response.text[:500]
+    assert MachineJudge.objects.get().user_prompt == DEFAULT_TEMPLATE.user
+
+
 def test_a_judge_or_another_lead_cannot_see_the_pages(client, campaign, django_user_model):
     client.force_login(user_with(django_user_model, "other", "lead", "judge"))
     assert client.get(reverse("annotation:machine-list", args=[campaign.pk])).status_code == 404

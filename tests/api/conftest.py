@@ -15,6 +15,7 @@ from annotation.models import (
     Document,
     Judgment,
     JudgmentImport,
+    MachineAudit,
     MachineJudge,
     MachineRun,
     PairSource,
@@ -90,6 +91,7 @@ class World:
     machine: MachineJudge | None = None  # a machine judge of the campaign, never run
     machine_run: MachineRun | None = None  # a run of it that has not started
     judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
+    machine_audit: MachineAudit | None = None  # an audit that found nothing to send
 
     @property
     def ids(self) -> dict:
@@ -114,6 +116,7 @@ class World:
             "qid": self.topic.qid,
             "machine": self.machine.pk if self.machine else None,
             "machine_run": self.machine_run.pk if self.machine_run else None,
+            "machine_audit": self.machine_audit.pk if self.machine_audit else None,
         }
 
 
@@ -173,6 +176,7 @@ def world(make_user, media_root) -> World:
         judge_kind="machine",
     ).record
     return World(
+        machine_audit=MachineAudit.objects.create(campaign=campaign, kind="disagreement"),
         machine=machine,
         machine_run=machine_judges.prepare_run(machine=machine, scope="pool"),
         users=users,

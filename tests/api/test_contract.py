@@ -59,6 +59,7 @@ COLLECTIONS = {
     "judgment-imports": "judgment_import",
     "machine-judges": "machine",
     "machine-runs": "machine_run",
+    "machine-audits": "machine_audit",
     "qrels": "qrels",
     "runs": "run",
     "systems": "system",

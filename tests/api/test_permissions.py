@@ -142,6 +142,11 @@ MATRIX = [
     ("GET", C + "/machine-runs/{machine_run}/", None, campaign_lead(200)),
     ("POST", C + "/machine-runs/{machine_run}/cancel/", None, campaign_lead(200)),
     ("DELETE", C + "/machine-runs/{machine_run}/", None, campaign_lead(405)),
+    # audits: pairs sent to the human judges to check the machines (the world has none to send)
+    ("GET", C + "/machine-audits/", None, campaign_lead(200)),
+    ("POST", C + "/machine-audits/", "audit", campaign_lead(200)),
+    ("GET", C + "/machine-audits/{machine_audit}/", None, campaign_lead(200)),
+    ("DELETE", C + "/machine-audits/{machine_audit}/", None, campaign_lead(405)),
     # judgments made elsewhere: outside and machine judges, imports with their provenance
     ("GET", C + "/external-judges/", None, campaign_lead(200)),
     ("GET", C + "/judgment-imports/", None, campaign_lead(200)),
@@ -254,6 +259,7 @@ BODIES = {
     "machine": lambda w: ({"model_name": "judge-8b", "base_url": "http://127.0.0.1:9/v1"}, "json"),
     "machine_patch": lambda w: ({"concurrency": 2}, "json"),
     "machine_run": lambda w: ({"scope": "unjudged"}, "json"),
+    "audit": lambda w: ({"kind": "threshold"}, "json"),
     "note": lambda w: ({"note": "Hard one."}, "json"),
     "qrels_file": lambda w: ({"file": upload("dl.qrels", QRELS), "name": "dl"}, "multipart"),
     "system": lambda w: ({"name": "dense"}, "json"),

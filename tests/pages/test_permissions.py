@@ -171,6 +171,8 @@ MATRIX = [
     ("GET", C + "/download/provenance/", None, campaign_lead(200)),
     ("GET", C + "/machines/", None, campaign_lead(200)),
     ("POST", C + "/machines/new/", "machine", campaign_lead(302)),
+    ("POST", C + "/machines/audit/", "audit", campaign_lead(302)),
+    ("GET", C + "/machines/audit/", None, (405,) * 8),
     ("GET", C + "/machines/{machine}/", None, campaign_lead(200)),
     ("POST", C + "/machines/{machine}/run/", "machine_run", campaign_lead(302)),
     ("POST", C + "/machines/{machine}/edit/", "machine_edit", campaign_lead(302)),
@@ -239,6 +241,7 @@ BODIES = {
         "timeout": 5,
     },
     "machine_run": lambda w: {"scope": "unjudged"},
+    "audit": lambda w: {"kind": "threshold", "back": "agreement"},
     "machine_edit": lambda w: {
         "base_url": "http://127.0.0.1:9/v1",
         "concurrency": 2,
