@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0012_agreement_refresh_started'),
+        ('annotation', '0013_campaign_stop_rule'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
