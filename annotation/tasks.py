@@ -437,11 +437,11 @@ def refresh_live_board_task(*, campaign_id: int, measure: str) -> None:
 
 @task
 def machine_judge_job(*, job_id: int, run_id: int) -> None:
-    """Run a machine judge (annotation/services/machine_judges.py). A cancelled run, or one
+    """Run a machine judge (annotation/services/machine_runs.py). A cancelled run, or one
     that gave up on a failing endpoint, ends as a failed job that says so (not retryable:
     running the judge again resumes it); a crash is retryable and resumes likewise."""
     from annotation.models import MachineRun
-    from annotation.services import machine_judges
+    from annotation.services import machine_runs
 
     with running(job_id) as progress:
         run = (
@@ -453,8 +453,8 @@ def machine_judge_job(*, job_id: int, run_id: int) -> None:
         progress.result = {"url": url, "label": "See the machine judge", "summary": ""}
         Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
         try:
-            summary = machine_judges.run_machine_judge(run=run, progress=progress)
-        except (machine_judges.Cancelled, machine_judges.GaveUp) as stopped:
+            summary = machine_runs.run_machine_judge(run=run, progress=progress)
+        except (machine_runs.Cancelled, machine_runs.GaveUp) as stopped:
             raise JobFailed(str(stopped)) from None
         except ValidationError as error:
             raise _failure(error) from None

@@ -119,7 +119,7 @@ def main() -> None:
 
     from annotation import tasks
     from annotation.models import Campaign, MachineAnswer, MachineRun
-    from annotation.services import machine_agreement, machine_judges
+    from annotation.services import machine_agreement, machine_judges, machine_runs
     from jobs.models import Job
     from tests.llm_server import KEY
 
@@ -147,7 +147,7 @@ def main() -> None:
             )
             before = stats(base_url)
             started = time.perf_counter()
-            job = machine_judges.start_runner(machine=machine, scope="pool", user=campaign.lead)
+            job = machine_runs.start_runner(machine=machine, scope="pool", user=campaign.lead)
             run = MachineRun.objects.get(job=job)
             tasks.machine_judge_job.call(job_id=job.pk, run_id=run.pk)  # as a worker would
             seconds = time.perf_counter() - started

@@ -1,7 +1,7 @@
 """Machine (LLM) judges over the API, for a campaign's lead: configure one (its key is
 write-only, never in an answer), run it over the pool, a topic or the pairs no human has
 graded (202 with the job to poll), cancel a run, and read its answers and failures. Thin
-over annotation/services/machine_judges.py."""
+over annotation/services/machine_judges.py and machine_runs.py."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import machine_judges as service
+from annotation.services import machine_runs as runs
 from config.permissions import RolePermissionsMixin
 from jobs.api import JobSerializer, accepted
 
@@ -261,7 +262,7 @@ class MachineJudgeViewSet(
             if topic is None:
                 raise ValidationError({"topic": "Name a topic (qid) of this campaign."})
         try:
-            job = service.start_runner(
+            job = runs.start_runner(
                 machine=machine, scope=form.validated_data["scope"], topic=topic, user=request.user
             )
         except DjangoValidationError as error:
@@ -316,7 +317,7 @@ class MachineRunViewSet(
     @action(detail=True, methods=["post"])
     def cancel(self, request, campaign_pk=None, pk=None):
         run = self.get_object()
-        service.cancel_run(run=run)
+        runs.cancel_run(run=run)
         run.refresh_from_db()
         return Response(MachineRunSerializer(run).data)
 

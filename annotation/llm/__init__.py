@@ -6,7 +6,8 @@ client, and the strict reading of answers.
     grade = parse_grade(completion.text, grades=[0, 1, 2, 3])  # AnswerError if not a grade
 
 The Django side (judge configurations, the background job, pages, API) is in
-annotation/services/machine_judges.py and annotation/tasks.py.
+annotation/services/machine_judges.py (configuring), machine_runs.py (running) and
+annotation/tasks.py.
 """
 
 from .answers import AnswerError, parse_grade

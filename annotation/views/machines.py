@@ -23,7 +23,7 @@ from annotation.models import (
     MachineOutcome,
     MachineRun,
 )
-from annotation.services import audits, machine_judges
+from annotation.services import audits, machine_judges, machine_runs
 from annotation.views.common import paginate, plural
 
 MESSAGES = {
@@ -176,7 +176,7 @@ def _render_detail(request, campaign, machine, status=200, **given):
         "counts": counts,
         "pairs": campaign.pairs.count(),
         "runs": MachineRun.objects.filter(machine=machine).select_related("job", "topic")[:10],
-        "active": machine_judges.active_run(machine),
+        "active": machine_runs.active_run(machine),
         "run_form": given.get("run_form") or forms.MachineRunForm(campaign=campaign),
         "endpoint_form": endpoint_form,
         "show": "failed" if show == "failed" else "graded",
@@ -194,7 +194,7 @@ def machine_run(request, pk, mid):
     if not form.is_valid():
         return _render_detail(request, campaign, machine, status=400, run_form=form)
     try:
-        job = machine_judges.start_runner(
+        job = machine_runs.start_runner(
             machine=machine,
             scope=form.cleaned_data["scope"],
             topic=form.cleaned_data["topic"],
@@ -212,7 +212,7 @@ def machine_cancel(request, pk, mid, run):
     campaign = get_campaign_for_lead(request.user, pk)
     machine = _machine(campaign, mid)
     run = get_object_or_404(MachineRun, pk=run, machine=machine)
-    if machine_judges.cancel_run(run=run):
+    if machine_runs.cancel_run(run=run):
         messages.success(request, MESSAGES["cancel_asked"])
     else:
         messages.info(request, MESSAGES["cancel_late"])

@@ -19,7 +19,7 @@ from annotation.models import (
     PairSource,
     Topic,
 )
-from annotation.services import machine_judges
+from annotation.services import machine_judges, machine_runs
 from jobs.models import Job, JobStatus
 from tests.llm_server import KEY, ChatServer, Reply
 
@@ -190,7 +190,7 @@ def test_failures_are_listed_with_their_raw_answer(
 
 def test_cancel_from_the_page(lead_client, campaign, server):
     machine = new_machine(campaign, server)
-    run = machine_judges.prepare_run(machine=machine, scope="pool")
+    run = machine_runs.prepare_run(machine=machine, scope="pool")
     url = reverse("annotation:machine-cancel", args=[campaign.pk, machine.pk, run.pk])
     response = lead_client.post(url)
     assert response.status_code == 302
@@ -270,7 +270,7 @@ def test_api_refusals_are_400s_that_say_why(api, campaign, server):
 
 def test_api_cancel(api, campaign, server):
     machine = new_machine(campaign, server)
-    run = machine_judges.prepare_run(machine=machine, scope="pool")
+    run = machine_runs.prepare_run(machine=machine, scope="pool")
     answer = api.post(f"/api/v1/campaigns/{campaign.pk}/machine-runs/{run.pk}/cancel/")
     assert answer.status_code == 200 and answer.json()["cancel_requested_at"]
 
@@ -351,7 +351,7 @@ def test_the_agreement_report_shows_the_machine_against_the_humans(
             grade = (int(assignment.pair.document.docno[1]) + offset) % 4
             services.record_judgment(assignment_id=assignment.pk, judge=judge, grade=grade)
     machine = new_machine(campaign, server)
-    machine_judges.run_machine_judge(run=machine_judges.prepare_run(machine=machine, scope="pool"))
+    machine_runs.run_machine_judge(run=machine_runs.prepare_run(machine=machine, scope="pool"))
     page = lead_client.get(reverse("annotation:agreement", args=[campaign.pk]))
     assert page.status_code == 200
     text = page.text
@@ -378,7 +378,7 @@ def test_the_api_gives_the_machines_against_the_humans(api, campaign, server, dj
     for assignment in judge.assignments.all():
         services.record_judgment(assignment_id=assignment.pk, judge=judge, grade=1)
     machine = new_machine(campaign, server)
-    machine_judges.run_machine_judge(run=machine_judges.prepare_run(machine=machine, scope="pool"))
+    machine_runs.run_machine_judge(run=machine_runs.prepare_run(machine=machine, scope="pool"))
     answer = api.get(f"/api/v1/campaigns/{campaign.pk}/agreement/machines/?weights=linear")
     assert answer.json()["weights"] == "linear"
     body = answer.json()["machines"]

@@ -20,7 +20,7 @@ from annotation.models import (
     PairSource,
     Topic,
 )
-from annotation.services import machine_judges
+from annotation.services import machine_judges, machine_runs
 from tests.llm_server import KEY, ChatServer, Drop, Raw, Reply, Stall, Status, hashed_grade
 
 pytestmark = pytest.mark.django_db
@@ -68,9 +68,9 @@ def machine_for(campaign, server, **options):
 
 
 def run(machine, scope="pool", topic=None):
-    prepared = machine_judges.prepare_run(machine=machine, scope=scope, topic=topic)
+    prepared = machine_runs.prepare_run(machine=machine, scope=scope, topic=topic)
     try:
-        summary = machine_judges.run_machine_judge(run=prepared)
+        summary = machine_runs.run_machine_judge(run=prepared)
     finally:
         prepared.refresh_from_db()
     return prepared, summary
@@ -251,22 +251,22 @@ def test_a_slow_endpoint_times_out_and_the_failure_says_so(campaign, server):
 
 
 def test_cancelling_stops_new_requests_and_running_again_resumes(campaign, server, monkeypatch):
-    monkeypatch.setattr(machine_judges, "CANCEL_CHECK_SECONDS", 0)
-    monkeypatch.setattr(machine_judges, "FLUSH_SECONDS", 0)  # each answer stored as it comes
+    monkeypatch.setattr(machine_runs, "CANCEL_CHECK_SECONDS", 0)
+    monkeypatch.setattr(machine_runs, "FLUSH_SECONDS", 0)  # each answer stored as it comes
     machine = machine_for(campaign, server, concurrency=1)
-    prepared = machine_judges.prepare_run(machine=machine, scope="pool")
-    store = machine_judges._store
+    prepared = machine_runs.prepare_run(machine=machine, scope="pool")
+    store = machine_runs._store
 
     def store_then_cancel(machine, run, answer, cost):
         stored = store(machine, run, answer, cost)
-        machine_judges.cancel_run(run=run)  # the lead presses Cancel after the first answer
+        machine_runs.cancel_run(run=run)  # the lead presses Cancel after the first answer
         return stored
 
-    monkeypatch.setattr(machine_judges, "_store", store_then_cancel)
+    monkeypatch.setattr(machine_runs, "_store", store_then_cancel)
     # The second pair's request had started when the first answer came: it is recorded too.
-    with pytest.raises(machine_judges.Cancelled, match=r"^Cancelled after 2 of 7 pairs"):
-        machine_judges.run_machine_judge(run=prepared)
-    monkeypatch.setattr(machine_judges, "_store", store)
+    with pytest.raises(machine_runs.Cancelled, match=r"^Cancelled after 2 of 7 pairs"):
+        machine_runs.run_machine_judge(run=prepared)
+    monkeypatch.setattr(machine_runs, "_store", store)
     prepared.refresh_from_db()
     assert prepared.cancelled and prepared.finished_at is not None
     assert len(server.requests) == 2 and len(grades_of(machine)) == 2
@@ -276,11 +276,11 @@ def test_cancelling_stops_new_requests_and_running_again_resumes(campaign, serve
 
 
 def test_a_dead_endpoint_stops_the_run_early(campaign, server, monkeypatch):
-    monkeypatch.setattr(machine_judges, "GIVE_UP_AFTER", 3)
+    monkeypatch.setattr(machine_runs, "GIVE_UP_AFTER", 3)
     machine = machine_for(campaign, server, api_key="sk-wrong-key-1234567", concurrency=1)
-    prepared = machine_judges.prepare_run(machine=machine, scope="pool")
-    with pytest.raises(machine_judges.GaveUp) as caught:
-        machine_judges.run_machine_judge(run=prepared)
+    prepared = machine_runs.prepare_run(machine=machine, scope="pool")
+    with pytest.raises(machine_runs.GaveUp) as caught:
+        machine_runs.run_machine_judge(run=prepared)
     # The request in flight when the third failure came is recorded too: 3 or 4 in a row.
     assert re.fullmatch(
         r"Stopped after [34] failures in a row at the endpoint; the last: the endpoint refused "
@@ -306,11 +306,11 @@ def test_a_second_run_while_one_is_active_is_refused(campaign, server, lead):
     machine = machine_for(campaign, server)
     from jobs.models import Job
 
-    prepared = machine_judges.prepare_run(machine=machine, scope="pool")
+    prepared = machine_runs.prepare_run(machine=machine, scope="pool")
     prepared.job = Job.objects.create(kind="annotation.machine_judge", title="t", created_by=lead)
     prepared.save()
     with pytest.raises(ValidationError, match=r"already running \(job \d+\)"):
-        machine_judges.prepare_run(machine=machine, scope="pool")
+        machine_runs.prepare_run(machine=machine, scope="pool")
 
 
 def test_updating_the_endpoint_keeps_the_key_unless_replaced_or_cleared(campaign, server):

@@ -22,7 +22,7 @@ from annotation.models import (
     Publication,
     Topic,
 )
-from annotation.services import adjudication, machine_judges
+from annotation.services import adjudication, machine_judges, machine_runs
 from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
 from evaluation.models import Evaluation, QrelsVersion, Run, System
@@ -178,7 +178,7 @@ def world(make_user, media_root) -> World:
     return World(
         machine_audit=MachineAudit.objects.create(campaign=campaign, kind="disagreement"),
         machine=machine,
-        machine_run=machine_judges.prepare_run(machine=machine, scope="pool"),
+        machine_run=machine_runs.prepare_run(machine=machine, scope="pool"),
         users=users,
         campaign=campaign,
         topic=campaign.topics.get(qid="1"),

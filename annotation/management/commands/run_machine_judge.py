@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
 from annotation.management.commands.import_topics import describe, find_campaign
 from annotation.models import MachineJudge, MachineScope
-from annotation.services import machine_judges
+from annotation.services import machine_judges, machine_runs
 
 
 class Progress:
@@ -66,16 +66,16 @@ class Command(BaseCommand):
             if topic is None:
                 raise CommandError("--scope topic needs --topic QID of this campaign")
         try:
-            run = machine_judges.prepare_run(machine=machine, scope=options["scope"], topic=topic)
+            run = machine_runs.prepare_run(machine=machine, scope=options["scope"], topic=topic)
         except ValidationError as error:
             raise CommandError(describe(error)) from None
         self.stdout.write(f"{machine.judge.label}: {run.pairs:,} pairs to grade")
         try:
-            summary = machine_judges.run_machine_judge(run=run, progress=Progress(self.stdout))
+            summary = machine_runs.run_machine_judge(run=run, progress=Progress(self.stdout))
         except KeyboardInterrupt:
-            machine_judges.cancel_run(run=run)
+            machine_runs.cancel_run(run=run)
             raise CommandError("interrupted: run it again to resume") from None
-        except (machine_judges.Cancelled, machine_judges.GaveUp) as stopped:
+        except (machine_runs.Cancelled, machine_runs.GaveUp) as stopped:
             raise CommandError(f"\n{stopped}") from None
         except ValidationError as error:
             raise CommandError(describe(error)) from None
