@@ -42,7 +42,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import tallies
-from annotation.services.tallies import tally_judges
+from annotation.services.tallies import count_topics, tally_judges
 from evaluation.models import QrelsEntry, QrelsVersion
 
 # Parameters per INSERT: under SQLite's limit of 32,766 variables.
@@ -286,6 +286,7 @@ class _Restore:
         )
         tally_judges(campaign_id=campaign_id)
         decision_ids = self.create_decisions(pair_ids)
+        count_topics(campaign=Campaign(pk=campaign_id))
         created_qrels, reused_qrels = self.create_publications(qrels, decision_ids)
         counts = {
             "judges": len(backup.judges),

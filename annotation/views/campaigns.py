@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -212,7 +212,8 @@ def campaign_detail(request, pk):
 
 def render_detail(request, campaign, status=200, **forms_given):
     """The detail page; an import form that failed is given back to show its errors."""
-    topics = campaign.topics.annotate(pair_count=Count("pairs")).order_by("qid")
+    # From the topics' tallies: no pair is counted.
+    topics = campaign.topics.annotate(pair_count=Coalesce(F("tally__pairs"), 0)).order_by("qid")
     figures = campaign_figures(campaign)
     context = {
         "campaign": campaign,
