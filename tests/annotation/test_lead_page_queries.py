@@ -56,8 +56,8 @@ PAGES = {
     "queue": SESSION + 7,
     "queue, all disputed": SESSION + 7,
     # the pair with topic and document; its state (the four queries of pair_states); the
-    # neighbours by keyset: the pair's sort key, the next, the previous; its decisions.
-    "one pair": SESSION + 9,
+    # queue's ids in order (its neighbours); its decisions.
+    "one pair": SESSION + 7,
     # the figures (topics' tallies), the first undecided pairs' ids (LIMIT) and their state
     # (four), the publications.
     "publish": SESSION + 7,
