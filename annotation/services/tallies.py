@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 
 from annotation.models import (
@@ -215,6 +216,13 @@ def count_topics(
         topics = topics.filter(pk__in=ids)
     else:
         topics = topics.filter(campaign=campaign)
+    # No savepoint of its own: the lock holds to the end of the caller's transaction (or of
+    # this one, called outside any).
+    with transaction.atomic(savepoint=False):
+        _count_locked(topics)
+
+
+def _count_locked(topics) -> None:
     # The topics' rows only (of=self), with their campaign's rule as it stands.
     locked = topics.select_for_update(of=("self",)).order_by("pk")
     by_campaign: dict[int, list[int]] = defaultdict(list)
