@@ -210,6 +210,12 @@ class Pair(models.Model):
     class Meta:
         ordering = ["topic__qid", "document__docno"]
         constraints = [models.UniqueConstraint(fields=["topic", "document"], name="pair_unique")]
+        indexes = [
+            # The pool page's count of calibration pairs (a few among many).
+            models.Index(
+                fields=["campaign"], condition=Q(gold_grade__isnull=False), name="pair_gold"
+            )
+        ]
 
     def __str__(self):
         return f"{self.topic.qid} × {self.document.docno}"

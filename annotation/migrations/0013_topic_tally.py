@@ -90,6 +90,10 @@ class Migration(migrations.Migration):
             ],
         ),
         migrations.AddIndex(
+            model_name='pair',
+            index=models.Index(condition=models.Q(('gold_grade__isnull', False)), fields=['campaign'], name='pair_gold'),
+        ),
+        migrations.AddIndex(
             model_name='document',
             index=models.Index(condition=models.Q(('text', ''), ('title', '')), fields=['campaign'], name='document_lacking_text'),
         ),
