@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 
 from annotation.models import (
@@ -219,7 +219,73 @@ def count_topics(
     # No savepoint of its own: the lock holds to the end of the caller's transaction (or of
     # this one, called outside any).
     with transaction.atomic(savepoint=False):
-        _count_locked(topics)
+        if topic_ids is not None and len(ids) == 1:
+            _count_one(ids[0])
+        else:
+            _count_locked(topics)
+
+
+# One topic's recount, in every grade: its statements are compiled once per rule and
+# database and kept (compiling the ORM's query of twelve filtered counts took as much CPU
+# as the rest of the grade).
+_SENTINEL = -7_654_321
+_STATEMENTS: dict[tuple, tuple] = {}
+
+
+def _statements(rule: str) -> tuple:
+    key = (connection.vendor, connection.alias, rule)
+    if key not in _STATEMENTS:
+        counts = (
+            Pair.objects.filter(topic_id=_SENTINEL)
+            .annotate(lead_decided=lead_decided())
+            .order_by()
+            .values("topic_id")
+            .annotate(**_topic_counts(rule))
+        )
+        names = [*counts.query.values_select, *counts.query.annotation_select]
+        sql, params = counts.query.sql_with_params()
+        params = list(params)
+        at = params.index(_SENTINEL)
+        assert _SENTINEL not in params[at + 1 :]
+        quote = connection.ops.quote_name
+        table = quote(TopicTally._meta.db_table)
+        columns = ["topic_id", "campaign_id", *TOPIC_FIELDS]
+        upsert = (
+            f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))}) "
+            f"ON CONFLICT ({quote('topic_id')}) DO UPDATE SET "
+            + ", ".join(f"{quote(f)} = EXCLUDED.{quote(f)}" for f in TOPIC_FIELDS)
+        )
+        _STATEMENTS[key] = (sql, params, at, names, upsert)
+    return _STATEMENTS[key]
+
+
+def _count_one(topic_id: int) -> None:
+    """count_topics of one topic (the grade's): lock it, count, store; three statements."""
+    quote = connection.ops.quote_name
+    lock = (
+        f"SELECT t.{quote('campaign_id')}, c.{quote('adjudication_rule')} "
+        f"FROM {quote(Topic._meta.db_table)} t JOIN {quote(Campaign._meta.db_table)} c "
+        f"ON c.{quote('id')} = t.{quote('campaign_id')} WHERE t.{quote('id')} = %s"
+    )
+    if connection.features.has_select_for_update_of:
+        lock += " FOR UPDATE OF t"
+    with connection.cursor() as cursor:
+        cursor.execute(lock, [topic_id])
+        row = cursor.fetchone()
+        if row is None:
+            return
+        campaign_id, rule = row
+        sql, params, at, names, upsert = _statements(rule)
+        params = list(params)
+        params[at] = topic_id
+        cursor.execute(sql, params)
+        found = cursor.fetchone()
+        figures = dict(zip(names, found, strict=True)) if found else {}
+        cursor.execute(
+            upsert,
+            [topic_id, campaign_id, *(figures.get(f) or 0 for f in TOPIC_FIELDS)],
+        )
 
 
 def _count_locked(topics) -> None:
