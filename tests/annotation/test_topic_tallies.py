@@ -3,6 +3,8 @@ the topics' counts equal every pair's full state, after any sequence of what jud
 and the app do to a campaign: grades, skips, undos, decisions, gold grades, rule changes,
 judges added and removed, work moved, pairs added (a hypothesis state machine)."""
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -16,22 +18,18 @@ from tests.annotation.test_tallies import assert_tallies_current
 pytestmark = pytest.mark.django_db
 
 GRADES = st.integers(0, 3)
+# Every example's users stay in the test's transaction: names unique across examples.
+SERIAL = itertools.count()
 PICK = st.integers(0, 10**6)
 
 
 class CampaignMachine(RuleBasedStateMachine):
     """One campaign of three topics, overlap 2, three judges to begin with."""
 
-    def __init__(self):
-        super().__init__()
-        self.serial = 0
-
     def user(self, prefix: str):
         from django.contrib.auth import get_user_model
 
-        self.serial += 1
-        name = f"{prefix}{self.serial}-{id(self)}"
-        return get_user_model().objects.create_user(name)
+        return get_user_model().objects.create_user(f"{prefix}{next(SERIAL)}")
 
     @initialize()
     def campaign(self):
