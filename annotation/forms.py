@@ -15,7 +15,6 @@ from annotation import formats, services
 from annotation.models import (
     EXTERNAL_JUDGE_KINDS,
     AdjudicationRule,
-    AssignmentStatus,
     AuditKind,
     Campaign,
     CampaignJudge,
@@ -434,9 +433,10 @@ class ReassignForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.campaign = campaign
         users = get_user_model().objects.order_by("username")
+        # Judges with open work here, from their tallies (not every assignment).
         self.fields["from_judge"].queryset = users.filter(
-            assignments__pair__campaign=campaign, assignments__status=AssignmentStatus.OPEN
-        ).distinct()
+            judge_tallies__campaign=campaign, judge_tallies__open__gt=0
+        )
         self.fields["to_judge"].queryset = users.filter(pk__in=campaign.judges.values("pk"))
 
     def default_target(self):

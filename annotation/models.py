@@ -192,6 +192,13 @@ class Document(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "docno"], name="document_docno_unique")
         ]
+        indexes = [
+            # The pool page's documents without text (usually few of many) and its per-topic
+            # counts of them: found without reading every document.
+            models.Index(
+                fields=["campaign"], condition=Q(text="", title=""), name="document_lacking_text"
+            )
+        ]
 
     def __str__(self):
         return self.docno
@@ -238,6 +245,12 @@ class Pair(models.Model):
     class Meta:
         ordering = ["topic__qid", "document__docno"]
         constraints = [models.UniqueConstraint(fields=["topic", "document"], name="pair_unique")]
+        indexes = [
+            # The pool page's count of calibration pairs (a few among many).
+            models.Index(
+                fields=["campaign"], condition=Q(gold_grade__isnull=False), name="pair_gold"
+            )
+        ]
 
     def __str__(self):
         return f"{self.topic.qid} × {self.document.docno}"
@@ -903,3 +916,34 @@ class JudgeTally(models.Model):
     @property
     def assigned(self) -> int:
         return self.open + self.graded + self.skipped
+
+
+class TopicTally(models.Model):
+    """A topic's counts of its pairs of each kind, recounted from the pairs' tallies
+    (Pair.judges_* …) by annotation.services.tallies in the transaction of every change
+    to them, to a lead decision, a gold grade or the campaign's rule, under a lock on the
+    topic's row: the lead's pages (the queue, publishing, progress, the pool, the campaign)
+    add up a row per topic instead of counting every pair. A topic without a row has no
+    pairs yet."""
+
+    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, related_name="tally")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topic_tallies")
+    pairs = models.IntegerField(default=0)
+    judged = models.IntegerField(default=0, help_text="Pairs graded by at least one judge.")
+    assigned = models.IntegerField(default=0, help_text="Sum of the pairs' judges_assigned.")
+    open = models.IntegerField(default=0, help_text="Sum of the pairs' judges_open.")
+    graded = models.IntegerField(default=0, help_text="Sum of the pairs' judges_graded.")
+    disputed = models.IntegerField(default=0, help_text="Pairs graded differently.")
+    waiting = models.IntegerField(default=0, help_text="Pairs a judge has still to do.")
+    queue = models.IntegerField(
+        default=0, help_text="Disputed pairs every judge has done that no rule or lead settled."
+    )
+    # The basis each decided pair has its final grade on (GradeBasis; by_rule: the
+    # campaign's majority or median rule, unanimous pairs apart).
+    lead = models.IntegerField(default=0)
+    gold = models.IntegerField(default=0)
+    unanimous = models.IntegerField(default=0)
+    by_rule = models.IntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.topic_id}: {self.pairs} pairs, {self.queue} to decide"

@@ -81,11 +81,11 @@ class DisagreementViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.Gener
         query = QueueParameters.read(request)
         # The pairs are chosen, ordered and paged in the database; only the page's pairs
         # are read in full.
-        ids = service.disputed_pairs(
+        ids = service.disputed_page(
             campaign=self.campaign,
             topic_id=query.get("topic"),
             undecided_only=query["show"] == "undecided",
-        ).values_list("pk", flat=True)
+        )
         page = self.paginate_queryset(ids)
         states = service.states_of(campaign=self.campaign, pair_ids=list(page))
         return self.get_paginated_response(PairStateSerializer(states, many=True).data)

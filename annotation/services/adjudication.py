@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import polars as pl
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Case, CharField, Count, Exists, F, OuterRef, Q, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils.text import slugify
 
 from annotation import adjudication
@@ -32,8 +32,17 @@ from annotation.models import (
     Pair,
     Publication,
     PublishedGrade,
+    TopicTally,
 )
 from annotation.services.common import MESSAGES
+from annotation.services.tallies import (
+    by_rule,
+    count_topics,
+    disputed,
+    lead_decided,
+    to_decide,
+    topic_sums,
+)
 from evaluation.models import QrelsSource
 from evaluation.services import store_qrels
 
@@ -222,80 +231,89 @@ def pair_states(
 # PairState written as SQL. Only the pairs a page shows are then read in full (states_of).
 
 
-def _lead_decided():
-    return Exists(LeadDecision.objects.filter(pair=OuterRef("pk"), superseded_by__isnull=True))
-
-
-def _complete() -> Q:
-    """Every judge of the pair has graded or skipped it, and at least one graded it."""
-    return Q(judges_open=0, judges_graded__gt=0)
-
-
-def _by_rule(rule: str) -> Q:
-    """adjudication.decide gives a complete pair a grade: unanimous under every rule; the
-    median always; the majority unless the most common grades tie; the lead never."""
-    unanimous = Q(lowest_grade=F("highest_grade"))
-    if rule == AdjudicationRule.MEDIAN:
-        return _complete()
-    if rule == AdjudicationRule.MAJORITY:
-        return _complete() & (unanimous | Q(grades_tied=False))
-    return _complete() & unanimous
-
-
-def _basis(rule: str) -> Case:
-    """The basis of the pair's final grade (GradeBasis), or NULL while it has none."""
-    unanimous = Q(lowest_grade=F("highest_grade"))
-    return Case(
-        When(lead_decided=True, then=Value(GradeBasis.LEAD.value)),
-        When(gold_grade__isnull=False, then=Value(GradeBasis.GOLD.value)),
-        When(_complete() & unanimous, then=Value(GradeBasis.UNANIMOUS.value)),
-        When(_by_rule(rule), then=Value(str(rule))),
-        default=Value(None),
-        output_field=CharField(),
-    )
-
-
 def _pairs(campaign: Campaign, topic_id: int | None = None):
-    pairs = Pair.objects.filter(campaign=campaign).annotate(lead_decided=_lead_decided())
+    pairs = Pair.objects.filter(campaign=campaign).annotate(lead_decided=lead_decided())
     return pairs if topic_id is None else pairs.filter(topic_id=topic_id)
+
+
+def _topic_sums(campaign: Campaign, topic_id: int | None = None) -> dict[str, int]:
+    tallies = TopicTally.objects.filter(campaign=campaign)
+    if topic_id is not None:
+        tallies = tallies.filter(topic_id=topic_id)
+    return topic_sums(tallies)
 
 
 def pair_figures(*, campaign: Campaign) -> dict:
     """What the queue and the publish page count: pairs, decided and undecided ones,
-    disputed ones, pairs still waiting for a judge, pairs a lead decided. One query."""
-    decided = (
-        Q(lead_decided=True) | Q(gold_grade__isnull=False) | _by_rule(campaign.adjudication_rule)
-    )
-    figures = _pairs(campaign).aggregate(
-        pairs=Count("pk"),
-        decided=Count("pk", filter=decided),
-        disputed=Count("pk", filter=Q(highest_grade__gt=F("lowest_grade"))),
-        waiting=Count("pk", filter=Q(judges_open__gt=0)),
-        by_lead=Count("pk", filter=Q(lead_decided=True)),
-    )
-    figures["undecided"] = figures["pairs"] - figures["decided"]
-    return figures
+    disputed ones, pairs still waiting for a judge, pairs a lead decided, and the decided
+    ones on each basis (GradeBasis: ``bases``). One query, over the topics' tallies."""
+    sums = _topic_sums(campaign)
+    bases = {
+        GradeBasis.LEAD.value: sums["lead"],
+        GradeBasis.GOLD.value: sums["gold"],
+        GradeBasis.UNANIMOUS.value: sums["unanimous"],
+    }
+    if campaign.adjudication_rule != AdjudicationRule.LEAD:
+        bases[str(campaign.adjudication_rule)] = sums["by_rule"]
+    decided = sum(bases.values())
+    return {
+        "pairs": sums["pairs"],
+        "decided": decided,
+        "disputed": sums["disputed"],
+        "waiting": sums["waiting"],
+        "by_lead": sums["lead"],
+        "undecided": sums["pairs"] - decided,
+        "bases": {basis: n for basis, n in bases.items() if n},
+    }
 
 
 def basis_counts(*, campaign: Campaign) -> dict[str, int]:
     """How many pairs have their final grade on each basis (GradeBasis). One query."""
-    rows = (
-        _pairs(campaign)
-        .annotate(basis=_basis(campaign.adjudication_rule))
-        .filter(basis__isnull=False)
-        .order_by()
-        .values("basis")
-        .annotate(n=Count("pk"))
-    )
-    return {row["basis"]: row["n"] for row in rows}
+    return pair_figures(campaign=campaign)["bases"]
 
 
 def undecided_pairs(*, campaign: Campaign):
     """The campaign's pairs without a final grade, in qid, docno order (a queryset)."""
     decided = (
-        Q(lead_decided=True) | Q(gold_grade__isnull=False) | _by_rule(campaign.adjudication_rule)
+        Q(lead_decided=True) | Q(gold_grade__isnull=False) | by_rule(campaign.adjudication_rule)
     )
     return _pairs(campaign).exclude(decided).order_by("topic__qid", "document__docno")
+
+
+class Counted:
+    """An ordered queryset with its number of rows known beforehand (from the topics'
+    tallies), so a paginator slices it without counting its rows."""
+
+    def __init__(self, queryset, count: int):
+        self.queryset, self.number = queryset, count
+        self.ordered = queryset.ordered
+
+    def count(self) -> int:
+        return self.number
+
+    def __len__(self) -> int:
+        return self.number
+
+    def __getitem__(self, key):
+        return self.queryset[key]
+
+    def __getattr__(self, name):
+        return getattr(self.queryset, name)
+
+
+def disputed_count(
+    *, campaign: Campaign, topic_id: int | None = None, undecided_only: bool = False
+) -> int:
+    """How many pairs disputed_pairs lists, from the topics' tallies. One query."""
+    return _topic_sums(campaign, topic_id)["queue" if undecided_only else "disputed"]
+
+
+def disputed_page(
+    *, campaign: Campaign, topic_id: int | None = None, undecided_only: bool = False
+) -> Counted:
+    """disputed_pairs' ids with their count known, for a paginator."""
+    kw = {"campaign": campaign, "topic_id": topic_id, "undecided_only": undecided_only}
+    return Counted(disputed_pairs(**kw).values_list("pk", flat=True), disputed_count(**kw))
 
 
 def disputed_pairs(
@@ -305,18 +323,45 @@ def disputed_pairs(
     more judges; straddling the relevance threshold first, then widest spread, then qid and
     docno (adjudication.disagreement_order's order). ``undecided_only``: only those every
     judge has graded that neither a rule nor a lead has settled."""
-    pairs = _pairs(campaign, topic_id).filter(highest_grade__gt=F("lowest_grade"))
+    pairs = _pairs(campaign, topic_id).filter(disputed())
     if undecided_only:
-        pairs = pairs.filter(judges_open=0, gold_grade__isnull=True, lead_decided=False)
-        pairs = pairs.exclude(_by_rule(campaign.adjudication_rule))
+        pairs = pairs.filter(to_decide(campaign.adjudication_rule))
+    return pairs.annotate(**_queue_keys(campaign)).order_by(*QUEUE_ORDER)
+
+
+QUEUE_ORDER = ("straddling", "-spread", "topic__qid", "document__docno")
+
+
+def _queue_keys(campaign: Campaign) -> dict:
     threshold = campaign.relevance_threshold
-    return pairs.annotate(
-        straddling=Case(
+    return {
+        "straddling": Case(
             When(lowest_grade__lt=threshold, highest_grade__gte=threshold, then=Value(0)),
             default=Value(1),
         ),
-        spread=F("highest_grade") - F("lowest_grade"),
-    ).order_by("straddling", "-spread", "topic__qid", "document__docno")
+        "spread": F("highest_grade") - F("lowest_grade"),
+    }
+
+
+def queue_neighbours(
+    *, campaign: Campaign, pair_id: int, topic_id: int | None = None, undecided_only: bool = False
+) -> tuple[int | None, int | None]:
+    """The pairs before and after ``pair_id`` in disputed_pairs' order (None at either
+    end); when the pair is not in the list (decided meanwhile), (None, the first one).
+
+    One query of the list's ids, in order. Measured on 100,000 disputed pairs (PostgreSQL,
+    a loaded machine): 0.7-0.9 s, against 1.2-1.6 s for keyset lookups (the pair's sort key,
+    then the next and the previous: each sorts most of the list again, its order being
+    computed) and 1.4-1.6 s for LAG/LEAD over the list."""
+    order = list(
+        disputed_pairs(
+            campaign=campaign, topic_id=topic_id, undecided_only=undecided_only
+        ).values_list("pk", flat=True)
+    )
+    if pair_id not in order:
+        return None, order[0] if order else None
+    at = order.index(pair_id)
+    return (order[at - 1] if at else None), (order[at + 1] if at + 1 < len(order) else None)
 
 
 # Pairs read in full per query, within every database's limit on query parameters.
@@ -379,7 +424,7 @@ def decide_pair(
                 raise DecisionConflict(current)
             # The rule in force as stored now, not as the caller's copy of the campaign says.
             rule = Campaign.objects.values_list("adjudication_rule", flat=True).get(pk=campaign.pk)
-            return LeadDecision.objects.create(
+            decision = LeadDecision.objects.create(
                 pair=pair,
                 grade=grade,
                 reason=reason,
@@ -387,6 +432,8 @@ def decide_pair(
                 decided_by=lead,
                 supersedes=current,
             )
+            count_topics(topic_ids=[pair.topic_id])
+            return decision
     except IntegrityError:
         # The database's own guard (each decision superseded once): a racer won.
         current = LeadDecision.objects.filter(pair_id=pair_id, superseded_by__isnull=True).first()

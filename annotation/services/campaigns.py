@@ -31,7 +31,7 @@ from annotation.pooling import pool_runs
 from annotation.scales import SCALES, validate_scale
 from annotation.services.common import MESSAGES
 from annotation.services.ordering import check_pool_ordering, queue_reorder
-from annotation.services.tallies import tally_judges, tally_pairs
+from annotation.services.tallies import count_topics, tally_judges, tally_pairs
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
 CAMPAIGN_FIELDS = (
@@ -189,12 +189,15 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
                 )
         overlap_before, ordering_before = campaign.overlap, campaign.pool_ordering
         machines_before = campaign.machine_grades_adjudicate
+        rule_before = campaign.adjudication_rule
         for field, value in changes.items():
             setattr(campaign, field, value)
         if changes:
             campaign.save(update_fields=list(changes))
         if campaign.machine_grades_adjudicate != machines_before:
             tally_pairs(campaign=campaign)  # machine grades now count, or no longer
+        elif campaign.adjudication_rule != rule_before:
+            count_topics(campaign=campaign)  # which pairs the rule settles
         assigned = assign_pending(campaign=campaign) if campaign.overlap > overlap_before else 0
         if campaign.pool_ordering != ordering_before:
             queue_reorder(campaign_id=campaign.pk)
@@ -246,6 +249,7 @@ def add_pairs(
         ]
         Pair.objects.bulk_create(fresh, batch_size=2000)
         assigned = assign_pending(campaign=campaign) if assign else 0
+        count_topics(topic_ids={pair.topic_id for pair in fresh})
     return PoolChange(
         added=len(fresh),
         already=len(wanted) - len(fresh),
@@ -468,6 +472,11 @@ def set_gold(*, campaign: Campaign, entries: Iterable[tuple[str, str, int]]) -> 
         for qid, docno, grade in entries:
             campaign.pairs.filter(topic__qid=qid, document__docno=docno).update(gold_grade=grade)
         assigned = assign_pending(campaign=campaign)
+        count_topics(
+            topic_ids=campaign.topics.filter(qid__in={q for q, _, _ in entries}).values_list(
+                "pk", flat=True
+            )
+        )
     return PoolChange(change.added, change.already, change.new_documents, assigned)
 
 
@@ -485,9 +494,12 @@ def mark_gold(*, campaign: Campaign, pair_id: int, grade: int | None) -> PoolCha
 
 def clear_gold(*, campaign: Campaign, pair_ids: Iterable[int]) -> int:
     """Make calibration pairs ordinary pairs again (their judges' grades stay)."""
-    return campaign.pairs.filter(pk__in=list(pair_ids), gold_grade__isnull=False).update(
-        gold_grade=None
-    )
+    with transaction.atomic():
+        gold = campaign.pairs.filter(pk__in=list(pair_ids), gold_grade__isnull=False)
+        topics = set(gold.values_list("topic_id", flat=True))
+        cleared = gold.update(gold_grade=None)
+        count_topics(topic_ids=topics)
+    return cleared
 
 
 def add_judge(*, campaign: Campaign, judge) -> int:

@@ -35,7 +35,7 @@ from annotation.models import (
 )
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.external import EXTERNAL_KINDS, check_judge_name
-from annotation.services.tallies import tally_pairs
+from annotation.services.tallies import count_topics, tally_pairs
 from evaluation.services import read_upload
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
 
@@ -528,3 +528,4 @@ class _Plan:
             campaign=campaign, source=PairSource.GRADED
         ).values_list("pk", "topic__qid", "document__docno"):
             pairs[qid, docno] = pk
+        count_topics(topic_ids={topics[qid] for qid, _ in self.missing_pairs})

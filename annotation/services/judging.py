@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import F, Min, Sum
+from django.db.models import Min
 from django.utils import timezone
 
 from annotation.models import (
@@ -23,7 +23,7 @@ from annotation.models import (
     Judgment,
     JudgmentAction,
     JudgmentChange,
-    Pair,
+    TopicTally,
 )
 from annotation.services.agreement import mark_agreement_stale, tasks_inline
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
@@ -322,22 +322,20 @@ def median_times(*, campaign: Campaign) -> tuple[dt.datetime | None, bool]:
 
 
 def topic_progress(*, campaign: Campaign) -> list[dict]:
-    """Done and assigned judgments per topic that has any assignment, from the pairs'
-    tallies (one row per pair, not per assignment)."""
+    """Done and assigned judgments per topic that has any assignment, from the topics'
+    tallies (one row per topic, not per pair or assignment)."""
     rows = (
-        Pair.objects.filter(campaign=campaign)
-        .values("topic_id", "topic__qid", "topic__query")
-        .annotate(total=Sum("judges_assigned"), done=Sum(F("judges_assigned") - F("judges_open")))
-        .filter(total__gt=0)
+        TopicTally.objects.filter(campaign=campaign, assigned__gt=0)
         .order_by("topic_id")
+        .values_list("topic_id", "topic__qid", "topic__query", "assigned", "open")
     )
     return [
         {
-            "pair__topic_id": row["topic_id"],
-            "pair__topic__qid": row["topic__qid"],
-            "pair__topic__query": row["topic__query"],
-            "total": row["total"],
-            "done": row["done"],
+            "pair__topic_id": topic_id,
+            "pair__topic__qid": qid,
+            "pair__topic__query": query,
+            "total": assigned,
+            "done": assigned - open_,
         }
-        for row in rows
+        for topic_id, qid, query, assigned, open_ in rows
     ]

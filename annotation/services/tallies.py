@@ -12,6 +12,13 @@ The grades of outside people (imported) count as a judge's who has graded the pa
 machine judge's when its campaign lets machine grades count in adjudication
 (Campaign.machine_grades_adjudicate; changing it recounts the campaign).
 
+Each topic's counts of its pairs of each kind (TopicTally: pairs, judged, disputed, waiting,
+to decide, decided on each basis, and the sums of the pairs' tallies) are recounted from
+the pairs' tallies by :func:`count_topics`, under a lock on the topic's row, in the same
+transaction: by tally_pairs for the topics of the pairs it counted, and by the services that
+change what decides a pair without touching its judges (a lead's decision, a gold grade, the
+campaign's rule) or add pairs. The lead's pages add up one row per topic.
+
 Each judge's tally in a campaign (JudgeTally: open, graded, skipped) is kept the same way:
 a grade, a skip or an undo shifts one count of one row (:func:`shift_judge_tally`); the
 services that assign, remove or move work in bulk recount their campaign's judges
@@ -23,16 +30,21 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from django.db.models import Count, F, Q
+from django.db import connection, transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 
 from annotation.models import (
+    AdjudicationRule,
     Assignment,
     AssignmentStatus,
     Campaign,
     ExternalGrade,
     JudgeKind,
     JudgeTally,
+    LeadDecision,
     Pair,
+    Topic,
+    TopicTally,
 )
 
 FIELDS = (
@@ -81,10 +93,13 @@ def tally_pairs(
         pair_ids = Pair.objects.filter(campaign=campaign).values_list("pk", flat=True)
     ids = sorted(set(pair_ids))
     groups: dict[tuple, list[int]] = defaultdict(list)
+    topics: set[int] = set()
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
+        pairs = Pair.objects.filter(pk__in=chunk)
         if lock:
-            list(Pair.objects.select_for_update().filter(pk__in=chunk).values_list("pk"))
+            pairs = pairs.select_for_update()
+        topics.update(pairs.values_list("topic_id", flat=True))
         rows: dict[int, list] = {pk: [] for pk in chunk}
         for pair_id, status, grade in Assignment.objects.filter(pair_id__in=chunk).values_list(
             "pair_id", "status", "judgment__grade"
@@ -101,7 +116,214 @@ def tally_pairs(
         values = dict(zip(FIELDS, tally, strict=True))
         for start in range(0, len(pks), CHUNK):
             Pair.objects.filter(pk__in=pks[start : start + CHUNK]).update(**values)
+    count_topics(topic_ids=topics)
     return len(ids)
+
+
+# --- what decides a pair, as SQL over its tally ----------------------------------------------
+#
+# The conditions annotation.services.adjudication._settle applies to a PairState, written
+# over the pair's tally (and its current lead decision), so pages and TopicTally count and
+# filter pairs in the database.
+
+
+def lead_decided() -> Exists:
+    """The pair has a current (not superseded) lead decision."""
+    return Exists(LeadDecision.objects.filter(pair=OuterRef("pk"), superseded_by__isnull=True))
+
+
+def complete() -> Q:
+    """Every judge of the pair has graded or skipped it, and at least one graded it."""
+    return Q(judges_open=0, judges_graded__gt=0)
+
+
+def unanimous() -> Q:
+    return Q(lowest_grade=F("highest_grade"))
+
+
+def by_rule(rule: str) -> Q:
+    """adjudication.decide gives a complete pair a grade: unanimous under every rule; the
+    median always; the majority unless the most common grades tie; the lead never."""
+    if rule == AdjudicationRule.MEDIAN:
+        return complete()
+    if rule == AdjudicationRule.MAJORITY:
+        return complete() & (unanimous() | Q(grades_tied=False))
+    return complete() & unanimous()
+
+
+def disputed() -> Q:
+    return Q(highest_grade__gt=F("lowest_grade"))
+
+
+def to_decide(rule: str) -> Q:
+    """Disputed, done by every judge, and settled by neither a gold grade, a lead nor the
+    rule: the undecided queue (``lead_decided`` annotated)."""
+    return (
+        disputed() & Q(judges_open=0, gold_grade__isnull=True, lead_decided=False) & ~by_rule(rule)
+    )
+
+
+def _topic_counts(rule: str) -> dict:
+    """TopicTally's counts as aggregates over a topic's pairs (``lead_decided`` annotated)."""
+    undecided_by = Q(lead_decided=False, gold_grade__isnull=True)
+    # Under the lead's rule only unanimous pairs are settled, and they count as unanimous.
+    nothing = Q(pk__isnull=True)
+    rule_apart = nothing if rule == AdjudicationRule.LEAD else by_rule(rule) & ~unanimous()
+    return {
+        "pairs": Count("pk"),
+        "judged": Count("pk", filter=Q(judges_graded__gt=0)),
+        "assigned": Sum("judges_assigned"),
+        "open": Sum("judges_open"),
+        "graded": Sum("judges_graded"),
+        "disputed": Count("pk", filter=disputed()),
+        "waiting": Count("pk", filter=Q(judges_open__gt=0)),
+        "queue": Count("pk", filter=to_decide(rule)),
+        "lead": Count("pk", filter=Q(lead_decided=True)),
+        "gold": Count("pk", filter=Q(lead_decided=False, gold_grade__isnull=False)),
+        "unanimous": Count("pk", filter=undecided_by & complete() & unanimous()),
+        "by_rule": Count("pk", filter=undecided_by & rule_apart),
+    }
+
+
+TOPIC_FIELDS = (
+    "pairs",
+    "judged",
+    "assigned",
+    "open",
+    "graded",
+    "disputed",
+    "waiting",
+    "queue",
+    "lead",
+    "gold",
+    "unanimous",
+    "by_rule",
+)
+
+
+def count_topics(
+    *, topic_ids: Iterable[int] | None = None, campaign: Campaign | None = None
+) -> None:
+    """Recount the TopicTally of ``topic_ids`` (or of every topic of ``campaign``) from
+    their pairs, after locking the topics' rows: a recount waits for another transaction
+    recounting the same topic to commit, then reads its pairs as that one left them, so
+    no change is lost between two grades of one topic."""
+    topics = Topic.objects.all()
+    if topic_ids is not None:
+        ids = sorted(set(topic_ids))
+        if not ids:
+            return
+        topics = topics.filter(pk__in=ids)
+    else:
+        topics = topics.filter(campaign=campaign)
+    # No savepoint of its own: the lock holds to the end of the caller's transaction (or of
+    # this one, called outside any).
+    with transaction.atomic(savepoint=False):
+        if topic_ids is not None and len(ids) == 1:
+            _count_one(ids[0])
+        else:
+            _count_locked(topics)
+
+
+# One topic's recount, in every grade: its statements are compiled once per rule and
+# database and kept (compiling the ORM's query of twelve filtered counts took as much CPU
+# as the rest of the grade).
+_SENTINEL = -7_654_321
+_STATEMENTS: dict[tuple, tuple] = {}
+
+
+def _statements(rule: str) -> tuple:
+    key = (connection.vendor, connection.alias, rule)
+    if key not in _STATEMENTS:
+        counts = (
+            Pair.objects.filter(topic_id=_SENTINEL)
+            .annotate(lead_decided=lead_decided())
+            .order_by()
+            .values("topic_id")
+            .annotate(**_topic_counts(rule))
+        )
+        names = [*counts.query.values_select, *counts.query.annotation_select]
+        sql, params = counts.query.sql_with_params()
+        params = list(params)
+        at = params.index(_SENTINEL)
+        assert _SENTINEL not in params[at + 1 :]
+        quote = connection.ops.quote_name
+        table = quote(TopicTally._meta.db_table)
+        columns = ["topic_id", "campaign_id", *TOPIC_FIELDS]
+        upsert = (
+            f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))}) "
+            f"ON CONFLICT ({quote('topic_id')}) DO UPDATE SET "
+            + ", ".join(f"{quote(f)} = EXCLUDED.{quote(f)}" for f in TOPIC_FIELDS)
+        )
+        _STATEMENTS[key] = (sql, params, at, names, upsert)
+    return _STATEMENTS[key]
+
+
+def _count_one(topic_id: int) -> None:
+    """count_topics of one topic (the grade's): lock it, count, store; three statements."""
+    quote = connection.ops.quote_name
+    lock = (
+        f"SELECT t.{quote('campaign_id')}, c.{quote('adjudication_rule')} "
+        f"FROM {quote(Topic._meta.db_table)} t JOIN {quote(Campaign._meta.db_table)} c "
+        f"ON c.{quote('id')} = t.{quote('campaign_id')} WHERE t.{quote('id')} = %s"
+    )
+    if connection.features.has_select_for_update_of:
+        lock += " FOR UPDATE OF t"
+    with connection.cursor() as cursor:
+        cursor.execute(lock, [topic_id])
+        row = cursor.fetchone()
+        if row is None:
+            return
+        campaign_id, rule = row
+        sql, params, at, names, upsert = _statements(rule)
+        params = list(params)
+        params[at] = topic_id
+        cursor.execute(sql, params)
+        found = cursor.fetchone()
+        figures = dict(zip(names, found, strict=True)) if found else {}
+        cursor.execute(
+            upsert,
+            [topic_id, campaign_id, *(figures.get(f) or 0 for f in TOPIC_FIELDS)],
+        )
+
+
+def _count_locked(topics) -> None:
+    # The topics' rows only (of=self), with their campaign's rule as it stands.
+    locked = topics.select_for_update(of=("self",)).order_by("pk")
+    by_campaign: dict[int, list[int]] = defaultdict(list)
+    rules: dict[int, str] = {}
+    for pk, campaign_id, rule in locked.values_list(
+        "pk", "campaign_id", "campaign__adjudication_rule"
+    ):
+        by_campaign[campaign_id].append(pk)
+        rules[campaign_id] = rule
+    rows = []
+    for campaign_id, ids in by_campaign.items():
+        counted = {
+            row.pop("topic_id"): row
+            for row in Pair.objects.filter(topic_id__in=ids)
+            .annotate(lead_decided=lead_decided())
+            .order_by()
+            .values("topic_id")
+            .annotate(**_topic_counts(rules[campaign_id]))
+        }
+        for pk in ids:
+            figures = {k: v or 0 for k, v in counted.get(pk, {}).items()}
+            rows.append(TopicTally(topic_id=pk, campaign_id=campaign_id, **figures))
+    for start in range(0, len(rows), CHUNK):
+        TopicTally.objects.bulk_create(
+            rows[start : start + CHUNK],
+            update_conflicts=True,
+            unique_fields=["topic"],
+            update_fields=list(TOPIC_FIELDS),
+        )
+
+
+def topic_sums(queryset) -> dict[str, int]:
+    """TOPIC_FIELDS summed over a TopicTally queryset (0 where it has no rows)."""
+    sums = queryset.aggregate(**{field: Sum(field) for field in TOPIC_FIELDS})
+    return {field: value or 0 for field, value in sums.items()}
 
 
 # JudgeTally's count of each assignment status.

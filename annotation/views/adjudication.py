@@ -61,10 +61,11 @@ def queue(request, pk):
     campaign = get_campaign_for_lead(request.user, pk)
     topic_id, topic = _topic_filter(request, campaign)
     show = "all" if request.GET.get("show") == "all" else "undecided"
-    disputed = service.disputed_pairs(
+    # Counted from the topics' tallies, so the paginator does not count the pairs.
+    disputed = service.disputed_page(
         campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
     )
-    page = paginate(request, disputed.values_list("pk", flat=True))
+    page = paginate(request, disputed)
     # Only the pairs of this page are read in full (every judge's grade and note).
     page.page.object_list = service.states_of(campaign=campaign, pair_ids=page.page.object_list)
     return render(
@@ -83,15 +84,9 @@ def queue(request, pk):
 
 
 def _neighbours(campaign, pair_id, topic_id, show):
-    order = list(
-        service.disputed_pairs(
-            campaign=campaign, topic_id=topic_id, undecided_only=show == "undecided"
-        ).values_list("pk", flat=True)
+    return service.queue_neighbours(
+        campaign=campaign, pair_id=pair_id, topic_id=topic_id, undecided_only=show == "undecided"
     )
-    if pair_id not in order:
-        return None, order[0] if order else None
-    at = order.index(pair_id)
-    return (order[at - 1] if at else None), (order[at + 1] if at + 1 < len(order) else None)
 
 
 @require_http_methods(["GET", "POST"])
@@ -202,7 +197,7 @@ def publish(request, pk):
         undecided = service.states_of(campaign=campaign, pair_ids=first[:SHOWN_UNDECIDED])
         undecided_total = figures["undecided"]
     basis_counts = Counter()
-    for basis, n in service.basis_counts(campaign=campaign).items():
+    for basis, n in figures["bases"].items():
         basis_counts[BASIS_LABELS[basis]] += n
     publications = list(
         Publication.objects.filter(campaign=campaign).select_related("qrels", "published_by")

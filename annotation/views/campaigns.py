@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -27,8 +27,8 @@ from annotation.models import (
     Campaign,
     CampaignJudge,
     JudgeTally,
-    Pair,
     Topic,
+    TopicTally,
 )
 from annotation.services import stopping
 from annotation.views.common import (
@@ -79,13 +79,26 @@ def _count(queryset, field: str = "campaign"):
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
+def _summed(field: str):
+    """A correlated SUM of the outer campaign's topics' tallies' ``field``."""
+    summed = (
+        TopicTally.objects.filter(campaign=OuterRef("pk"))
+        .order_by()
+        .values("campaign")
+        .annotate(n=Sum(field))
+        .values("n")
+    )
+    return Coalesce(Subquery(summed, output_field=IntegerField()), 0)
+
+
 def _with_figures(campaigns):
+    # Pairs and assignments from the topics' tallies: a row per topic, not per assignment.
     return campaigns.annotate(
         topic_count=_count(Topic.objects.all()),
-        pair_count=_count(Pair.objects.all()),
+        pair_count=_summed("pairs"),
         judge_count=_count(CampaignJudge.objects.all()),
-        assigned=_count(Assignment.objects.all(), "pair__campaign"),
-        done=_count(Assignment.objects.exclude(status=AssignmentStatus.OPEN), "pair__campaign"),
+        assigned=_summed("assigned"),
+        done=_summed("assigned") - _summed("open"),
     ).select_related("lead")
 
 
@@ -213,7 +226,8 @@ def campaign_detail(request, pk):
 
 def render_detail(request, campaign, status=200, **forms_given):
     """The detail page; an import form that failed is given back to show its errors."""
-    topics = campaign.topics.annotate(pair_count=Count("pairs")).order_by("qid")
+    # From the topics' tallies: no pair is counted.
+    topics = campaign.topics.annotate(pair_count=Coalesce(F("tally__pairs"), 0)).order_by("qid")
     figures = campaign_figures(campaign)
     context = {
         "campaign": campaign,

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.core.paginator import Page, Paginator
 from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q
 
 from annotation import services
-from annotation.models import Assignment, Campaign
+from annotation.models import Assignment, Campaign, TopicTally
+from annotation.services.tallies import topic_sums
 from jobs.models import Job
 
 PAGE_SIZE = 50
@@ -124,15 +125,10 @@ def campaign_figures(campaign: Campaign) -> dict:
         total=Count("pk"),
         lacking=Count("pk", filter=Q(text="", title="")),
     )
-    # From the pairs' tallies (annotation/services/tallies.py): one row per pair, not per
-    # assignment. Skipped: neither open nor graded.
-    tallies = campaign.pairs.aggregate(
-        pairs=Count("pk"),
-        assigned=Sum("judges_assigned"),
-        open=Sum("judges_open"),
-        graded=Sum("judges_graded"),
-    )
-    assigned, open_ = tallies["assigned"] or 0, tallies["open"] or 0
+    # From the topics' tallies (annotation/services/tallies.py): one row per topic, not per
+    # pair or assignment. Skipped: neither open nor graded.
+    tallies = topic_sums(TopicTally.objects.filter(campaign=campaign))
+    assigned, open_ = tallies["assigned"], tallies["open"]
     judges = campaign.judges.count()
     return {
         "topics": campaign.topics.count(),

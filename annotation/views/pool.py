@@ -7,13 +7,14 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import forms, services, tasks
 from annotation.access import get_campaign_for_lead
-from annotation.models import Document
+from annotation.models import Document, Pair, TopicTally
 from annotation.views.common import campaign_figures, paginate, plural, recent_jobs, sorting
 from jobs.services import start_job
 
@@ -45,12 +46,19 @@ def pool_detail(request, pk):
 def render_pool(request, campaign, status=200, **forms_given):
     """The pool page; a pooling or pairs form that failed is given back to show its errors."""
     key, descending, headers = sorting(request, POOL_COLUMNS, "qid")
-    lacking_text = Q(pairs__document__text="", pairs__document__title="")
+    # Pairs and pairs graded by at least one judge from the topics' tallies (not every
+    # pair); pairs lacking text counted from the documents lacking it (a partial index).
+    lacking_pairs = (
+        Pair.objects.filter(topic=OuterRef("pk"), document__text="", document__title="")
+        .order_by()
+        .values("topic")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     topics = campaign.topics.annotate(
-        pairs_n=Count("pairs", distinct=True),
-        # Graded by at least one judge, from the pairs' tallies (not every assignment).
-        judged_n=Count("pairs", filter=Q(pairs__judges_graded__gt=0), distinct=True),
-        lacking_n=Count("pairs", filter=lacking_text, distinct=True),
+        pairs_n=Coalesce(F("tally__pairs"), 0),
+        judged_n=Coalesce(F("tally__judged"), 0),
+        lacking_n=Coalesce(Subquery(lacking_pairs, output_field=IntegerField()), 0),
     )
     field = {"qid": "qid", "query": "query", "pairs": "pairs_n", "judged": "judged_n"}.get(
         key, "lacking_n"
@@ -61,14 +69,15 @@ def render_pool(request, campaign, status=200, **forms_given):
         .annotate(pair_count=Count("pairs"))
         .order_by("docno")
     )
+    # Distinct documents among the pairs' (a document can be pooled for several topics).
     pooled_documents = (
-        Document.objects.filter(campaign=campaign, pairs__isnull=False).distinct().count()
+        Pair.objects.filter(campaign=campaign).values("document_id").distinct().count()
     )
     context = {
         "campaign": campaign,
         "figures": campaign_figures(campaign),
         "pooled_documents": pooled_documents,
-        "topics_with_pairs": campaign.topics.filter(pairs__isnull=False).distinct().count(),
+        "topics_with_pairs": TopicTally.objects.filter(campaign=campaign, pairs__gt=0).count(),
         "headers": headers,
         "topics": paginate(request, topics),
         "lacking": paginate(request, lacking, param="docs"),

@@ -247,3 +247,42 @@ def test_judges_grading_one_pair_at_once_leave_its_tally_right(django_user_model
     }
     tally_pairs(campaign=campaign)
     assert Pair.objects.values(*FIELDS).get(campaign=campaign) == pair
+
+
+def test_judges_grading_pairs_of_one_topic_at_once_leave_its_counts_right(django_user_model):
+    """Judges grade different pairs of one topic at the same instant: the topic's counts
+    (TopicTally, which the queue, publish and progress pages add up) hold every grade, since
+    each grade recounts the topic under a lock on its row, after the grades committed
+    before it."""
+    from annotation.models import TopicTally
+    from annotation.services.tallies import TOPIC_FIELDS, count_topics
+
+    lead = django_user_model.objects.create_user("topic-race-lead")
+    judges = [django_user_model.objects.create_user(f"topic-racer{i}") for i in range(THREADS)]
+    campaign = services.create_campaign(
+        lead=lead, name="Topic race", overlap=THREADS, judges=judges
+    )
+    Topic.objects.create(campaign=campaign, qid="1", query="q")
+    services.add_pairs(
+        campaign=campaign,
+        pairs=[("1", f"d{i}") for i in range(THREADS)],
+        source=PairSource.IMPORTED,
+    )
+    # Judge i grades pair i: every judge a different pair of the one topic.
+    mine = {
+        (a.judge_id, a.pair.document.docno): a.pk
+        for a in Assignment.objects.filter(pair__campaign=campaign).select_related("pair__document")
+    }
+
+    def grade(i):
+        judge = judges[i]
+        return services.record_judgment(
+            assignment_id=mine[judge.pk, f"d{i}"], judge=judge, grade=i % 4
+        )
+
+    outcomes = race(grade)
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    stored = TopicTally.objects.values(*TOPIC_FIELDS).get(campaign=campaign)
+    assert stored["graded"] == THREADS and stored["judged"] == THREADS
+    count_topics(campaign=campaign)
+    assert TopicTally.objects.values(*TOPIC_FIELDS).get(campaign=campaign) == stored

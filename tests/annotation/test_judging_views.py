@@ -486,7 +486,7 @@ def test_an_open_pairs_fragment_costs_the_same_four_queries(world, django_assert
         client.get(url("judge-pair", world, assignment))
 
 
-def test_a_first_grade_costs_fifteen_queries(world, django_assert_num_queries):
+def test_a_first_grade_costs_eighteen_queries(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
@@ -494,24 +494,26 @@ def test_a_first_grade_costs_fifteen_queries(world, django_assert_num_queries):
     # 4 the judge's assignment in this campaign, locked (the access check and the lock in one
     # statement), 5 the campaign's scale, 6 look for a judgment (none), 7 insert it, 8 insert
     # the JudgmentChange, 9 mark the assignment done, 10 move one count of the judge's tally
-    # (open -> graded), then the pair's tally: 11 lock the pair, 12 its judges' statuses and
-    # grades, 13 outside people's (and counted machines') grades of it, 14 update it; 15
-    # release the savepoint (COMMIT). (The agreement is only marked stale with a task
-    # worker: inline, nothing.)
-    with django_assert_num_queries(15):
+    # (open -> graded), then the pair's tally: 11 lock the pair (and read its topic), 12 its
+    # judges' statuses and grades, 13 outside people's (and counted machines') grades of it,
+    # 14 update it; then its topic's tally: 15 lock the topic (with its campaign's rule), 16
+    # count its pairs of each kind, 17 store them; 18 release the savepoint (COMMIT). (The
+    # agreement is only marked stale with a task worker: inline, nothing.)
+    with django_assert_num_queries(18):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
 
 
-def test_a_revised_grade_costs_thirteen_queries(world, django_assert_num_queries):
+def test_a_revised_grade_costs_sixteen_queries(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     services.record_judgment(assignment_id=assignment, judge=world["judy"], grade=1)
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
     # 1 session, 2 user, 3 savepoint, 4 the locked assignment, 5 the scale, 6 the judgment,
     # 7 update it, 8 insert the JudgmentChange, 9-12 the pair's tally (lock, read its judges'
-    # and its outside grades, update), 13 release the savepoint.
-    with django_assert_num_queries(13):
+    # and its outside grades, update), 13-15 its topic's tally (lock, count, store), 16
+    # release the savepoint.
+    with django_assert_num_queries(16):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
     # A retry stops after the judgment lookup: 1-6, then release.

@@ -12,13 +12,21 @@ from annotation import adjudication, services
 from annotation.models import (
     AdjudicationRule,
     Assignment,
+    GradeBasis,
     JudgeTally,
     Pair,
     PairSource,
     Topic,
+    TopicTally,
 )
 from annotation.services import adjudication as adj
-from annotation.services.tallies import FIELDS, tally_judges, tally_pairs
+from annotation.services.tallies import (
+    FIELDS,
+    TOPIC_FIELDS,
+    count_topics,
+    tally_judges,
+    tally_pairs,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +42,49 @@ def stored_judge_tallies(campaign):
     }
 
 
+def stored_topic_tallies(campaign):
+    """Every topic's stored counts (a topic without a row: zeros)."""
+    rows = {
+        t["topic_id"]: {f: t[f] for f in TOPIC_FIELDS}
+        for t in TopicTally.objects.filter(campaign=campaign).values("topic_id", *TOPIC_FIELDS)
+    }
+    zero = dict.fromkeys(TOPIC_FIELDS, 0)
+    return {pk: rows.get(pk, zero) for pk in campaign.topics.values_list("pk", flat=True)}
+
+
+def reference_topic_tallies(campaign):
+    """The topics' counts from every pair's full state (adj.pair_states and _settle)."""
+    counts = {
+        pk: dict.fromkeys(TOPIC_FIELDS, 0) for pk in campaign.topics.values_list("pk", flat=True)
+    }
+    for s in adj.pair_states(campaign=campaign):
+        c = counts[s.topic_id]
+        c["pairs"] += 1
+        c["judged"] += bool(s.grades)
+        c["assigned"] += s.assigned
+        c["open"] += s.open
+        c["graded"] += len(s.grades)
+        c["disputed"] += s.disputed
+        c["waiting"] += bool(s.open)
+        c["queue"] += s.disputed and not s.decided and not s.open
+        c["lead"] += s.basis == GradeBasis.LEAD
+        c["gold"] += s.basis == GradeBasis.GOLD
+        c["unanimous"] += s.basis == GradeBasis.UNANIMOUS
+        c["by_rule"] += s.basis in (GradeBasis.MAJORITY, GradeBasis.MEDIAN)
+    return counts
+
+
+def assert_topic_tallies_current(campaign):
+    before = stored_topic_tallies(campaign)
+    assert before == reference_topic_tallies(campaign), (
+        "the topics' stored counts differ from every pair's state"
+    )
+    count_topics(campaign=campaign)
+    assert stored_topic_tallies(campaign) == before, "a service changed pairs without a recount"
+
+
 def assert_tallies_current(campaign):
+    assert_topic_tallies_current(campaign)
     before = stored_tallies(campaign)
     tally_pairs(campaign=campaign)
     assert stored_tallies(campaign) == before, "a service changed judgments without a tally"
@@ -105,6 +155,21 @@ def test_the_queue_and_figures_in_the_database_equal_the_rule_on_every_pair(big,
                 campaign=campaign, topic_id=topic_id, undecided_only=undecided_only
             ).values_list("pk", flat=True)
             assert list(ids) == reference(campaign, topic_id, undecided_only)
+            order = list(ids)
+            for at, pair_id in enumerate(order):
+                assert adj.queue_neighbours(
+                    campaign=campaign,
+                    pair_id=pair_id,
+                    topic_id=topic_id,
+                    undecided_only=undecided_only,
+                ) == (order[at - 1] if at else None, order[at + 1] if at + 1 < len(order) else None)
+            outside = Pair.objects.filter(campaign=campaign).exclude(pk__in=order).first()
+            assert adj.queue_neighbours(
+                campaign=campaign,
+                pair_id=outside.pk,
+                topic_id=topic_id,
+                undecided_only=undecided_only,
+            ) == (None, order[0] if order else None)
     states = adj.pair_states(campaign=campaign)
     decided = [s for s in states if s.decided]
     assert adj.pair_figures(campaign=campaign) == {
@@ -114,7 +179,14 @@ def test_the_queue_and_figures_in_the_database_equal_the_rule_on_every_pair(big,
         "disputed": sum(s.disputed for s in states),
         "waiting": sum(bool(s.open) for s in states),
         "by_lead": sum(s.basis == "lead" for s in decided),
+        "bases": dict(Counter(str(s.basis) for s in decided)),
     }
+    assert_topic_tallies_current(campaign)
+    for topic_id in (None, topic):
+        for undecided_only in (False, True):
+            assert adj.disputed_count(
+                campaign=campaign, topic_id=topic_id, undecided_only=undecided_only
+            ) == len(reference(campaign, topic_id, undecided_only))
     assert adj.basis_counts(campaign=campaign) == dict(Counter(str(s.basis) for s in decided))
     undecided = [s.pair_id for s in states if not s.decided]
     assert list(adj.undecided_pairs(campaign=campaign).values_list("pk", flat=True)) == undecided
