@@ -251,6 +251,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "AdjudicationRuleEnum": "annotation.models.AdjudicationRule",
         "ExternalJudgeKindEnum": "annotation.models.EXTERNAL_JUDGE_KINDS",
+        "AuditKindEnum": "annotation.models.AuditKind",
     },
     # Swagger UI's files ship in drf-spectacular-sidecar: /api/v1/docs/ needs no internet.
     "SWAGGER_UI_DIST": "SIDECAR",
