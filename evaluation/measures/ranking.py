@@ -20,10 +20,8 @@ docno strings we:
      put in exact (score desc, docno desc) order, looking at those few lines only.
 """
 
-import contextlib
 import sys
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,27 +125,25 @@ def rank_judged_documents(
         counts = counts.astype(np.int64)
     topic_start = np.cumsum(counts) - counts
 
-    # The judged lines are matched on a second thread while this one orders every line: the
-    # two only read their common inputs, and numpy and polars work without the interpreter
-    # lock, so on two cores they overlap. Small runs stay on one thread (no thread to start).
-    with _beside(line_topic.size, _judged_lines, judgments, topics, docno, line_topic) as matched:
-        if blocks is not None and np.unique(blocks.topic).size == blocks.topic.size:
-            # Each topic's lines form one block. Keys made of the block number instead of the
-            # topic number sort the same lines the same way, but follow the file's order of
-            # topics, so a run that ranks each topic (the usual case) needs no sorting at all.
-            block = np.repeat(np.arange(blocks.topic.size, dtype=np.int32), blocks.length)
-            keys = _order_keys(block, scores, blocks.topic.size)
-            del block
-            order = _KeyOrder(keys, None)
-            start_of = np.zeros(n_topics, dtype=np.int64)
-            start_of[blocks.topic] = blocks.start
-        else:
-            keys = _order_keys(line_topic, scores, n_topics)
-            order = _KeyOrder(keys, blocks)
-            start_of = topic_start
-        lines, grade = matched()
+    # Matching first, so its large temporaries are gone before the keys are built.
+    lines, grade = _judged_lines(judgments, topics, docno, line_topic)
     topic = line_topic[lines].astype(np.int64)
-    del line_topic
+    if blocks is not None and np.unique(blocks.topic).size == blocks.topic.size:
+        # Each topic's lines form one block. Keys made of the block number instead of the
+        # topic number sort the same lines the same way, but follow the file's order of
+        # topics, so a run that ranks each topic (the usual case) needs no sorting at all.
+        del line_topic
+        block = np.repeat(np.arange(blocks.topic.size, dtype=np.int32), blocks.length)
+        keys = _order_keys(block, scores, blocks.topic.size)
+        del block
+        order = _KeyOrder(keys, None)
+        start_of = np.zeros(n_topics, dtype=np.int64)
+        start_of[blocks.topic] = blocks.start
+    else:
+        keys = _order_keys(line_topic, scores, n_topics)
+        del line_topic
+        order = _KeyOrder(keys, blocks)
+        start_of = topic_start
     first, tied = order.place(lines)
     rank = first - start_of[topic] + 1
     if tied.any():
@@ -159,27 +155,6 @@ def rank_judged_documents(
     by_rank = np.argsort(topic * (int(rank.max(initial=0)) + 1) + rank)
     num_ret = counts if depth is None else np.minimum(counts, depth)
     return JudgedRanking(num_ret, topic[by_rank], rank[by_rank], grade[by_rank])
-
-
-# Runs with fewer lines are matched on the calling thread (starting one costs ~0.1 ms).
-_THREADED_LINES = 1 << 16
-
-
-@contextlib.contextmanager
-def _beside(lines: int, function, *args):
-    """``function(*args)`` on a thread of its own while the with-block runs (on this thread
-    for runs under _THREADED_LINES lines); the block gets a callable returning its result
-    (raising what it raised)."""
-    if lines < _THREADED_LINES:
-        result = function(*args)
-        yield lambda: result
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judged-lines") as pool:
-        future = pool.submit(function, *args)
-        try:
-            yield future.result
-        finally:
-            future.cancel()
 
 
 def _ranking_scores(score: pl.Series, trec_eval_version: int) -> np.ndarray:

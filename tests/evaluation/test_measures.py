@@ -861,36 +861,3 @@ def test_rbp_resid_sums_match_trec_evals_loop_bit_for_bit(topics, p, cells):
         graded._CELLS = saved
     expected = _unjudged_sums_one_topic_at_a_time(powers, num_ret, judged)
     assert got.tobytes() == expected.tobytes(), (got, expected)
-
-
-@pytest.mark.parametrize("version", [9, 10])
-def test_judged_lines_matched_on_a_second_thread_give_the_same_evaluation(monkeypatch, version):
-    # Runs of 65,536 lines or more match their judged lines on a second thread while the
-    # lines are ordered; a threshold of 0 sends this small run down that path too.
-    from evaluation.measures import ranking
-
-    rng = np.random.default_rng(11)
-    topics, depth = 40, 300
-    qid = np.repeat(np.arange(topics), depth).astype(str)
-    docno = rng.integers(0, 600, size=(topics, 1000)).argsort(axis=1)[:, :depth].ravel()
-    run = pl.DataFrame(
-        {
-            "qid": qid,
-            "docno": docno.astype(str),
-            "score": np.round(rng.random(qid.size), 2),  # many ties
-        }
-    )
-    judged = rng.random(topics * 600) < 0.3
-    qrels = pl.DataFrame(
-        {
-            "qid": np.repeat(np.arange(topics), 600).astype(str)[judged],
-            "docno": np.tile(np.arange(600), topics).astype(str)[judged],
-            "grade": rng.integers(-1, 4, size=judged.sum()),
-        }
-    )
-    options = Options(trec_eval_version=version)
-    inline = evaluate(qrels, run, ["all_trec"], options)
-    monkeypatch.setattr(ranking, "_THREADED_LINES", 0)
-    threaded = evaluate(qrels, run, ["all_trec"], options)
-    assert threaded.per_topic.equals(inline.per_topic)
-    assert threaded.means == inline.means
