@@ -154,15 +154,7 @@ class GradedMeasures:
         p = measure.pair("p", 0.9)
         powers = self._powers(p, int(self.num_ret.max(initial=0)))
         judged = self.nonnegative
-        ends = judged.start + judged.count
-        total = np.zeros(self.n)
-        # One topic at a time (numpy within it): the unjudged ranks' powers are added in
-        # rank order, as m_rbp_resid.c adds them; a vectorised pass over every rank of
-        # every topic costs seconds and gigabytes at 7M lines.
-        for topic in np.flatnonzero(self.num_ret > judged.count):
-            unjudged = np.ones(self.num_ret[topic], dtype=bool)
-            unjudged[judged.rank[judged.start[topic] : ends[topic]] - 1] = False
-            total[topic] = np.cumsum(powers[: unjudged.size][unjudged])[-1]
+        total = unjudged_sums(powers, self.num_ret, judged)
         value = powers[self.num_ret] + (1 - p) * total
         return np.where(self.num_ret > judged.count, value, 0.0)
 
@@ -172,3 +164,37 @@ class GradedMeasures:
         factors = np.full(length + 1, p)
         factors[0] = 1.0
         return np.cumprod(factors)
+
+
+# Matrix cells unjudged_sums fills at once (8 bytes each, and as many for the sums).
+_CELLS = 1 << 21
+
+
+def unjudged_sums(powers: np.ndarray, num_ret: np.ndarray, judged: Events) -> np.ndarray:
+    """Per topic, ``powers[r - 1]`` added up in rank order over its unjudged ranks r <= its
+    num_ret, as m_rbp_resid.c adds them (0 where every rank is judged).
+
+    The topics are the rows of a matrix, a block of topics of about the same length at a
+    time (at most ``_CELLS`` cells, longest topics first): each row holds the powers of its
+    topic's ranks with -0.0 at judged ranks and after its last rank, and np.add.accumulate
+    adds along the rows strictly in order (numpy's sums add pairwise). Adding -0.0 leaves
+    every double as it is, so each row ends at the sum trec_eval's loop makes, bit for bit,
+    with no Python loop over topics.
+    """
+    total = np.zeros(num_ret.size)
+    topics = np.flatnonzero(num_ret > judged.count)
+    topics = topics[np.argsort(-num_ret[topics], kind="stable")]
+    start = 0
+    while start < topics.size:
+        width = int(num_ret[topics[start]])
+        rows = topics[start : start + max(1, _CELLS // width)]
+        start += rows.size
+        cells = np.empty((rows.size, width))
+        cells[:] = powers[:width]
+        cells[np.arange(width) >= num_ret[rows][:, None]] = -0.0
+        count = judged.count[rows]
+        first = np.cumsum(count) - count
+        events = np.arange(count.sum()) + np.repeat(judged.start[rows] - first, count)
+        cells[np.repeat(np.arange(rows.size), count), judged.rank[events] - 1] = -0.0
+        total[rows] = np.add.accumulate(cells, axis=1)[:, -1]
+    return total

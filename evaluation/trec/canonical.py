@@ -3,9 +3,11 @@ at a time, after byte-level checks that make its result exact (or decline the fi
 
 from __future__ import annotations
 
+import collections
 import mmap
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -20,6 +22,10 @@ __all__ = ["PIECE_BYTES", "read_canonical"]
 # and its all-column frame are dropped once checked), and the byte checks scan a piece while
 # it is in the processor's cache.
 PIECE_BYTES = 16 << 20
+# Pieces parsed at once, and pieces handed out ahead of the one being collected (see
+# parsed_pieces): two cores, and a piece's bytes and frame are all that each holds.
+_WORKERS = 2
+_AHEAD = 2
 # Runs of whitespace, or whitespace at the start or end of a line; looked for in the first
 # _HEAD_BYTES only (a regular expression over 64 KiB already costs milliseconds).
 _UNUSUAL_LAYOUT = re.compile(rb"[ \t\x0b\x0c]{2}|^[ \t\x0b\x0c]|[ \t\x0b\x0c]\r?$", re.MULTILINE)
@@ -54,15 +60,7 @@ def read_canonical(
     columns = fmt.columns if columns is None else columns
     schema = dict(zip(fmt.raw_names, fmt.raw_types, strict=True))
     frames, hashes = [], []
-    for start, end in _pieces(data, piece_bytes or PIECE_BYTES):
-        raw = data[start:end]
-        _release(data, start, end)
-        # Long lines are looked for piece by piece (pieces end at line ends), in bytes just
-        # copied, rather than in the whole file first: one pass over the file fewer, and a
-        # memory map's pages never all count in this process's memory at once.
-        piece = None if has_long_line(raw, start=start == 0) else _scanned(raw, first=start == 0)
-        del raw
-        parsed = None if piece is None else _parsed(fmt, piece, schema, columns)
+    for parsed in parsed_pieces(fmt, data, schema, columns, piece_bytes or PIECE_BYTES):
         if parsed is None:
             return None
         frames.append(parsed[0])
@@ -75,6 +73,65 @@ def read_canonical(
     if (pairs[1:] == pairs[:-1]).any():
         return None
     return frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
+
+
+def parsed_pieces(
+    fmt: Format, data, schema: dict, columns: tuple[str, ...], piece_bytes: int
+) -> Iterator[tuple[pl.DataFrame, np.ndarray] | None]:
+    """Each piece's frame (``columns``) and pair hashes (``_parsed``), in file order; None in
+    place of the first piece polars might not read exactly, and nothing after it.
+
+    The pieces are parsed on worker threads while this thread copies and checks the bytes of
+    the next ones: polars parses (and hashes) without the interpreter lock, the byte checks
+    hold it, so with two cores the checks and the parsing of several pieces overlap instead
+    of taking turns. At most ``_AHEAD`` pieces wait or are parsed beyond the one the caller
+    has, so memory stays bounded by pieces, not the file.
+    """
+    ends = _pieces(data, piece_bytes)
+    if len(data) <= piece_bytes:  # one piece: nothing to overlap
+        for start, end in ends:
+            yield _checked_and_parsed(fmt, data, start, end, schema, columns)
+        return
+    with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="trec-piece") as pool:
+        pending: collections.deque = collections.deque()
+        try:
+            for start, end in ends:
+                piece = _checked(data, start, end)
+                if piece is None:
+                    yield None
+                    return
+                pending.append(pool.submit(_parsed, fmt, piece, schema, columns))
+                del piece
+                while len(pending) > _AHEAD or (pending and pending[0].done()):
+                    parsed = pending.popleft().result()
+                    yield parsed
+                    if parsed is None:
+                        return
+            while pending:
+                parsed = pending.popleft().result()
+                yield parsed
+                if parsed is None:
+                    return
+        finally:
+            for future in pending:  # a refusal, or the caller stopped early
+                future.cancel()
+
+
+def _checked(data, start: int, end: int) -> _Piece | None:
+    """The piece of ``data`` from ``start`` to ``end``, copied and checked (``_scanned``)."""
+    raw = data[start:end]
+    _release(data, start, end)
+    # Long lines are looked for piece by piece (pieces end at line ends), in bytes just
+    # copied, rather than in the whole file first: one pass over the file fewer, and a
+    # memory map's pages never all count in this process's memory at once.
+    if has_long_line(raw, start=start == 0):
+        return None
+    return _scanned(raw, first=start == 0)
+
+
+def _checked_and_parsed(fmt, data, start, end, schema, columns):
+    piece = _checked(data, start, end)
+    return None if piece is None else _parsed(fmt, piece, schema, columns)
 
 
 def _pieces(data, size: int) -> Iterator[tuple[int, int]]:

@@ -6,7 +6,8 @@ large to hold whole (tens of millions of lines) in bounded memory.
 
 Each chunk holds every line of its topics, so per-topic work on one chunk needs no other. It
 reads the way path 1 of the package docstring does (polars' CSV reader on 16 MiB pieces, after
-the same byte checks), so memory holds one chunk and one piece, not the file.
+the same byte checks, parsed a few at a time on worker threads), so memory holds one chunk and a
+few pieces, not the file.
 
 It only ever says yes for certain: a file that path 1 would decline (unusual layouts, anything
 to notice or to report as an error, including a repeated (qid, docno) pair), or whose topics
@@ -23,9 +24,9 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import polars as pl
 
-from .canonical import _UNUSUAL_LAYOUT, PIECE_BYTES, _parsed, _pieces, _release, _scanned
+from .canonical import _UNUSUAL_LAYOUT, PIECE_BYTES, parsed_pieces
 from .grammar import RUN
-from .source import has_long_line, whole_input
+from .source import whole_input
 
 __all__ = ["CHUNK_LINES", "NotInTopicBlocks", "iter_run_topics", "regroup_topics"]
 
@@ -61,16 +62,7 @@ def iter_run_topics(
         if _UNUSUAL_LAYOUT.search(head[: head.rfind(b"\n") + 1]):
             raise NotInTopicBlocks
         blocks = _TopicBlocks(chunk_lines)
-        for start, end in _pieces(data, piece_bytes or PIECE_BYTES):
-            # Long lines are looked for piece by piece (pieces end at line ends), not in the
-            # whole file first: that would bring the whole file into this process's memory.
-            raw = data[start:end]
-            _release(data, start, end)
-            if has_long_line(raw, start=start == 0):
-                raise NotInTopicBlocks
-            piece = _scanned(raw, first=start == 0)
-            del raw
-            parsed = None if piece is None else _parsed(RUN, piece, schema, columns)
+        for parsed in parsed_pieces(RUN, data, schema, columns, piece_bytes or PIECE_BYTES):
             if parsed is None:
                 raise NotInTopicBlocks
             yield from blocks.add(*parsed)

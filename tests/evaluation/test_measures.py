@@ -817,3 +817,47 @@ def test_the_order_of_input_rows_changes_nothing(collection, random):
     after = evaluate(shuffled_qrels, shuffled_run, measures)
     assert before.per_topic.equals(after.per_topic)
     assert before.means == after.means
+
+
+def _unjudged_sums_one_topic_at_a_time(powers, num_ret, judged):
+    """m_rbp_resid.c's loop, topic by topic: the powers of the unjudged ranks in rank order."""
+    total = np.zeros(num_ret.size)
+    for topic in np.flatnonzero(num_ret > judged.count):
+        unjudged = np.ones(num_ret[topic], dtype=bool)
+        start = judged.start[topic]
+        unjudged[judged.rank[start : start + judged.count[topic]] - 1] = False
+        for power in powers[: num_ret[topic]][unjudged]:
+            total[topic] += power
+    return total
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.sets(st.integers(1, 40), max_size=12)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([0.9, 0.37, 1.0, -0.5, 1e-200, 3.0]),
+    st.sampled_from([1, 7, 64, 1 << 21]),
+)
+def test_rbp_resid_sums_match_trec_evals_loop_bit_for_bit(topics, p, cells):
+    # Any block size (down to one cell, a topic a block) gives the loop's sums, also for
+    # values of p trec_eval accepts but RBP does not mean (negative, above 1, underflowing).
+    from evaluation.measures import graded
+    from evaluation.measures.sequences import Events
+
+    num_ret = np.array([n for n, _ in topics], dtype=np.int64)
+    judged_topic = [t for t, (n, ranks) in enumerate(topics) for r in sorted(ranks) if r <= n]
+    judged_rank = [r for n, ranks in topics for r in sorted(ranks) if r <= n]
+    judged = Events(
+        np.array(judged_topic, dtype=np.int64), np.array(judged_rank, dtype=np.int64), len(topics)
+    )
+    powers = graded.GradedMeasures._powers(p, int(num_ret.max()))
+    saved, graded._CELLS = graded._CELLS, cells
+    try:
+        got = graded.unjudged_sums(powers, num_ret, judged)
+    finally:
+        graded._CELLS = saved
+    expected = _unjudged_sums_one_topic_at_a_time(powers, num_ret, judged)
+    assert got.tobytes() == expected.tobytes(), (got, expected)

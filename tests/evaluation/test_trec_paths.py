@@ -497,3 +497,18 @@ def test_a_repeated_pair_in_another_piece_is_reported():
     assert [str(e) for e in caught.value.errors] == [
         "f:4: docno 'a' already appears for topic '1' on line 1"
     ]
+
+
+def test_pieces_parsed_on_worker_threads_come_back_in_file_order():
+    # Many more pieces than are parsed at once: the frame keeps the file's line order.
+    lines = [f"{q} Q0 d{q}-{i} {i} {1000 - i}.5 t\n" for q in range(30) for i in range(20)]
+    data = "".join(lines).encode()
+    frame = read_canonical(grammar.RUN, data, piece_bytes=64)
+    assert frame is not None
+    assert frame["docno"].to_list() == [line.split()[2] for line in lines]
+
+
+def test_a_piece_polars_cannot_read_exactly_late_in_the_file_declines_it():
+    lines = [f"1 Q0 d{i} {i} 1.0 t\n".encode() for i in range(200)]
+    lines[150] = b"1 Q0 d150 150 1.0 t\x00\n"  # a NUL byte, many pieces in
+    assert read_canonical(grammar.RUN, b"".join(lines), piece_bytes=32) is None
