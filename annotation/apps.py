@@ -10,11 +10,6 @@ class AnnotationConfig(AppConfig):
 
         metrics.connect_signals()  # grades as a Prometheus counter
 
-        from annotation.services.campaigns import pool_depth_of_qrels
-        from evaluation.services import register_pool_depth_source
-
-        register_pool_depth_source(pool_depth_of_qrels)
-
         from annotation.services.evaluation_link import LINK
         from evaluation.judging import register_judging
 

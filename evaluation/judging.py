@@ -3,8 +3,9 @@
 annotation builds pools from evaluation's runs, so it imports evaluation; the reverse would
 be a cycle (DESIGN.md). Yet a few evaluation pages need judging's data: the campaigns a lead
 may send unjudged documents to, adding those pairs to a pool, a document's text for the
-"show document" panel, and a topic's query text beside its qid. annotation answers these by
-registering a ``JudgingLink`` from its ``AppConfig.ready``; evaluation only calls it.
+"show document" panel, and a topic's query text beside its qid. and the depth a qrels version's pool was built at (the leave-one-run-out test). annotation
+answers these by registering a ``JudgingLink`` from its ``AppConfig.ready``; evaluation only
+calls it.
 """
 
 from __future__ import annotations
@@ -35,13 +36,16 @@ class JudgingLink:
       unjudged-sourced pairs, returning a ``SentToJudging``;
     - ``find_document(docno, qid)``: a document with that docno and some text (title, text,
       url attributes), preferring one of a campaign that has topic ``qid``, or None;
-    - ``topic_queries(qids)``: {qid: query text} for the qids some campaign has.
+    - ``topic_queries(qids)``: {qid: query text} for the qids some campaign has;
+    - ``pool_depth(qrels)``: the depth the pool behind a published qrels version was built
+      at from stored runs, or None when it was not pooled (imported qrels, hand-made pools).
     """
 
     campaigns_led_by: Callable[[Any], Any]
     send_pairs: Callable[[Any, list[tuple[str, str]]], SentToJudging]
     find_document: Callable[[str, str], Any | None]
     topic_queries: Callable[[list[str]], dict[str, str]]
+    pool_depth: Callable[[Any], int | None]
 
 
 _link: JudgingLink | None = None

@@ -1,14 +1,15 @@
 """annotation's answers to evaluation's questions (evaluation.judging.JudgingLink):
 evaluation may not import annotation (annotation imports it), so AnnotationConfig.ready
 registers these. They serve the "send unjudged documents to judging" forms, the document
-panel of the dashboards and the query text beside a topic's qid.
+panel of the dashboards, the query text beside a topic's qid and the pool depth of the
+leave-one-run-out test.
 """
 
 from django.db.models import Q
 
 from annotation.access import campaigns_led_by
 from annotation.models import Document, PairSource, Topic
-from annotation.services.campaigns import add_pairs
+from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
 from evaluation.judging import JudgingLink, SentToJudging
 
 
@@ -54,4 +55,5 @@ LINK = JudgingLink(
     send_pairs=send_unjudged_pairs,
     find_document=find_document,
     topic_queries=topic_queries,
+    pool_depth=pool_depth_of_qrels,
 )

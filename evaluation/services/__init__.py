@@ -14,7 +14,6 @@ from evaluation.services.fairness import (
     compute_pool_fairness,
     find_pool_fairness,
     pool_depth,
-    register_pool_depth_source,
 )
 from evaluation.services.qrels import (
     QrelsDiff,
@@ -79,7 +78,6 @@ __all__ = [
     "pool_depth",
     "qrels_to_trec_bytes",
     "read_upload",
-    "register_pool_depth_source",
     "score_run",
     "search_runs",
     "send_unjudged_to_judging",

@@ -5,8 +5,8 @@ by the leaderboard, a run's page and the API; no page computes it.
 The pool depth: when the qrels were published from a campaign whose pool was built from
 stored runs, the depth they were pooled at (the deepest, if several); otherwise the depth
 given, by default 100 (pool_fairness.DEFAULT_DEPTH, a common TREC pool depth). Evaluation
-does not import annotation (DESIGN.md): annotation registers how it finds a qrels version's
-pool depth (register_pool_depth_source, from its AppConfig.ready).
+does not import annotation (DESIGN.md): it asks evaluation.judging, whose answers annotation
+registers from its AppConfig.ready.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evaluation import measures, pool_fairness
+from evaluation.judging import judging
 from evaluation.models import Evaluation, PoolFairnessReport, QrelsVersion, Run
 from evaluation.services.qrels import load_qrels_frame
 from evaluation.services.runs import load_run_frame
@@ -25,22 +26,13 @@ DEPTH_FROM_POOL = "pool"
 DEPTH_FROM_PARAMETER = "parameter"
 MAX_DEPTH = 10_000
 
-_DEPTH_SOURCES: list[Callable[[QrelsVersion], int | None]] = []
-
-
-def register_pool_depth_source(source: Callable[[QrelsVersion], int | None]) -> None:
-    """``source(qrels)`` gives the depth the qrels' pool was built at, or None."""
-    if source not in _DEPTH_SOURCES:
-        _DEPTH_SOURCES.append(source)
-
 
 def pool_depth(qrels: QrelsVersion, wanted: int | None = None) -> tuple[int, str]:
     """(depth, where it comes from): the qrels' own pool depth when known, else ``wanted``,
     else pool_fairness.DEFAULT_DEPTH."""
-    for source in _DEPTH_SOURCES:
-        found = source(qrels)
-        if found:
-            return found, DEPTH_FROM_POOL
+    found = judging().pool_depth(qrels)
+    if found:
+        return found, DEPTH_FROM_POOL
     return (wanted or pool_fairness.DEFAULT_DEPTH), DEPTH_FROM_PARAMETER
 
 
