@@ -113,7 +113,9 @@ def big(django_user_model):
         source=PairSource.IMPORTED,
     )
     rng = np.random.default_rng(18)
-    for a in Assignment.objects.filter(pair__campaign=campaign).select_related("judge"):
+    for a in (
+        Assignment.objects.filter(pair__campaign=campaign).select_related("judge").order_by("pk")
+    ):
         roll = rng.random()
         if roll < 0.1:
             continue  # stays open
