@@ -241,6 +241,11 @@ class Pair(models.Model):
     grades_tied = models.BooleanField(
         default=False, help_text="Two or more grades share the highest count: no majority."
     )
+    machines_graded = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Of judges_graded, the machine judges' grades (counted when the campaign "
+        "lets them adjudicate): they settle a pair beside a human's grade, never alone.",
+    )
 
     class Meta:
         ordering = ["topic__qid", "document__docno"]

@@ -54,13 +54,15 @@ FIELDS = (
     "lowest_grade",
     "highest_grade",
     "grades_tied",
+    "machines_graded",
 )
 # Pairs read, and updated per statement, at a time: within every database's parameter limit.
 CHUNK = 5000
 
 
-def tally_of(judgments: Iterable[tuple[str, int | None]]) -> tuple:
-    """The tally (in FIELDS order) of a pair's (assignment status, grade or None) rows."""
+def tally_of(judgments: Iterable[tuple[str, int | None]], machine_grades: int = 0) -> tuple:
+    """The tally (in FIELDS order) of a pair's (assignment status, grade or None) rows, of
+    which ``machine_grades`` are machine judges' grades (status done)."""
     rows = list(judgments)
     grades = [grade for status, grade in rows if status == AssignmentStatus.DONE]
     grades = [g for g in grades if g is not None]
@@ -72,6 +74,7 @@ def tally_of(judgments: Iterable[tuple[str, int | None]]) -> tuple:
         min(grades) if grades else None,
         max(grades) if grades else None,
         len(counts) > 1 and counts[0] == counts[1],
+        machine_grades,
     )
 
 
@@ -101,16 +104,18 @@ def tally_pairs(
             pairs = pairs.select_for_update()
         topics.update(pairs.values_list("topic_id", flat=True))
         rows: dict[int, list] = {pk: [] for pk in chunk}
+        machines: Counter = Counter()
         for pair_id, status, grade in Assignment.objects.filter(pair_id__in=chunk).values_list(
             "pair_id", "status", "judgment__grade"
         ):
             rows[pair_id].append((status, grade))
-        for pair_id, grade in ExternalGrade.objects.filter(
+        for pair_id, grade, kind in ExternalGrade.objects.filter(
             adjudicating_grades(), pair_id__in=chunk
-        ).values_list("pair_id", "grade"):
+        ).values_list("pair_id", "grade", "judge__kind"):
             rows[pair_id].append((AssignmentStatus.DONE, grade))
+            machines[pair_id] += kind == JudgeKind.MACHINE
         for pk, judgments in rows.items():
-            groups[tally_of(judgments)].append(pk)
+            groups[tally_of(judgments, machines[pk])].append(pk)
     # One UPDATE per distinct tally (a few dozen in a campaign), not one per pair.
     for tally, pks in groups.items():
         values = dict(zip(FIELDS, tally, strict=True))
@@ -133,8 +138,9 @@ def lead_decided() -> Exists:
 
 
 def complete() -> Q:
-    """Every judge of the pair has graded or skipped it, and at least one graded it."""
-    return Q(judges_open=0, judges_graded__gt=0)
+    """Every judge of the pair has graded or skipped it, and at least one who is not a
+    machine graded it (machine grades count beside a human's, never alone)."""
+    return Q(judges_open=0, judges_graded__gt=F("machines_graded"))
 
 
 def unanimous() -> Q:

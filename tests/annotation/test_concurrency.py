@@ -244,6 +244,7 @@ def test_judges_grading_one_pair_at_once_leave_its_tally_right(django_user_model
         "lowest_grade": 0,
         "highest_grade": 3,
         "grades_tied": True,  # 0, 1, 2, 3 twice each
+        "machines_graded": 0,
     }
     tally_pairs(campaign=campaign)
     assert Pair.objects.values(*FIELDS).get(campaign=campaign) == pair

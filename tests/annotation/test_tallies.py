@@ -149,6 +149,73 @@ def test_the_queue_and_figures_in_the_database_equal_the_rule_on_every_pair(big,
     campaign, _, _ = big
     services.update_campaign(campaign=campaign, adjudication_rule=rule)
     campaign.refresh_from_db()
+    assert_database_equals_the_rule(campaign)
+
+
+def grade_some_pairs_by_machines_alone(campaign, judges, rule):
+    """Machine grades in adjudication; every pair graded by one or two machines, and two
+    pairs only machines graded (its judges all skipped one; the other has none)."""
+    from annotation.models import JudgeKind
+    from annotation.services.external import add_external_judge, record_machine_grade
+
+    services.update_campaign(
+        campaign=campaign, adjudication_rule=rule, machine_grades_adjudicate=True
+    )
+    campaign.refresh_from_db()
+    machines = [
+        add_external_judge(campaign=campaign, name=f"m{i}", kind=JudgeKind.MACHINE)
+        for i in range(2)
+    ]
+    pairs = list(Pair.objects.filter(campaign=campaign).order_by("pk"))
+    skipped, unjudged = pairs[5], pairs[6]
+    for a in Assignment.objects.filter(pair=skipped).select_related("judge").order_by("pk"):
+        if a.status != "open":
+            services.undo_judgment(assignment_id=a.pk, judge=a.judge)
+        services.skip_assignment(assignment_id=a.pk, judge=a.judge, reason="cannot tell")
+    Assignment.objects.filter(pair=unjudged).delete()
+    tally_pairs(pair_ids=[unjudged.pk])
+    tally_judges(campaign_id=campaign.pk)
+    for at, pair in enumerate(pairs):
+        for machine in machines[: 1 + at % 2]:
+            record_machine_grade(judge=machine, pair_id=pair.pk, grade=(at + machine.pk) % 4)
+    return skipped, unjudged
+
+
+@pytest.mark.parametrize("rule", list(AdjudicationRule))
+def test_machine_grades_count_beside_a_humans_never_alone_in_the_database(big, rule):
+    """With machine grades in adjudication, a pair only machines graded is undecided, as
+    pair_states says: the queue, the figures and the topics' counts agree."""
+    campaign, _, judges = big
+    alone = grade_some_pairs_by_machines_alone(campaign, judges, rule)
+    states = {s.pair_id: s for s in adj.pair_states(campaign=campaign)}
+    for pair in alone:
+        assert states[pair.pk].grades and not states[pair.pk].human_grades
+        assert not states[pair.pk].decided
+    assert_database_equals_the_rule(campaign)
+
+
+@pytest.mark.parametrize("rule", list(AdjudicationRule))
+def test_the_migration_counts_machine_grades_and_mends_the_topics_counts(big, rule):
+    """annotation/0016 on a campaign counted before it (no machines_graded, so pairs only
+    machines graded counted as complete) leaves the tallies a recount would."""
+    import importlib
+
+    from django.apps import apps
+
+    campaign, _, judges = big
+    grade_some_pairs_by_machines_alone(campaign, judges, rule)
+    right = stored_topic_tallies(campaign), stored_tallies(campaign)
+    Pair.objects.filter(campaign=campaign).update(machines_graded=0)
+    count_topics(campaign=campaign)  # the counts as the rule before 0016 made them
+    assert stored_topic_tallies(campaign) != right[0]
+    migration = importlib.import_module("annotation.migrations.0016_pair_machines_graded")
+    migration.count_machine_grades(apps, None)
+    assert (stored_topic_tallies(campaign), stored_tallies(campaign)) == right
+
+
+def assert_database_equals_the_rule(campaign):
+    """The queue, its neighbours, the figures and the topics' counts from the tallies equal
+    the rule applied to every pair's full state."""
     assert_tallies_current(campaign)
     topic = campaign.topics.get(qid="2").pk
     for topic_id in (None, topic):
