@@ -64,30 +64,46 @@ class CampaignGrades:
     topic_of: dict[int, int]  # pair id -> topic id
 
 
+def machine_graded(campaign: Campaign):
+    """The ids of the campaign's pairs some machine graded (a subquery). Every audit draws
+    from them alone, so the humans' grades of the other pairs are never read."""
+    return ExternalGrade.objects.filter(
+        pair__campaign=campaign, judge__kind=JudgeKind.MACHINE
+    ).values("pair_id")
+
+
 def read_grades(campaign: Campaign) -> CampaignGrades:
-    """Every grade of the campaign by kind of judge (four queries)."""
+    """Every machine grade of the campaign, and the humans' grades and the topics of the
+    pairs machines graded (four queries)."""
     machines: dict[str, dict[int, int]] = defaultdict(dict)
     humans: dict[int, list[int]] = defaultdict(list)
+    graded = machine_graded(campaign)
     for kind, name, pair_id, grade in ExternalGrade.objects.filter(
-        pair__campaign=campaign
+        pair__campaign=campaign, pair_id__in=graded
     ).values_list("judge__kind", "judge__name", "pair_id", "grade"):
         if kind == JudgeKind.MACHINE:
             machines[f"machine:{name}"][pair_id] = grade
         else:
             humans[pair_id].append(grade)
     for pair_id, grade in Assignment.objects.filter(
-        pair__campaign=campaign, status=AssignmentStatus.DONE, judgment__grade__isnull=False
+        pair_id__in=graded, status=AssignmentStatus.DONE, judgment__grade__isnull=False
     ).values_list("pair_id", "judgment__grade"):
         humans[pair_id].append(grade)
-    topic_of = dict(campaign.pairs.values_list("pk", "topic_id"))
+    topic_of = dict(campaign.pairs.filter(pk__in=graded).values_list("pk", "topic_id"))
     return CampaignGrades(dict(machines), dict(humans), topic_of)
 
 
 def eligible_pairs(campaign: Campaign, judges: int) -> set[int]:
-    """Pairs that may be sent: short of human judges, not gold, never sent before."""
+    """Pairs that may be sent: machine-graded, short of human judges, not gold, never sent
+    before."""
     overlap = min(campaign.overlap, judges)
     return set(
-        Pair.objects.filter(campaign=campaign, gold_grade__isnull=True, audit__isnull=True)
+        Pair.objects.filter(
+            campaign=campaign,
+            pk__in=machine_graded(campaign),
+            gold_grade__isnull=True,
+            audit__isnull=True,
+        )
         .annotate(n=Count("assignments"))
         .filter(n__lt=overlap)
         .values_list("pk", flat=True)
