@@ -26,6 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# Named settings of generate_collection (bench/README.md, "judging cost"). "default" is the
+# collection every table before 2026-11-26 evening was measured on; "trec-like" widens the
+# runs' quality and the candidate set to the spread of TREC ad hoc submissions (runs' MAP from
+# under 0.05 to over 0.3, a few percent of a depth-100 pool relevant).
+PROFILES = {
+    "default": {},
+    "trec-like": {"candidates": 1000, "quality_range": (0.0, 1.2)},
+}
+
 
 @dataclass(frozen=True)
 class Collection:
@@ -42,6 +51,7 @@ def generate_collection(
     families: int = 8,
     candidates: int = 300,
     depth: int = 100,
+    quality_range: tuple[float, float] = (0.4, 1.6),
 ) -> Collection:
     if systems < 2 or families < 1 or families > systems:
         raise ValueError("need at least 2 systems and between 1 and `systems` families")
@@ -60,8 +70,8 @@ def generate_collection(
     difficulty = np.exp(rng.normal(0, 0.35, size=topics))
 
     family_of = np.arange(systems) % families
-    family_quality = rng.uniform(0.4, 1.6, size=families)
-    quality = family_quality[family_of] + rng.normal(0, 0.12, size=systems)
+    family_quality = rng.uniform(*quality_range, size=families)
+    quality = np.maximum(family_quality[family_of] + rng.normal(0, 0.12, size=systems), 0.0)
     per_topic = (
         quality[None, :] * np.exp(rng.normal(0, 0.3, size=(topics, systems))) * difficulty[:, None]
     )
