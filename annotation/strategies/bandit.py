@@ -18,6 +18,13 @@ advances at the same pace, the way the papers measure their bandits (relevant do
 per topic after judging a given share of its pool). Ties between topics and between arms
 (every arm starts at 1/2) are broken by a seeded random order.
 
+``across_topics=True`` instead makes one bandit of every (topic, run) arm: the arm pulled is
+the one with the largest posterior mean in any topic, so judgments go where runs keep
+yielding relevant documents, and a topic whose runs have stopped yielding waits (the issue's
+"spend judgments where they matter most"). Ties go to a seeded order that takes each topic's
+first arm before any topic's second. Within a topic an arm's posterior is the same either way;
+only the pace across topics differs.
+
 Delayed grades (a campaign hands out ``POOL_REORDER_EVERY`` pairs between recomputations, and
 ``order()`` plans with no grades at all): a pair handed out and not yet graded counts as a
 provisional non-relevant observation of its arm until its grade arrives, so the plan spreads
@@ -36,11 +43,20 @@ DEFAULT_FORGETTING = 0.9
 class Bandit(Strategy):
     name = "bandit"
 
-    def __init__(self, pairs, rankings=None, *, forgetting: float = DEFAULT_FORGETTING, **opts):
+    def __init__(
+        self,
+        pairs,
+        rankings=None,
+        *,
+        forgetting: float = DEFAULT_FORGETTING,
+        across_topics: bool = False,
+        **opts,
+    ):
         super().__init__(pairs, rankings, **opts)
         if not 0 < forgetting <= 1:
             raise ValueError(f"forgetting must be in (0, 1], got {forgetting}")
         self.forgetting = forgetting
+        self.across_topics = across_topics
         self.arms = run_lists(self)
         self.cursor = dict.fromkeys(self.arms, 0)
         self.relevant = dict.fromkeys(self.arms, 0.0)
@@ -55,28 +71,39 @@ class Bandit(Strategy):
             own = sorted(arm for arm in self.arms if arm[0] == qid)
             random.Random(str((self.seed, "bandit", qid))).shuffle(own)
             self.tiebreak.update((arm, index) for index, arm in enumerate(own))
-        # One bandit per topic: its arms' heap, and its ranked pool's size.
-        self.heaps: dict[str, list] = {}
-        self.topic_arms: dict[str, list] = {}
         ranked: dict[str, set] = {}
+        self.topic_arms: dict[str, list] = {}
         for arm in self.arms:
             qid = arm[0]
-            self.heaps.setdefault(qid, []).append((-0.5, self.tiebreak[arm], 0, arm))
             self.topic_arms.setdefault(qid, []).append(arm)
             ranked.setdefault(qid, set()).update((qid, d) for d in self.arms[arm])
-        for heap in self.heaps.values():
-            heapq.heapify(heap)
         self.size = {qid: len(docs) for qid, docs in ranked.items()}
         self.ranked = set().union(*ranked.values()) if ranked else set()
         self.done = dict.fromkeys(self.size, 0)  # ranked pairs of the topic taken or graded
         topics = sorted(self.size)
         random.Random(str((self.seed, "bandit-topics"))).shuffle(topics)
         self.topic_tiebreak = {qid: index for index, qid in enumerate(topics)}
+        # One bandit per topic (its arms' heap), or one over every topic's arms.
+        self.heaps: dict[str, list] = {}
+        for arm in self.arms:
+            self.heaps.setdefault(self._bandit(arm), []).append((-0.5, self._tie(arm), 0, arm))
+        for heap in self.heaps.values():
+            heapq.heapify(heap)
         self.topics = [(0.0, self.topic_tiebreak[q], 0, q) for q in topics]
         self.topic_version = dict.fromkeys(topics, 0)
         heapq.heapify(self.topics)
         self._counted: set = set()
         self._rest = self.unranked_pairs()
+
+    def _bandit(self, arm):
+        """The bandit the arm belongs to: its topic's, or the one over all topics."""
+        return "" if self.across_topics else arm[0]
+
+    def _tie(self, arm):
+        """The arm's place among arms of equal mean (seeded)."""
+        if self.across_topics:
+            return (self.tiebreak[arm], self.topic_tiebreak[arm[0]])
+        return self.tiebreak[arm]
 
     def mean(self, arm) -> float:
         """The posterior mean of the arm's chance of relevance."""
@@ -91,9 +118,10 @@ class Bandit(Strategy):
         self.cursor[arm] = at
         return (qid, docs[at]) if at < len(docs) else None
 
-    def _pull(self, qid):
-        """The topic's bandit hands out its next pair (None when its arms are spent)."""
-        heap = self.heaps[qid]
+    def _pull(self, bandit):
+        """The bandit (a topic's, or "" for all topics) hands out its next pair (None when
+        its arms are spent)."""
+        heap = self.heaps.get(bandit, [])
         while heap:
             _, _, version, arm = heap[0]
             if version != self.version[arm]:
@@ -110,6 +138,11 @@ class Bandit(Strategy):
         return None
 
     def _next(self):
+        if self.across_topics:
+            pair = self._pull("")
+            if pair is not None:
+                return pair
+            self.topics = []
         while self.topics:
             _, _, version, qid = heapq.heappop(self.topics)
             if version != self.topic_version[qid]:
@@ -163,10 +196,10 @@ class Bandit(Strategy):
         ]
         if not candidates:
             return None
-        return min(candidates, key=lambda arm: (-self.mean(arm), self.tiebreak[arm]))
+        return min(candidates, key=lambda arm: (-self.mean(arm), self._tie(arm)))
 
     def _repush(self, arm):
         self.version[arm] += 1
         heapq.heappush(
-            self.heaps[arm[0]], (-self.mean(arm), self.tiebreak[arm], self.version[arm], arm)
+            self.heaps[self._bandit(arm)], (-self.mean(arm), self._tie(arm), self.version[arm], arm)
         )

@@ -24,6 +24,14 @@ def replay(name, pairs, rankings, truth, **options):
     return out
 
 
+# Every strategy with its default options, and the options that change its order.
+VARIANTS = [(name, {}) for name in sorted(STRATEGIES)] + [
+    ("random", {"across_topics": True}),
+    ("bandit", {"across_topics": True}),
+]
+VARIANT_IDS = [name + ("-across" if options else "") for name, options in VARIANTS]
+
+
 @st.composite
 def pools(draw):
     """A random pool: topics, runs that rank some of its documents, and grades for all."""
@@ -44,42 +52,45 @@ def pools(draw):
     return pairs, rankings, truth
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize(("name", "options"), VARIANTS, ids=VARIANT_IDS)
 @settings(max_examples=60, deadline=None)
 @given(pool=pools(), seed=st.integers(0, 5))
-def test_every_pair_is_handed_out_exactly_once(name, pool, seed):
+def test_every_pair_is_handed_out_exactly_once(name, options, pool, seed):
     pairs, rankings, truth = pool
-    order = replay(name, pairs, rankings, truth, seed=seed)
+    order = replay(name, pairs, rankings, truth, seed=seed, **options)
     assert sorted(order) == sorted(pairs), f"{name} must hand out each pool pair exactly once"
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize(("name", "options"), VARIANTS, ids=VARIANT_IDS)
 @settings(max_examples=40, deadline=None)
 @given(pool=pools(), seed=st.integers(0, 5))
-def test_the_order_is_the_same_for_the_same_seed(name, pool, seed):
+def test_the_order_is_the_same_for_the_same_seed(name, options, pool, seed):
     pairs, rankings, truth = pool
-    assert replay(name, pairs, rankings, truth, seed=seed) == replay(
-        name, pairs, rankings, truth, seed=seed
+    assert replay(name, pairs, rankings, truth, seed=seed, **options) == replay(
+        name, pairs, rankings, truth, seed=seed, **options
     )
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize(("name", "options"), VARIANTS, ids=VARIANT_IDS)
 @settings(max_examples=40, deadline=None)
 @given(pool=pools(), seed=st.integers(0, 5), data=st.data())
-def test_a_plan_orders_exactly_the_pairs_without_a_grade(name, pool, seed, data):
+def test_a_plan_orders_exactly_the_pairs_without_a_grade(name, options, pool, seed, data):
     pairs, rankings, truth = pool
     graded = data.draw(st.lists(st.sampled_from(pairs), unique=True))
-    plan = plan_order(name, pairs, rankings, grades=[(p, truth[p]) for p in graded], seed=seed)
+    grades = [(p, truth[p]) for p in graded]
+    plan = plan_order(name, pairs, rankings, grades=grades, seed=seed, **options)
     assert sorted(plan) == sorted(set(pairs) - set(graded))
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize(("name", "options"), VARIANTS, ids=VARIANT_IDS)
 @settings(max_examples=30, deadline=None)
 @given(pool=pools(), seed=st.integers(0, 5), data=st.data())
-def test_grades_arriving_late_or_out_of_order_still_give_each_pair_once(name, pool, seed, data):
+def test_grades_arriving_late_or_out_of_order_still_give_each_pair_once(
+    name, options, pool, seed, data
+):
     """Judges grade behind the plan: takes and grades interleave in any order."""
     pairs, rankings, truth = pool
-    strategy = make_strategy(name, pairs, rankings, seed=seed)
+    strategy = make_strategy(name, pairs, rankings, seed=seed, **options)
     pending, handed = [], []
     while True:
         if pending and data.draw(st.booleans()):
@@ -206,6 +217,36 @@ def test_bandit_prefers_the_run_that_finds_relevant_documents():
     order = replay("bandit", pairs, rankings, truth, seed=0)
     found = sum(truth[p] for p in order[:10])
     assert found >= 8, f"the bandit found {found} of 10 relevant in its first 10 judgments"
+
+
+@settings(max_examples=40, deadline=None)
+@given(pool=pools(), seed=st.integers(0, 5))
+def test_a_bandit_across_topics_judges_each_topic_in_its_own_bandits_order(pool, seed):
+    """Across topics only the pace changes: within a topic, the order is the per-topic
+    bandit's (an arm's posterior depends on its own topic's grades only)."""
+    pairs, rankings, truth = pool
+    across = replay("bandit", pairs, rankings, truth, seed=seed, across_topics=True)
+    paced = replay("bandit", pairs, rankings, truth, seed=seed)
+    for q in {p[0] for p in pairs}:
+        assert [p for p in across if p[0] == q] == [p for p in paced if p[0] == q]
+
+
+def test_a_bandit_across_topics_spends_judgments_where_runs_keep_finding():
+    # Topic "rich": every document relevant; topic "poor": none. Every arm starts at 1/2.
+    # A poor arm falls to 1/3 at its first miss while a rich arm rises with each hit, so
+    # across topics the 8 rich documents are all judged within the first 10 judgments (at
+    # most each poor arm tried once); paced per topic, the bandit alternates between them.
+    pairs = [(q, f"d{i}") for q in ("rich", "poor") for i in range(8)]
+    rankings = {
+        run: {q: [f"d{i}" for i in range(8) if i % 2 == parity] for q in ("rich", "poor")}
+        for run, parity in (("r1", 0), ("r2", 1))
+    }
+    truth = {p: int(p[0] == "rich") for p in pairs}
+    across = replay("bandit", pairs, rankings, truth, seed=0, across_topics=True)
+    paced = replay("bandit", pairs, rankings, truth, seed=0)
+    topics_across = [q for q, _ in across]
+    assert topics_across[:10].count("rich") == 8, topics_across
+    assert [q for q, _ in paced][:10].count("rich") == 5
 
 
 def test_discriminative_by_hand():
@@ -351,8 +392,12 @@ def test_a_bandit_plan_without_grades_spreads_over_the_arms():
     assert runs[:2] in (["a", "b"], ["b", "a"]), f"the plan drained one run first: {runs}"
 
 
-@pytest.mark.parametrize("name", ["move_to_front", "bandit"])
-def test_a_campaign_rebuilding_the_strategy_from_its_grades_gets_the_same_order(name):
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("move_to_front", {}), ("bandit", {}), ("bandit", {"across_topics": True})],
+    ids=["move_to_front", "bandit", "bandit-across"],
+)
+def test_a_campaign_rebuilding_the_strategy_from_its_grades_gets_the_same_order(name, options):
     """A campaign replays its grades into a fresh strategy (plan_order, no take): when the
     judges followed the plan, the rest of the order is the one the live strategy has, so the
     order adapts to the grades instead of ignoring them."""
@@ -366,15 +411,17 @@ def test_a_campaign_rebuilding_the_strategy_from_its_grades_gets_the_same_order(
             for run in ("r1", "r2", "r3")
         }
         truth = {p: int(rng.random() < 0.4) for p in pairs}
-        live = make_strategy(name, pairs, rankings, seed=seed)
+        live = make_strategy(name, pairs, rankings, seed=seed, **options)
         given = []
         for _ in range(rng.randrange(1, 20)):
             pair = live.take()
             live.record(pair, truth[pair])
             given.append((pair, truth[pair]))
         rest = live.order()
-        assert plan_order(name, pairs, rankings, grades=given, seed=seed) == rest, seed
+        assert plan_order(name, pairs, rankings, grades=given, seed=seed, **options) == rest, seed
         # And the grades matter: the opposite grades give another order.
         flipped = [(pair, 1 - grade) for pair, grade in given]
         if len(given) > 2:
-            assert plan_order(name, pairs, rankings, grades=flipped, seed=seed) != rest, seed
+            assert (
+                plan_order(name, pairs, rankings, grades=flipped, seed=seed, **options) != rest
+            ), seed
