@@ -33,6 +33,10 @@ class PoolOrdering(models.TextChoices):
     RANDOM = "random", "Random, topic by topic"
     MOVE_TO_FRONT = "move_to_front", "Move-to-front (Cormack et al. 1998)"
     BANDIT = "bandit", "Bandit (Losada et al. 2017, MM-NS)"
+    BANDIT_ACROSS_TOPICS = (
+        "bandit_across_topics",
+        "Bandit over every topic's runs (judgments go where relevant documents keep coming)",
+    )
     DISCRIMINATIVE = "discriminative", "Discriminative for nDCG@10 (MTC, Carterette et al. 2006)"
 
 

@@ -38,6 +38,16 @@ def check_pool_ordering(value) -> None:
         )
 
 
+# Each choice a campaign offers: the strategy (annotation/strategies/) and its options.
+STRATEGY_OF: dict[str, tuple[str, dict]] = {
+    PoolOrdering.RANDOM: ("random", {}),
+    PoolOrdering.MOVE_TO_FRONT: ("move_to_front", {}),
+    PoolOrdering.BANDIT: ("bandit", {}),
+    PoolOrdering.BANDIT_ACROSS_TOPICS: ("bandit", {"across_topics": True}),
+    PoolOrdering.DISCRIMINATIVE: ("discriminative", {}),
+}
+
+
 def queue_reorder(*, campaign_id: int) -> None:
     """Recompute the campaign's pool order in the background once the transaction commits."""
     from annotation.tasks import reorder_pool_task  # tasks imports the services
@@ -120,13 +130,15 @@ def reorder_pool(*, campaign: Campaign) -> int:
             if pair_id not in seen:
                 seen.add(pair_id)
                 grades.append((key_of[pair_id], grade))
+        name, options = STRATEGY_OF[campaign.pool_ordering]
         plan = plan_order(
-            campaign.pool_ordering,
+            name,
             [key_of[pk] for pk, _, _ in pairs],
             pool_rankings(campaign, pool),
             grades=grades,
             seed=campaign.seed,
             relevant_from=max(1, campaign.relevance_threshold),
+            **options,
             **(
                 {"top_grade": max(campaign.grades)}
                 if campaign.pool_ordering == PoolOrdering.DISCRIMINATIVE

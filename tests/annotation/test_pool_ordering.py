@@ -63,10 +63,14 @@ def grade_next(campaign, judge, grade_of):
     return key
 
 
+@pytest.mark.parametrize(
+    ("choice", "options"),
+    [(PoolOrdering.BANDIT, {}), (PoolOrdering.BANDIT_ACROSS_TOPICS, {"across_topics": True})],
+)
 def test_pooling_remembers_the_runs_and_orders_the_queue_by_the_strategy(
-    django_user_model, media_root
+    django_user_model, media_root, choice, options
 ):
-    campaign, judges = make_campaign(django_user_model, PoolOrdering.BANDIT)
+    campaign, judges = make_campaign(django_user_model, choice)
     assert campaign.pooled_runs.count() == 2
     pool = [
         (p.topic.qid, p.document.docno)
@@ -75,7 +79,11 @@ def test_pooling_remembers_the_runs_and_orders_the_queue_by_the_strategy(
         )
     ]
     plan = plan_order(
-        "bandit", pool, ordering.pool_rankings(campaign, set(pool)), seed=campaign.seed
+        "bandit",
+        pool,
+        ordering.pool_rankings(campaign, set(pool)),
+        seed=campaign.seed,
+        **options,
     )
     for judge in judges:
         queue = open_queue(campaign, judge)
@@ -210,3 +218,47 @@ def test_new_pairs_in_an_adaptive_campaign_queue_a_reorder(
     assert callbacks, "assigning new pairs should queue reorder_pool_task"
     campaign.refresh_from_db()
     assert campaign.pool_ordering_state["at"] != before
+
+
+def test_every_choice_a_campaign_offers_is_a_strategy_that_plans(django_user_model, media_root):
+    """Each PoolOrdering has its strategy, and a campaign on the bandit over all topics
+    learns from grades across topics: a topic whose runs keep yielding gets the next pairs."""
+    assert set(ordering.STRATEGY_OF) == set(PoolOrdering.values)
+    campaign, judges = make_campaign(django_user_model, PoolOrdering.BANDIT_ACROSS_TOPICS)
+    relevant = {"a", "b", "c"}
+    for _ in range(4):
+        grade_next(campaign, judges[0], lambda key: 3 if key[1] in relevant else 0)
+    ordering.reorder_pool(campaign=campaign)
+    pool = [
+        (p.topic.qid, p.document.docno)
+        for p in campaign.pairs.select_related("topic", "document").order_by(
+            "topic__qid", "document__docno"
+        )
+    ]
+    graded = [
+        ((a.pair.topic.qid, a.pair.document.docno), a.judgment.grade)
+        for a in Assignment.objects.filter(pair__campaign=campaign, status=AssignmentStatus.DONE)
+        .select_related("pair__topic", "pair__document", "judgment")
+        .order_by("judgment__created_at", "judgment__pk")
+    ]
+    plan = plan_order(
+        "bandit",
+        pool,
+        ordering.pool_rankings(campaign, set(pool)),
+        grades=graded,
+        seed=campaign.seed,
+        across_topics=True,
+    )
+    per_topic = plan_order(
+        "bandit",
+        pool,
+        ordering.pool_rankings(campaign, set(pool)),
+        grades=graded,
+        seed=campaign.seed,
+    )
+    assert plan != per_topic, "the two bandits should plan differently after these grades"
+    planned = set(plan)  # pairs graded by others that a judge still holds come after it
+    for judge in judges:
+        queue = open_queue(campaign, judge)
+        ahead = [p for p in queue if p in planned]
+        assert queue[: len(ahead)] == ahead == [p for p in plan if p in set(queue)]
