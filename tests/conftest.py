@@ -53,3 +53,30 @@ def _role_groups(request):
 
     for name in Role.values:
         Group.objects.get_or_create(name=name)
+
+
+# Fixtures through which a test reaches the database (pytest-django's, and ours that start
+# servers or processes on it).
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "live_server"}
+
+
+def uses_database(item) -> bool:
+    if item.get_closest_marker("django_db") is not None:
+        return True
+    if item.path.parent.name == "config":
+        return True  # settings read DATABASE_URL
+    return bool(DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_modifyitems(config, items):
+    """``DATABASE_TESTS_ONLY=1`` (CI's second database, .ci/run) keeps only the tests that
+    reach the database: the others (pure computation, parsers, measures) give the same
+    result whatever DATABASE_URL says, and already ran against the first database."""
+    if os.environ.get("DATABASE_TESTS_ONLY") != "1":
+        return
+    kept, dropped = [], []
+    for item in items:
+        (kept if uses_database(item) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
