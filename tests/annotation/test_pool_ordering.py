@@ -241,20 +241,10 @@ def test_every_choice_a_campaign_offers_is_a_strategy_that_plans(django_user_mod
         .select_related("pair__topic", "pair__document", "judgment")
         .order_by("judgment__created_at", "judgment__pk")
     ]
-    plan = plan_order(
-        "bandit",
-        pool,
-        ordering.pool_rankings(campaign, set(pool)),
-        grades=graded,
-        seed=campaign.seed,
-        across_topics=True,
-    )
-    per_topic = plan_order(
-        "bandit",
-        pool,
-        ordering.pool_rankings(campaign, set(pool)),
-        grades=graded,
-        seed=campaign.seed,
+    rankings = ordering.pool_rankings(campaign, set(pool))
+    plan, per_topic = (
+        plan_order("bandit", pool, rankings, grades=graded, seed=campaign.seed, **options)
+        for options in ({"across_topics": True}, {})
     )
     assert plan != per_topic, "the two bandits should plan differently after these grades"
     planned = set(plan)  # pairs graded by others that a judge still holds come after it
