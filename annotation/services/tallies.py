@@ -95,6 +95,10 @@ def tally_pairs(
     if pair_ids is None:
         pair_ids = Pair.objects.filter(campaign=campaign).values_list("pk", flat=True)
     ids = sorted(set(pair_ids))
+    if lock and len(ids) == 1:
+        with transaction.atomic(savepoint=False):
+            _tally_one(ids[0])
+        return 1
     groups: dict[tuple, list[int]] = defaultdict(list)
     topics: set[int] = set()
     for start in range(0, len(ids), CHUNK):
@@ -231,11 +235,68 @@ def count_topics(
             _count_locked(topics)
 
 
-# One topic's recount, in every grade: its statements are compiled once per rule and
-# database and kept (compiling the ORM's query of twelve filtered counts took as much CPU
-# as the rest of the grade).
+# The statements of every grade (one pair's tally, its topic's recount) are compiled once
+# per database (and rule) and kept: compiling the ORM's queries took as much CPU as the rest
+# of the grade. A query is compiled with a sentinel where the pair's or topic's id goes.
 _SENTINEL = -7_654_321
 _STATEMENTS: dict[tuple, tuple] = {}
+
+
+def _compiled(queryset) -> tuple[str, list, int]:
+    """The queryset's SQL, its parameters, and where the sentinel is among them (once)."""
+    sql, params = queryset.query.sql_with_params()
+    params = list(params)
+    at = params.index(_SENTINEL)
+    assert _SENTINEL not in params[at + 1 :]
+    return sql, params, at
+
+
+def _run(cursor, statement: tuple[str, list, int], value: int) -> list[tuple]:
+    sql, params, at = statement
+    params = list(params)
+    params[at] = value
+    cursor.execute(sql, params)
+    return cursor.fetchall()
+
+
+def _pair_statements() -> tuple:
+    key = (connection.vendor, connection.alias, "pair")
+    if key not in _STATEMENTS:
+        quote = connection.ops.quote_name
+        lock = _compiled(Pair.objects.filter(pk=_SENTINEL).values_list("topic_id"))
+        if connection.features.has_select_for_update:
+            lock = (lock[0] + " FOR UPDATE", lock[1], lock[2])
+        judges = _compiled(
+            Assignment.objects.filter(pair_id=_SENTINEL).values_list("status", "judgment__grade")
+        )
+        outside = _compiled(
+            ExternalGrade.objects.filter(adjudicating_grades(), pair_id=_SENTINEL).values_list(
+                "grade", "judge__kind"
+            )
+        )
+        update = (
+            f"UPDATE {quote(Pair._meta.db_table)} SET "
+            + ", ".join(f"{quote(f)} = %s" for f in FIELDS)
+            + f" WHERE {quote('id')} = %s"
+        )
+        _STATEMENTS[key] = (lock, judges, outside, update)
+    return _STATEMENTS[key]
+
+
+def _tally_one(pair_id: int) -> None:
+    """tally_pairs of one pair under a lock on its row (a grade's): lock, read its judges'
+    and the counted outside grades, store, then recount its topic."""
+    lock, judges, outside, update = _pair_statements()
+    with connection.cursor() as cursor:
+        found = _run(cursor, lock, pair_id)
+        if not found:
+            return
+        rows = _run(cursor, judges, pair_id)
+        external = _run(cursor, outside, pair_id)
+        machines = sum(kind == JudgeKind.MACHINE for _, kind in external)
+        rows += [(AssignmentStatus.DONE, grade) for grade, _ in external]
+        cursor.execute(update, [*tally_of(rows, machines), pair_id])
+    _count_one(found[0][0])
 
 
 def _statements(rule: str) -> tuple:
@@ -249,10 +310,7 @@ def _statements(rule: str) -> tuple:
             .annotate(**_topic_counts(rule))
         )
         names = [*counts.query.values_select, *counts.query.annotation_select]
-        sql, params = counts.query.sql_with_params()
-        params = list(params)
-        at = params.index(_SENTINEL)
-        assert _SENTINEL not in params[at + 1 :]
+        sql, params, at = _compiled(counts)
         quote = connection.ops.quote_name
         table = quote(TopicTally._meta.db_table)
         columns = ["topic_id", "campaign_id", *TOPIC_FIELDS]
