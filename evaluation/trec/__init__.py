@@ -70,7 +70,7 @@ from .fields import read_prefs, read_qrels_jg, read_qrels_prefs, read_zscores
 from .grammar import QRELS_SCHEMA, RUN_SCHEMA, QrelsLine, RunLine
 from .reading import iter_qrels, iter_run, read_qrels, read_run
 from .source import MAX_LINE_BYTES
-from .topics import CHUNK_LINES, NotInTopicBlocks, iter_run_topics, regroup_topics
+from .topics import CHUNK_LINES, NotInTopicBlocks, RunTopics, iter_run_topics, regroup_topics
 from .writing import qrels_from_dict, run_from_dict, write_qrels, write_run
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "Notice",
     "QrelsLine",
     "RunLine",
+    "RunTopics",
     "TrecFormatError",
     "iter_qrels",
     "iter_run",
