@@ -64,21 +64,23 @@ def evaluate_in_chunks(
     scoring._checked_frames(qrels, pl.DataFrame(schema=_RUN_SCHEMA), options)
     judged = qrels.get_column("qid").unique()
     parts: list[scoring.Evaluation] = []
-    anchor: pl.DataFrame | None = None  # the lines of one judged topic, for -c's missing ones
+    last_chunk: pl.DataFrame | None = None  # its last topic's lines: -c's anchor (below)
     empty: pl.DataFrame | None = None
     seen: list[pl.Series] = []
     for chunk in chunks:
-        chunk = chunk.filter(pl.col("qid").is_in(judged.implode()))
+        # Chunks come in topic blocks: the runs of equal qids are few, and usually all judged.
+        topics = chunk.get_column("qid").rle().struct.field("value").unique()
+        if not topics.is_in(judged.implode()).all():
+            chunk = chunk.filter(pl.col("qid").is_in(judged.implode()))
+            topics = topics.filter(topics.is_in(judged.implode()))
         if empty is None:
             empty = chunk.head(0)
         if not chunk.height:
             continue
-        topics = chunk.get_column("qid").unique()
         seen.append(topics)
         chunk_qrels = qrels.filter(pl.col("qid").is_in(topics.implode()))
         parts.append(scoring.evaluate(chunk_qrels, chunk, specs, options, zscores=zscores))
-        last = chunk.get_column("qid")[-1]
-        anchor = chunk.filter(pl.col("qid") == last)
+        last_chunk = chunk
         del chunk, chunk_qrels
     if not parts:
         # No run topic is judged: whatever the whole run gives (an error, or with 10.0's -c
@@ -87,6 +89,8 @@ def evaluate_in_chunks(
         return scoring.evaluate(qrels, run, specs, options, zscores=zscores)
     unseen = judged.filter(~judged.is_in(pl.concat(seen).implode()))
     if options.complete and unseen.len():
+        # The lines of one judged topic, next to which the missing ones are scored.
+        anchor = last_chunk.filter(pl.col("qid") == last_chunk.get_column("qid")[-1])
         anchored = pl.concat([unseen, anchor.get_column("qid").head(1)])
         both = scoring.evaluate(
             qrels.filter(pl.col("qid").is_in(anchored.implode())),

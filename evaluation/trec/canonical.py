@@ -89,35 +89,48 @@ def parsed_pieces(
     columns: tuple[str, ...],
     piece_bytes: int,
     ahead: int | None = None,
+    *,
+    pairs_within: bool = False,
 ) -> Iterator[tuple[pl.DataFrame, np.ndarray] | None]:
     """Each piece's frame (``columns``) and pair hashes (``_parsed``), in file order; None in
-    place of the first piece polars might not read exactly, and nothing after it.
+    place of the first piece polars might not read exactly, and nothing after it. With
+    ``pairs_within``, also None for a piece in which a pair hash repeats (the workers sort
+    each piece's hashes): the caller then only has to look for pairs repeated across pieces.
 
     Worker threads copy, check and parse the pieces, in file order, up to ``ahead`` pieces
-    (default ``AHEAD``) beyond the one the caller has: while the caller works on a piece (scores it, say), the
-    next ones are read. Polars parses (and hashes) without the interpreter lock, so the
-    workers keep both cores busy; memory stays bounded by pieces, not the file.
+    (default ``AHEAD``) beyond the one the caller has: while the caller works on a piece
+    (scores it, say), the next ones are read. Polars parses (and hashes) without the
+    interpreter lock, so the workers keep both cores busy; memory stays bounded by pieces,
+    not the file.
     """
     ahead = AHEAD if ahead is None else ahead
     ends = _pieces(data, piece_bytes)
     if len(data) <= piece_bytes:  # one piece: nothing to overlap
         for start, end in ends:
-            yield _checked_and_parsed(fmt, data, start, end, schema, columns)
+            yield _checked_and_parsed(fmt, data, start, end, schema, columns, pairs_within)
         return
     with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="trec-piece") as pool:
         pending: collections.deque = collections.deque()
-        try:
-            for start, end in ends:
+
+        def fill() -> None:
+            # Before a piece is handed out, so the workers go on while the caller works.
+            while len(pending) <= ahead:
+                start_end = next(ends, None)
+                if start_end is None:
+                    return
+                start, end = start_end
                 pending.append(
-                    pool.submit(_checked_and_parsed, fmt, data, start, end, schema, columns)
+                    pool.submit(
+                        _checked_and_parsed, fmt, data, start, end, schema, columns, pairs_within
+                    )
                 )
-                while len(pending) > ahead or (pending and pending[0].done()):
-                    parsed = pending.popleft().result()
-                    yield parsed
-                    if parsed is None:
-                        return
+
+        try:
+            fill()
             while pending:
                 parsed = pending.popleft().result()
+                if parsed is not None:
+                    fill()
                 yield parsed
                 if parsed is None:
                     return
@@ -138,9 +151,18 @@ def _checked(data, start: int, end: int) -> _Piece | None:
     return _scanned(raw, first=start == 0)
 
 
-def _checked_and_parsed(fmt, data, start, end, schema, columns):
+def _checked_and_parsed(fmt, data, start, end, schema, columns, pairs_within=False):
     piece = _checked(data, start, end)
-    return None if piece is None else _parsed(fmt, piece, schema, columns)
+    parsed = None if piece is None else _parsed(fmt, piece, schema, columns)
+    if pairs_within and parsed is not None and _repeats(parsed[1]):
+        return None
+    return parsed
+
+
+def _repeats(hashes: np.ndarray) -> bool:
+    """Whether a value repeats in ``hashes`` (sorted here, a copy)."""
+    ordered = np.sort(hashes)
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def _pieces(data, size: int) -> Iterator[tuple[int, int]]:

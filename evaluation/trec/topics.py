@@ -117,7 +117,9 @@ class RunTopics:
             self._declined = True
             raise NotInTopicBlocks
         schema = dict(zip(RUN.raw_names, RUN.raw_types, strict=True))
-        self._pieces = parsed_pieces(RUN, data, schema, self.columns, self.piece_bytes)
+        self._pieces = parsed_pieces(
+            RUN, data, schema, self.columns, self.piece_bytes, pairs_within=True
+        )
         blocks = _TopicBlocks(self.chunk_lines)
         for parsed in self._pieces:
             if parsed is None:
@@ -170,17 +172,19 @@ def regroup_topics(
 
 class _TopicBlocks:
     """Pieces' rows gathered into chunks cut between topics, checking on the way that every
-    topic is one block of lines and that no (qid, docno) pair repeats within a topic."""
+    topic is one block of lines and, with ``check_pairs``, that no (qid, docno) pair repeats
+    within a topic: the pieces come checked within themselves (parsed_pieces' pairs_within),
+    so only a topic that goes on from one piece into the next is looked at here."""
 
     def __init__(self, chunk_lines: int, *, check_pairs: bool = True) -> None:
         self.chunk_lines = chunk_lines
         self.check_pairs = check_pairs
         self.frames: list[pl.DataFrame] = []
-        self.hashes: list[np.ndarray] = []
         self.lines = 0
         self.seen: set[str] = set()  # topics whose block has started
         self.open: str | None = None  # the topic of the last line so far
         self.open_lines = 0  # its lines gathered so far
+        self.open_hashes: list[np.ndarray] = []  # their pair hashes (with check_pairs)
         self.any_lines = False
 
     def add(self, frame: pl.DataFrame, hashes: np.ndarray | None) -> Iterator[pl.DataFrame]:
@@ -189,20 +193,30 @@ class _TopicBlocks:
         self.any_lines = True
         runs = frame.get_column("qid").rle().struct.unnest()
         qids = runs.get_column("value").to_list()
-        starting = qids[1:] if qids[0] == self.open else qids
+        going_on = qids[0] == self.open
+        starting = qids[1:] if going_on else qids
         if len(set(starting)) < len(starting) or not self.seen.isdisjoint(starting):
             raise NotInTopicBlocks
         self.seen.update(starting)
         last = int(runs.get_column("len")[-1])
+        if self.check_pairs:
+            self._check_pairs(hashes, int(runs.get_column("len")[0]) if going_on else 0)
+            self.open_hashes = [*self.open_hashes, hashes] if not starting else [hashes[-last:]]
         self.open_lines = self.open_lines + last if not starting else last
         self.open = qids[-1]
         self.frames.append(frame)
-        if self.check_pairs:
-            self.hashes.append(hashes)
         self.lines += frame.height
         if self.lines >= self.chunk_lines and self.lines > self.open_lines:
             # Everything but the open topic's lines, which may go on in the next piece.
             yield self._take(self.lines - self.open_lines)
+
+    def _check_pairs(self, hashes: np.ndarray, going_on: int) -> None:
+        """The open topic's lines before this piece and its first ``going_on`` lines in it
+        must not repeat a pair hash (each piece has none repeated within it)."""
+        if going_on:
+            pairs = np.sort(np.concatenate([*self.open_hashes, hashes[:going_on]]))
+            if (pairs[1:] == pairs[:-1]).any():
+                raise NotInTopicBlocks  # a repeated pair, or a mere hash collision: read whole
 
     def finish(self) -> Iterator[pl.DataFrame]:
         if not self.any_lines and self.check_pairs:
@@ -211,14 +225,8 @@ class _TopicBlocks:
             yield self._take(self.lines)
 
     def _take(self, count: int) -> pl.DataFrame:
-        """The first ``count`` rows gathered so far, checked for repeated pairs."""
+        """The first ``count`` rows gathered so far."""
         frame = pl.concat(self.frames, rechunk=False) if len(self.frames) > 1 else self.frames[0]
         self.frames = [frame.slice(count)] if count < frame.height else []
         self.lines = frame.height - count
-        if self.check_pairs:
-            hashes = np.concatenate(self.hashes) if len(self.hashes) > 1 else self.hashes[0]
-            self.hashes = [hashes[count:].copy()] if count < frame.height else []
-            taken = np.sort(hashes[:count])
-            if (taken[1:] == taken[:-1]).any():
-                raise NotInTopicBlocks  # a repeated pair, or a mere hash collision: read whole
         return frame.slice(0, count)
