@@ -11,8 +11,10 @@ import argparse
 import csv
 import dataclasses
 import io
+import itertools
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -243,18 +245,29 @@ def score_run_file(
 ) -> tuple[measures.Evaluation, str]:
     """The run file at ``path`` scored (as ``score``) and its runid. Runs whose topics each
     come in one block of lines are read and scored in chunks of whole topics; any other file
-    is read whole, which also reports its errors."""
+    is read whole, which also reports its errors.
+
+    ``qrels`` is the relevance frame, or a function that returns it (raising UsageError for a
+    bad file; ``main`` reads the qrels file on a thread that way): it is called once the run's
+    first chunk is read, so the two files are read at once, and its errors still come before
+    the run file's."""
     if rel_format == "qrels":
         try:
             chunkable = measures.can_chunk(specs, options)
         except ValueError as error:
+            _resolved(qrels)
             raise UsageError(str(error)) from None
         if chunkable:
             large = path.stat().st_size >= CHUNKED_BYTES
             lines = chunk_lines or (trec.CHUNK_LINES if large else PIPELINE_CHUNK_LINES)
             return _score_in_chunks(qrels, path, specs, options, zscores, lines, keep=not large)
+    qrels = _resolved(qrels)
     run = read_file(trec.read_run, path, columns=SCORING_COLUMNS)
     return score(qrels, run, specs, options, rel_format=rel_format, zscores=zscores), runid_of(run)
+
+
+def _resolved(qrels):
+    return qrels() if callable(qrels) else qrels
 
 
 def _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines, *, keep):
@@ -273,20 +286,33 @@ def _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines, *, keep)
     notices: list[trec.Notice] = []
     try:
         with reader:
+            given = chunks()
             try:
-                result = measures.evaluate_in_chunks(
-                    qrels, chunks(), specs, options, zscores=zscores
-                )
-                return result, tags[0] if tags else ""
+                first = next(given, None)  # the qrels are read meanwhile, if on a thread
             except trec.NotInTopicBlocks:
+                qrels = _resolved(qrels)
                 run = reader.read_whole(notices)
-            except ValueError as scoring_error:
-                # As on the whole path, the run file's own errors come before scoring's.
-                if not reader.finished:
-                    reader.read_whole(notices)
-                    _write_notices(notices)
-                raise UsageError(str(scoring_error)) from None
+            else:
+                qrels = _resolved(qrels)
+                try:
+                    result = measures.evaluate_in_chunks(
+                        qrels,
+                        itertools.chain([] if first is None else [first], given),
+                        specs,
+                        options,
+                        zscores=zscores,
+                    )
+                    return result, tags[0] if tags else ""
+                except trec.NotInTopicBlocks:
+                    run = reader.read_whole(notices)
+                except ValueError as scoring_error:
+                    # As on the whole path, the run file's own errors come before scoring's.
+                    if not reader.finished:
+                        reader.read_whole(notices)
+                        _write_notices(notices)
+                    raise UsageError(str(scoring_error)) from None
     except trec.TrecFormatError as error:
+        _resolved(qrels)  # the qrels file's errors first
         raise UsageError(str(error)) from None
     _write_notices(notices)
     return score(qrels, run, specs, options, zscores=zscores), runid_of(run)
@@ -331,10 +357,19 @@ def main(argv: list[str]) -> int:
     try:
         check_files(args)
         specs, options = options_from(args)
-        qrels = cli_inputs.read_relevance(args.rel_format, Path(args.qrels), read_file)
-        zscores = cli_inputs.read_zscores(args.zscores, read_file)
-        scored = {"rel_format": args.rel_format, "zscores": zscores}
-        result, runid = score_run_file(qrels, Path(args.run), specs, options, **scored)
+        # The qrels file is read on a thread while the run's first pieces are read (its
+        # errors still come first: score_run_file asks for it before looking at the run's).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="qrels") as pool:
+            qrels = pool.submit(
+                cli_inputs.read_relevance, args.rel_format, Path(args.qrels), read_file
+            ).result
+            try:
+                zscores = cli_inputs.read_zscores(args.zscores, read_file)
+            except UsageError:
+                qrels()
+                raise
+            scored = {"rel_format": args.rel_format, "zscores": zscores}
+            result, runid = score_run_file(qrels, Path(args.run), specs, options, **scored)
     except UsageError as error:
         # The same words Django's CommandError prints, so both paths read alike.
         sys.stderr.write(f"CommandError: {error}\n")

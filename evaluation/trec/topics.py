@@ -117,8 +117,16 @@ class RunTopics:
             self._declined = True
             raise NotInTopicBlocks
         schema = dict(zip(RUN.raw_names, RUN.raw_types, strict=True))
+        # Kept pieces stay in memory anyway: then the workers read on without waiting for
+        # the caller, so no core idles while a chunk is scored.
         self._pieces = parsed_pieces(
-            RUN, data, schema, self.columns, self.piece_bytes, pairs_within=True
+            RUN,
+            data,
+            schema,
+            self.columns,
+            self.piece_bytes,
+            ahead=len(data) // self.piece_bytes + 1 if self.keep else None,
+            pairs_within=True,
         )
         blocks = _TopicBlocks(self.chunk_lines)
         for parsed in self._pieces:
