@@ -290,10 +290,9 @@ def _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines, *, keep)
             try:
                 first = next(given, None)  # the qrels are read meanwhile, if on a thread
             except trec.NotInTopicBlocks:
-                qrels = _resolved(qrels)
-                run = reader.read_whole(notices)
-            else:
-                qrels = _resolved(qrels)
+                first = given = None
+            qrels = _resolved(qrels)
+            if given is not None:
                 try:
                     result = measures.evaluate_in_chunks(
                         qrels,
@@ -304,13 +303,15 @@ def _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines, *, keep)
                     )
                     return result, tags[0] if tags else ""
                 except trec.NotInTopicBlocks:
-                    run = reader.read_whole(notices)
+                    pass  # read whole below, once the chunks' frames are let go
                 except ValueError as scoring_error:
                     # As on the whole path, the run file's own errors come before scoring's.
                     if not reader.finished:
                         reader.read_whole(notices)
                         _write_notices(notices)
                     raise UsageError(str(scoring_error)) from None
+            first = given = None
+            run = reader.read_whole(notices)
     except trec.TrecFormatError as error:
         _resolved(qrels)  # the qrels file's errors first
         raise UsageError(str(error)) from None

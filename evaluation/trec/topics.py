@@ -145,12 +145,11 @@ class RunTopics:
         if self._kept is None or not self._started:
             return read_run(self.source, name=self.name, columns=self.columns, notices=notices)
         frame = None
+        kept, self._kept = self._kept, []
         if not self._declined:
-            frames, hashes = [], []
-            for parsed in self._kept:
-                frames.append(parsed[0])
-                hashes.append(parsed[1])
-            self._kept = []
+            frames = [parsed[0] for parsed in kept]
+            hashes = [parsed[1] for parsed in kept]
+            del kept
             for parsed in self._pieces:
                 if parsed is None:
                     break
@@ -158,7 +157,8 @@ class RunTopics:
                 hashes.append(parsed[1])
             else:
                 frame = joined_pieces(frames, hashes)
-            del frames, hashes
+        # The pieces read are let go before the other paths read the file again.
+        frames = hashes = kept = None
         if frame is None:
             frame = read_declined(RUN, self._data, self.name, MAX_ERRORS, self.columns, notices)
         return frame
