@@ -11,8 +11,10 @@ import argparse
 import csv
 import dataclasses
 import io
+import itertools
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -151,8 +153,7 @@ def read_file(reader, path: Path, **options):
         frame = reader(path, name=str(path), **options)
     except trec.TrecFormatError as error:
         raise UsageError(str(error)) from None
-    for notice in notices:
-        sys.stderr.write(f"notice: {notice}\n")
+    _write_notices(notices)
     return frame
 
 
@@ -227,46 +228,100 @@ def _csv(result, *, per_topic) -> str:
     return buffer.getvalue()
 
 
-# Run files at least this large are scored a few million lines at a time when they can be
-# (evaluation.trec.topics, evaluation.measures.chunked): the same numbers in bounded memory.
-# Below it, reading the whole file is a little faster and needs under a gigabyte.
+# Runs whose topics each come in one block of lines (the usual case) are scored a chunk of
+# whole topics at a time while worker threads read the next pieces of the file
+# (evaluation.trec.topics, evaluation.measures.chunked): the same numbers, and the two cores
+# read and score at once. Below CHUNKED_BYTES the pieces read are kept, so a file that is not
+# in topic blocks is not read twice; from it on they are not (bounded memory), and such a
+# file is read again whole.
 CHUNKED_BYTES = 400_000_000
+# Lines per chunk: small enough that scoring starts soon and the last chunk, scored once
+# everything is read, is short; large enough that each chunk's fixed costs stay small.
+PIPELINE_CHUNK_LINES = 500_000
 
 
 def score_run_file(
     qrels, path: Path, specs, options, *, rel_format="qrels", zscores=None, chunk_lines=None
 ) -> tuple[measures.Evaluation, str]:
-    """The run file at ``path`` scored (as ``score``) and its runid. Large runs whose topics
-    each come in one block of lines are read and scored in chunks of whole topics; any other
-    file is read whole, which also reports its errors."""
-    if rel_format == "qrels" and path.stat().st_size >= CHUNKED_BYTES:
+    """The run file at ``path`` scored (as ``score``) and its runid. Runs whose topics each
+    come in one block of lines are read and scored in chunks of whole topics; any other file
+    is read whole, which also reports its errors.
+
+    ``qrels`` is the relevance frame, or a function that returns it (raising UsageError for a
+    bad file; ``main`` reads the qrels file on a thread that way): it is called once the run's
+    first chunk is read, so the two files are read at once, and its errors still come before
+    the run file's."""
+    if rel_format == "qrels":
         try:
             chunkable = measures.can_chunk(specs, options)
         except ValueError as error:
+            _resolved(qrels)
             raise UsageError(str(error)) from None
         if chunkable:
-            try:
-                return _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines)
-            except trec.NotInTopicBlocks:
-                pass  # read whole below: the usual path decides, and names every error
+            large = path.stat().st_size >= CHUNKED_BYTES
+            lines = chunk_lines or (trec.CHUNK_LINES if large else PIPELINE_CHUNK_LINES)
+            return _score_in_chunks(qrels, path, specs, options, zscores, lines, keep=not large)
+    qrels = _resolved(qrels)
     run = read_file(trec.read_run, path, columns=SCORING_COLUMNS)
     return score(qrels, run, specs, options, rel_format=rel_format, zscores=zscores), runid_of(run)
 
 
-def _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines):
+def _resolved(qrels):
+    return qrels() if callable(qrels) else qrels
+
+
+def _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines, *, keep):
+    """score_run_file's chunked path; a file the chunks cannot vouch for is read whole (with
+    its errors and notices, as read_file reads it) and scored whole."""
     tags = []
+    reader = trec.RunTopics(
+        path, name=str(path), chunk_lines=chunk_lines, columns=SCORING_COLUMNS, keep=keep
+    )
 
     def chunks():
-        lines = {} if chunk_lines is None else {"chunk_lines": chunk_lines}
-        for chunk in trec.iter_run_topics(path, name=str(path), **lines):
+        for chunk in reader:
             tags[:] = [runid_of(chunk)]
             yield chunk
 
+    notices: list[trec.Notice] = []
     try:
-        result = measures.evaluate_in_chunks(qrels, chunks(), specs, options, zscores=zscores)
-    except ValueError as error:
+        with reader:
+            given = chunks()
+            try:
+                first = next(given, None)  # the qrels are read meanwhile, if on a thread
+            except trec.NotInTopicBlocks:
+                first = given = None
+            qrels = _resolved(qrels)
+            if given is not None:
+                try:
+                    result = measures.evaluate_in_chunks(
+                        qrels,
+                        itertools.chain([] if first is None else [first], given),
+                        specs,
+                        options,
+                        zscores=zscores,
+                    )
+                    return result, tags[0] if tags else ""
+                except trec.NotInTopicBlocks:
+                    pass  # read whole below, once the chunks' frames are let go
+                except ValueError as scoring_error:
+                    # As on the whole path, the run file's own errors come before scoring's.
+                    if not reader.finished:
+                        reader.read_whole(notices)
+                        _write_notices(notices)
+                    raise UsageError(str(scoring_error)) from None
+            first = given = None
+            run = reader.read_whole(notices)
+    except trec.TrecFormatError as error:
+        _resolved(qrels)  # the qrels file's errors first
         raise UsageError(str(error)) from None
-    return result, tags[0] if tags else ""
+    _write_notices(notices)
+    return score(qrels, run, specs, options, zscores=zscores), runid_of(run)
+
+
+def _write_notices(notices: list[trec.Notice]) -> None:
+    for notice in notices:
+        sys.stderr.write(f"notice: {notice}\n")
 
 
 def runid_of(run_frame) -> str:
@@ -303,10 +358,19 @@ def main(argv: list[str]) -> int:
     try:
         check_files(args)
         specs, options = options_from(args)
-        qrels = cli_inputs.read_relevance(args.rel_format, Path(args.qrels), read_file)
-        zscores = cli_inputs.read_zscores(args.zscores, read_file)
-        scored = {"rel_format": args.rel_format, "zscores": zscores}
-        result, runid = score_run_file(qrels, Path(args.run), specs, options, **scored)
+        # The qrels file is read on a thread while the run's first pieces are read (its
+        # errors still come first: score_run_file asks for it before looking at the run's).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="qrels") as pool:
+            qrels = pool.submit(
+                cli_inputs.read_relevance, args.rel_format, Path(args.qrels), read_file
+            ).result
+            try:
+                zscores = cli_inputs.read_zscores(args.zscores, read_file)
+            except UsageError:
+                qrels()
+                raise
+            scored = {"rel_format": args.rel_format, "zscores": zscores}
+            result, runid = score_run_file(qrels, Path(args.run), specs, options, **scored)
     except UsageError as error:
         # The same words Django's CommandError prints, so both paths read alike.
         sys.stderr.write(f"CommandError: {error}\n")

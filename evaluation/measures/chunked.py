@@ -19,7 +19,9 @@ variants) and our own (ERR, RBP) are computed over the whole run by grouped.eval
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
@@ -30,6 +32,7 @@ from .grouped import _engine_specs, _plan
 __all__ = ["can_chunk", "evaluate_in_chunks"]
 
 _DEFAULT_OPTIONS = Options()
+_SCORERS = 2  # chunks scored at once: two cores
 
 
 def _engine_request(measures: Sequence[str] | str, options: Options) -> list[str] | None:
@@ -63,23 +66,41 @@ def evaluate_in_chunks(
     # The checks evaluate makes on the whole qrels (a chunk only sees its topics' judgments).
     scoring._checked_frames(qrels, pl.DataFrame(schema=_RUN_SCHEMA), options)
     judged = qrels.get_column("qid").unique()
+    scored: collections.deque = collections.deque()  # chunks being scored, in order
     parts: list[scoring.Evaluation] = []
-    anchor: pl.DataFrame | None = None  # the lines of one judged topic, for -c's missing ones
+    last_chunk: pl.DataFrame | None = None  # its last topic's lines: -c's anchor (below)
     empty: pl.DataFrame | None = None
     seen: list[pl.Series] = []
-    for chunk in chunks:
-        chunk = chunk.filter(pl.col("qid").is_in(judged.implode()))
-        if empty is None:
-            empty = chunk.head(0)
-        if not chunk.height:
-            continue
-        topics = chunk.get_column("qid").unique()
-        seen.append(topics)
-        chunk_qrels = qrels.filter(pl.col("qid").is_in(topics.implode()))
-        parts.append(scoring.evaluate(chunk_qrels, chunk, specs, options, zscores=zscores))
-        last = chunk.get_column("qid")[-1]
-        anchor = chunk.filter(pl.col("qid") == last)
-        del chunk, chunk_qrels
+    # Chunks are scored on two threads (numpy and polars mostly run without the interpreter
+    # lock), so that both cores score once the file is read, while this one takes the next.
+    with ThreadPoolExecutor(max_workers=_SCORERS, thread_name_prefix="score") as pool:
+        try:
+            for chunk in chunks:
+                # Chunks come in topic blocks: few runs of equal qids, usually all judged.
+                topics = chunk.get_column("qid").rle().struct.field("value").unique()
+                if not topics.is_in(judged.implode()).all():
+                    chunk = chunk.filter(pl.col("qid").is_in(judged.implode()))
+                    topics = topics.filter(topics.is_in(judged.implode()))
+                if empty is None:
+                    empty = chunk.head(0)
+                if not chunk.height:
+                    continue
+                seen.append(topics)
+                chunk_qrels = qrels.filter(pl.col("qid").is_in(topics.implode()))
+                scored.append(
+                    pool.submit(
+                        scoring.evaluate, chunk_qrels, chunk, specs, options, zscores=zscores
+                    )
+                )
+                last_chunk = chunk
+                del chunk, chunk_qrels
+                while len(scored) > _SCORERS or (scored and scored[0].done()):
+                    parts.append(scored.popleft().result())
+            while scored:
+                parts.append(scored.popleft().result())
+        finally:
+            for future in scored:
+                future.cancel()
     if not parts:
         # No run topic is judged: whatever the whole run gives (an error, or with 10.0's -c
         # every judged topic scored as missing), an empty run gives.
@@ -87,6 +108,8 @@ def evaluate_in_chunks(
         return scoring.evaluate(qrels, run, specs, options, zscores=zscores)
     unseen = judged.filter(~judged.is_in(pl.concat(seen).implode()))
     if options.complete and unseen.len():
+        # The lines of one judged topic, next to which the missing ones are scored.
+        anchor = last_chunk.filter(pl.col("qid") == last_chunk.get_column("qid")[-1])
         anchored = pl.concat([unseen, anchor.get_column("qid").head(1)])
         both = scoring.evaluate(
             qrels.filter(pl.col("qid").is_in(anchored.implode())),

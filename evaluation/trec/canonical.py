@@ -16,16 +16,17 @@ import polars as pl
 from .grammar import Format, pair_hash
 from .source import BOM, has_long_line
 
-__all__ = ["PIECE_BYTES", "read_canonical"]
+__all__ = ["AHEAD", "PIECE_BYTES", "joined_pieces", "parsed_pieces", "read_canonical"]
 
 # Polars parses one piece of about this size at a time: memory stays bounded (a piece's bytes
 # and its all-column frame are dropped once checked), and the byte checks scan a piece while
 # it is in the processor's cache.
 PIECE_BYTES = 16 << 20
-# Pieces parsed at once, and pieces handed out ahead of the one being collected (see
-# parsed_pieces): two cores, and a piece's bytes and frame are all that each holds.
+# Pieces read at once (two cores), and pieces read ahead of the one the caller has (see
+# parsed_pieces): enough to keep both cores busy while the caller scores a chunk of topics,
+# each holding a piece's frame (about 25 MB for 16 MiB of run lines).
 _WORKERS = 2
-_AHEAD = 2
+AHEAD = 6
 # Runs of whitespace, or whitespace at the start or end of a line; looked for in the first
 # _HEAD_BYTES only (a regular expression over 64 KiB already costs milliseconds).
 _UNUSUAL_LAYOUT = re.compile(rb"[ \t\x0b\x0c]{2}|^[ \t\x0b\x0c]|[ \t\x0b\x0c]\r?$", re.MULTILINE)
@@ -65,10 +66,16 @@ def read_canonical(
             return None
         frames.append(parsed[0])
         hashes.append(parsed[1])
+    return joined_pieces(frames, hashes)
+
+
+def joined_pieces(frames: list[pl.DataFrame], hashes: list[np.ndarray]) -> pl.DataFrame | None:
+    """The frame of a whole file from its pieces' frames and pair hashes (parsed_pieces), or
+    None when there is no line at all or a (qid, docno) pair may repeat. Empties ``hashes``."""
     if not any(frame.height for frame in frames):
         return None
     pairs = np.concatenate(hashes)
-    del hashes
+    hashes.clear()
     pairs.sort()
     if (pairs[1:] == pairs[:-1]).any():
         return None
@@ -76,39 +83,54 @@ def read_canonical(
 
 
 def parsed_pieces(
-    fmt: Format, data, schema: dict, columns: tuple[str, ...], piece_bytes: int
+    fmt: Format,
+    data,
+    schema: dict,
+    columns: tuple[str, ...],
+    piece_bytes: int,
+    ahead: int | None = None,
+    *,
+    pairs_within: bool = False,
 ) -> Iterator[tuple[pl.DataFrame, np.ndarray] | None]:
     """Each piece's frame (``columns``) and pair hashes (``_parsed``), in file order; None in
-    place of the first piece polars might not read exactly, and nothing after it.
+    place of the first piece polars might not read exactly, and nothing after it. With
+    ``pairs_within``, also None for a piece in which a pair hash repeats (the workers sort
+    each piece's hashes): the caller then only has to look for pairs repeated across pieces.
 
-    The pieces are parsed on worker threads while this thread copies and checks the bytes of
-    the next ones: polars parses (and hashes) without the interpreter lock, the byte checks
-    hold it, so with two cores the checks and the parsing of several pieces overlap instead
-    of taking turns. At most ``_AHEAD`` pieces wait or are parsed beyond the one the caller
-    has, so memory stays bounded by pieces, not the file.
+    Worker threads copy, check and parse the pieces, in file order, up to ``ahead`` pieces
+    (default ``AHEAD``) beyond the one the caller has: while the caller works on a piece
+    (scores it, say), the next ones are read. Polars parses (and hashes) without the
+    interpreter lock, so the workers keep both cores busy; memory stays bounded by pieces,
+    not the file.
     """
+    ahead = AHEAD if ahead is None else ahead
     ends = _pieces(data, piece_bytes)
     if len(data) <= piece_bytes:  # one piece: nothing to overlap
         for start, end in ends:
-            yield _checked_and_parsed(fmt, data, start, end, schema, columns)
+            yield _checked_and_parsed(fmt, data, start, end, schema, columns, pairs_within)
         return
     with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="trec-piece") as pool:
         pending: collections.deque = collections.deque()
-        try:
-            for start, end in ends:
-                piece = _checked(data, start, end)
-                if piece is None:
-                    yield None
+
+        def fill() -> None:
+            # Before a piece is handed out, so the workers go on while the caller works.
+            while len(pending) <= ahead:
+                start_end = next(ends, None)
+                if start_end is None:
                     return
-                pending.append(pool.submit(_parsed, fmt, piece, schema, columns))
-                del piece
-                while len(pending) > _AHEAD or (pending and pending[0].done()):
-                    parsed = pending.popleft().result()
-                    yield parsed
-                    if parsed is None:
-                        return
+                start, end = start_end
+                pending.append(
+                    pool.submit(
+                        _checked_and_parsed, fmt, data, start, end, schema, columns, pairs_within
+                    )
+                )
+
+        try:
+            fill()
             while pending:
                 parsed = pending.popleft().result()
+                if parsed is not None:
+                    fill()
                 yield parsed
                 if parsed is None:
                     return
@@ -129,9 +151,18 @@ def _checked(data, start: int, end: int) -> _Piece | None:
     return _scanned(raw, first=start == 0)
 
 
-def _checked_and_parsed(fmt, data, start, end, schema, columns):
+def _checked_and_parsed(fmt, data, start, end, schema, columns, pairs_within=False):
     piece = _checked(data, start, end)
-    return None if piece is None else _parsed(fmt, piece, schema, columns)
+    parsed = None if piece is None else _parsed(fmt, piece, schema, columns)
+    if pairs_within and parsed is not None and _repeats(parsed[1]):
+        return None
+    return parsed
+
+
+def _repeats(hashes: np.ndarray) -> bool:
+    """Whether a value repeats in ``hashes`` (sorted here, a copy)."""
+    ordered = np.sort(hashes)
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def _pieces(data, size: int) -> Iterator[tuple[int, int]]:

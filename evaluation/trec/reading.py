@@ -98,19 +98,32 @@ def _read(fmt: Format, source, name, max_errors, max_bytes, columns, notices) ->
     name = display_name(source, name)
     check_max_errors(max_errors)
     columns = _checked_columns(fmt, columns)
-    log = NoticeLog(name)
     with whole_input(source, name=name, max_bytes=max_bytes) as data:
         # Path 1 declines files with anything to notice (extra fields, a rank it cannot read).
         frame = read_canonical(fmt, data, columns)
         if frame is None:
-            frame = read_any_layout(fmt, data, name, max_errors, log)
-            if frame is None:
-                log = NoticeLog(name)
-                frame = read_line_by_line(fmt, data, name, max_errors, log)
-            frame = frame.select(columns)
+            frame = read_declined(fmt, data, name, max_errors, columns, notices)
+    return frame
+
+
+def read_declined(
+    fmt: Format,
+    data,
+    name: str,
+    max_errors: int,
+    columns: tuple[str, ...],
+    notices: list[Notice] | None,
+) -> pl.DataFrame:
+    """Paths 2 and 3 for ``data`` (bytes or a memory map) that path 1 declined: the frame
+    (``columns``), with its notices appended to ``notices``, or TrecFormatError."""
+    log = NoticeLog(name)
+    frame = read_any_layout(fmt, data, name, max_errors, log)
+    if frame is None:
+        log = NoticeLog(name)
+        frame = read_line_by_line(fmt, data, name, max_errors, log)
     if notices is not None:
         notices.extend(log.notices())
-    return frame
+    return frame.select(columns)
 
 
 def _checked_columns(fmt: Format, columns) -> tuple[str, ...]:

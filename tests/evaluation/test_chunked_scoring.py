@@ -1,7 +1,8 @@
-"""Large runs are scored in chunks of whole topics (evaluation.trec.topics,
-evaluation.measures.chunked): the output must be byte for byte the in-memory path's, per
-topic (-q), without the summary (-n) and in every format; files the chunked reader cannot
-vouch for are read whole, errors and all."""
+"""Runs are scored in chunks of whole topics while the rest of the file is read
+(evaluation.trec.topics, evaluation.measures.chunked): the output must be byte for byte the
+in-memory path's, per topic (-q), without the summary (-n) and in every format, with the pieces
+read kept (files under cli.CHUNKED_BYTES) or not; files the chunked reader cannot vouch for are
+read whole, errors, notices and all."""
 
 from pathlib import Path
 
@@ -34,14 +35,20 @@ def write_files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
     return qrels, run
 
 
-def outputs(qrels_path: Path, run_path: Path, flags: list[str]) -> list[str]:
-    """What evaluate prints for these files and flags in each format, -q and not."""
+def outputs(qrels_path: Path, run_path: Path, flags: list[str], *, whole=False) -> list[str]:
+    """What evaluate prints for these files and flags in each format, -q and not; ``whole``:
+    the run read whole and scored in memory (cli.score), never in chunks."""
     args = cli.build_parser().parse_args([str(qrels_path), str(run_path), *flags])
     specs, options = cli.options_from(args)
     qrels = cli_inputs.read_relevance("qrels", qrels_path, cli.read_file)
     zscores = cli_inputs.read_zscores(args.zscores, cli.read_file)
     try:
-        result, runid = cli.score_run_file(qrels, run_path, specs, options, zscores=zscores)
+        if whole:
+            run = cli.read_file(trec.read_run, run_path, columns=cli.SCORING_COLUMNS)
+            result = cli.score(qrels, run, specs, options, zscores=zscores)
+            runid = cli.runid_of(run)
+        else:
+            result, runid = cli.score_run_file(qrels, run_path, specs, options, zscores=zscores)
     except cli.UsageError as error:
         return [f"error: {error}"]
     return [
@@ -53,19 +60,20 @@ def outputs(qrels_path: Path, run_path: Path, flags: list[str]) -> list[str]:
 
 @pytest.fixture
 def chunked(monkeypatch):
-    """Run evaluate with every run file chunked: ``chunked(lines, piece_bytes)``."""
+    """Run evaluate with every run file chunked: ``chunked(lines, piece_bytes, keep)``
+    (``keep``: whether the pieces read are kept, as for files under cli.CHUNKED_BYTES)."""
     calls = []
-    original = topic_chunks.iter_run_topics
+    original = trec.RunTopics
 
-    def configure(lines: int, piece_bytes: int | None) -> None:
-        monkeypatch.setattr(cli, "CHUNKED_BYTES", 0)
+    def configure(lines: int, piece_bytes: int | None, keep: bool = True) -> None:
+        monkeypatch.setattr(cli, "CHUNKED_BYTES", 1 << 60 if keep else 0)
 
-        def iterate(path, **options):
-            calls.append(path)
+        def make(path, **options):
+            calls.append((path, options["keep"]))
             options["chunk_lines"] = lines
             return original(path, **options, piece_bytes=piece_bytes)
 
-        monkeypatch.setattr(trec, "iter_run_topics", iterate)
+        monkeypatch.setattr(trec, "RunTopics", make)
 
     configure.calls = calls
     return configure
@@ -74,13 +82,13 @@ def chunked(monkeypatch):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_chunked_scoring_prints_what_the_in_memory_path_prints(tmp_path, seed, chunked):
     qrels, run = write_files(tmp_path, seed)
-    expected = {tuple(flags): outputs(qrels, run, flags) for flags in COMMAND_LINES}
-    for lines, piece_bytes in CHUNKINGS:
-        chunked(lines, piece_bytes)
+    expected = {tuple(flags): outputs(qrels, run, flags, whole=True) for flags in COMMAND_LINES}
+    for (lines, piece_bytes), keep in zip(CHUNKINGS, (True, False, True), strict=True):
+        chunked(lines, piece_bytes, keep)
         for flags in COMMAND_LINES:
             got = outputs(qrels, run, flags)
-            assert got == expected[tuple(flags)], (seed, lines, piece_bytes, flags)
-    assert chunked.calls, "the chunked path was never taken"
+            assert got == expected[tuple(flags)], (seed, lines, piece_bytes, keep, flags)
+    assert {keep for _, keep in chunked.calls} == {True, False}
 
 
 def test_chunks_hold_whole_topics_in_file_order(tmp_path):
@@ -124,24 +132,75 @@ def test_files_the_chunked_reader_cannot_vouch_for_are_declined(tmp_path, text):
         list(trec.iter_run_topics(run, chunk_lines=1, piece_bytes=16))
 
 
-def test_declined_files_are_read_whole_with_the_same_errors_and_numbers(tmp_path, chunked):
+_MANY = "".join(f"{q} Q0 d{i} {i} {100 - i}.5 t\n" for q in (1, 2, 3) for i in range(30))
+DECLINED = {
+    "topic 1 comes back": "1 Q0 a 1 2.0 t\n2 Q0 b 1 2.0 t\n1 Q0 c 2 1.0 t\n",
+    "a repeated pair": "1 Q0 a 1 2.0 t\n1 Q0 a 2 1.0 t\n",
+    "a repeated pair in another chunk": _MANY + "1 Q0 d3 4 1.0 t\n",
+    "a bad score at the end": _MANY + "3 Q0 x 1 high t\n",
+    "fields after the sixth (a notice)": _MANY + "3 Q0 x 1 0.5 t extra\n",
+    "a rank that is not an integer (a notice)": "1 Q0 a one 2.0 t\n" + _MANY,
+    "nothing but a comment": "# nothing\n",
+    "runs of spaces": "1  Q0 a 1 2.0 t\n2 Q0 b 1 2.0 t\n",
+}
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_declined_files_are_read_whole_with_the_same_errors_and_numbers(
+    tmp_path, chunked, capsys, keep
+):
     qrels = tmp_path / "qrels"
-    qrels.write_text("1 0 a 1\n1 0 c 1\n2 0 b 1\n")
+    qrels.write_text("1 0 a 1\n1 0 c 1\n2 0 b 1\n1 0 d3 1\n3 0 d7 2\n3 0 x 1\n")
     run = tmp_path / "run"
-    good = "1 Q0 a 1 2.0 t\n2 Q0 b 1 2.0 t\n1 Q0 c 2 1.0 t\n"  # topic 1 comes back
-    bad = "1 Q0 a 1 2.0 t\n1 Q0 a 2 1.0 t\n"
-    results = {}
-    for setting in ("whole", "chunked"):
-        if setting == "chunked":
-            chunked(1, 16)
-        for name, text in (("good", good), ("bad", bad)):
-            run.write_text(text)
-            results[setting, name] = outputs(qrels, run, ["-q", "-m", "map", "-m", "P.1"])
-    assert results["whole", "good"] == results["chunked", "good"]
-    assert results["whole", "bad"] == results["chunked", "bad"]
-    assert results["chunked", "bad"] == [
+    flags = ["-q", "-m", "map", "-m", "P.1"]
+    for text in DECLINED.values():
+        run.write_text(text)
+        whole = outputs(qrels, run, flags, whole=True), capsys.readouterr()
+        for piece_bytes in (16, 200, None):
+            chunked(1, piece_bytes, keep)
+            got = outputs(qrels, run, flags), capsys.readouterr()
+            assert got == whole, (text, piece_bytes)
+    assert chunked.calls
+    run.write_text(DECLINED["a repeated pair"])
+    assert outputs(qrels, run, flags) == [
         f"error: {run}:2: docno 'a' already appears for topic '1' on line 1"
     ]
+    run.write_text(DECLINED["fields after the sixth (a notice)"])
+    outputs(qrels, run, flags)
+    assert capsys.readouterr().err.count("notice: ") == 1
+
+
+def test_kept_pieces_are_not_read_again(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    run.write_text(_MANY + "1 Q0 late 1 0.5 t\n")  # topic 1 comes back at the very end
+    expected = trec.read_run(run, columns=cli.SCORING_COLUMNS)
+
+    def read_again(*args, **kwargs):
+        raise AssertionError("the file was read again")
+
+    monkeypatch.setattr(topic_chunks, "read_run", read_again)
+    with trec.RunTopics(run, chunk_lines=20, piece_bytes=100, keep=True) as reader:
+        with pytest.raises(trec.NotInTopicBlocks):
+            for chunk in reader:
+                assert chunk.height >= 20
+        assert not reader.finished
+        assert reader.read_whole().equals(expected)
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_run_files_errors_come_before_scorings(tmp_path, chunked, keep):
+    # Exponential gain refuses the grade 63 before any chunk is scored; the whole path
+    # reads the run first, so its error is the one reported.
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 63\n")
+    run = tmp_path / "run"
+    flags = ["-m", "ndcg", "--gain", "exp"]
+    for text in (_MANY + "3 Q0 x 1 high t\n", _MANY):
+        run.write_text(text)
+        whole = outputs(qrels, run, flags, whole=True)
+        chunked(5, 64, keep)
+        assert outputs(qrels, run, flags) == whole
+    assert whole == ["error: qrels: exponential gain needs grades <= 62"]
 
 
 def test_requests_with_options_of_their_own_are_scored_whole():
