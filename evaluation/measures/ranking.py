@@ -114,6 +114,9 @@ def rank_judged_documents(
     kept = line_topic >= 0
     kept_lines = None if kept.all() else np.flatnonzero(kept)
     docno, score = run.get_column("docno"), run.get_column("score")
+    # A run read in pieces comes in many chunks, and gathering the judged lines' docnos (and
+    # the tied lines') from one chunk costs a fifth of what it costs across twenty.
+    docno = docno.rechunk()
     if kept_lines is not None:
         line_topic, docno, score = line_topic[kept_lines], docno[kept_lines], score[kept_lines]
     scores = _ranking_scores(score, trec_eval_version)
