@@ -67,10 +67,16 @@ def run_diff(request):
     if scoring is None:
         return no_scoring(request, "evaluation/diff.html", form)
     runs = Run.objects.select_related("system").in_bulk([pk for pk in (a_id, b_id) if pk])
+    all_runs = list(Run.objects.select_related("system").order_by("system__name", "name"))
+    # Before a choice, the form offers two different runs: a run against itself shows nothing.
+    selected_a = a_id or (all_runs[0].pk if all_runs else None)
+    selected_b = b_id or next((run.pk for run in all_runs if run.pk != selected_a), None)
     context = {
-        "all_runs": Run.objects.select_related("system").order_by("system__name", "name"),
+        "all_runs": all_runs,
         "a_id": a_id,
         "b_id": b_id,
+        "selected_a": selected_a,
+        "selected_b": selected_b,
         "order": order,
         "orders": list(diff.ORDER_LABELS.items()),
         "p": p,

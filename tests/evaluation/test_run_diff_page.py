@@ -117,6 +117,21 @@ def test_bad_choices_are_explained_not_crashed(as_engineer, world):
     assert nothing.status_code == 200 and 'name="a"' in nothing.content.decode()
 
 
+def test_before_a_choice_the_form_offers_two_different_runs(as_engineer, world):
+    qrels, bm25, dense = world
+
+    html = as_engineer.get(f"/evaluation/diff/?qrels={qrels.pk}").content.decode()
+    chosen_a = as_engineer.get(f"/evaluation/diff/?qrels={qrels.pk}&a={dense.pk}")
+
+    def selected(page: str, name: str) -> list[str]:
+        select = page.split(f'<select name="{name}"')[1].split("</select>")[0]
+        return re.findall(r'<option value="(\d+)" selected>', select)
+
+    assert selected(html, "a") == [str(bm25.pk)] and selected(html, "b") == [str(dense.pk)]
+    page = chosen_a.content.decode()
+    assert selected(page, "a") == [str(dense.pk)] and selected(page, "b") == [str(bm25.pk)]
+
+
 def test_a_run_not_scored_with_the_options_is_named(as_engineer, world):
     qrels, bm25, dense = world
 
