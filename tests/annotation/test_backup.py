@@ -174,7 +174,7 @@ def build_campaign(name="Web Track 2026 — backup"):
     # and an audit that sends the machine-only pair to the judges.
     import_judgments(
         campaign=campaign,
-        source=b"qid,docno,judge,grade,note\n201,d2,crowd worker 17,0,regraded\n150,d1,w2,1,\n",
+        source=b"qid,docno,judge,grade,note\n101,d2,crowd worker 17,0,regraded\n150,d1,w2,1,\n",
         file_name="crowd.csv",
         user=lead,
         add_missing_pairs=True,
@@ -357,6 +357,10 @@ def test_a_campaign_survives_export_and_import_into_an_empty_instance(tmp_path, 
         "JudgmentImport #0",
         "JudgmentImport #1",
     }
+    regraded = [g for g in before["ExternalGrade"] if g["note"] == "regraded"]
+    assert [(g["judge"], g["source"]) for g in regraded] == [
+        ("crowd worker 17", "JudgmentImport #0")
+    ]
     answers = before["MachineAnswer"]
     assert {a["run"] for a in answers} == {"MachineRun #0", "MachineRun #1"}
     assert any(a["recorded"] for a in answers)
@@ -656,7 +660,7 @@ CORRUPTIONS = {
                 {**x["external_grades"][0], "judge": "nobody-here"}
             ),
         ),
-        "external_grades[11].judge: 'nobody-here' is not in external_judges",
+        "external_grades[10].judge: 'nobody-here' is not in external_judges",
     ),
     "an outside person with a machine's configuration": (
         lambda d: edit(
