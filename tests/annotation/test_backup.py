@@ -16,6 +16,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounts.roles import Role
 from annotation import backup, services
@@ -1068,6 +1070,26 @@ def test_every_version_3_row_comes_back_with_its_references(tmp_path):
         "2 judgment imports, 2 machine runs, "
         f"{MachineAnswer.objects.count()} machine answers, 1 audits." in said
     )
+
+
+def test_the_restore_takes_as_many_queries_for_one_answer_as_for_all(tmp_path):
+    """Imports, runs, answers, grades and audit pairs are written in bulk, never a query per
+    row (a large campaign's restore must not slow down)."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    document = read_document(tmp_path / "b.json")
+    assert len(document["machine_answers"]) > 1
+    fewer = dict(
+        document, machine_answers=[next(a for a in document["machine_answers"] if a["recorded"])]
+    )
+    counts = []
+    for variant in (document, fewer):
+        delete_everything()
+        checked = backup.parse_backup(json.dumps(variant).encode(), name="b.json")
+        with CaptureQueriesContext(connection) as queries:
+            backup.restore_backup(checked)
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
 
 
 def test_a_version_1_backup_still_restores(tmp_path):
