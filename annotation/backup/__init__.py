@@ -3,26 +3,32 @@
 ``manage.py export_campaign ID -o backup.json[.gz]`` writes it; ``manage.py import_campaign
 backup.json[.gz]`` creates it again as a new campaign. The file holds everything the
 campaign is made of: topics, documents, the pool, assignments, judgments with their whole
-history, lead decisions, and publications with their qrels versions and provenance.
+history, lead decisions, publications with their qrels versions and provenance, outside and
+machine judges with their grades and the imports those came from, machine runs and answers,
+and the audits sent to human judges.
 
-Format ``qrelsmith-campaign``, version 2
+Format ``qrelsmith-campaign``, version 3
 ----------------------------------------
 One UTF-8 JSON object (gzip-compressed when the file name ends in ``.gz``; the importer
 recognises gzip by its first bytes). Database ids never appear: rows name each other by
 natural keys — a user by ``username``, a topic by ``qid``, a document by ``docno``, a pair by
 ``qid`` + ``docno``, an assignment (and its judgment and history) by ``qid`` + ``docno`` +
-``judge`` — and lead decisions, which form chains, by a file-local ``id`` (1, 2, …). Times are
-ISO 8601 with their UTC offset and microseconds (``2026-11-20T09:30:00.123456+00:00``). Every
-key below is required and no other key is allowed; the order of keys does not matter. Lists
-are in the order the rows were created, and the importer creates them in that order. The
-importer also reads ``relevance-studio-campaign``, the name the product had before issue
-15, and version 1: the same document without the campaign's ``pool_ordering``,
-``machine_grades_adjudicate`` and ``machine_grades_fill`` (restored as ``random``, false,
-false) and without ``external_judges`` and ``external_grades``::
+``judge``, an outside or machine judge by its ``name`` — and lead decisions (which form
+chains), judgment imports and machine runs by a file-local ``id`` (1, 2, …, in each list).
+Times are ISO 8601 with their UTC offset and microseconds
+(``2026-11-20T09:30:00.123456+00:00``). Every key below is required and no other key is allowed; the order of keys does not matter.
+Lists are in the order the rows were created, and the importer creates them in that order.
+The importer also reads ``relevance-studio-campaign``, the name the product had before issue
+15; version 2: the same document without ``imports``, ``machine_runs``,
+``machine_answers``, ``audits``, an external grade's ``source`` and the ``created_by`` of
+external judges and machine configurations (restored as none of those: grades from no
+import, judges created by nobody); and version 1: version 2 without the campaign's
+``pool_ordering``, ``machine_grades_adjudicate`` and ``machine_grades_fill`` (restored as
+``random``, false, false) and without ``external_judges`` and ``external_grades``::
 
     {
       "format": "qrelsmith-campaign",
-      "version": 2,
+      "version": 3,
       "exported_at": time,
       "campaign": {"name", "description", "scale": [{"grade", "label", "definition"}, …],
                    "guidelines", "overlap", "relevance_threshold", "seed",
@@ -40,9 +46,10 @@ false) and without ``external_judges`` and ``external_grades``::
                      "last_request", "created_at", "updated_at"}],
       "changes": [{"qid", "docno", "judge", "action", "old_grade", "new_grade", "note",
                    "changed_by", "changed_at"}],
-      "decisions": [{"id", "qid", "docno", "grade", "reason", "decided_by", "decided_at",
-                     "supersedes": id | null}],
-      "publications": [{"rule", "counts", "left_out", "published_by", "published_at",
+      "decisions": [{"id", "qid", "docno", "grade", "reason", "rule", "decided_by",
+                     "decided_at", "supersedes": id | null}],
+      "publications": [{"rule", "relevance_threshold", "counts", "left_out", "published_by",
+                        "published_at",
                         "qrels": {"name", "version", "description", "source",
                                   "original_filename", "checksum", "topic_count",
                                   "judgment_count", "created_by", "created_at",
@@ -50,25 +57,43 @@ false) and without ``external_judges`` and ``external_grades``::
                         "grades": [{"qid", "docno", "grade", "basis", "judges",
                                     "decision": id | null}]}],
       "external_judges": [{"name", "kind": "outside" | "machine", "description",
-                           "created_at",
+                           "created_at", "created_by": username | null,
                            "machine": null | {"model_name", "model_version", "base_url",
                                               "api_key_env", "template_name",
                                               "template_version", "system_prompt",
                                               "user_prompt", "temperature", "max_tokens",
                                               "max_passage_chars", "concurrency", "timeout",
                                               "max_retries", "input_price", "output_price",
-                                              "created_at"}}],
+                                              "created_at",
+                                              "created_by": username | null}}],
+      "imports": [{"id", "file_name", "sha256", "format", "judge_kind", "mapping", "options",
+                   "counts", "imported_by": username | null, "imported_at"}],
       "external_grades": [{"judge": name, "qid", "docno", "grade", "note", "seconds",
-                           "judged_at", "details", "recorded_at", "updated_at"}]
+                           "judged_at", "details", "recorded_at", "updated_at",
+                           "source": import id | null}],
+      "machine_runs": [{"id", "judge": name, "topic": qid | null, "scope", "pairs", "graded",
+                        "failed", "prompt_tokens", "completion_tokens", "cost", "seconds",
+                        "cancel_requested_at", "cancelled", "started_by": username | null,
+                        "created_at", "finished_at"}],
+      "machine_answers": [{"judge": name, "qid", "docno", "run": run id | null, "outcome",
+                           "grade", "failure", "reason", "raw", "model", "prompt_tokens",
+                           "completion_tokens", "cost", "seconds", "attempts", "tries",
+                           "answered_at", "recorded": true | false}],
+      "audits": [{"kind", "size", "seed", "sent", "assigned", "sent_by": username | null,
+                  "sent_at", "pairs": [{"qid", "docno", "reason"}]}]
     }
 
 A machine judge's key is never written: a restored one reads it from ``api_key_env`` or is
-given a new one. Not carried (yet): which import gave an outside or machine grade (restored
-grades have no import), a machine judge's runs and raw answers, and audits sent to humans;
-the pool ordering's state is recomputed from the grades.
+given a new one. An answer's ``recorded`` says whether it points at its judge's grade of the
+pair in ``external_grades`` (the grade the answer recorded). A machine run's background job
+belongs to the instance (its log, its worker) and is not carried: a restored run has none.
+Not carried: the pool ordering's state, recomputed from the grades. An external grade's
+``details`` are kept as they were, also where they mention ids of the instance that made them
+(a machine's grade names its machine and run there).
 
-``users`` lists everyone the campaign names (lead, judges, whoever graded, changed, decided or
-published) with their roles; never passwords, admin rights or other groups. A decision
+``users`` lists everyone the campaign names (lead, judges, whoever graded, changed, decided,
+published, created an outside or machine judge, imported grades, started a machine run or sent
+an audit) with their roles; never passwords, admin rights or other groups. A decision
 ``supersedes`` one listed before it, of the same pair. Values are those of the model fields
 (annotation/models.py, evaluation/models.py), null where the field allows it.
 

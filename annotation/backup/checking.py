@@ -6,12 +6,19 @@ of the rest. Checked: every key present and no unknown key, in every object; typ
 ranges and choices of each value as its model field needs them; duplicates (a qid, a docno,
 a pair, an assignment, a judgment, a decision id, a qrels name and version, a qrels entry, a
 published grade); references (to users, topics, documents, pairs, assignments and
-decisions); the database's constraints (a slot within its overlap, one judge per slot, a
-judgment graded or skipped, one first decision per pair and each decision superseded at most
-once, a decision superseding one of its own pair listed before it); judgments' and
-calibration grades on the campaign's scale (what update_campaign keeps true; decisions,
-history and published grades may hold grades of an earlier, longer scale); and each qrels
-version's checksum, topic and judgment counts against its entries.
+decisions; in version 3 to imports, machine runs and outside and machine judges); the
+database's constraints (a slot within its overlap, one judge per slot, a judgment graded or
+skipped, one first decision per pair and each decision superseded at most once, a decision
+superseding one of its own pair listed before it, one answer per pair per machine judge, a
+graded answer with a grade and a failed one without, a pair sent to one audit at most, one
+sample audit per seed and size); judgments' and calibration grades on the campaign's scale
+(what update_campaign keeps true; decisions, history and published grades may hold grades of
+an earlier, longer scale); each qrels version's checksum, topic and judgment counts against
+its entries; and what ties the version 3 rows together as the instance made them (an import's
+SHA-256 as 64 lower-case hexadecimal digits, a machine run or answer of a machine judge with
+its configuration, an answer's run of the same judge, an answer recorded only when graded and
+only where that judge's grade of the pair is in ``external_grades``, audited pairs in the
+pool).
 
 Nothing here reads or writes the database; :mod:`annotation.backup.restoring` checks what
 depends on the target instance (users, existing qrels versions).
@@ -77,6 +84,10 @@ class Backup:
     version: int = schema.VERSION
     external_judges: list[dict[str, Any]] = field(default_factory=list)
     external_grades: list[dict[str, Any]] = field(default_factory=list)
+    imports: list[dict[str, Any]] = field(default_factory=list)
+    machine_runs: list[dict[str, Any]] = field(default_factory=list)
+    machine_answers: list[dict[str, Any]] = field(default_factory=list)
+    audits: list[dict[str, Any]] = field(default_factory=list)
 
 
 def check_document(document: Any, *, name: str) -> Backup:
@@ -96,7 +107,8 @@ def _show(value: Any) -> str:
 _QID = text_checker(Topic._meta.get_field("qid").max_length)
 _DOCNO = text_checker(QrelsEntry._meta.get_field("docno").max_length)
 _ENTRY_GRADE = integer_checker(*schema.INTEGER_RANGES["SmallIntegerField"])
-_DECISION_ID = integer_checker(1, 2**63 - 1)
+_DECISION_ID = integer_checker(1, 2**63 - 1)  # also the file-local ids of imports and runs
+_HEX = frozenset("0123456789abcdef")
 
 
 class _Check:
@@ -113,6 +125,11 @@ class _Check:
         self.decisions: dict[int, tuple[int, tuple[str, str]]] = {}  # id -> (index, pair)
         self.version = schema.VERSION
         self.external_judges: dict[str, str] = {}  # name -> its path
+        self.machines: set[str] = set()  # names of the machine judges with a configuration
+        self.imports: dict[int, str] = {}  # file-local id -> its path
+        self.external_grades: set[tuple[str, str, str]] = set()  # (judge, qid, docno)
+        self.runs: dict[int, str] = {}  # file-local id -> its path
+        self.run_judges: dict[int, str | None] = {}  # file-local id -> its judge (None: bad)
 
     # --- reporting ----------------------------------------------------------------------
 
@@ -253,7 +270,8 @@ class _Check:
         if type(version) is not int:
             raise BackupError(self.name, ["version: must be an integer"])
         if version not in schema.READ_VERSIONS:
-            shown = " and ".join(map(str, schema.READ_VERSIONS))
+            *first, last = map(str, schema.READ_VERSIONS)
+            shown = f"{', '.join(first)} and {last}"
             raise BackupError(
                 self.name,
                 [
@@ -262,7 +280,7 @@ class _Check:
                 ],
             )
         self.version = version
-        keys = schema.TOP_KEYS if version >= 2 else schema.TOP_KEYS_V1
+        keys = schema.TOP_KEYS_OF[version]
         top, _ = self.object(
             "",
             document,
@@ -284,13 +302,21 @@ class _Check:
         decisions = self.decision_rows(get("decisions", []))
         publications = self.publication_rows(get("publications", []))
         external_judges = self.external_judge_rows(get("external_judges", []))
+        imports = self.import_rows(get("imports", []))
         external_grades = self.external_grade_rows(get("external_grades", []))
+        machine_runs = self.machine_run_rows(get("machine_runs", []))
+        machine_answers = self.machine_answer_rows(get("machine_answers", []))
+        audits = self.audit_rows(get("audits", []))
         if self.total:
             raise self.fail()
         return Backup(
             version=version,
             external_judges=external_judges,
             external_grades=external_grades,
+            imports=imports,
+            machine_runs=machine_runs,
+            machine_answers=machine_answers,
+            audits=audits,
             name=self.name,
             exported_at=top["exported_at"],
             campaign=campaign,
@@ -592,11 +618,18 @@ class _Check:
         )
 
     def external_judge_rows(self, value: Any) -> list[dict]:
-        """Outside people and machines: unique names; a configuration only for a machine."""
+        """Outside people and machines: unique names; a configuration only for a machine;
+        in version 3 who created the judge and its configuration (a username or null)."""
         machine_checks = checkers(schema.MachineJudge, schema.MACHINE)
+        v3 = self.version >= 3
+        machine_refs = schema.MACHINE_REFS_V3 if v3 else ()
 
         def each(path: str, row: dict) -> bool:
             ok = True
+            if v3:
+                self.user(f"{path}.created_by", row["created_by"], nullable=True)
+            else:
+                row["created_by"] = None  # before version 3 nobody is named
             name = row.get("name")
             if name is not None:
                 if not name.strip():
@@ -614,9 +647,17 @@ class _Check:
                 if row.get("kind") != "machine":
                     self.add(f"{path}.machine", "only a machine judge has a configuration")
                     return False
-                checked, fine = self.object(f"{path}.machine", machine, machine_checks)
+                if name is not None:
+                    self.machines.add(name)
+                checked, fine = self.object(
+                    f"{path}.machine", machine, machine_checks, machine_refs
+                )
                 if not fine:
                     return False
+                if v3:
+                    self.user(f"{path}.machine.created_by", checked["created_by"], nullable=True)
+                else:
+                    checked["created_by"] = None
                 if not 1 <= checked["concurrency"] <= 64:
                     self.add(f"{path}.machine.concurrency", "must be between 1 and 64")
                     ok = False
@@ -633,13 +674,15 @@ class _Check:
             "external_judges",
             value,
             checkers(schema.ExternalJudge, schema.EXTERNAL_JUDGE),
-            schema.EXTERNAL_JUDGE_REFS,
+            schema.EXTERNAL_JUDGE_REFS_V3 if v3 else schema.EXTERNAL_JUDGE_REFS,
             each,
         )
 
     def external_grade_rows(self, value: Any) -> list[dict]:
-        """One grade per pair per outside or machine judge, on the campaign's scale."""
+        """One grade per pair per outside or machine judge, on the campaign's scale; in
+        version 3 with the import that gave it (``source``: an id of ``imports``, or null)."""
         graded: dict[tuple[str, str, str], str] = {}
+        v3 = self.version >= 3
 
         def each(path: str, row: dict) -> bool:
             pair = self.pair(path, row)
@@ -654,6 +697,14 @@ class _Check:
                     self.add(path, f"{_show(judge)} already graded the pair at {graded[key]}")
                     ok = False
                 graded[key] = path
+                self.external_grades.add(key)
+            if not v3:
+                row["source"] = None  # before version 3 no grade names its import
+            elif row["source"] is not None and (
+                type(row["source"]) is not int or row["source"] not in self.imports
+            ):
+                self.add(f"{path}.source", f"import {_show(row['source'])} is not in imports")
+                ok = False
             if "grade" in row:
                 self.on_scale(f"{path}.grade", row["grade"])
             if row.get("seconds") is not None and row["seconds"] < 0:
@@ -665,7 +716,186 @@ class _Check:
             "external_grades",
             value,
             checkers(schema.ExternalGrade, schema.EXTERNAL_GRADE),
-            schema.EXTERNAL_GRADE_REFS,
+            schema.EXTERNAL_GRADE_REFS_V3 if v3 else schema.EXTERNAL_GRADE_REFS,
+            each,
+        )
+
+    def local_id(self, path: str, value: Any, known: dict[int, str]) -> int | None:
+        """A file-local id (1, 2, ...) not in ``known`` (id -> path); None after reporting."""
+        number = self.check(path, _DECISION_ID, value)
+        if number is not None and number in known:
+            self.add(path, f"{number} is already {known[number]}")
+            return None
+        return number
+
+    def import_rows(self, value: Any) -> list[dict]:
+        """The provenance of imported grades (version 3): unique ids, a SHA-256 as the
+        importer writes it (64 lower-case hexadecimal digits)."""
+
+        def each(path: str, row: dict) -> bool:
+            number = self.local_id(f"{path}.id", row["id"], self.imports)
+            self.user(f"{path}.imported_by", row["imported_by"], nullable=True)
+            ok = number is not None
+            if number is not None:
+                self.imports[number] = path
+            digest = row.get("sha256")
+            if digest is not None and (len(digest) != 64 or not _HEX.issuperset(digest)):
+                self.add(
+                    f"{path}.sha256",
+                    f"{_show(digest)} is not a SHA-256 (64 lower-case hexadecimal digits)",
+                )
+                ok = False
+            return ok
+
+        return self.rows(
+            "imports",
+            value,
+            checkers(schema.JudgmentImport, schema.IMPORT),
+            schema.IMPORT_REFS,
+            each,
+        )
+
+    def machine(self, path: str, judge: Any) -> str | None:
+        """The name of a machine judge with its configuration, or None after reporting."""
+        if type(judge) is not str or judge not in self.external_judges:
+            self.add(path, f"{_show(judge)} is not in external_judges")
+            return None
+        if judge not in self.machines:
+            self.add(
+                path,
+                f"{_show(judge)} is not a machine judge with a configuration "
+                f"({self.external_judges[judge]})",
+            )
+            return None
+        return judge
+
+    def machine_run_rows(self, value: Any) -> list[dict]:
+        """A machine judge's runs (version 3): unique ids, a judge with a configuration, a
+        topic of ``topics`` or null."""
+
+        def each(path: str, row: dict) -> bool:
+            number = self.local_id(f"{path}.id", row["id"], self.runs)
+            judge = self.machine(f"{path}.judge", row["judge"])
+            self.user(f"{path}.started_by", row["started_by"], nullable=True)
+            ok = number is not None and judge is not None
+            if number is not None:
+                self.runs[number] = path
+                self.run_judges[number] = judge
+            topic = row["topic"]
+            if topic is not None and (type(topic) is not str or topic not in self.topics):
+                self.add(f"{path}.topic", f"topic {_show(topic)} is not in topics")
+                ok = False
+            return ok
+
+        return self.rows(
+            "machine_runs",
+            value,
+            checkers(schema.MachineRun, schema.MACHINE_RUN),
+            schema.MACHINE_RUN_REFS,
+            each,
+        )
+
+    def machine_answer_rows(self, value: Any) -> list[dict]:
+        """What machine judges answered (version 3): one answer per pair per judge, a run of
+        the same judge or null, a grade exactly when graded, recorded only when graded and
+        where the judge's grade of the pair is in ``external_grades``."""
+        answered: dict[tuple[str, str, str], str] = {}
+
+        def each(path: str, row: dict) -> bool:
+            pair = self.pair(path, row)
+            judge = self.machine(f"{path}.judge", row["judge"])
+            ok = pair is not None and judge is not None
+            key = None if not ok else (judge, *pair)
+            if key is not None:
+                if key in answered:
+                    self.add(
+                        path, f"{_show(judge)} already answered for the pair at {answered[key]}"
+                    )
+                    ok = False
+                answered[key] = path
+            run = row["run"]
+            if run is not None:
+                if type(run) is not int or run not in self.runs:
+                    self.add(f"{path}.run", f"run {_show(run)} is not in machine_runs")
+                    ok = False
+                elif judge is not None and self.run_judges[run] not in (None, judge):
+                    self.add(f"{path}.run", f"{self.runs[run]} is a run of another machine judge")
+                    ok = False
+            outcome = row.get("outcome")
+            if (
+                outcome is not None
+                and "grade" in row
+                and (outcome == "graded") != (row["grade"] is not None)
+            ):
+                self.add(
+                    f"{path}.grade", "a graded answer has a grade and a failed one has none (null)"
+                )
+                ok = False
+            recorded = row["recorded"]
+            if type(recorded) is not bool:
+                self.add(f"{path}.recorded", "must be true or false")
+                ok = False
+            elif recorded and outcome == "failed":
+                self.add(f"{path}.recorded", "a failed answer records no grade")
+                ok = False
+            elif recorded and key is not None and key not in self.external_grades:
+                self.add(
+                    f"{path}.recorded",
+                    f"{_show(judge)} has no grade of the pair in external_grades",
+                )
+                ok = False
+            return ok
+
+        return self.rows(
+            "machine_answers",
+            value,
+            checkers(schema.MachineAnswer, schema.MACHINE_ANSWER),
+            schema.MACHINE_ANSWER_REFS,
+            each,
+        )
+
+    def audit_rows(self, value: Any) -> list[dict]:
+        """Audits (version 3), each with the pairs it sent: pairs of the pool, each sent by
+        one audit at most; one sample audit per seed and size."""
+        sent: dict[tuple[str, str], str] = {}  # pair -> path of its audit pair
+        samples: dict[tuple[int, int], str] = {}  # (seed, size) -> path of the sample audit
+        pair_checks = checkers(schema.AuditPair, schema.AUDIT_PAIR)
+
+        def each(path: str, row: dict) -> bool:
+            self.user(f"{path}.sent_by", row["sent_by"], nullable=True)
+            ok = True
+            if row.get("kind") == "sample" and None not in (row.get("seed"), row.get("size")):
+                label = (row["seed"], row["size"])
+                if label in samples:
+                    self.add(
+                        path,
+                        f"the sample of seed {label[0]} and size {label[1]} is already "
+                        f"{samples[label]}",
+                    )
+                    ok = False
+                samples.setdefault(label, path)
+            where = f"{path}.pairs"
+
+            def pair_each(pair_path: str, pair_row: dict) -> bool:
+                pair = self.pair(pair_path, pair_row)
+                if pair is None:
+                    return False
+                if pair in sent:
+                    self.add(pair_path, f"the pair was already sent at {sent[pair]}")
+                    return False
+                sent[pair] = pair_path
+                return True
+
+            before = self.total
+            pairs = self.rows(where, row["pairs"], pair_checks, schema.AUDIT_PAIR_REFS, pair_each)
+            row["pairs"] = pairs
+            return ok and self.total == before
+
+        return self.rows(
+            "audits",
+            value,
+            checkers(schema.MachineAudit, schema.AUDIT),
+            schema.AUDIT_REFS,
             each,
         )
 

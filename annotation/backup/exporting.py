@@ -32,14 +32,19 @@ from accounts.roles import Role
 from annotation.backup import schema
 from annotation.models import (
     Assignment,
+    AuditPair,
     Campaign,
     CampaignJudge,
     ExternalGrade,
     ExternalJudge,
     Judgment,
     JudgmentChange,
+    JudgmentImport,
     LeadDecision,
+    MachineAnswer,
+    MachineAudit,
     MachineJudge,
+    MachineRun,
     Publication,
 )
 
@@ -110,7 +115,11 @@ def export_campaign(*, campaign: Campaign, out: IO[str]) -> ExportSummary:
             "decisions": _decisions(campaign),
             "publications": _publications(campaign, counts),
             "external_judges": _external_judges(campaign),
+            "imports": _imports(campaign),
             "external_grades": _external_grades(campaign),
+            "machine_runs": _machine_runs(campaign),
+            "machine_answers": _machine_answers(campaign),
+            "audits": _audits(campaign),
         }
         for key, items in sections.items():
             out.write(",\n")
@@ -207,27 +216,126 @@ def _campaign(campaign: Campaign) -> dict:
 def _external_judges(campaign: Campaign) -> Iterator[dict]:
     """Outside people and machines, a machine run here with its configuration (never its
     key: a restored machine judge reads it from ``api_key_env`` or is given a new one)."""
-    machines = {m.judge_id: m for m in MachineJudge.objects.filter(judge__campaign=campaign)}
-    for judge in ExternalJudge.objects.filter(campaign=campaign).order_by("pk"):
+    machines = {
+        m.judge_id: m
+        for m in MachineJudge.objects.filter(judge__campaign=campaign).select_related("created_by")
+    }
+    judges = ExternalJudge.objects.filter(campaign=campaign).select_related("created_by")
+    for judge in judges.order_by("pk"):
         row = {
             key: _json_value(getattr(judge, name)) for key, name in schema.EXTERNAL_JUDGE.items()
         }
+        row["created_by"] = _username(judge.created_by)
         machine = machines.get(judge.pk)
-        row["machine"] = (
-            None
-            if machine is None
-            else {key: _json_value(getattr(machine, name)) for key, name in schema.MACHINE.items()}
-        )
+        if machine is None:
+            row["machine"] = None
+        else:
+            row["machine"] = {
+                key: _json_value(getattr(machine, name)) for key, name in schema.MACHINE.items()
+            }
+            row["machine"]["created_by"] = _username(machine.created_by)
+        yield row
+
+
+def _local_ids(queryset) -> dict[int, int]:
+    """Database id → file-local id (1, 2, … in creation order) of the queryset's rows."""
+    pks = queryset.order_by("pk").values_list("pk", flat=True)
+    return {pk: n for n, pk in enumerate(pks.iterator(chunk_size=CHUNK), 1)}
+
+
+def _import_ids(campaign: Campaign) -> dict[int, int]:
+    return _local_ids(JudgmentImport.objects.filter(campaign=campaign))
+
+
+def _run_ids(campaign: Campaign) -> dict[int, int]:
+    return _local_ids(MachineRun.objects.filter(machine__judge__campaign=campaign))
+
+
+def _imports(campaign: Campaign) -> Iterator[dict]:
+    """The provenance of imported grades: file name, SHA-256, choices, counts, who, when."""
+    local = _import_ids(campaign)
+    fields = schema.IMPORT
+    for row in _rows(
+        JudgmentImport.objects.filter(campaign=campaign),
+        ("id", *fields, "imported_by"),
+        ("pk", *fields.values(), "imported_by__username"),
+    ):
+        row["id"] = local[row["id"]]
         yield row
 
 
 def _external_grades(campaign: Campaign) -> Iterator[dict]:
+    local = _import_ids(campaign)
     fields = schema.EXTERNAL_GRADE
-    return _rows(
+    for row in _rows(
         ExternalGrade.objects.filter(pair__campaign=campaign),
-        (*fields, "judge", "qid", "docno"),
-        (*fields.values(), "judge__name", "pair__topic__qid", "pair__document__docno"),
-    )
+        (*fields, "judge", "qid", "docno", "source"),
+        (
+            *fields.values(),
+            "judge__name",
+            "pair__topic__qid",
+            "pair__document__docno",
+            "source_id",
+        ),
+    ):
+        if row["source"] is not None:
+            row["source"] = local[row["source"]]
+        yield row
+
+
+def _machine_runs(campaign: Campaign) -> Iterator[dict]:
+    """A machine judge's runs, without their background jobs (the instance's, not the
+    campaign's)."""
+    local = _run_ids(campaign)
+    fields = schema.MACHINE_RUN
+    for row in _rows(
+        MachineRun.objects.filter(machine__judge__campaign=campaign),
+        ("id", "judge", "topic", *fields, "started_by"),
+        ("pk", "machine__judge__name", "topic__qid", *fields.values(), "started_by__username"),
+    ):
+        row["id"] = local[row["id"]]
+        yield row
+
+
+def _machine_answers(campaign: Campaign) -> Iterator[dict]:
+    """Raw answers, tokens, cost, time; failures with their raw text."""
+    local = _run_ids(campaign)
+    fields = schema.MACHINE_ANSWER
+    for row in _rows(
+        MachineAnswer.objects.filter(machine__judge__campaign=campaign),
+        ("judge", "qid", "docno", "run", *fields, "recorded"),
+        (
+            "machine__judge__name",
+            "pair__topic__qid",
+            "pair__document__docno",
+            "run_id",
+            *fields.values(),
+            "recorded_id",
+        ),
+    ):
+        if row["run"] is not None:
+            row["run"] = local[row["run"]]
+        row["recorded"] = row["recorded"] is not None
+        yield row
+
+
+def _audits(campaign: Campaign) -> Iterator[dict]:
+    """Each audit with the pairs it sent to human judges, and why."""
+    fields = schema.AUDIT
+    for row in _rows(
+        MachineAudit.objects.filter(campaign=campaign),
+        ("pk", *fields, "sent_by"),
+        ("pk", *fields.values(), "sent_by__username"),
+    ):
+        pairs = AuditPair.objects.filter(audit_id=row.pop("pk"))
+        row["pairs"] = list(
+            _rows(
+                pairs,
+                (*schema.AUDIT_PAIR_REFS, *schema.AUDIT_PAIR),
+                ("pair__topic__qid", "pair__document__docno", *schema.AUDIT_PAIR.values()),
+            )
+        )
+        yield row
 
 
 def _users(campaign: Campaign) -> Iterator[dict]:
@@ -256,6 +364,19 @@ def _users(campaign: Campaign) -> Iterator[dict]:
     )
     for publication in Publication.objects.filter(campaign=campaign).select_related("qrels"):
         ids.update(u for u in (publication.published_by_id, publication.qrels.created_by_id) if u)
+    for queryset, column in (
+        (ExternalJudge.objects.filter(campaign=campaign), "created_by_id"),
+        (MachineJudge.objects.filter(judge__campaign=campaign), "created_by_id"),
+        (JudgmentImport.objects.filter(campaign=campaign), "imported_by_id"),
+        (MachineRun.objects.filter(machine__judge__campaign=campaign), "started_by_id"),
+        (MachineAudit.objects.filter(campaign=campaign), "sent_by_id"),
+    ):
+        ids.update(
+            queryset.filter(**{f"{column}__isnull": False})
+            .order_by()
+            .values_list(column, flat=True)
+            .distinct()
+        )
     users = get_user_model().objects.filter(pk__in=ids).prefetch_related("groups")
     for user in users.order_by("username"):
         row = {key: getattr(user, key) for key in schema.USER}
@@ -312,8 +433,7 @@ def _changes(campaign: Campaign) -> Iterator[dict]:
 
 def _decision_ids(campaign: Campaign) -> dict[int, int]:
     """Database id → file-local id (1, 2, … in creation order) of the campaign's decisions."""
-    pks = LeadDecision.objects.filter(pair__campaign=campaign).order_by("pk")
-    return {pk: n for n, pk in enumerate(pks.values_list("pk", flat=True), 1)}
+    return _local_ids(LeadDecision.objects.filter(pair__campaign=campaign))
 
 
 def _decisions(campaign: Campaign) -> Iterator[dict]:

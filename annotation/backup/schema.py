@@ -1,4 +1,4 @@
-"""The keys of a campaign backup (format version 1) and how one JSON value is checked against
+"""The keys of a campaign backup (format versions 1 to 3) and how one JSON value is checked against
 the model field it is stored in. Shared by the writer and the reader, so the two cannot drift.
 
 A checker takes a JSON value and returns what goes into the model field, or raises
@@ -23,6 +23,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 
 from annotation.models import (
     Assignment,
+    AuditPair,
     Campaign,
     CampaignJudge,
     Document,
@@ -30,8 +31,12 @@ from annotation.models import (
     ExternalJudge,
     Judgment,
     JudgmentChange,
+    JudgmentImport,
     LeadDecision,
+    MachineAnswer,
+    MachineAudit,
     MachineJudge,
+    MachineRun,
     Pair,
     Publication,
     PublishedGrade,
@@ -43,13 +48,15 @@ FORMAT = "qrelsmith-campaign"
 # What the importer accepts: FORMAT, and the name backups had before the product was renamed
 # (issue 15); their content is the same version 1.
 READ_FORMATS = (FORMAT, "relevance-studio-campaign")
-VERSION = 2
+VERSION = 3
 # Version 1 (before outside and machine judges) still restores: its campaign has no pool
 # ordering nor machine settings (they restore as their defaults) and no judges of those kinds.
-READ_VERSIONS = (1, 2)
+# Version 2 (before the provenance of imported grades, machine runs, answers and audits)
+# restores with none of those: its outside and machine grades come from no import.
+READ_VERSIONS = (1, 2, 3)
 
-# Top-level keys, in the order the writer puts them.
-TOP_KEYS = (
+# Version 2's top-level keys, in the order its writer put them.
+TOP_KEYS_V2 = (
     "format",
     "version",
     "exported_at",
@@ -67,7 +74,18 @@ TOP_KEYS = (
     "external_judges",
     "external_grades",
 )
-TOP_KEYS_V1 = TOP_KEYS[:-2]
+TOP_KEYS_V1 = TOP_KEYS_V2[:-2]
+# Version 3's, in the order the writer puts them: imports before the grades that name them,
+# machine runs before the answers that name them.
+TOP_KEYS = (
+    *TOP_KEYS_V2[:-1],
+    "imports",
+    "external_grades",
+    "machine_runs",
+    "machine_answers",
+    "audits",
+)
+TOP_KEYS_OF = {1: TOP_KEYS_V1, 2: TOP_KEYS_V2, 3: TOP_KEYS}
 
 # Each section: (JSON key, model field name). Keys naming people (usernames), pairs
 # (qid + docno) and decisions (file-local ids) are references, checked by the reader.
@@ -157,6 +175,9 @@ EXTERNAL_JUDGE = {
     "created_at": "created_at",
 }
 EXTERNAL_JUDGE_REFS = ("machine",)
+# Version 3 also names who created the judge, and who its configuration (usernames or null).
+EXTERNAL_JUDGE_REFS_V3 = (*EXTERNAL_JUDGE_REFS, "created_by")
+MACHINE_REFS_V3 = ("created_by",)
 MACHINE = {
     key: key
     for key in (
@@ -189,6 +210,69 @@ EXTERNAL_GRADE = {
     "updated_at": "updated_at",
 }
 EXTERNAL_GRADE_REFS = ("judge", "qid", "docno")
+# Version 3: the import that gave the grade (a file-local import id, or null).
+EXTERNAL_GRADE_REFS_V3 = (*EXTERNAL_GRADE_REFS, "source")
+# The provenance of imported grades (version 3), named by a file-local id (1, 2, ...).
+IMPORT = {
+    key: key
+    for key in (
+        "file_name",
+        "sha256",
+        "format",
+        "judge_kind",
+        "mapping",
+        "options",
+        "counts",
+        "imported_at",
+    )
+}
+IMPORT_REFS = ("id", "imported_by")
+# A machine judge's runs (version 3), named by a file-local id. The background job that ran
+# one belongs to the instance (its log and worker), not to the campaign: it is not carried.
+MACHINE_RUN = {
+    key: key
+    for key in (
+        "scope",
+        "pairs",
+        "graded",
+        "failed",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "seconds",
+        "cancel_requested_at",
+        "cancelled",
+        "created_at",
+        "finished_at",
+    )
+}
+MACHINE_RUN_REFS = ("id", "judge", "topic", "started_by")
+# What a machine judge answered for a pair (version 3); "recorded": whether it points at the
+# judge's grade of the pair (external_grades).
+MACHINE_ANSWER = {
+    key: key
+    for key in (
+        "outcome",
+        "grade",
+        "failure",
+        "reason",
+        "raw",
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "seconds",
+        "attempts",
+        "tries",
+        "answered_at",
+    )
+}
+MACHINE_ANSWER_REFS = ("judge", "qid", "docno", "run", "recorded")
+# Pairs sent to human judges to check the machines (version 3), each audit with its pairs.
+AUDIT = {key: key for key in ("kind", "size", "seed", "sent", "assigned", "sent_at")}
+AUDIT_REFS = ("sent_by", "pairs")
+AUDIT_PAIR = {"reason": "reason"}
+AUDIT_PAIR_REFS = ("qid", "docno")
 
 MODELS = {
     "campaign": Campaign,
@@ -207,6 +291,11 @@ MODELS = {
     "external_judges": ExternalJudge,
     "machine": MachineJudge,
     "external_grades": ExternalGrade,
+    "imports": JudgmentImport,
+    "machine_runs": MachineRun,
+    "machine_answers": MachineAnswer,
+    "audits": MachineAudit,
+    "audit_pairs": AuditPair,
 }
 
 

@@ -5,8 +5,10 @@ corrupt file is refused with its JSON path and leaves the database as it was."""
 import gzip
 import io
 import json
+import os
 import uuid
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from django.apps import apps
@@ -14,11 +16,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounts.roles import Role
 from annotation import backup, services
 from annotation.models import (
     Assignment,
+    AuditPair,
     Campaign,
     CampaignJudge,
     Document,
@@ -26,19 +31,26 @@ from annotation.models import (
     ExternalJudge,
     Judgment,
     JudgmentChange,
+    JudgmentImport,
     LeadDecision,
+    MachineAnswer,
+    MachineAudit,
     MachineJudge,
+    MachineRun,
     Pair,
     PairSource,
     Publication,
     PublishedGrade,
     Topic,
 )
-from annotation.services import adjudication, machine_judges
+from annotation.services import adjudication, machine_judges, machine_runs
+from annotation.services.audits import send_audit
 from annotation.services.external import add_external_judge, record_machine_grade
+from annotation.services.imports import import_judgments
 from annotation.services.tallies import tally_pairs
 from evaluation import services as evaluation
 from evaluation.models import QrelsEntry, QrelsVersion
+from tests.llm_server import KEY, ChatServer, Reply
 
 pytestmark = pytest.mark.django_db
 
@@ -158,11 +170,51 @@ def build_campaign(name="Web Track 2026 — backup"):
         record_machine_grade(
             judge=machine.judge, pair_id=pair.pk, grade=(n + 1) % 4, details={"raw": f"Grade: {n}"}
         )
+    # Version 3: where imported grades came from (a crowd file that regrades the crowd
+    # worker and grades a new pair; a machine's file grading a pair no person is given), a
+    # machine judge run here twice (raw answers, tokens, failures kept with their raw text),
+    # and an audit that sends the machine-only pair to the judges.
+    import_judgments(
+        campaign=campaign,
+        source=b"qid,docno,judge,grade,note\n101,d2,crowd worker 17,0,regraded\n150,d1,w2,1,\n",
+        file_name="crowd.csv",
+        user=lead,
+        add_missing_pairs=True,
+    )
+    import_judgments(
+        campaign=campaign,
+        source=b"qid,docno,judge,grade\n150,d2,umbrela-gpt,2\n",
+        file_name="umbrela.csv",
+        user=None,
+        judge_kind="machine",
+        add_missing_pairs=True,
+    )
+    # The key from the environment, as a backup never carries a key.
+    with ChatServer() as server, mock.patch.dict(os.environ, {"LLM_KEY_13B": KEY}):
+        server.plan("query 201", Reply("Highly relevant", prompt_tokens=90))
+        runner = machine_judges.create_machine_judge(
+            campaign=campaign,
+            model_name="judge-13b",
+            base_url=server.base_url,
+            api_key_env="LLM_KEY_13B",
+            concurrency=1,  # answers stored in the pool's order
+            created_by=lead,
+            timeout=5,
+            output_price=0.6,
+        )
+        for scope, topic in (("pool", None), ("topic", campaign.topics.get(qid="101"))):
+            run = machine_runs.prepare_run(machine=runner, scope=scope, topic=topic, user=lead)
+            machine_runs.run_machine_judge(run=run)
+    send_audit(campaign=campaign, kind="sample", size=1, seed=7, user=lead)
     Campaign.objects.filter(pk=campaign.pk).update(
         pool_ordering="bandit", machine_grades_fill=True, machine_grades_adjudicate=True
     )
     tally_pairs(campaign=campaign)  # machine grades now count, as update_campaign does
     return Campaign.objects.get(pk=campaign.pk)
+
+
+def ordered(model) -> list[int]:
+    return list(model.objects.order_by("pk").values_list("pk", flat=True))
 
 
 def natural_keys() -> dict:
@@ -178,6 +230,15 @@ def natural_keys() -> dict:
             for p in Pair.objects.select_related("topic", "document")
         },
         ExternalJudge: dict(ExternalJudge.objects.values_list("pk", "name")),
+        MachineJudge: dict(MachineJudge.objects.values_list("pk", "judge__name")),
+        ExternalGrade: {
+            g.pk: (g.judge.name, g.pair.topic.qid, g.pair.document.docno)
+            for g in ExternalGrade.objects.select_related("judge", "pair__topic", "pair__document")
+        },
+        **{
+            model: {pk: f"{model.__name__} #{n}" for n, pk in enumerate(ordered(model))}
+            for model in (JudgmentImport, MachineRun, MachineAudit)
+        },
         Assignment: {
             a.pk: (a.pair.topic.qid, a.pair.document.docno, a.judge.username)
             for a in Assignment.objects.select_related("pair__topic", "pair__document", "judge")
@@ -205,6 +266,11 @@ DUMPED = [
     ExternalJudge,
     ExternalGrade,
     MachineJudge,
+    JudgmentImport,
+    MachineRun,
+    MachineAnswer,
+    MachineAudit,
+    AuditPair,
 ]
 
 
@@ -235,7 +301,8 @@ def dump() -> dict:
 
 def delete_everything() -> None:
     """Empty every table the backup fills, users included, as on a fresh instance."""
-    for model in (PublishedGrade, Publication):
+    # Grades protect their import, so they go before the campaign (and its imports).
+    for model in (PublishedGrade, Publication, ExternalGrade):
         model.objects.all().delete()
     while LeadDecision.objects.exists():  # each protects the one it supersedes
         LeadDecision.objects.filter(superseded_by__isnull=True).delete()
@@ -267,6 +334,10 @@ def read_document(path: Path) -> dict:
     return json.loads(data)
 
 
+# Version 3's sections beyond version 2's.
+V3_SECTIONS = ("imports", "machine_runs", "machine_answers", "audits")
+
+
 def without_export_time(document: dict) -> dict:
     return {k: v for k, v in document.items() if k != "exported_at"}
 
@@ -281,6 +352,23 @@ def test_a_campaign_survives_export_and_import_into_an_empty_instance(tmp_path, 
     assert len(before["LeadDecision"]) >= 2 and before["LeadDecision"][-1]["supersedes"]
     assert [len(before[m]) for m in ("Publication", "QrelsVersion")] == [2, 2]
     assert any(d["decided_by"] is None for d in before["LeadDecision"])
+    # Version 3's rows are all there, pointing at each other.
+    assert [len(before[m]) for m in ("JudgmentImport", "MachineRun", "MachineAudit")] == [2, 2, 1]
+    assert {g["source"] for g in before["ExternalGrade"]} == {
+        None,
+        "JudgmentImport #0",
+        "JudgmentImport #1",
+    }
+    regraded = [g for g in before["ExternalGrade"] if g["note"] == "regraded"]
+    assert [(g["judge"], g["source"]) for g in regraded] == [
+        ("crowd worker 17", "JudgmentImport #0")
+    ]
+    answers = before["MachineAnswer"]
+    assert {a["run"] for a in answers} == {"MachineRun #0", "MachineRun #1"}
+    assert any(a["recorded"] for a in answers)
+    assert ("not_a_grade", "Highly relevant") in {(a["failure"], a["raw"]) for a in answers}
+    assert before["AuditPair"][0]["pair"] == ("150", "d2")
+    assert before["MachineAudit"][0]["sent_by"] == "lead"
     path = tmp_path / filename
     said = export(campaign, path)
     assert said.startswith(f"Wrote campaign {campaign.name!r} (id {campaign.pk}) to {path}")
@@ -425,7 +513,7 @@ def test_an_identical_unpublished_qrels_version_is_reused(tmp_path):
     export(campaign, tmp_path / "b.json")
     before = dump()
     # The campaign goes, its qrels versions stay.
-    for model in (PublishedGrade, Publication):
+    for model in (PublishedGrade, Publication, ExternalGrade):
         model.objects.all().delete()
     while LeadDecision.objects.exists():
         LeadDecision.objects.filter(superseded_by__isnull=True).delete()
@@ -502,9 +590,12 @@ def small_backup(tmp_path, monkeypatch):
 def test_refusals_name_the_file_and_the_json_path(small_backup):
     document, refused = small_backup
     del document["topics"][2]["qid"]
+    # Topic 150 has the gold pair and the two pairs the imports added.
     assert refused(document).splitlines() == [
         "backup.json: topics[2].qid: missing",
         "backup.json: pairs[6].qid: topic '150' is not in topics",
+        "backup.json: pairs[8].qid: topic '150' is not in topics",
+        "backup.json: pairs[9].qid: topic '150' is not in topics",
     ]
 
 
@@ -515,6 +606,14 @@ def edit(document: dict, change) -> dict:
 
 def first_judgment(document):
     return next(j for j in document["judgments"] if j["grade"] is not None)
+
+
+def drop_a_recorded_grade(document):
+    answer = next(a for a in document["machine_answers"] if a["recorded"])
+    key = (answer["judge"], answer["qid"], answer["docno"])
+    document["external_grades"] = [
+        g for g in document["external_grades"] if (g["judge"], g["qid"], g["docno"]) != key
+    ]
 
 
 def bump_grade(entry):
@@ -545,8 +644,12 @@ CORRUPTIONS = {
         "format: must be 'qrelsmith-campaign'",
     ),
     "a newer version": (
-        lambda d: edit(d, lambda x: x.update(version=3)),
-        "version: 3 is not a version this Qrelsmith reads (it reads versions 1 and 2)",
+        lambda d: edit(d, lambda x: x.update(version=4)),
+        "version: 4 is not a version this Qrelsmith reads (it reads versions 1, 2 and 3)",
+    ),
+    "version 2 with version 3's sections": (
+        lambda d: edit(d, lambda x: x.update(version=2)),
+        "imports: unknown key",
     ),
     "version 1 with version 2's sections": (
         lambda d: edit(d, lambda x: x.update(version=1)),
@@ -559,7 +662,7 @@ CORRUPTIONS = {
                 {**x["external_grades"][0], "judge": "nobody-here"}
             ),
         ),
-        "external_grades[6].judge: 'nobody-here' is not in external_judges",
+        "external_grades[10].judge: 'nobody-here' is not in external_judges",
     ),
     "an outside person with a machine's configuration": (
         lambda d: edit(
@@ -570,6 +673,107 @@ CORRUPTIONS = {
     "an external grade off the scale": (
         lambda d: edit(d, lambda x: x["external_grades"][0].update(grade=9)),
         "external_grades[0].grade: grade 9 is not on the campaign's scale (0, 1, 2, 3)",
+    ),
+    # Version 3: imports, machine runs and answers, audits.
+    "a bad hash": (
+        lambda d: edit(d, lambda x: x["imports"][0].update(sha256="abc123")),
+        "imports[0].sha256: 'abc123' is not a SHA-256 (64 lower-case hexadecimal digits)",
+    ),
+    "a hash in capitals": (
+        lambda d: edit(
+            d, lambda x: x["imports"][1].update(sha256=x["imports"][1]["sha256"].upper())
+        ),
+        "imports[1].sha256: ",
+    ),
+    "an import id twice": (
+        lambda d: edit(d, lambda x: x["imports"][1].update(id=x["imports"][0]["id"])),
+        "imports[1].id: 1 is already imports[0]",
+    ),
+    "an import of an unknown format": (
+        lambda d: edit(d, lambda x: x["imports"][0].update(format="xlsx")),
+        "imports[0].format: 'xlsx' is not one of table, jsonl, qrels, umbrela, autojudge",
+    ),
+    "a grade naming an import not in the file": (
+        lambda d: edit(
+            d, lambda x: next(g for g in x["external_grades"] if g["source"]).update(source=9)
+        ),
+        ".source: import 9 is not in imports",
+    ),
+    "a run of a judge without a configuration": (
+        lambda d: edit(d, lambda x: x["machine_runs"][0].update(judge="umbrela-gpt")),
+        "machine_runs[0].judge: 'umbrela-gpt' is not a machine judge with a configuration "
+        "(external_judges[3])",
+    ),
+    "a run of a topic not in the file": (
+        lambda d: edit(d, lambda x: x["machine_runs"][1].update(topic="999")),
+        "machine_runs[1].topic: topic '999' is not in topics",
+    ),
+    "an answer for a pair not in the file": (
+        lambda d: edit(d, lambda x: x["machine_answers"][0].update(docno="nope")),
+        "machine_answers[0]: pair ('101', 'nope') is not in pairs",
+    ),
+    "an answer of a judge not in the file": (
+        lambda d: edit(d, lambda x: x["machine_answers"][0].update(judge="nobody-here")),
+        "machine_answers[0].judge: 'nobody-here' is not in external_judges",
+    ),
+    "an answer of an outside person": (
+        lambda d: edit(d, lambda x: x["machine_answers"][0].update(judge="crowd worker 17")),
+        "machine_answers[0].judge: 'crowd worker 17' is not a machine judge with a "
+        "configuration (external_judges[0])",
+    ),
+    "an answer twice": (
+        lambda d: edit(d, lambda x: x["machine_answers"].append(dict(x["machine_answers"][0]))),
+        "already answered for the pair at machine_answers[0]",
+    ),
+    "an answer of a run not in the file": (
+        lambda d: edit(d, lambda x: x["machine_answers"][0].update(run=99)),
+        "machine_answers[0].run: run 99 is not in machine_runs",
+    ),
+    "an answer of another judge's run": (
+        lambda d: edit(
+            d, lambda x: x["machine_runs"][0].update(judge=x["external_judges"][1]["name"])
+        ),
+        ".run: machine_runs[0] is a run of another machine judge",
+    ),
+    "a graded answer without a grade": (
+        lambda d: edit(
+            d,
+            lambda x: next(a for a in x["machine_answers"] if a["outcome"] == "graded").update(
+                grade=None
+            ),
+        ),
+        ".grade: a graded answer has a grade and a failed one has none (null)",
+    ),
+    "a failure that records a grade": (
+        lambda d: edit(
+            d,
+            lambda x: next(a for a in x["machine_answers"] if a["outcome"] == "failed").update(
+                recorded=True
+            ),
+        ),
+        ".recorded: a failed answer records no grade",
+    ),
+    "a recorded answer whose grade is not in the file": (
+        lambda d: edit(d, drop_a_recorded_grade),
+        ".recorded: 'judge-13b-qrelsmith-umbrela-v1' has no grade of the pair in external_grades",
+    ),
+    "an audited pair not in the pool": (
+        lambda d: edit(d, lambda x: x["audits"][0]["pairs"][0].update(docno="nope")),
+        "audits[0].pairs[0]: pair ('150', 'nope') is not in pairs",
+    ),
+    "a pair sent by two audits": (
+        lambda d: edit(
+            d, lambda x: x["audits"].append({**x["audits"][0], "kind": "threshold", "seed": None})
+        ),
+        "audits[1].pairs[0]: the pair was already sent at audits[0].pairs[0]",
+    ),
+    "the same sample twice": (
+        lambda d: edit(d, lambda x: x["audits"].append({**x["audits"][0], "pairs": []})),
+        "audits[1]: the sample of seed 7 and size 1 is already audits[0]",
+    ),
+    "an audit by someone not in users": (
+        lambda d: edit(d, lambda x: x["audits"][0].update(sent_by="nobody")),
+        "audits[0].sent_by: user 'nobody' is not in users",
     ),
     "a pool ordering that does not exist": (
         lambda d: edit(d, lambda x: x["campaign"].update(pool_ordering="oracle")),
@@ -704,7 +908,7 @@ def test_export_writes_one_list_item_per_line(tmp_path):
     assert summary.counts["assignments"] == Assignment.objects.count()
     assert summary.counts["entries"] == QrelsEntry.objects.count()
     lines = text.splitlines()
-    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":2,"exported_at":')
+    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":3,"exported_at":')
     assert sum(line.startswith('{"qid"') for line in lines) >= Assignment.objects.count()
     document = json.loads(text)
     assert list(document) == list(backup.schema.TOP_KEYS)
@@ -759,11 +963,13 @@ def test_a_machine_judges_key_never_leaves_the_instance(tmp_path):
     secret = "sk-backup-secret-0123456789"
     MachineJudge.objects.update(api_key=secret)
     export(campaign, tmp_path / "b.json")
-    assert secret not in (tmp_path / "b.json").read_text()
+    text = (tmp_path / "b.json").read_text()
+    assert secret not in text and KEY not in text  # nor the key the runner read
     delete_everything()
     import_file(tmp_path / "b.json")
-    restored = MachineJudge.objects.get()
-    assert restored.api_key == "" and restored.api_key_env == "LLM_KEY"
+    assert set(MachineJudge.objects.values_list("api_key", flat=True)) == {""}
+    restored = MachineJudge.objects.get(model_name="judge-7b")
+    assert restored.api_key_env == "LLM_KEY"
     assert restored.judge.campaign.pool_ordering == "bandit"
 
 
@@ -784,13 +990,115 @@ def test_restored_machine_grades_count_in_the_pairs_tallies(tmp_path):
     )
 
 
+def test_a_version_2_backup_still_restores(tmp_path):
+    """Written before imports' provenance, machine runs and answers, and audits: the
+    campaign, its judges and grades come back, from no import, with none of those."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    before = dump()
+    document = read_document(tmp_path / "b.json")
+    document["version"] = 2
+    for key in V3_SECTIONS:
+        del document[key]
+    for grade in document["external_grades"]:
+        del grade["source"]
+    for judge in document["external_judges"]:
+        del judge["created_by"]
+        if judge["machine"] is not None:
+            del judge["machine"]["created_by"]
+    (tmp_path / "v2.json").write_text(json.dumps(document))
+    delete_everything()
+    said = import_file(tmp_path / "v2.json")
+    assert said.startswith(f"Created campaign {campaign.name!r}")
+    after = dump()
+    for model in ("JudgmentImport", "MachineRun", "MachineAnswer", "MachineAudit", "AuditPair"):
+        assert after.pop(model) == [], model
+        before.pop(model)
+    for model, key in (("ExternalGrade", "source"), ("ExternalJudge", "created_by")):
+        for row in before[model]:
+            row[key] = None
+    for row in before["MachineJudge"]:
+        row["created_by"] = None
+    after.pop("users"), before.pop("users")
+    assert after == before
+
+
+def test_every_version_3_row_comes_back_with_its_references(tmp_path):
+    """Each answer's judge, pair, run and recorded grade, each grade's import, each audited
+    pair's audit, by natural key."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+
+    def links():
+        return {
+            "answers": sorted(
+                MachineAnswer.objects.values_list(
+                    "machine__judge__name",
+                    "pair__topic__qid",
+                    "pair__document__docno",
+                    "run__scope",
+                    "run__topic__qid",
+                    "recorded__judge__name",
+                    "recorded__pair__document__docno",
+                    "recorded__grade",
+                )
+            ),
+            "grades": sorted(
+                ExternalGrade.objects.values_list(
+                    "judge__name", "pair__document__docno", "source__file_name", "source__sha256"
+                ),
+                key=str,
+            ),
+            "audited": sorted(
+                AuditPair.objects.values_list(
+                    "audit__kind", "audit__sent_by__username", "pair__topic__qid", "reason"
+                )
+            ),
+            "runs": sorted(
+                MachineRun.objects.values_list(
+                    "machine__judge__name", "scope", "graded", "failed", "started_by__username"
+                )
+            ),
+        }
+
+    before = links()
+    assert all(before.values())
+    delete_everything()
+    said = import_file(tmp_path / "b.json")
+    assert links() == before
+    assert (
+        "2 judgment imports, 2 machine runs, "
+        f"{MachineAnswer.objects.count()} machine answers, 1 audits." in said
+    )
+
+
+def test_the_restore_takes_as_many_queries_for_one_answer_as_for_all(tmp_path):
+    """Imports, runs, answers, grades and audit pairs are written in bulk, never a query per
+    row (a large campaign's restore must not slow down)."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    document = read_document(tmp_path / "b.json")
+    assert len(document["machine_answers"]) > 1
+    fewer = dict(
+        document, machine_answers=[next(a for a in document["machine_answers"] if a["recorded"])]
+    )
+    counts = []
+    for variant in (document, fewer):
+        delete_everything()
+        checked = backup.parse_backup(json.dumps(variant).encode(), name="b.json")
+        with CaptureQueriesContext(connection) as queries:
+            backup.restore_backup(checked)
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
+
+
 def test_a_version_1_backup_still_restores(tmp_path):
     """Written before outside and machine judges: no such judges, the settings' defaults."""
     campaign = build_campaign()
     export(campaign, tmp_path / "b.json")
     document = read_document(tmp_path / "b.json")
     document["version"] = 1
-    for key in ("external_judges", "external_grades"):
+    for key in ("external_judges", "external_grades", *V3_SECTIONS):
         del document[key]
     for key in ("pool_ordering", "machine_grades_adjudicate", "machine_grades_fill"):
         del document["campaign"][key]

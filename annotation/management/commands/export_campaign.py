@@ -9,8 +9,10 @@ from annotation.management.commands.import_topics import find_campaign
 class Command(BaseCommand):
     help = (
         "Write a whole campaign (topics, documents, pool, assignments, judgments with their "
-        "history, lead decisions, publications with their qrels) to one JSON file, gzip-"
-        "compressed when the name ends in .gz. import_campaign restores it on any instance."
+        "history, lead decisions, publications with their qrels, outside and machine judges "
+        "with their grades and imports, machine runs and answers, audits; never a key) to one "
+        "JSON file, gzip-compressed when the name ends in .gz. import_campaign restores it on "
+        "any instance."
     )
 
     def add_arguments(self, parser):
