@@ -310,7 +310,6 @@ def _statements(rule: str) -> tuple:
             .annotate(**_topic_counts(rule))
         )
         names = [*counts.query.values_select, *counts.query.annotation_select]
-        sql, params, at = _compiled(counts)
         quote = connection.ops.quote_name
         table = quote(TopicTally._meta.db_table)
         columns = ["topic_id", "campaign_id", *TOPIC_FIELDS]
@@ -320,7 +319,7 @@ def _statements(rule: str) -> tuple:
             f"ON CONFLICT ({quote('topic_id')}) DO UPDATE SET "
             + ", ".join(f"{quote(f)} = EXCLUDED.{quote(f)}" for f in TOPIC_FIELDS)
         )
-        _STATEMENTS[key] = (sql, params, at, names, upsert)
+        _STATEMENTS[key] = (_compiled(counts), names, upsert)
     return _STATEMENTS[key]
 
 
@@ -340,12 +339,9 @@ def _count_one(topic_id: int) -> None:
         if row is None:
             return
         campaign_id, rule = row
-        sql, params, at, names, upsert = _statements(rule)
-        params = list(params)
-        params[at] = topic_id
-        cursor.execute(sql, params)
-        found = cursor.fetchone()
-        figures = dict(zip(names, found, strict=True)) if found else {}
+        counts, names, upsert = _statements(rule)
+        found = _run(cursor, counts, topic_id)
+        figures = dict(zip(names, found[0], strict=True)) if found else {}
         cursor.execute(
             upsert,
             [topic_id, campaign_id, *(figures.get(f) or 0 for f in TOPIC_FIELDS)],
