@@ -138,7 +138,7 @@ def tally_pairs(
 
 # --- what decides a pair, as SQL over its tally ----------------------------------------------
 #
-# The conditions annotation.services.adjudication._settle applies to a PairState, written
+# The conditions annotation.services.final_grades._settle applies to a PairState, written
 # over the pair's tally (and its current lead decision), so pages and TopicTally count and
 # filter pairs in the database.
 
