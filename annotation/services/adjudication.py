@@ -78,8 +78,9 @@ class PublishBlocked(Exception):
 #
 # A lead's pages filter, count and order pairs by each pair's tally of its judges (Pair's
 # judges_* and *_grade fields, kept by annotation/services/tallies.py in the transaction of
-# every grade), with the conditions final_grades._settle and adjudication.disagreement_order
-# apply to a PairState written as SQL. Only the pairs a page shows are then read in full (states_of).
+# every grade), with the conditions final_grades._settle and
+# adjudication.disagreement_order apply to a PairState written as SQL. Only the pairs a page
+# shows are then read in full (states_of).
 
 
 def _pairs(campaign: Campaign, topic_id: int | None = None):
