@@ -1,6 +1,7 @@
 """A campaign's way to qrels over the API, for its lead: the disagreement queue, decisions
 (409 when another lead decided first), publications with the provenance of every grade, and
-every judge's raw judgments. Thin over annotation/services/adjudication.py."""
+every judge's raw judgments. Thin over annotation/services/adjudication.py
+(and final_grades.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from rest_framework.response import Response
 from annotation.api.common import LedCampaignMixin, messages_of, whole_number
 from annotation.models import GradeBasis, LeadDecision, Publication
 from annotation.services import adjudication as service
+from annotation.services import final_grades
 from config.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 
@@ -87,7 +89,7 @@ class DisagreementViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.Gener
             undecided_only=query["show"] == "undecided",
         )
         page = self.paginate_queryset(ids)
-        states = service.states_of(campaign=self.campaign, pair_ids=list(page))
+        states = final_grades.states_of(campaign=self.campaign, pair_ids=list(page))
         return self.get_paginated_response(PairStateSerializer(states, many=True).data)
 
 

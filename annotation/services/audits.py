@@ -78,9 +78,10 @@ def read_grades(campaign: Campaign) -> CampaignGrades:
     machines: dict[str, dict[int, int]] = defaultdict(dict)
     humans: dict[int, list[int]] = defaultdict(list)
     graded = machine_graded(campaign)
-    for kind, name, pair_id, grade in ExternalGrade.objects.filter(
-        pair__campaign=campaign, pair_id__in=graded
-    ).values_list("judge__kind", "judge__name", "pair_id", "grade"):
+    # The campaign's own pairs, through ``graded`` alone (no join of the pairs' table).
+    for kind, name, pair_id, grade in ExternalGrade.objects.filter(pair_id__in=graded).values_list(
+        "judge__kind", "judge__name", "pair_id", "grade"
+    ):
         if kind == JudgeKind.MACHINE:
             machines[f"machine:{name}"][pair_id] = grade
         else:

@@ -2,7 +2,7 @@
 the grades so far, with the bounds the undecided pairs allow, bootstrap intervals, and which
 pairs of systems are settled (annotation.settling does the numbers).
 
-The grades so far are what publishing would use today (services.adjudication.pair_states):
+The grades so far are what publishing would use today (services.final_grades.pair_states):
 a lead's decision, a gold pair's known grade, or the campaign's rule over a pair's grades
 once every judge assigned to it has graded or skipped it. Every other pool pair is
 undecided, including one some of whose judges have graded it.
@@ -40,8 +40,8 @@ from annotation.models import (
     PooledRun,
 )
 from annotation.services import stopping
-from annotation.services.adjudication import pair_states
 from annotation.services.agreement import tasks_inline
+from annotation.services.final_grades import pair_states
 from evaluation import measures
 from evaluation.models import Run
 from evaluation.services import load_run_frame

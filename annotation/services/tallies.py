@@ -78,6 +78,17 @@ def tally_of(judgments: Iterable[tuple[str, int | None]], machine_grades: int = 
     )
 
 
+def _tallies(rows: dict[int, list], outside: Iterable[tuple[int, int, str]]) -> dict[int, tuple]:
+    """The tally of each pair of ``rows`` (pair id -> its judges' (status, grade or None)
+    rows, extended in place) with its counted outside grades (pair id, grade, judge kind)
+    folded in as done judgments, the machines' counted as such."""
+    machines: Counter = Counter()
+    for pair_id, grade, kind in outside:
+        rows[pair_id].append((AssignmentStatus.DONE, grade))
+        machines[pair_id] += kind == JudgeKind.MACHINE
+    return {pk: tally_of(judgments, machines[pk]) for pk, judgments in rows.items()}
+
+
 def adjudicating_grades() -> Q:
     """The external grades that count in adjudication: every outside person's, and a
     machine's where its campaign says so."""
@@ -108,18 +119,14 @@ def tally_pairs(
             pairs = pairs.select_for_update()
         topics.update(pairs.values_list("topic_id", flat=True))
         rows: dict[int, list] = {pk: [] for pk in chunk}
-        machines: Counter = Counter()
         for pair_id, status, grade in Assignment.objects.filter(pair_id__in=chunk).values_list(
             "pair_id", "status", "judgment__grade"
         ):
             rows[pair_id].append((status, grade))
-        for pair_id, grade, kind in ExternalGrade.objects.filter(
-            adjudicating_grades(), pair_id__in=chunk
-        ).values_list("pair_id", "grade", "judge__kind"):
-            rows[pair_id].append((AssignmentStatus.DONE, grade))
-            machines[pair_id] += kind == JudgeKind.MACHINE
-        for pk, judgments in rows.items():
-            groups[tally_of(judgments, machines[pk])].append(pk)
+        outside = ExternalGrade.objects.filter(adjudicating_grades(), pair_id__in=chunk)
+        counted = _tallies(rows, outside.values_list("pair_id", "grade", "judge__kind"))
+        for pk, tally in counted.items():
+            groups[tally].append(pk)
     # One UPDATE per distinct tally (a few dozen in a campaign), not one per pair.
     for tally, pks in groups.items():
         values = dict(zip(FIELDS, tally, strict=True))
@@ -131,7 +138,7 @@ def tally_pairs(
 
 # --- what decides a pair, as SQL over its tally ----------------------------------------------
 #
-# The conditions annotation.services.adjudication._settle applies to a PairState, written
+# The conditions annotation.services.final_grades._settle applies to a PairState, written
 # over the pair's tally (and its current lead decision), so pages and TopicTally count and
 # filter pairs in the database.
 
@@ -271,7 +278,7 @@ def _pair_statements() -> tuple:
         )
         outside = _compiled(
             ExternalGrade.objects.filter(adjudicating_grades(), pair_id=_SENTINEL).values_list(
-                "grade", "judge__kind"
+                "pair_id", "grade", "judge__kind"
             )
         )
         update = (
@@ -291,11 +298,9 @@ def _tally_one(pair_id: int) -> None:
         found = _run(cursor, lock, pair_id)
         if not found:
             return
-        rows = _run(cursor, judges, pair_id)
-        external = _run(cursor, outside, pair_id)
-        machines = sum(kind == JudgeKind.MACHINE for _, kind in external)
-        rows += [(AssignmentStatus.DONE, grade) for grade, _ in external]
-        cursor.execute(update, [*tally_of(rows, machines), pair_id])
+        rows = {pair_id: _run(cursor, judges, pair_id)}
+        tally = _tallies(rows, _run(cursor, outside, pair_id))[pair_id]
+        cursor.execute(update, [*tally, pair_id])
     _count_one(found[0][0])
 
 
@@ -310,7 +315,6 @@ def _statements(rule: str) -> tuple:
             .annotate(**_topic_counts(rule))
         )
         names = [*counts.query.values_select, *counts.query.annotation_select]
-        sql, params, at = _compiled(counts)
         quote = connection.ops.quote_name
         table = quote(TopicTally._meta.db_table)
         columns = ["topic_id", "campaign_id", *TOPIC_FIELDS]
@@ -320,7 +324,7 @@ def _statements(rule: str) -> tuple:
             f"ON CONFLICT ({quote('topic_id')}) DO UPDATE SET "
             + ", ".join(f"{quote(f)} = EXCLUDED.{quote(f)}" for f in TOPIC_FIELDS)
         )
-        _STATEMENTS[key] = (sql, params, at, names, upsert)
+        _STATEMENTS[key] = (_compiled(counts), names, upsert)
     return _STATEMENTS[key]
 
 
@@ -340,12 +344,9 @@ def _count_one(topic_id: int) -> None:
         if row is None:
             return
         campaign_id, rule = row
-        sql, params, at, names, upsert = _statements(rule)
-        params = list(params)
-        params[at] = topic_id
-        cursor.execute(sql, params)
-        found = cursor.fetchone()
-        figures = dict(zip(names, found, strict=True)) if found else {}
+        counts, names, upsert = _statements(rule)
+        found = _run(cursor, counts, topic_id)
+        figures = dict(zip(names, found[0], strict=True)) if found else {}
         cursor.execute(
             upsert,
             [topic_id, campaign_id, *(figures.get(f) or 0 for f in TOPIC_FIELDS)],

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.access import get_campaign_for_lead
 from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, Publication
 from annotation.services import adjudication as service
+from annotation.services import final_grades
 from annotation.views.common import paginate, plural
 from config.exports import write_csv
 from config.ids import parse_id
@@ -67,7 +68,9 @@ def queue(request, pk):
     )
     page = paginate(request, disputed)
     # Only the pairs of this page are read in full (every judge's grade and note).
-    page.page.object_list = service.states_of(campaign=campaign, pair_ids=page.page.object_list)
+    page.page.object_list = final_grades.states_of(
+        campaign=campaign, pair_ids=page.page.object_list
+    )
     return render(
         request,
         "annotation/adjudication.html",
@@ -136,7 +139,7 @@ def pair(request, pk, pair):
                     + "?"
                     + request.GET.urlencode()
                 )
-    (state,) = service.pair_states(campaign=campaign, pair_ids=[obj.pk])
+    (state,) = final_grades.pair_states(campaign=campaign, pair_ids=[obj.pk])
     previous, following = _neighbours(campaign, obj.pk, topic_id, show)
     history = LeadDecision.objects.filter(pair=obj).select_related("decided_by")
     return render(
@@ -194,7 +197,7 @@ def publish(request, pk):
         undecided, undecided_total = blocked[:SHOWN_UNDECIDED], len(blocked)
     else:
         first = service.undecided_pairs(campaign=campaign).values_list("pk", flat=True)
-        undecided = service.states_of(campaign=campaign, pair_ids=first[:SHOWN_UNDECIDED])
+        undecided = final_grades.states_of(campaign=campaign, pair_ids=first[:SHOWN_UNDECIDED])
         undecided_total = figures["undecided"]
     basis_counts = Counter()
     for basis, n in figures["bases"].items():

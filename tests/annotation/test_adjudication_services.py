@@ -20,6 +20,7 @@ from annotation.models import (
     PublishedGrade,
 )
 from annotation.services import adjudication as adj
+from annotation.services import final_grades
 from evaluation import services as evaluation
 from evaluation.models import QrelsSource
 from tests.annotation.adjudication_data import GRADES, grade_all
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.django_db
 
 
 def states_by_key(campaign):
-    return {(s.qid, s.docno): s for s in adj.pair_states(campaign=campaign)}
+    return {(s.qid, s.docno): s for s in final_grades.pair_states(campaign=campaign)}
 
 
 @pytest.mark.parametrize(

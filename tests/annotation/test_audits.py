@@ -188,6 +188,24 @@ def test_a_dry_run_chooses_and_sends_nothing(world):
     assert not MachineAudit.objects.exists()
 
 
+def test_the_grades_read_are_the_campaigns_own(world):
+    campaign, lead, judges, elsewhere, _ = world
+    before = audits.read_grades(campaign)
+    other = services.create_campaign(lead=lead, name="Other", judges=judges)
+    Topic.objects.create(campaign=other, qid="1", query="query 1")
+    (pair,) = graded_elsewhere(other, "1", ["e0"])
+    machine = add_external_judge(campaign=other, name="llm-a", kind="machine")
+    outside = add_external_judge(campaign=other, name="someone", kind="outside")
+    record_machine_grade(judge=machine, pair_id=pair.pk, grade=3)
+    ExternalGrade.objects.create(judge=outside, pair=pair, grade=0)
+    grades = audits.read_grades(campaign)
+    assert grades == before
+    assert (
+        {p.pk for p in elsewhere} == set(grades.topic_of) == set(grades.machines["machine:llm-a"])
+    )
+    assert audits.read_grades(other).humans == {pair.pk: [0]}
+
+
 def test_candidates_count_each_kind(world):
     campaign, *_ = world
     assert audits.audit_candidates(campaign=campaign) == {

@@ -43,7 +43,7 @@ from annotation.models import (
     PublishedGrade,
     Topic,
 )
-from annotation.services import adjudication, machine_judges, machine_runs
+from annotation.services import adjudication, final_grades, machine_judges, machine_runs
 from annotation.services.audits import send_audit
 from annotation.services.external import add_external_judge, record_machine_grade
 from annotation.services.imports import import_judgments
@@ -127,7 +127,7 @@ def build_campaign(name="Web Track 2026 — backup"):
     services.undo_judgment(assignment_id=d.pk, judge=judges[2])  # stays open
     services.remove_judge(campaign=campaign, judge=leaver)
 
-    for state in adjudication.pair_states(campaign=campaign):
+    for state in final_grades.pair_states(campaign=campaign):
         if not state.decided:
             adjudication.decide_pair(
                 campaign=campaign,

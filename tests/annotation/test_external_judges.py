@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from annotation import services
 from annotation.models import Assignment, ExternalGrade, JudgeKind, Pair, PublishedGrade, Topic
 from annotation.services import adjudication as adj
-from annotation.services import agreement
+from annotation.services import agreement, final_grades
 from annotation.services.external import add_external_judge, record_machine_grade
 from evaluation.models import QrelsEntry
 
@@ -74,11 +74,11 @@ def test_machine_grades_take_no_overlap_slot_and_count_in_adjudication_only_when
     for judge in judges:
         assignment = Assignment.objects.get(pair=pair, judge=judge)
         services.record_judgment(assignment_id=assignment.pk, judge=judge, grade=1)
-    state = {s.pair_id: s for s in adj.pair_states(campaign=campaign)}[pair.pk]
+    state = {s.pair_id: s for s in final_grades.pair_states(campaign=campaign)}[pair.pk]
     assert sorted(state.grades) == [1, 1, 1, 3] and state.basis == "majority"
     assert "machine:m" in {j.username for j in state.judgments}
     campaign = services.update_campaign(campaign=campaign, machine_grades_adjudicate=False).campaign
-    state = {s.pair_id: s for s in adj.pair_states(campaign=campaign)}[pair.pk]
+    state = {s.pair_id: s for s in final_grades.pair_states(campaign=campaign)}[pair.pk]
     assert state.grades == [1, 1, 1] and state.basis == "unanimous"
 
 

@@ -51,7 +51,7 @@ SESSION = 4
 PAGES = {
     # the figures (topics' tallies summed), the queue's count (the same sums: the paginator
     # is given it), the page's pair ids (ordered, LIMIT), then the page's pairs in full
-    # (services.adjudication.pair_states): pairs with topic and document, assignments with
+    # (services.final_grades.pair_states): pairs with topic and document, assignments with
     # judgments, outside grades, current decisions.
     "queue": SESSION + 7,
     "queue, all disputed": SESSION + 7,

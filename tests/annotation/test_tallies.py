@@ -20,6 +20,7 @@ from annotation.models import (
     TopicTally,
 )
 from annotation.services import adjudication as adj
+from annotation.services import final_grades
 from annotation.services.tallies import (
     FIELDS,
     TOPIC_FIELDS,
@@ -53,11 +54,11 @@ def stored_topic_tallies(campaign):
 
 
 def reference_topic_tallies(campaign):
-    """The topics' counts from every pair's full state (adj.pair_states and _settle)."""
+    """The topics' counts from every pair's full state (final_grades.pair_states and _settle)."""
     counts = {
         pk: dict.fromkeys(TOPIC_FIELDS, 0) for pk in campaign.topics.values_list("pk", flat=True)
     }
-    for s in adj.pair_states(campaign=campaign):
+    for s in final_grades.pair_states(campaign=campaign):
         c = counts[s.topic_id]
         c["pairs"] += 1
         c["judged"] += bool(s.grades)
@@ -135,7 +136,9 @@ def big(django_user_model):
 
 def reference(campaign, topic_id=None, undecided_only=False):
     """The queue as it was computed before: every pair's full state, the rule, the order."""
-    states = [s for s in adj.pair_states(campaign=campaign, topic_id=topic_id) if s.disputed]
+    states = [
+        s for s in final_grades.pair_states(campaign=campaign, topic_id=topic_id) if s.disputed
+    ]
     if undecided_only:
         states = [s for s in states if not s.decided and not s.open]
     order = adjudication.disagreement_order(
@@ -187,7 +190,7 @@ def test_machine_grades_count_beside_a_humans_never_alone_in_the_database(big, r
     pair_states says: the queue, the figures and the topics' counts agree."""
     campaign, _, judges = big
     alone = grade_some_pairs_by_machines_alone(campaign, judges, rule)
-    states = {s.pair_id: s for s in adj.pair_states(campaign=campaign)}
+    states = {s.pair_id: s for s in final_grades.pair_states(campaign=campaign)}
     for pair in alone:
         assert states[pair.pk].grades and not states[pair.pk].human_grades
         assert not states[pair.pk].decided
@@ -239,7 +242,7 @@ def assert_database_equals_the_rule(campaign):
                 topic_id=topic_id,
                 undecided_only=undecided_only,
             ) == (None, order[0] if order else None)
-    states = adj.pair_states(campaign=campaign)
+    states = final_grades.pair_states(campaign=campaign)
     decided = [s for s in states if s.decided]
     assert adj.pair_figures(campaign=campaign) == {
         "pairs": len(states),
