@@ -60,7 +60,7 @@ ignored); a file neither tells apart is refused, naming the formats accepted.
 
 Judgments made elsewhere (:func:`read_judgments`): per-judge grades in our CSV/TSV or JSONL,
 TREC qrels of one named judge, UMBRELA's JSONL and autojudge-annotate's JSONL; see the
-judgments module.
+judgments package.
 
 Modules: source (input to numbered lines, format detection, the shared reading loop), checks
 (database limits, the line-ordered error log, id/url/JSON checks), topics, documents, pairs.

@@ -1,0 +1,135 @@
+"""Judgments made elsewhere: per-judge grades of (topic, document) pairs, in the layouts
+other tools write, read strictly and all-or-nothing like every reader of this package.
+
+Formats (``fmt``; :func:`detect_judgment_format` tells them apart by content):
+
+- ``table``: CSV (RFC 4180 quoting) or TSV with a header row naming the columns ``qid``,
+  ``docno``, ``judge``, ``grade`` and optionally ``note``, ``seconds``, ``judged_at``, in any
+  order; other columns are errors.
+- ``jsonl``: one object per line with the same keys (``qid`` and ``docno`` strings or
+  integers, ``grade`` an integer or a label string, ``seconds`` a number, ``judged_at`` an
+  ISO 8601 time, ``note`` a string); other keys are errors.
+- ``qrels``: TREC qrels lines ``qid iter docno grade``, all of them the grades of one judge
+  whom the importer names (the records' judge is empty).
+- ``umbrela``: UMBRELA's output, one object per line with ``model``, ``query``, ``passage``,
+  ``prompt``, ``prediction``, ``judgment``, ``result_status`` and optionally ``reasoning``
+  (and ``qid`` / ``docid``, which some pipelines add). The judge is the ``model``; the pair is
+  resolved by the caller from the query and passage texts unless ids are given. A line with
+  ``result_status`` 0 holds UMBRELA's fallback grade, not the model's: it is skipped (and
+  counted), never imported as a grade.
+- ``autojudge``: autojudge-annotate's JSONL export (``topic_id``, ``docid``, ``username``,
+  ``rating``, ``comment`` and more keys that are kept out). Only document annotations are
+  pairs: report and citation annotations (no ``docid``) and "Not rated" are skipped, counted.
+
+A grade is kept as the text the file gives (``"2"``, ``"Mostly Good"``): :func:`map_grade`
+puts it on the campaign's scale, through the importer's mapping when there is one. A judge
+name is 1 to 150 characters without control characters. ``judged_at`` without a time zone is
+taken as UTC. The same (qid, docno, judge) twice in one file is an error on the later line.
+
+Modules: records (a record and the checks its values pass), readers (one per format), grades
+(the importer's mapping and a label's grade on the scale); this one reads a file whole.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from evaluation.trec.errors import MAX_ERRORS
+
+from ..source import Kind, first_content_line, read
+from .grades import map_grade, parse_mapping
+from .readers import _autojudge, _jsonl, _qrels, _table, _umbrela
+from .records import MAX_JUDGE_CHARS, JudgmentRecord
+
+__all__ = [
+    "JUDGMENT_FORMATS",
+    "MAX_JUDGE_CHARS",
+    "MAX_JUDGMENT_LINE_BYTES",
+    "JudgmentRecord",
+    "detect_judgment_format",
+    "map_grade",
+    "parse_mapping",
+    "read_judgments",
+]
+
+JUDGMENT_FORMATS = {
+    "table": "CSV or TSV with a header: qid, docno, judge, grade [, note, seconds, judged_at]",
+    "jsonl": "JSONL objects: qid, docno, judge, grade [, note, seconds, judged_at]",
+    "qrels": "TREC qrels lines (qid iter docno grade) of one named judge",
+    "umbrela": "UMBRELA JSONL (model, query, passage, prompt, prediction, judgment, …)",
+    "autojudge": "autojudge-annotate JSONL (topic_id, docid, username, rating, comment)",
+}
+# A line of an LLM tool's output holds the whole prompt and passage.
+MAX_JUDGMENT_LINE_BYTES = 1024 * 1024
+
+
+class JudgmentFile(NamedTuple):
+    records: list[JudgmentRecord]
+    skipped: list[tuple[int, str]]  # (line, why) of lines that hold no grade to import
+    fmt: str  # the format read (given, or told from the content)
+
+
+def read_judgments(
+    source,
+    *,
+    name: str | None = None,
+    fmt: str | None = None,
+    max_errors: int = MAX_ERRORS,
+    max_bytes: int | None = None,
+    max_line_bytes: int = MAX_JUDGMENT_LINE_BYTES,
+) -> JudgmentFile:
+    """Every grade of the file (and the lines skipped, with why), or
+    :class:`~evaluation.trec.TrecFormatError` listing every problem."""
+    skipped: list[tuple[int, str]] = []
+    detected = [fmt]
+
+    def detect(first: bytes, file_name: str) -> str | None:
+        detected[0] = detect_judgment_format(first, file_name)
+        return detected[0]
+
+    kind = Kind(
+        "judgments",
+        JUDGMENT_FORMATS,
+        detect,
+        {
+            "table": _table,
+            "jsonl": _jsonl,
+            "qrels": _qrels,
+            "umbrela": lambda lines, errors: _umbrela(lines, errors, skipped),
+            "autojudge": lambda lines, errors: _autojudge(lines, errors, skipped),
+        },
+    )
+    records = read(
+        source,
+        name=name,
+        fmt=fmt,
+        max_errors=max_errors,
+        max_bytes=max_bytes,
+        kind=kind,
+        max_line_bytes=max_line_bytes,
+    )
+    return JudgmentFile(records, skipped, detected[0])
+
+
+def detect_judgment_format(data: bytes, name: str = "") -> str | None:
+    """From the first non-blank line: a JSON object's keys tell UMBRELA (``judgment`` and
+    ``passage``), autojudge-annotate (``rating`` and ``username``) and our JSONL apart; a
+    header naming qid and docno is a table; four fields a qrels line."""
+    first = first_content_line(data)
+    if first.startswith(b"{"):
+        try:
+            keys = set(json.loads(first.decode("utf-8", "replace")))
+        except (ValueError, TypeError, RecursionError):
+            return "jsonl"  # the reader reports what is wrong with it
+        if {"judgment", "passage"} <= keys:
+            return "umbrela"
+        if {"rating", "username"} <= keys:
+            return "autojudge"
+        return "jsonl"
+    text = first.decode("utf-8", "replace").lower()
+    if "qid" in text and "docno" in text:
+        return "table"
+    if len(text.split()) == 4:
+        return "qrels"
+    return None
