@@ -95,7 +95,7 @@ Not carried: the pool ordering's state, recomputed from the grades. An external 
 published, created an outside or machine judge, imported grades, started a machine run or sent
 an audit) with their roles; never passwords, admin rights or other groups. A decision
 ``supersedes`` one listed before it, of the same pair. Values are those of the model fields
-(annotation/models.py, evaluation/models.py), null where the field allows it.
+(annotation/models/, evaluation/models.py), null where the field allows it.
 
 Importing
 ---------
