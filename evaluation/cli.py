@@ -7,7 +7,6 @@ Django command shares this parser and these writers for stored qrels and runs. P
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import io
@@ -20,86 +19,19 @@ from pathlib import Path
 import polars as pl
 
 from evaluation import cli_inputs, measures, trec
+from evaluation.cli_start import (
+    MISSING_FILES,
+    SCORING_COLUMNS,
+    StartedFiles,
+    build_parser,
+    run_reader,
+)
 from evaluation.measures import reference, specs
 from evaluation.measures.inputs import check_measures, default_measures
-
-DESCRIPTION = (
-    "Score a run against qrels like trec_eval. QRELS and RUN are file paths (the database "
-    "is not touched) or stored names: qrels NAME or NAME@VERSION, run SYSTEM/RUN."
-)
-
-
-FORMATS = ("trec", "json", "csv", "ir_measures")
 
 
 class UsageError(Exception):
     """A mistake in the command line or the input files; printed, exit status 1."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    # Optional only so that --list-measures needs no files; check_files insists otherwise.
-    parser.add_argument("qrels", nargs="?", help="qrels file, or stored NAME / NAME@VERSION")
-    parser.add_argument("run", nargs="?", help="run file, or stored SYSTEM/RUN")
-    parser.add_argument(
-        "--list-measures",
-        action="store_true",
-        help="list every measure: its names in both dialects, parameters, formula, and how "
-        "ties, unjudged documents and -c affect it; then exit",
-    )
-    parser.add_argument("-q", dest="per_topic", action="store_true", help="per-topic values too")
-    parser.add_argument(
-        "-m",
-        dest="measures",
-        action="append",
-        metavar="MEASURE",
-        help="a measure in trec_eval's dialect (ndcg_cut.10, P.5,10, map) or ir_measures' "
-        "(nDCG@10, P(rel=2)@5, AP, RR@10, ERR@20, RBP(p=0.8)); repeatable, and the dialects "
-        "mix (default: trec_eval's official set)",
-    )
-    parser.add_argument(
-        "-c", dest="complete", action="store_true", help="score topics missing from the run as 0"
-    )
-    parser.add_argument(
-        "-l",
-        dest="relevance_level",
-        default=None,
-        metavar="LEVEL",
-        help="lowest grade that counts as relevant for binary measures (default 1)",
-    )
-    parser.add_argument(
-        "-M",
-        dest="depth",
-        default=None,
-        metavar="DEPTH",
-        help="score only the top DEPTH documents of each topic",
-    )
-    parser.add_argument(
-        "--gain",
-        choices=["linear", "exp"],
-        default="linear",
-        help="nDCG gain: the grade (trec_eval) or 2^grade-1",
-    )
-    parser.add_argument(
-        "--trec-eval-version",
-        type=int,
-        choices=[9, 10],
-        default=9,
-        help="follow trec_eval 9.0.8 (default) or 10.0 semantics",
-    )
-    cli_inputs.add_arguments(parser)
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="trec",
-        help="trec: trec_eval's names and layout; ir_measures: its 'qid measure value' lines "
-        "(measure names in its dialect); json; csv",
-    )
-    parser.add_argument(
-        "--save", action="store_true", help="store the evaluation (stored qrels and run only)"
-    )
-
-
-MISSING_FILES = "QRELS and RUN are required (or --list-measures)"
 
 
 def check_files(args) -> None:
@@ -137,10 +69,6 @@ def options_from(args) -> tuple[list[str], measures.Options]:
     except ValueError as error:
         raise UsageError(str(error)) from None
     return list(chosen.measures), options
-
-
-# What scoring and the runid need; every line is still checked in full.
-SCORING_COLUMNS = ("qid", "docno", "score", "tag")
 
 
 def read_file(reader, path: Path, **options):
@@ -228,20 +156,16 @@ def _csv(result, *, per_topic) -> str:
     return buffer.getvalue()
 
 
-# Runs whose topics each come in one block of lines (the usual case) are scored a chunk of
-# whole topics at a time while worker threads read the next pieces of the file
-# (evaluation.trec.topics, evaluation.measures.chunked): the same numbers, and the two cores
-# read and score at once. Below CHUNKED_BYTES the pieces read are kept, so a file that is not
-# in topic blocks is not read twice; from it on they are not (bounded memory), and such a
-# file is read again whole.
-CHUNKED_BYTES = 400_000_000
-# Lines per chunk: small enough that scoring starts soon and the last chunk, scored once
-# everything is read, is short; large enough that each chunk's fixed costs stay small.
-PIPELINE_CHUNK_LINES = 500_000
-
-
 def score_run_file(
-    qrels, path: Path, specs, options, *, rel_format="qrels", zscores=None, chunk_lines=None
+    qrels,
+    path: Path,
+    specs,
+    options,
+    *,
+    rel_format="qrels",
+    zscores=None,
+    chunk_lines=None,
+    started: StartedFiles | None = None,
 ) -> tuple[measures.Evaluation, str]:
     """The run file at ``path`` scored (as ``score``) and its runid. Runs whose topics each
     come in one block of lines are read and scored in chunks of whole topics; any other file
@@ -250,19 +174,23 @@ def score_run_file(
     ``qrels`` is the relevance frame, or a function that returns it (raising UsageError for a
     bad file; ``main`` reads the qrels file on a thread that way): it is called once the run's
     first chunk is read, so the two files are read at once, and its errors still come before
-    the run file's."""
+    the run file's. The run is taken from ``started`` when it began reading it there."""
+    reader = started.run(path, chunk_lines) if started is not None else None
     if rel_format == "qrels":
         try:
             chunkable = measures.can_chunk(specs, options)
         except ValueError as error:
             _resolved(qrels)
+            _close(reader)
             raise UsageError(str(error)) from None
         if chunkable:
-            large = path.stat().st_size >= CHUNKED_BYTES
-            lines = chunk_lines or (trec.CHUNK_LINES if large else PIPELINE_CHUNK_LINES)
-            return _score_in_chunks(qrels, path, specs, options, zscores, lines, keep=not large)
+            reader = reader or run_reader(path, chunk_lines)
+            return _score_in_chunks(qrels, reader, specs, options, zscores)
     qrels = _resolved(qrels)
-    run = read_file(trec.read_run, path, columns=SCORING_COLUMNS)
+    if reader is not None:  # begun for chunks: its pieces are the whole file's
+        run = _read_whole(reader)
+    else:
+        run = read_file(trec.read_run, path, columns=SCORING_COLUMNS)
     return score(qrels, run, specs, options, rel_format=rel_format, zscores=zscores), runid_of(run)
 
 
@@ -270,13 +198,27 @@ def _resolved(qrels):
     return qrels() if callable(qrels) else qrels
 
 
-def _score_in_chunks(qrels, path, specs, options, zscores, chunk_lines, *, keep):
+def _close(reader: trec.RunTopics | None) -> None:
+    if reader is not None:
+        reader.__exit__(None, None, None)
+
+
+def _read_whole(reader: trec.RunTopics):
+    """What read_file(trec.read_run, ...) gives for the reader's file, from the reader."""
+    notices: list[trec.Notice] = []
+    try:
+        with reader:
+            run = reader.read_whole(notices)
+    except trec.TrecFormatError as error:
+        raise UsageError(str(error)) from None
+    _write_notices(notices)
+    return run
+
+
+def _score_in_chunks(qrels, reader: trec.RunTopics, specs, options, zscores):
     """score_run_file's chunked path; a file the chunks cannot vouch for is read whole (with
     its errors and notices, as read_file reads it) and scored whole."""
     tags = []
-    reader = trec.RunTopics(
-        path, name=str(path), chunk_lines=chunk_lines, columns=SCORING_COLUMNS, keep=keep
-    )
 
     def chunks():
         for chunk in reader:
@@ -330,27 +272,9 @@ def runid_of(run_frame) -> str:
     return run_frame.select(pl.col("tag").last()).item() if run_frame.height else ""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="manage.py evaluate", description=DESCRIPTION)
-    add_arguments(parser)
-    return parser
-
-
-def files_only(argv: list[str]) -> bool:
-    """True when ``argv`` names two existing files and nothing needs Django (no --save, no
-    Django options such as --settings): then ``main`` can run without setting Django up."""
-    try:
-        args, unknown = build_parser().parse_known_args(argv)
-    except SystemExit:  # a usage error: let Django's command report it the usual way
-        return False
-    if unknown or args.save:
-        return False
-    if args.list_measures:
-        return True
-    return bool(args.qrels and args.run) and Path(args.qrels).is_file() and Path(args.run).is_file()
-
-
-def main(argv: list[str]) -> int:
+def main(argv: list[str], started: StartedFiles | None = None) -> int:
+    """`evaluate` on plain files; ``started``: the files manage.py began reading, which are
+    taken from there (cli_start.StartedFiles)."""
     args = build_parser().parse_args(argv)
     if args.list_measures:
         sys.stdout.write(reference.format_text())
@@ -361,15 +285,13 @@ def main(argv: list[str]) -> int:
         # The qrels file is read on a thread while the run's first pieces are read (its
         # errors still come first: score_run_file asks for it before looking at the run's).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="qrels") as pool:
-            qrels = pool.submit(
-                cli_inputs.read_relevance, args.rel_format, Path(args.qrels), read_file
-            ).result
+            qrels = pool.submit(_read_relevance, args, started).result
             try:
                 zscores = cli_inputs.read_zscores(args.zscores, read_file)
             except UsageError:
                 qrels()
                 raise
-            scored = {"rel_format": args.rel_format, "zscores": zscores}
+            scored = {"rel_format": args.rel_format, "zscores": zscores, "started": started}
             result, runid = score_run_file(qrels, Path(args.run), specs, options, **scored)
     except UsageError as error:
         # The same words Django's CommandError prints, so both paths read alike.
@@ -381,3 +303,12 @@ def main(argv: list[str]) -> int:
     sys.stdout.write(output)
     sys.stdout.flush()
     return 0
+
+
+def _read_relevance(args, started: StartedFiles | None):
+    path = Path(args.qrels)
+    if started is not None and args.rel_format == "qrels":
+        frame = read_file(started.qrels, path)
+        if frame is not None:
+            return frame
+    return cli_inputs.read_relevance(args.rel_format, path, read_file)

@@ -6,8 +6,8 @@
     -N NUM      number of documents in the collection (used by trec_eval's utility)
     -n          no summary: only the per-topic lines of -q
 
-evaluation.cli adds these to its parser and calls ``read_relevance`` and ``evaluate`` here,
-so the plain-file path and the Django command read and score them alike.
+evaluation.cli_start defines these flags; evaluation.cli calls ``read_relevance`` and
+``evaluate`` here, so the plain-file path and the Django command read and score them alike.
 """
 
 from __future__ import annotations
@@ -15,52 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluation import measures, trec
-from evaluation.measures.inputs import REL_FORMATS
 from evaluation.measures.judgment_groups import evaluate_judgment_groups
 from evaluation.measures.prefs import evaluate_prefs, prefs_from_qrels
 
-__all__ = ["add_arguments", "evaluate", "read_relevance", "read_zscores"]
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument(
-        "-R",
-        dest="rel_format",
-        choices=REL_FORMATS,
-        default="qrels",
-        metavar="FORMAT",
-        help="format of the relevance file: qrels (default), prefs (qid jg jsg docno level), "
-        "qrels_prefs (a qrels file read as preferences), qrels_jg (a qrels file whose "
-        "iteration field names judgment groups)",
-    )
-    parser.add_argument(
-        "-Z",
-        dest="zscores",
-        metavar="ZSCORES_FILE",
-        help="print each value as a z-score, with the mean and standard deviation of each "
-        "topic and measure from this file (lines: qid measure mean stddev)",
-    )
-    parser.add_argument(
-        "-J",
-        dest="judged_only",
-        action="store_true",
-        help="judged documents only: drop unjudged documents from each ranking first "
-        "(trec_eval warns: easy to misread)",
-    )
-    parser.add_argument(
-        "-N",
-        dest="num_docs_in_coll",
-        type=int,
-        default=0,
-        metavar="NUM",
-        help="number of documents in the collection (trec_eval's utility measure uses it)",
-    )
-    parser.add_argument(
-        "-n",
-        dest="summary",
-        action="store_false",
-        help="no summary: print no 'all' lines (with -q, only the per-topic lines)",
-    )
+__all__ = ["evaluate", "read_relevance", "read_zscores"]
 
 
 def read_relevance(rel_format: str, path: Path, read_file):

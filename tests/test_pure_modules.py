@@ -15,6 +15,7 @@ PURE_MODULES = [
     "evaluation.measures",
     "evaluation.demo",
     "evaluation.cli",
+    "evaluation.cli_start",
     "annotation.pooling",
     "annotation.assignment",
     "annotation.strategies",

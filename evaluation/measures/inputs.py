@@ -8,11 +8,12 @@ runid and num_q work with any. We refuse the mismatch up front, naming what woul
 
 from collections.abc import Iterable
 
+from evaluation.trec import REL_FORMATS
+
 from .catalog import Measure
 
 __all__ = ["REL_FORMATS", "check_measures", "default_measures", "measures_for"]
 
-REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 _ANY = frozenset({"runid", "num_q"})
 _JUDGMENT_GROUPS = frozenset({"map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
 

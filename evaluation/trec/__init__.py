@@ -67,7 +67,7 @@ other names are the package's own.
 """
 
 from .errors import EXTRA_FIELDS, MAX_ERRORS, RANK_NOT_INTEGER, LineError, Notice, TrecFormatError
-from .fields import read_prefs, read_qrels_jg, read_qrels_prefs, read_zscores
+from .fields import REL_FORMATS, read_prefs, read_qrels_jg, read_qrels_prefs, read_zscores
 from .grammar import QRELS_SCHEMA, RUN_SCHEMA, QrelsLine, RunLine
 from .reading import iter_qrels, iter_run, read_qrels, read_run
 from .source import MAX_LINE_BYTES
@@ -81,6 +81,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "QRELS_SCHEMA",
     "RANK_NOT_INTEGER",
+    "REL_FORMATS",
     "RUN_SCHEMA",
     "LineError",
     "NotInTopicBlocks",

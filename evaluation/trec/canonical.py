@@ -16,14 +16,14 @@ import polars as pl
 from .grammar import Format, pair_hash
 from .source import BOM, has_long_line
 
-__all__ = ["AHEAD", "PIECE_BYTES", "joined_pieces", "parsed_pieces", "read_canonical"]
+__all__ = ["AHEAD", "PIECE_BYTES", "ParsedPieces", "joined_pieces", "read_canonical"]
 
 # Polars parses one piece of about this size at a time: memory stays bounded (a piece's bytes
 # and its all-column frame are dropped once checked), and the byte checks scan a piece while
 # it is in the processor's cache.
 PIECE_BYTES = 16 << 20
 # Pieces read at once (two cores), and pieces read ahead of the one the caller has (see
-# parsed_pieces): enough to keep both cores busy while the caller scores a chunk of topics,
+# ParsedPieces): enough to keep both cores busy while the caller scores a chunk of topics,
 # each holding a piece's frame (about 25 MB for 16 MiB of run lines).
 _WORKERS = 2
 AHEAD = 6
@@ -61,16 +61,17 @@ def read_canonical(
     columns = fmt.columns if columns is None else columns
     schema = dict(zip(fmt.raw_names, fmt.raw_types, strict=True))
     frames, hashes = [], []
-    for parsed in parsed_pieces(fmt, data, schema, columns, piece_bytes or PIECE_BYTES):
-        if parsed is None:
-            return None
-        frames.append(parsed[0])
-        hashes.append(parsed[1])
+    with ParsedPieces(fmt, data, schema, columns, piece_bytes or PIECE_BYTES) as pieces:
+        for parsed in pieces:
+            if parsed is None:
+                return None
+            frames.append(parsed[0])
+            hashes.append(parsed[1])
     return joined_pieces(frames, hashes)
 
 
 def joined_pieces(frames: list[pl.DataFrame], hashes: list[np.ndarray]) -> pl.DataFrame | None:
-    """The frame of a whole file from its pieces' frames and pair hashes (parsed_pieces), or
+    """The frame of a whole file from its pieces' frames and pair hashes (ParsedPieces), or
     None when there is no line at all or a (qid, docno) pair may repeat. Empties ``hashes``."""
     if not any(frame.height for frame in frames):
         return None
@@ -82,61 +83,98 @@ def joined_pieces(frames: list[pl.DataFrame], hashes: list[np.ndarray]) -> pl.Da
     return frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
 
 
-def parsed_pieces(
-    fmt: Format,
-    data,
-    schema: dict,
-    columns: tuple[str, ...],
-    piece_bytes: int,
-    ahead: int | None = None,
-    *,
-    pairs_within: bool = False,
-) -> Iterator[tuple[pl.DataFrame, np.ndarray] | None]:
-    """Each piece's frame (``columns``) and pair hashes (``_parsed``), in file order; None in
-    place of the first piece polars might not read exactly, and nothing after it. With
-    ``pairs_within``, also None for a piece in which a pair hash repeats (the workers sort
-    each piece's hashes): the caller then only has to look for pairs repeated across pieces.
+class ParsedPieces:
+    """Each piece's frame (``columns``) and pair hashes (``_parsed``), in file order, as an
+    iterator; None in place of the first piece polars might not read exactly, and nothing
+    after it. With ``pairs_within``, also None for a piece in which a pair hash repeats (the
+    workers sort each piece's hashes): the caller then only has to look for pairs repeated
+    across pieces.
 
     Worker threads copy, check and parse the pieces, in file order, up to ``ahead`` pieces
-    (default ``AHEAD``) beyond the one the caller has: while the caller works on a piece
-    (scores it, say), the next ones are read. Polars parses (and hashes) without the
+    (default ``AHEAD``) beyond the one the caller has, from the moment this is made, not
+    only once the first piece is asked for: the caller can do other work meanwhile (import
+    the scoring engine, score the pieces it has). Polars parses (and hashes) without the
     interpreter lock, so the workers keep both cores busy; memory stays bounded by pieces,
-    not the file.
+    not the file. ``close`` (or leaving a ``with`` block) stops them, after the pieces being
+    parsed, so the data may be let go then.
     """
-    ahead = AHEAD if ahead is None else ahead
-    ends = _pieces(data, piece_bytes)
-    if len(data) <= piece_bytes:  # one piece: nothing to overlap
-        for start, end in ends:
-            yield _checked_and_parsed(fmt, data, start, end, schema, columns, pairs_within)
-        return
-    with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="trec-piece") as pool:
-        pending: collections.deque = collections.deque()
 
-        def fill() -> None:
-            # Before a piece is handed out, so the workers go on while the caller works.
-            while len(pending) <= ahead:
-                start_end = next(ends, None)
-                if start_end is None:
-                    return
-                start, end = start_end
-                pending.append(
-                    pool.submit(
-                        _checked_and_parsed, fmt, data, start, end, schema, columns, pairs_within
-                    )
+    def __init__(
+        self,
+        fmt: Format,
+        data,
+        schema: dict,
+        columns: tuple[str, ...],
+        piece_bytes: int,
+        ahead: int | None = None,
+        *,
+        pairs_within: bool = False,
+    ) -> None:
+        self._parse = (fmt, data, schema, columns, pairs_within)
+        self._ahead = AHEAD if ahead is None else ahead
+        self._ends = _pieces(data, piece_bytes)
+        self._pending: collections.deque = collections.deque()
+        self._done = False
+        self._pool = None
+        if len(data) > piece_bytes:  # one piece has nothing to overlap: parsed when asked
+            self._pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="trec-piece")
+            self._fill()
+
+    def _fill(self) -> None:
+        # Before a piece is handed out, so the workers go on while the caller works.
+        fmt, data, schema, columns, pairs_within = self._parse
+        while len(self._pending) <= self._ahead:
+            start_end = next(self._ends, None)
+            if start_end is None:
+                return
+            start, end = start_end
+            self._pending.append(
+                self._pool.submit(
+                    _checked_and_parsed, fmt, data, start, end, schema, columns, pairs_within
                 )
+            )
 
+    def __iter__(self) -> Iterator[tuple[pl.DataFrame, np.ndarray] | None]:
+        return self
+
+    def __next__(self) -> tuple[pl.DataFrame, np.ndarray] | None:
+        if self._done:
+            raise StopIteration
         try:
-            fill()
-            while pending:
-                parsed = pending.popleft().result()
+            if self._pool is None:
+                start_end = next(self._ends, None)
+                if start_end is None:
+                    raise StopIteration
+                fmt, data, schema, columns, pairs_within = self._parse
+                parsed = _checked_and_parsed(fmt, data, *start_end, schema, columns, pairs_within)
+            else:
+                if not self._pending:
+                    raise StopIteration
+                parsed = self._pending.popleft().result()
                 if parsed is not None:
-                    fill()
-                yield parsed
-                if parsed is None:
-                    return
-        finally:
-            for future in pending:  # a refusal, or the caller stopped early
-                future.cancel()
+                    self._fill()
+        except BaseException:
+            self.close()
+            raise
+        if parsed is None:
+            self.close()  # nothing after a piece polars might misread
+        return parsed
+
+    def close(self) -> None:
+        """Stop the workers: pieces not yet begun are dropped; this returns once the pieces
+        being parsed are done (they read the data)."""
+        self._done = True
+        for future in self._pending:
+            future.cancel()
+        self._pending.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    def __enter__(self) -> ParsedPieces:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _checked(data, start: int, end: int) -> _Piece | None:

@@ -39,6 +39,7 @@ __all__ = [
     "PREFS",
     "QRELS_JG",
     "QRELS_PREFS",
+    "REL_FORMATS",
     "ZSCORES",
     "FieldsFormat",
     "check_line",
@@ -47,6 +48,9 @@ __all__ = [
     "read_qrels_prefs",
     "read_zscores",
 ]
+
+# The relevance inputs evaluate's -R names: qrels (read_qrels) and three of this module's.
+REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 
 _INT, _FLOAT = "int", "float"
 _LABELS = {

@@ -20,12 +20,12 @@ The caller then reads the file whole, which reports every error exactly: read_ru
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import polars as pl
 
-from .canonical import _UNUSUAL_LAYOUT, PIECE_BYTES, joined_pieces, parsed_pieces
+from .canonical import _UNUSUAL_LAYOUT, PIECE_BYTES, ParsedPieces, joined_pieces
 from .errors import MAX_ERRORS, Notice
 from .grammar import RUN
 from .reading import read_declined, read_run
@@ -90,36 +90,42 @@ class RunTopics:
         self._input = None
         self._data = None
         self._started = False
-        self._pieces: Generator | None = None
+        self._pieces: ParsedPieces | None = None
         self._kept: list[tuple[pl.DataFrame, np.ndarray]] | None = [] if keep else None
         self._declined = False  # path 1 declined a piece: read_whole takes paths 2 and 3
         self.finished = False  # every chunk was given: the file is valid
 
     def __enter__(self) -> RunTopics:
-        self._input = whole_input(self.source, name=self.name)
-        self._data = self._input.__enter__()
+        # Entering an entered reader (one started by someone else, say) changes nothing.
+        if self._input is None:
+            data_input = whole_input(self.source, name=self.name)
+            self._data = data_input.__enter__()
+            self._input = data_input
         return self
 
     def __exit__(self, *exc) -> None:
         if self._pieces is not None:
             self._pieces.close()  # stops the workers
-        self._input.__exit__(*exc)
+        if self._input is not None:
+            data_input, self._input = self._input, None
+            data_input.__exit__(*exc)
 
-    def __iter__(self) -> Iterator[pl.DataFrame]:
+    def start(self) -> None:
+        """Begin reading (inside ``with``): the worker threads parse the first pieces before
+        any chunk is asked for, while the caller does something else."""
+        if self._data is None:
+            raise RuntimeError("start a RunTopics inside its with block")
+        if self._pieces is not None or self._declined:
+            return
         data = self._data
-        if data is None:
-            raise RuntimeError("iterate a RunTopics inside its with block")
-        if self._started:
-            raise RuntimeError("a RunTopics is iterated once")
-        self._started = True
         head = data[:_HEAD_BYTES]
         if not len(data) or _UNUSUAL_LAYOUT.search(head[: head.rfind(b"\n") + 1]):
             self._declined = True
-            raise NotInTopicBlocks
+            return
         schema = dict(zip(RUN.raw_names, RUN.raw_types, strict=True))
         # Kept pieces stay in memory anyway: then the workers read on without waiting for
         # the caller, so no core idles while a chunk is scored.
-        self._pieces = parsed_pieces(
+        self._pieces = ParsedPieces(
             RUN,
             data,
             schema,
@@ -128,6 +134,16 @@ class RunTopics:
             ahead=len(data) // self.piece_bytes + 1 if self.keep else None,
             pairs_within=True,
         )
+
+    def __iter__(self) -> Iterator[pl.DataFrame]:
+        if self._data is None:
+            raise RuntimeError("iterate a RunTopics inside its with block")
+        if self._started:
+            raise RuntimeError("a RunTopics is iterated once")
+        self._started = True
+        self.start()
+        if self._declined:
+            raise NotInTopicBlocks
         blocks = _TopicBlocks(self.chunk_lines)
         for parsed in self._pieces:
             if parsed is None:
@@ -140,9 +156,12 @@ class RunTopics:
         self.finished = True
 
     def read_whole(self, notices: list[Notice] | None = None) -> pl.DataFrame:
-        """What read_run(source, columns=columns, notices=notices) returns (or raises), once
-        iterating has raised NotInTopicBlocks."""
-        if self._kept is None or not self._started:
+        """What read_run(source, columns=columns, notices=notices) returns (or raises): once
+        iterating has raised NotInTopicBlocks, or instead of iterating. With ``keep`` it goes
+        on from the pieces already read."""
+        if self._kept is None or (self._pieces is None and not self._declined):
+            if self._pieces is not None:
+                self._pieces.close()  # its pieces are not kept: read again from the start
             return read_run(self.source, name=self.name, columns=self.columns, notices=notices)
         frame = None
         kept, self._kept = self._kept, []

@@ -1,7 +1,7 @@
 """Runs are scored in chunks of whole topics while the rest of the file is read
 (evaluation.trec.topics, evaluation.measures.chunked): the output must be byte for byte the
 in-memory path's, per topic (-q), without the summary (-n) and in every format, with the pieces
-read kept (files under cli.CHUNKED_BYTES) or not; files the chunked reader cannot vouch for are
+read kept (files under cli_start.CHUNKED_BYTES) or not; files the chunked reader cannot vouch for are
 read whole, errors, notices and all."""
 
 from pathlib import Path
@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from evaluation import cli, cli_inputs, measures, trec
+from evaluation import cli, cli_inputs, cli_start, measures, trec
 from evaluation.trec import topics as topic_chunks
 
 from .trec_eval_data import COMMANDS, COMMANDS_10, generated_files
@@ -38,13 +38,13 @@ def write_files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
 def outputs(qrels_path: Path, run_path: Path, flags: list[str], *, whole=False) -> list[str]:
     """What evaluate prints for these files and flags in each format, -q and not; ``whole``:
     the run read whole and scored in memory (cli.score), never in chunks."""
-    args = cli.build_parser().parse_args([str(qrels_path), str(run_path), *flags])
+    args = cli_start.build_parser().parse_args([str(qrels_path), str(run_path), *flags])
     specs, options = cli.options_from(args)
     qrels = cli_inputs.read_relevance("qrels", qrels_path, cli.read_file)
     zscores = cli_inputs.read_zscores(args.zscores, cli.read_file)
     try:
         if whole:
-            run = cli.read_file(trec.read_run, run_path, columns=cli.SCORING_COLUMNS)
+            run = cli.read_file(trec.read_run, run_path, columns=cli_start.SCORING_COLUMNS)
             result = cli.score(qrels, run, specs, options, zscores=zscores)
             runid = cli.runid_of(run)
         else:
@@ -53,7 +53,7 @@ def outputs(qrels_path: Path, run_path: Path, flags: list[str], *, whole=False) 
         return [f"error: {error}"]
     return [
         cli.render(result, fmt=fmt, per_topic=per_topic, runid=runid, summary=args.summary)
-        for fmt in cli.FORMATS
+        for fmt in cli_start.FORMATS
         for per_topic in (True, False)
     ]
 
@@ -61,12 +61,12 @@ def outputs(qrels_path: Path, run_path: Path, flags: list[str], *, whole=False) 
 @pytest.fixture
 def chunked(monkeypatch):
     """Run evaluate with every run file chunked: ``chunked(lines, piece_bytes, keep)``
-    (``keep``: whether the pieces read are kept, as for files under cli.CHUNKED_BYTES)."""
+    (``keep``: whether the pieces read are kept, as for files under cli_start.CHUNKED_BYTES)."""
     calls = []
     original = trec.RunTopics
 
     def configure(lines: int, piece_bytes: int | None, keep: bool = True) -> None:
-        monkeypatch.setattr(cli, "CHUNKED_BYTES", 1 << 60 if keep else 0)
+        monkeypatch.setattr(cli_start, "CHUNKED_BYTES", 1 << 60 if keep else 0)
 
         def make(path, **options):
             calls.append((path, options["keep"]))
@@ -173,7 +173,7 @@ def test_declined_files_are_read_whole_with_the_same_errors_and_numbers(
 def test_kept_pieces_are_not_read_again(tmp_path, monkeypatch):
     run = tmp_path / "run"
     run.write_text(_MANY + "1 Q0 late 1 0.5 t\n")  # topic 1 comes back at the very end
-    expected = trec.read_run(run, columns=cli.SCORING_COLUMNS)
+    expected = trec.read_run(run, columns=cli_start.SCORING_COLUMNS)
 
     def read_again(*args, **kwargs):
         raise AssertionError("the file was read again")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import cli
+from evaluation import cli_start
 
 ROOT = Path(__file__).resolve().parents[2]
 QRELS = "1 0 d1 2\n1 0 d2 0\n1 0 d3 1\n2 0 d4 3\n"
@@ -80,7 +80,7 @@ def test_a_bad_file_fails_with_its_line_and_status_1(files, tmp_path):
 )
 def test_files_only_decides_when_django_is_not_needed(files, argv, expected):
     q, r = files
-    assert cli.files_only([a.format(q=q, r=r) for a in argv]) is expected
+    assert cli_start.files_only([a.format(q=q, r=r) for a in argv]) is expected
 
 
 def ir_measures_cli(qrels, run, *names, per_topic=False):

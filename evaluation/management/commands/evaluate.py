@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import cli, cli_inputs, dashboards, measures, services, significance
+from evaluation import cli, cli_inputs, cli_start, dashboards, measures, services, significance
 from evaluation.measures import reference
 from evaluation.models import QrelsVersion, Run
 
@@ -38,12 +38,12 @@ GATE_HELP = (
 
 
 class Command(BaseCommand):
-    help = cli.DESCRIPTION
+    help = cli_start.DESCRIPTION
     # Scoring plain files needs no database, so skip the checks that would open it.
     requires_system_checks = []
 
     def add_arguments(self, parser):
-        cli.add_arguments(parser)
+        cli_start.add_arguments(parser)
         parser.add_argument(
             "--baseline",
             metavar="RUN",
@@ -66,7 +66,7 @@ class Command(BaseCommand):
             sys.stdout.write(reference.format_text())
             return
         if not opts["qrels"] or not opts["run"]:
-            raise CommandError(cli.MISSING_FILES)
+            raise CommandError(cli_start.MISSING_FILES)
         if opts["fail_if_worse"] and not opts["baseline"]:
             raise CommandError("--fail-if-worse needs --baseline RUN")
         if not 0 < opts["alpha"] < 1:
