@@ -408,7 +408,10 @@ def find_run(label: str) -> Run:
     runs = Run.objects.select_related("system")
     if "/" in label:
         system, _, name = label.partition("/")
-        return runs.get(system__name=system, name=name)
+        try:
+            return runs.get(system__name=system, name=name)
+        except Run.DoesNotExist:
+            raise Run.DoesNotExist(f"no run {name!r} in system {system!r}") from None
     matches = list(runs.filter(name=label)[:2])
     if len(matches) != 1:
         raise Run.DoesNotExist(

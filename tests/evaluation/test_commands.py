@@ -97,6 +97,13 @@ def test_evaluate_names_what_it_could_not_find(files):
     _, run = files
     with pytest.raises(CommandError, match="nosuch: not a file, and no qrels named 'nosuch'"):
         evaluate("nosuch", run)
+    qrels, _ = files
+    # A mistyped path reads as system/run: both readings are named, never Django's own words.
+    with pytest.raises(
+        CommandError,
+        match=r"^runs/bm25\.txt: not a file, and no run 'bm25\.txt' in system 'runs'$",
+    ):
+        evaluate(qrels, "runs/bm25.txt")
 
 
 @pytest.mark.django_db
