@@ -21,9 +21,10 @@ from annotation.api.adjudication import (
     RawJudgmentViewSet,
 )
 from annotation.api.audits import MachineAuditViewSet
-from annotation.api.campaigns import CampaignViewSet, JudgeViewSet
+from annotation.api.campaigns import CampaignViewSet
 from annotation.api.common import MESSAGES
 from annotation.api.external import ExternalJudgeViewSet, JudgmentImportViewSet
+from annotation.api.judges import JudgeViewSet
 from annotation.api.judging import AssignmentViewSet, JudgmentViewSet
 from annotation.api.machines import MachineJudgeViewSet, MachineRunViewSet
 from annotation.api.pool import DocumentViewSet, PairViewSet, TopicViewSet

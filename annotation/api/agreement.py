@@ -1,8 +1,9 @@
 """A campaign's agreement report, its calibration against gold pairs, gold import and one
 pair marked gold or unmarked over the API, for its lead (the actions ``agreement``,
 ``calibration``, ``gold`` and ``gold_pair`` of the campaign viewset in
-annotation/api/campaigns.py). Thin over annotation/services/agreement.py; the report and the
-calibration have the shapes of annotation/services/agreement_export.py."""
+annotation/api/campaigns.py). Thin over annotation/services/agreement.py and
+annotation/services/gold.py; the report and the calibration have the shapes of
+annotation/services/agreement_export.py."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from annotation.api.common import messages_of
 from annotation.models import Campaign, Pair
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
+from annotation.services import gold as gold_service
 from evaluation.api.common import QueryParameters, trec_errors
 from evaluation.trec import TrecFormatError
 
@@ -139,7 +141,7 @@ class GoldUploadSerializer(serializers.Serializer):
     )
 
     def validate_file(self, upload):
-        limit = agreement_service.MAX_GOLD_BYTES
+        limit = gold_service.MAX_GOLD_BYTES
         if upload.size > limit:
             raise ValidationError(MESSAGES["gold_too_large"].format(limit=limit // 1024))
         return upload
@@ -164,7 +166,7 @@ def gold_response(request, campaign: Campaign) -> Response:
     form.is_valid(raise_exception=True)
     upload = form.validated_data["file"]
     try:
-        done = agreement_service.import_gold(campaign=campaign, source=upload, filename=upload.name)
+        done = gold_service.import_gold(campaign=campaign, source=upload, filename=upload.name)
     except TrecFormatError as error:
         return trec_errors(error)
     except DjangoValidationError as error:
@@ -217,7 +219,7 @@ class CalibrationSerializer(serializers.Serializer):
 
 def calibration_response(request, campaign: Campaign) -> Response:
     weights = AgreementParameters.read(request)["weights"]
-    result = agreement_service.campaign_calibration(campaign=campaign, weights=weights)
+    result = gold_service.campaign_calibration(campaign=campaign, weights=weights)
     return Response(CalibrationSerializer(agreement_export.calibration_data(result, campaign)).data)
 
 

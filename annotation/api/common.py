@@ -1,9 +1,10 @@
 """What the annotation API's modules share: who may see which campaign and assignment (on
-top of annotation/access.py), the validation messages, and the base of the viewsets nested
-under a campaign."""
+top of annotation/access.py) and who may be made a judge, the validation messages, and the
+base of the viewsets nested under a campaign."""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
@@ -52,6 +53,11 @@ MESSAGES = {
     "skip_needs_reason": services.MESSAGES["skip_needs_reason"],
     "whole_number": "Send a whole number.",
 }
+
+
+def judge_users():
+    """Who may be made a campaign's judge: the active users in the judge group."""
+    return get_user_model().objects.filter(is_active=True, groups__name=Role.JUDGE).distinct()
 
 
 def leads(user, campaign: Campaign) -> bool:

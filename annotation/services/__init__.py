@@ -1,31 +1,27 @@
 """Named operations on campaigns, pools, assignments and judgments. Views, the API, commands
 and tasks call these; the rules live here (HackSoft style, STYLE.md).
 
-campaigns.py holds the lead's operations (campaigns, pools, who judges what), judging.py the
-judge's (grading, skipping, undoing, notes) and the progress leads read.
+campaigns.py holds the lead's operations on campaigns and pools, assignments.py who judges
+what, gold.py the gold (calibration) pairs, judging.py the judge's (grading, skipping,
+undoing, notes) and the progress leads read.
 """
 
 from annotation.scales import SCALES
+from annotation.services.assignments import add_judge, assign_pending, reassign, remove_judge
 from annotation.services.campaigns import (
     CAMPAIGN_FIELDS,
     CampaignChange,
     PoolChange,
-    add_judge,
     add_pairs,
-    assign_pending,
-    clear_gold,
     create_campaign,
-    mark_gold,
     pool_depth_of_qrels,
     pool_from_runs,
-    reassign,
     record_pooled_runs,
-    remove_judge,
     resolve_scale,
-    set_gold,
     update_campaign,
 )
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
+from annotation.services.gold import clear_gold, mark_gold, set_gold
 from annotation.services.judging import (
     JudgeProgress,
     judge_progress,

@@ -1,4 +1,5 @@
-"""A campaign's agreement report and its judges' calibration against gold pairs.
+"""A campaign's agreement report: how far its judges agree with each other (their
+calibration against gold pairs is services.gold).
 
 A thin layer over annotation.agreement (pure): gather the campaign's graded judgments in one
 query (skips left out), hand them over as (pair id, username, grade) triples, and return
@@ -24,7 +25,6 @@ import datetime as dt
 import hashlib
 import pickle
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
@@ -36,10 +36,8 @@ from django.tasks.backends.immediate import ImmediateBackend
 from django.utils import timezone
 
 from annotation import agreement as stats
-from annotation import formats
 from annotation.agreement import (
     AgreementReport,
-    Calibration,
     JudgeProfile,
     PairAgreement,
     Statistic,
@@ -49,31 +47,21 @@ from annotation.models import (
     AgreementRefresh,
     AgreementSnapshot,
     Campaign,
-    CampaignJudge,
     ExternalGrade,
     JudgeKind,
     Judgment,
-    Pair,
 )
-from annotation.services.campaigns import PoolChange, set_gold
-from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
 
 # The lead's choice of weights for pairwise kappa, as the page and the API name them.
 WEIGHTS = {"quadratic": "quadratic", "linear": "linear", "none": None}
 DEFAULT_WEIGHTS = "quadratic"
 RESAMPLES = 1000
-# A judge whose weighted kappa against gold is below this is flagged whatever their accuracy:
-# accuracy rewards giving every pair the most common gold grade, kappa does not. 0.6 is the
-# top of Landis & Koch's "moderate" band (annotation.agreement.flag_judges' default).
-GOLD_MIN_KAPPA = 0.6
 # A judge whose mean difference from the other judges' consensus is within this many grades
 # of zero is "in line"; above it lenient, below it strict.
 IN_LINE_GRADES = 0.1
 # A refresh queued this long ago that has not started is taken as lost (its worker died, or
 # the queue was emptied) and queued again by the next page that finds the numbers stale.
 REFRESH_RETRY_SECONDS = 5 * 60
-# Gold files are read inside the request: they are small (tens to thousands of pairs).
-MAX_GOLD_BYTES = 1024 * 1024
 
 MESSAGES = {
     "unknown_weights": "Unknown weights {weights!r}; choose one of {choices}.",
@@ -81,10 +69,6 @@ MESSAGES = {
         "the relevance threshold {threshold} leaves no grade of the scale {side}, so there is "
         "no relevant / not relevant split to agree on"
     ),
-    "unknown_topic": "topic {qid} is not in this campaign (import it first)",
-    "grade_off_scale": "grade {grade} is not on this campaign's scale ({grades})",
-    "no_gold_graded": "has graded none of the gold pairs yet",
-    "low_accuracy": "accuracy {accuracy:.1%} on gold pairs is below the campaign's {bar:.0%}",
 }
 
 
@@ -405,138 +389,3 @@ def _without_threshold(report: AgreementReport, reason: str) -> AgreementReport:
     )
     fleiss = stats.Statistic(None, reason, n=report.fleiss_at_threshold.n)
     return dataclasses.replace(report, pairs=pairs, fleiss_at_threshold=fleiss)
-
-
-# --- calibration against gold --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GoldPair:
-    pair_id: int
-    qid: str
-    docno: str
-    grade: int
-    graded_by: int  # judges who graded it
-
-
-@dataclass(frozen=True)
-class JudgeCalibration:
-    """A judge against gold. status: "ok", "flagged" (below a bar) or "unchecked" (no gold
-    pair graded, or kappa undefined); reasons say why."""
-
-    judge: str
-    calibration: Calibration
-    status: str
-    reasons: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class CampaignCalibration:
-    gold: list[GoldPair]
-    judges: list[JudgeCalibration]
-    weights: str
-    min_accuracy: float
-    min_kappa: float
-
-    @property
-    def flagged(self) -> list[JudgeCalibration]:
-        return [j for j in self.judges if j.status == "flagged"]
-
-
-def campaign_calibration(
-    *, campaign: Campaign, weights: str = DEFAULT_WEIGHTS, resamples: int = RESAMPLES
-) -> CampaignCalibration:
-    """Every judge (of the campaign, or who graded a gold pair) against the gold pairs.
-
-    Flagged: accuracy below campaign.gold_min_accuracy (the lead's bar), or weighted kappa
-    against gold below GOLD_MIN_KAPPA (annotation.agreement.flag_judges). Three queries."""
-    weighting = weights_value(weights)
-    gold_rows = list(
-        Pair.objects.filter(campaign=campaign, gold_grade__isnull=False).values_list(
-            "pk", "topic__qid", "document__docno", "gold_grade"
-        )
-    )
-    gold = {pk: grade for pk, _, _, grade in gold_rows}
-    grades_of: dict[str, dict[int, int]] = defaultdict(dict)
-    graded_by: dict[int, int] = defaultdict(int)
-    for g in graded_judgments(campaign=campaign, gold_only=True):
-        grades_of[g.judge][g.pair_id] = g.grade
-        graded_by[g.pair_id] += 1
-    members = CampaignJudge.objects.filter(campaign=campaign).values_list(
-        "judge__username", flat=True
-    )
-    judges = sorted(set(members) | set(grades_of))
-    calibrations = {
-        judge: stats.calibrate_judge(
-            grades_of.get(judge, {}),
-            gold,
-            scale=campaign.grades,
-            weights=weighting,
-            resamples=resamples,
-            seed=campaign.seed,
-        )
-        for judge in judges
-    }
-    kappa_flags = {
-        flag.judge: flag
-        for flag in stats.flag_judges(
-            {j: c for j, c in calibrations.items() if c.n}, min_kappa=GOLD_MIN_KAPPA
-        )
-    }
-    rows = [
-        _judge_calibration(j, calibrations[j], kappa_flags.get(j), campaign.gold_min_accuracy)
-        for j in judges
-    ]
-    pairs = [
-        GoldPair(pk, qid, docno, grade, graded_by.get(pk, 0))
-        for pk, qid, docno, grade in sorted(gold_rows, key=lambda row: (row[1], row[2]))
-    ]
-    return CampaignCalibration(pairs, rows, weights, campaign.gold_min_accuracy, GOLD_MIN_KAPPA)
-
-
-def _judge_calibration(judge, calibration, kappa_flag, min_accuracy) -> JudgeCalibration:
-    if calibration.n == 0:
-        return JudgeCalibration(judge, calibration, "unchecked", (MESSAGES["no_gold_graded"],))
-    reasons = []
-    low_accuracy = calibration.accuracy.value < min_accuracy
-    if low_accuracy:
-        reasons.append(
-            MESSAGES["low_accuracy"].format(accuracy=calibration.accuracy.value, bar=min_accuracy)
-        )
-    if kappa_flag is not None:  # kappa below the bar, or undefined ("cannot be checked")
-        reasons.append(kappa_flag.reason)
-    low_kappa = kappa_flag is not None and kappa_flag.kappa.value is not None
-    status = "flagged" if low_accuracy or low_kappa else "unchecked" if reasons else "ok"
-    return JudgeCalibration(judge, calibration, status, tuple(reasons))
-
-
-@dataclass(frozen=True)
-class GoldImport:
-    marked: int  # lines of the file: pairs now calibration pairs with its grade
-    change: PoolChange
-
-
-def import_gold(
-    *, campaign: Campaign, source, filename: str, max_bytes: int | None = MAX_GOLD_BYTES
-) -> GoldImport:
-    """Read a gold file (formats.read_gold) and mark its pairs as calibration pairs with
-    their grades (services.set_gold), adding pairs not in the pool yet. All or nothing: a
-    bad line, a topic not in the campaign or a grade off its scale raises TrecFormatError
-    with every such line, and nothing changes."""
-    records = formats.read_gold(source, name=filename, max_bytes=max_bytes)
-    qids = set(campaign.topics.values_list("qid", flat=True))
-    grades = campaign.grades
-    problems = []
-    for record in records:
-        if record.qid not in qids:
-            message = MESSAGES["unknown_topic"].format(qid=formats.quote(record.qid))
-            problems.append(LineError(filename, record.line, message))
-        if record.grade not in grades:
-            message = MESSAGES["grade_off_scale"].format(
-                grade=record.grade, grades=", ".join(map(str, grades))
-            )
-            problems.append(LineError(filename, record.line, message))
-    if problems:
-        raise TrecFormatError(problems[:MAX_ERRORS], len(problems))
-    change = set_gold(campaign=campaign, entries=[(r.qid, r.docno, r.grade) for r in records])
-    return GoldImport(len(records), change)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from annotation import agreement as stats
 from annotation.agreement import Statistic
-from annotation.services.agreement import CampaignAgreement, CampaignCalibration
+from annotation.services.agreement import CampaignAgreement
+from annotation.services.gold import CampaignCalibration
 
 # The campaign-wide statistics: (key, label, AgreementReport attribute, interpretation).
 OVERALL = (

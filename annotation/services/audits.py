@@ -32,7 +32,7 @@ from annotation.models import (
     MachineAudit,
     Pair,
 )
-from annotation.services.campaigns import assign_pending
+from annotation.services.assignments import assign_pending
 
 MESSAGES = {
     **auditing.MESSAGES,

@@ -3,7 +3,7 @@ judge pair's confusion matrix, topics worst first, each judge's grades and lenie
 its CSV and JSON downloads, and the calibration page (gold pairs, their import, each judge
 against them). The numbers come from annotation.services.agreement: stored snapshots,
 recomputed by a background task after judges grade; the page says when a recomputation is
-pending."""
+pending. Gold pairs and calibration come from annotation.services.gold."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from annotation.access import get_campaign_for_lead
 from annotation.models import AuditKind
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export, machine_agreement
+from annotation.services import gold as gold_service
 from annotation.views.common import paginate, plural, query_url, sorting
 from config.exports import write_csv
 from config.ids import parse_id
@@ -238,7 +239,7 @@ class GoldImportForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        limit = agreement_service.MAX_GOLD_BYTES
+        limit = gold_service.MAX_GOLD_BYTES
         if upload.size > limit:
             raise forms.ValidationError(
                 MESSAGES["file_too_large"].format(name=upload.name, limit=limit // 1024)
@@ -265,7 +266,7 @@ def calibration(request, pk):
 
 def render_calibration(request, campaign, *, status: int = 200, form=None, errors=None):
     weights = _weights(request)
-    result = agreement_service.campaign_calibration(campaign=campaign, weights=weights)
+    result = gold_service.campaign_calibration(campaign=campaign, weights=weights)
     context = {
         "campaign": campaign,
         "result": result,
@@ -275,7 +276,7 @@ def render_calibration(request, campaign, *, status: int = 200, form=None, error
         "gold": paginate(request, result.gold),
         "form": form or GoldImportForm(),
         "errors": errors,
-        "max_kb": agreement_service.MAX_GOLD_BYTES // 1024,
+        "max_kb": gold_service.MAX_GOLD_BYTES // 1024,
         "scale": campaign.grades,
     }
     return render(request, "annotation/calibration.html", context, status=status)
@@ -291,7 +292,7 @@ def gold_import(request, pk):
         return render_calibration(request, campaign, status=400, form=form)
     upload = form.cleaned_data["file"]
     try:
-        done = agreement_service.import_gold(campaign=campaign, source=upload, filename=upload.name)
+        done = gold_service.import_gold(campaign=campaign, source=upload, filename=upload.name)
     except TrecFormatError as error:
         errors = {
             "summary": MESSAGES["gold_refused"].format(

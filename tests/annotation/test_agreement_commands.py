@@ -13,6 +13,7 @@ from annotation import agreement
 from annotation.models import Pair
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
+from annotation.services import gold as gold_service
 from tests.annotation.test_agreement_views import GRADES, expected_report, make_campaign, user_with
 
 pytestmark = pytest.mark.django_db
@@ -140,7 +141,7 @@ def test_calibration_text_and_csv_name_each_judge_and_why(gold_campaign):
         csv.reader(io.StringIO(run("calibration", gold_campaign.pk, "--format", "csv")))
     )
     assert header == agreement_export.CALIBRATION_HEADER
-    expected = agreement_service.campaign_calibration(campaign=gold_campaign)
+    expected = gold_service.campaign_calibration(campaign=gold_campaign)
     assert [(r[0], r[1], int(r[2])) for r in rows] == [
         (j.judge, j.status, j.calibration.n) for j in expected.judges
     ]

@@ -16,6 +16,7 @@ from annotation import agreement, services
 from annotation.models import Assignment, AssignmentStatus, Judgment, Pair, Topic
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
+from annotation.services import gold as gold_service
 from annotation.services.tallies import tally_pairs
 from config.exports import csv_safe, write_csv
 
@@ -632,7 +633,7 @@ def test_a_bad_gold_file_changes_nothing_and_lists_its_lines(lead_client, gold_c
 
 
 def test_a_gold_file_over_the_limit_is_refused_before_reading(lead_client, campaign, monkeypatch):
-    monkeypatch.setattr(agreement_service, "MAX_GOLD_BYTES", 10)
+    monkeypatch.setattr(gold_service, "MAX_GOLD_BYTES", 10)
     response = lead_client.post(
         url(campaign, "gold-import"), {"file": upload("big.txt", b"1 d1 3\n1 d2 0\n")}
     )

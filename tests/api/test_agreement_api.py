@@ -215,13 +215,13 @@ def test_judges_and_other_leads_cannot_mark_gold(api, campaign, django_user_mode
 
 def test_calibration_is_each_judge_against_gold(api, lead_user, campaign):
     from annotation import services
-    from annotation.services import agreement as agreement_service
+    from annotation.services import gold as gold_service
 
     services.set_gold(campaign=campaign, entries=[("1", "d1", 3), ("1", "d2", 0), ("2", "d4", 1)])
     response = api(lead_user).get(f"/api/v1/campaigns/{campaign.pk}/calibration/?weights=linear")
     assert response.status_code == 200
     body = response.json()
-    expected = agreement_service.campaign_calibration(campaign=campaign, weights="linear")
+    expected = gold_service.campaign_calibration(campaign=campaign, weights="linear")
     assert body["weights"] == "linear"
     assert body["min_accuracy"] == campaign.gold_min_accuracy
     assert [(g["qid"], g["docno"], g["grade"], g["graded_by"]) for g in body["gold"]] == [

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from annotation import services
 from annotation.models import Assignment, AssignmentStatus, Judgment, Pair, PairSource, Topic
 from annotation.services import agreement as agreement_service
+from annotation.services import gold as gold_service
 from annotation.services.tallies import tally_pairs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -155,7 +156,7 @@ def test_the_lead_reads_the_calibration_page(page, live_server, campaign, screen
     rows = page.locator("table").first.locator("tbody tr")
     expect(rows).to_have_count(5)
     words = {"ok": "ok", "flagged": "flagged", "unchecked": "not checked"}
-    result = agreement_service.campaign_calibration(campaign=campaign)
+    result = gold_service.campaign_calibration(campaign=campaign)
     assert {row.status for row in result.judges} >= {"ok", "flagged"}, "a demo with both"
     for row in result.judges:
         status = rows.filter(has=page.get_by_role("cell", name=row.judge, exact=True))

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand
 from annotation.management.commands.import_topics import find_campaign
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
+from annotation.services import gold as gold_service
 from config.exports import write_csv
 
 
@@ -27,7 +28,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, campaign, weights, fmt, **options):
         campaign = find_campaign(campaign)
-        result = agreement_service.campaign_calibration(campaign=campaign, weights=weights)
+        result = gold_service.campaign_calibration(campaign=campaign, weights=weights)
         if fmt == "json":
             data = agreement_export.calibration_data(result, campaign)
             self.stdout.write(json.dumps(data, indent=2))

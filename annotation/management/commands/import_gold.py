@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands.import_topics import describe, find_campaign
-from annotation.services import agreement as agreement_service
+from annotation.services import gold as gold_service
 from evaluation.trec import TrecFormatError
 
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         if not file.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            done = agreement_service.import_gold(
+            done = gold_service.import_gold(
                 campaign=campaign, source=file, filename=str(file), max_bytes=None
             )
         except (TrecFormatError, ValidationError) as error:
