@@ -51,7 +51,6 @@ MESSAGES = {
         "None of the runs' topics are in this campaign (the runs have {run_qids}; "
         "the campaign has {campaign_qids})."
     ),
-    "unknown_topic": "topic {qid} is not in this campaign (import it first)",
     "campaign_gone": "The campaign no longer exists.",
     "runs_gone": "Some of the chosen runs no longer exist; choose the runs again.",
 }
@@ -199,7 +198,9 @@ def import_pairs(
     records = formats.read_pairs(source, name=filename, max_bytes=max_bytes)
     qids = set(campaign.topics.values_list("qid", flat=True))
     unknown = [
-        LineError(filename, r.line, MESSAGES["unknown_topic"].format(qid=formats.quote(r.qid)))
+        LineError(
+            filename, r.line, services.MESSAGES["unknown_topic"].format(qid=formats.quote(r.qid))
+        )
         for r in records
         if r.qid not in qids
     ]

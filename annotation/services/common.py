@@ -15,4 +15,6 @@ MESSAGES = {
     "bad_request_id": "request_id must be a UUID, got {value!r}.",
     "overlap_below_one": "Overlap must be at least 1.",
     "grade_in_use": "Judgments already use grade {grade}; this scale stops at grade {top}.",
+    # File imports (pools from runs, gold pairs, judgments) refer to a campaign's own topics.
+    "unknown_topic": "topic {qid} is not in this campaign (import it first)",
 }

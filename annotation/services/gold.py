@@ -40,7 +40,6 @@ GOLD_MIN_KAPPA = 0.6
 MAX_GOLD_BYTES = 1024 * 1024
 
 MESSAGES = {
-    "unknown_topic": "topic {qid} is not in this campaign (import it first)",
     "grade_off_scale": "grade {grade} is not on this campaign's scale ({grades})",
     "no_gold_graded": "has graded none of the gold pairs yet",
     "low_accuracy": "accuracy {accuracy:.1%} on gold pairs is below the campaign's {bar:.0%}",
@@ -125,7 +124,7 @@ def import_gold(
     problems = []
     for record in records:
         if record.qid not in qids:
-            message = MESSAGES["unknown_topic"].format(qid=formats.quote(record.qid))
+            message = common.MESSAGES["unknown_topic"].format(qid=formats.quote(record.qid))
             problems.append(LineError(filename, record.line, message))
         if record.grade not in grades:
             message = MESSAGES["grade_off_scale"].format(

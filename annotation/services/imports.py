@@ -33,6 +33,7 @@ from annotation.models import (
     Pair,
     PairSource,
 )
+from annotation.services import common
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.external import EXTERNAL_KINDS, check_judge_name
 from annotation.services.tallies import count_topics, tally_pairs
@@ -59,7 +60,6 @@ MESSAGES = {
     ),
     "mapping_off_scale": "the mapping sends {label!r} to {grade}, which is not on the scale",
     "unmapped": "grade {label} has no grade on the scale (not in the mapping)",
-    "unknown_topic": "topic {qid} is not in this campaign (import it first)",
     "unknown_document": "document {docno} is not in this campaign (import it first)",
     "pair_not_in_pool": (
         "pair {qid} {docno} is not in the campaign's pool (choose to add missing pairs)"
@@ -256,7 +256,7 @@ class _Plan:
                 continue
             known = True
             if qid not in topics:
-                self.error(record.line, MESSAGES["unknown_topic"].format(qid=repr(qid)))
+                self.error(record.line, common.MESSAGES["unknown_topic"].format(qid=repr(qid)))
                 known = False
             if docno not in documents:
                 self.error(record.line, MESSAGES["unknown_document"].format(docno=repr(docno)))
