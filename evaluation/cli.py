@@ -176,31 +176,29 @@ def score_run_file(
     first chunk is read, so the two files are read at once, and its errors still come before
     the run file's. The run is taken from ``started`` when it began reading it there."""
     reader = started.run(path, chunk_lines) if started is not None else None
-    if rel_format == "qrels":
-        try:
-            chunkable = measures.can_chunk(specs, options)
-        except ValueError as error:
-            _resolved(qrels)
-            _close(reader)
-            raise UsageError(str(error)) from None
-        if chunkable:
-            reader = reader or run_reader(path, chunk_lines)
-            return _score_in_chunks(qrels, reader, specs, options, zscores)
-    qrels = _resolved(qrels)
-    if reader is not None:  # begun for chunks: its pieces are the whole file's
-        run = _read_whole(reader)
-    else:
-        run = read_file(trec.read_run, path, columns=SCORING_COLUMNS)
+    try:
+        if rel_format == "qrels":
+            try:
+                chunkable = measures.can_chunk(specs, options)
+            except ValueError as error:
+                _resolved(qrels)
+                raise UsageError(str(error)) from None
+            if chunkable:
+                reader = reader or run_reader(path, chunk_lines)
+                return _score_in_chunks(qrels, reader, specs, options, zscores)
+        qrels = _resolved(qrels)
+        if reader is not None:  # begun for chunks: its pieces are the whole file's
+            run = _read_whole(reader)
+        else:
+            run = read_file(trec.read_run, path, columns=SCORING_COLUMNS)
+    finally:
+        if reader is not None:  # its workers stop and its file closes, whatever happened
+            reader.__exit__(None, None, None)
     return score(qrels, run, specs, options, rel_format=rel_format, zscores=zscores), runid_of(run)
 
 
 def _resolved(qrels):
     return qrels() if callable(qrels) else qrels
-
-
-def _close(reader: trec.RunTopics | None) -> None:
-    if reader is not None:
-        reader.__exit__(None, None, None)
 
 
 def _read_whole(reader: trec.RunTopics):

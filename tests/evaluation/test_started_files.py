@@ -127,3 +127,22 @@ def test_started_files_are_taken_only_for_the_files_started(tmp_path):
         assert started.run(tmp_path) is None
     finally:
         started.close()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["-m", "ERR@20"],  # scored whole: the qrels' error comes before the run is read
+        ["-m", "map"],  # scored in chunks
+        ["-m", "no_such_measure"],  # refused before either file is read
+    ],
+)
+def test_a_started_run_is_let_go_whatever_goes_wrong(tmp_path, monkeypatch, capsys, flags):
+    monkeypatch.setattr(topic_chunks, "PIECE_BYTES", 64)  # many pieces, so reading takes a while
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a one\n")
+    run.write_text(DECLINED["a bad score at the end"].replace(" high ", " 0.5 "))
+    code, out, err = main([str(qrels), str(run), *flags], capsys, started=True)
+    assert code == 1 and out == "" and err.startswith("CommandError: ")
+    readers = [t.name for t in threading.enumerate() if t.name.startswith("trec-piece")]
+    assert readers == [], "the run's reading workers outlived the command"
