@@ -61,7 +61,7 @@ def _per_topic_lines(evaluation: Evaluation) -> list[str]:
         elif name in COUNT_NAMES and not evaluation.zscored:
             texts = [str(int(value)) for value in values]
         else:
-            texts = [_decimal(value) for value in values]
+            texts = [_decimal(value, evaluation.zscored) for value in values]
         rows = zip(qids, texts, strict=True)
         columns.append([f"{tag}{name:<22}\t{qid}\t{text}\n" for qid, text in rows])
     return [column[row] for row in range(len(qids)) for column in columns]
@@ -69,12 +69,16 @@ def _per_topic_lines(evaluation: Evaluation) -> list[str]:
 
 def _line(name: str, qid: str, value: float, zscored: bool = False) -> str:
     if zscored:
-        return f"Z{name:<22}\t{qid}\t{_decimal(value)}\n"
+        return f"Z{name:<22}\t{qid}\t{_decimal(value, zscored)}\n"
     text = str(int(value)) if name in COUNT_NAMES else _decimal(value)
     return f"{name:<22}\t{qid}\t{text}\n"
 
 
-def _decimal(value: float) -> str:
-    """printf("%6.4f"); a NaN (0/0 in trec_eval, e.g. under -J) prints as glibc prints x86's
-    0/0, "-nan"."""
-    return "  -nan" if math.isnan(value) else f"{value:6.4f}"
+def _decimal(value: float, zscored: bool = False) -> str:
+    """printf("%6.4f"). glibc prints a NaN with its sign. A measure's NaN is trec_eval's 0/0
+    (e.g. under -J), whose sign x86 sets: "-nan", however our engines made it. Z-scores keep
+    the sign arithmetic gave them (convert_to_zscores starts from such a -nan): a nan read
+    from a z-score file has none, "nan"."""
+    if math.isnan(value):
+        return "  -nan" if not zscored or math.copysign(1.0, value) < 0 else "   nan"
+    return f"{value:6.4f}"

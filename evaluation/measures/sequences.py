@@ -167,7 +167,16 @@ def _running(values: np.ndarray, position: np.ndarray, ufunc: np.ufunc) -> np.nd
 
 
 def sequential_sum(values: np.ndarray) -> float:
-    return float(np.cumsum(values)[-1]) if values.size else 0.0
+    total = float(np.cumsum(values)[-1]) if values.size else 0.0
+    if math.isnan(total):
+        # trec_eval adds each topic's value to the running sum as `value + sum`, and x86
+        # returns the first of two NaNs: the last topic's NaN gives the sum its sign (which
+        # glibc prints, "nan" or "-nan": z-scores read from a file's nan have either). With
+        # none, inf - inf made the NaN, x86's default one, as numpy's.
+        nans = np.flatnonzero(np.isnan(values))
+        if nans.size:
+            total = float(values[nans[-1]])
+    return total
 
 
 def log2_any(values: np.ndarray) -> np.ndarray:

@@ -8,7 +8,9 @@ gives mean(q, m) and stddev(q, m); the value v becomes
     -1000000                 when stddev == 0 and v != mean, or when the file has no line
                              for (q, m) (trec_eval's MISSING_ZSCORE_VALUE)
 
-Values are converted per topic, before they are averaged, so the "all" line is the mean
+A mean or stddev of nan in the file (trec_eval reads it with atof) follows C's arithmetic as
+trec_eval's does: a NaN stddev is not 0, so the z-score is NaN (printed "nan"), and nothing
+equals a NaN mean. Values are converted per topic, before they are averaged, so the "all" line is the mean
 (counts: the sum) of the z-scores; num_q still counts topics. Every measure the evaluation
 holds is converted the same way, whatever engine computed it; trec_eval prints the converted
 lines with a "Z" before the name and counts with %6.4f.
@@ -54,14 +56,19 @@ def convert_to_zscores(
     table = zscores.select("qid", "measure", "mean", "stddev")
     joined = long.join(table, on=["qid", "measure"], how="left", maintain_order="left").sort("row")
     value = joined.get_column("value").to_numpy()
-    mean = joined.get_column("mean").fill_null(np.nan).to_numpy()
-    stddev = joined.get_column("stddev").fill_null(np.nan).to_numpy()
+    # A measure's NaN stands for trec_eval's 0/0, which x86 makes with the sign bit set; the
+    # arithmetic below carries that sign (or a file's nan's) into the z-score, as C's does.
+    value = np.where(np.isnan(value), -np.nan, value)
+    # Null where the file has no line; a NaN the file holds is a value (see the docstring).
+    found = joined.get_column("mean").is_not_null().to_numpy()
+    mean = joined.get_column("mean").fill_null(0.0).to_numpy()
+    stddev = joined.get_column("stddev").fill_null(0.0).to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = (value - mean) / stddev
     converted = np.where(
-        np.isnan(mean),
-        MISSING_ZSCORE_VALUE,
+        found,
         np.where(stddev != 0, scaled, np.where(value == mean, 0.0, MISSING_ZSCORE_VALUE)),
+        MISSING_ZSCORE_VALUE,
     )
     keep = np.ones(n, dtype=bool) if evaluated is None else np.asarray(evaluated, dtype=bool)
     result = {}

@@ -14,7 +14,10 @@ UTF-8, fields separated by runs of C's whitespace, blank lines and lines startin
 skipped (trec_eval 10.0 skips such comments; 9.0.8 has none), at most 65,536 bytes a line.
 Each line has exactly the listed fields. ``level``, ``mean`` and ``stddev`` are decimal numbers
 (``[+-]?digits[.digits][e[+-]digits]``, finite), where trec_eval's atof would read ``2.5abc`` as
-2.5; ``grade`` is an integer. A line repeating another's key (all fields but the numbers) is
+2.5; ``grade`` is an integer. A z-score file's ``mean`` and ``stddev`` may also be ``nan`` or
+``inf`` (any case, signed, ``infinity`` too), as printf writes a statistic of values that
+include one: trec_eval's own test file for -Z holds ``nan``, and the z-scores computed with it
+are NaN as trec_eval's are. A line repeating another's key (all fields but the numbers) is
 an error where trec_eval would count a preference twice, or pick one of two z-scores at random.
 
 Every problem is reported as ``path:line: message``, the file is all-or-nothing, and no line is
@@ -53,6 +56,7 @@ __all__ = [
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 
 _INT, _FLOAT = "int", "float"
+_STATISTIC = "statistic"  # a float that may also be nan or inf (a z-score file's mean, stddev)
 _LABELS = {
     "qid": "topic",
     "jg": "judgment group",
@@ -62,6 +66,7 @@ _LABELS = {
 }
 _SCORE_RE = re.compile(SCORE_PATTERN[1:-1].encode())
 _NON_FINITE = {"nan", "inf", "infinity"}
+_NON_FINITE_PATTERN = r"(?i)^[+-]?(?:nan|inf|infinity)$"
 _WHITESPACE_TO_SPACES = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 
 
@@ -71,7 +76,7 @@ class FieldsFormat:
 
     kind: str  # as in "file has no prefs lines"
     names: tuple[str, ...]
-    numbers: tuple[tuple[str, str], ...]  # (field, "int" or "float")
+    numbers: tuple[tuple[str, str], ...]  # (field, "int", "float" or "statistic")
     key: tuple[str, ...]  # string fields that may not repeat together
 
     @property
@@ -82,7 +87,9 @@ class FieldsFormat:
     def schema(self) -> dict[str, type[pl.DataType]]:
         kinds = dict(self.numbers)
         return {
-            name: {_INT: pl.Int64, _FLOAT: pl.Float64}.get(kinds.get(name), pl.String)
+            name: {_INT: pl.Int64, _FLOAT: pl.Float64, _STATISTIC: pl.Float64}.get(
+                kinds.get(name), pl.String
+            )
             for name in self.names
         }
 
@@ -102,7 +109,7 @@ QRELS_JG = FieldsFormat(
 ZSCORES = FieldsFormat(
     "z-score",
     ("qid", "measure", "mean", "stddev"),
-    (("mean", _FLOAT), ("stddev", _FLOAT)),
+    (("mean", _STATISTIC), ("stddev", _STATISTIC)),
     ("qid", "measure"),
 )
 
@@ -142,14 +149,19 @@ class Checked:
     values: tuple | None  # the fields, numbers parsed, when the line is valid
 
 
-def parse_float(what: str, field: bytes) -> tuple[float | None, str | None]:
+def parse_float(
+    what: str, field: bytes, *, non_finite: bool = False
+) -> tuple[float | None, str | None]:
+    """A decimal number; with ``non_finite`` also nan and inf (_STATISTIC)."""
     text = field.decode()
     if _SCORE_RE.fullmatch(field) is None:
         if text.lstrip("+-").lower() in _NON_FINITE:
+            if non_finite and len(text.lstrip("+-")) >= len(text) - 1:
+                return float(text), None
             return None, f"{what} {show(text)} is not finite"
         return None, f"{what} {show(text)} is not a number"
     value = float(field)
-    if not math.isfinite(value):
+    if not math.isfinite(value) and not non_finite:
         return None, f"{what} {show(text)} is not finite"
     return value, None
 
@@ -174,7 +186,10 @@ def check_line(fmt: FieldsFormat, raw: bytes) -> Checked | None:
         if kind is None:
             values.append(field.decode())
             continue
-        value, problem = parse_int(name, field) if kind == _INT else parse_float(name, field)
+        if kind == _INT:
+            value, problem = parse_int(name, field)
+        else:
+            value, problem = parse_float(name, field, non_finite=kind == _STATISTIC)
         if problem:
             problems.append(problem)
         values.append(value)
@@ -304,8 +319,13 @@ def _fields(fmt: FieldsFormat, lines: pl.DataFrame) -> pl.DataFrame:
         else:
             value = text.cast(pl.Float64, strict=False)
             columns.append(value.alias(field))
-            bad.append(~text.str.contains(SCORE_PATTERN) | ~value.is_finite().fill_null(False))
-            unparsed.append(text.str.contains(SCORE_PATTERN) & value.is_null())
+            if kind == _STATISTIC:
+                shaped = text.str.contains(SCORE_PATTERN) | text.str.contains(_NON_FINITE_PATTERN)
+                bad.append(~shaped | value.is_null())
+            else:
+                shaped = text.str.contains(SCORE_PATTERN)
+                bad.append(~shaped | ~value.is_finite().fill_null(False))
+            unparsed.append(shaped & value.is_null())
     shape = pl.col("parts").list.len() == n
     problems = pl.when(shape).then(
         pl.sum_horizontal([b.cast(pl.Int64) for b in bad]) if bad else pl.lit(0, pl.Int64)

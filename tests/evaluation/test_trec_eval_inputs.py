@@ -42,6 +42,7 @@ CASES = {
         *("-q", "-c", "-m", "map", "-m", "gm_map", "-m", "P.5,10", "-m", "num_ret"),
         *("-Z", "zscores.txt", "qrels.txt", "run_partial.txt"),
     ],
+    "zscores_nan": ["-q", "-m", "official", "-Z", "zscores_nan.txt", "qrels.txt", "run.txt"],
     "prefs_zscores_complete": [
         *("-q", "-c", "-m", "all_prefs", "-R", "prefs", "-Z", "zscores_other.txt"),
         *("prefs.txt", "run_partial.txt"),

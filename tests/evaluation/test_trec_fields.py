@@ -3,6 +3,8 @@ files, read with the run and qrels readers' rules (errors with file and line, al
 and the vectorised reader against the line-by-line reference checker on hostile input."""
 
 import gzip
+import math
+import struct
 
 import polars as pl
 import pytest
@@ -104,6 +106,23 @@ def test_every_error_is_listed_and_the_count_kept_beyond_the_cap():
     assert str(caught.value).endswith("... and 27 more errors")
 
 
+def test_a_zscore_file_may_hold_nan_and_inf_as_printf_writes_them():
+    # trec_eval 9.0.8's own test/zscores_file holds "   nan" for set_F's mean and stddev.
+    frame = read_zscores(
+        b"301 set_F nan nan\n301 P_10 -NaN 0.1\n302 map 0.2 INF\n302 P_5 1 -Infinity\n"
+    )
+    mean, stddev = frame.get_column("mean").to_list(), frame.get_column("stddev").to_list()
+    assert [math.isnan(v) for v in mean] == [True, True, False, False]
+    assert [math.copysign(1, v) for v in mean[:2]] == [1, -1]
+    assert stddev[2:] == [math.inf, -math.inf]
+    assert errors(read_zscores, b"1 map +-nan 0.1\n1 P_5 nan(1) 0\n1 P_10 0.1 infinite\n") == [
+        "f.txt:1: mean '+-nan' is not finite",
+        "f.txt:2: mean 'nan(1)' is not a number",
+        "f.txt:3: stddev 'infinite' is not a number",
+    ]
+    # Preferences stay finite: a level of nan is refused (test_prefs_errors).
+
+
 def test_zscore_file_refuses_a_repeated_topic_and_measure():
     assert errors(read_zscores, b"1 map 0.2 0.1\n1 map 0.3 0.1\n") == [
         "f.txt:2: measure 'map' already appears for topic '1' on line 1"
@@ -143,7 +162,25 @@ def reference(fmt, data: bytes, max_errors: int = 50):
     return rows, log
 
 
-FIELD = st.sampled_from(["q", "u", "s", "d", "#c", "0", "1", "-2.5", "x", "1e5", "+.5", "nan"])
+FIELD = st.sampled_from(
+    [
+        "q",
+        "u",
+        "s",
+        "d",
+        "#c",
+        "0",
+        "1",
+        "-2.5",
+        "x",
+        "1e5",
+        "+.5",
+        "nan",
+        "-NaN",
+        "Infinity",
+        "+-inf",
+    ]
+)
 SEPARATOR = st.sampled_from([" ", "  ", "\t", " \t ", "\x0b"])
 
 
@@ -171,4 +208,12 @@ def test_vectorised_reader_agrees_with_the_reference_checker(fmt, data):
             read_fields(fmt, data, name="f")
         assert (caught.value.errors, caught.value.total) == (log.errors, log.total)
     else:
-        assert read_fields(fmt, data, name="f").rows() == rows
+        assert exact(read_fields(fmt, data, name="f").rows()) == exact(rows)
+
+
+def exact(rows: list[tuple]) -> list[tuple]:
+    """Rows with each float as its bits, so that NaNs compare (and their signs count)."""
+    return [
+        tuple(struct.pack("<d", value) if isinstance(value, float) else value for value in row)
+        for row in rows
+    ]

@@ -5,8 +5,8 @@ Files: run.txt (every topic), run_partial.txt (some topics left out, for -c), pr
 prefs: judgment groups with one subgroup and with several, consistent by construction),
 qrels.txt (graded, some negative grades), qrels_prefs.txt (the same without them),
 qrels_jg.txt (-R qrels_jg), zscores.txt (-Z, for the official measures, a topic and some of
-the other pairs left out, some deviations 0), zscores_other.txt (-Z for the preference and
-judgment-group measures).
+the other pairs left out, some deviations 0), zscores_nan.txt (the same with some values nan
+or inf), zscores_other.txt (-Z for the preference and judgment-group measures).
 """
 
 import sys
@@ -84,6 +84,19 @@ def write_inputs(seed: int, folder: Path, topics: int = 8) -> None:
             stddev = 0.0 if rng.random() < 0.1 else round(float(rng.uniform(0.05, 0.5)), 4)
             zscores.append(f"{q} {name} {mean:g} {stddev:g}")
     (folder / "zscores.txt").write_text("\n".join(zscores) + "\n")
+    # The same with some means and deviations nan or inf, as printf writes a statistic of
+    # values that hold one (trec_eval 9.0.8's own test/zscores_file has "nan").
+    odd = np.random.default_rng(seed + 2000)
+    spellings = ["nan", "-nan", "inf", "-inf", "NaN", "Infinity"]
+    with_nan = []
+    for line in zscores:
+        q, name, mean, stddev = line.split()
+        if odd.random() < 0.15:
+            mean = spellings[odd.integers(len(spellings))]
+        if odd.random() < 0.15:
+            stddev = spellings[odd.integers(len(spellings))]
+        with_nan.append(f"{q} {name} {mean} {stddev}")
+    (folder / "zscores_nan.txt").write_text("\n".join(with_nan) + "\n")
 
     # Means and deviations of the preference and judgment-group measures, for -Z with -R.
     other = np.random.default_rng(seed + 1000)
