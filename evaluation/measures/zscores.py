@@ -10,7 +10,9 @@ gives mean(q, m) and stddev(q, m); the value v becomes
 
 A mean or stddev of nan in the file (trec_eval reads it with atof) follows C's arithmetic as
 trec_eval's does: a NaN stddev is not 0, so the z-score is NaN (printed "nan"), and nothing
-equals a NaN mean. Values are converted per topic, before they are averaged, so the "all" line is the mean
+equals a NaN mean.
+
+Values are converted per topic, before they are averaged, so the "all" line is the mean
 (counts: the sum) of the z-scores; num_q still counts topics. Every measure the evaluation
 holds is converted the same way, whatever engine computed it; trec_eval prints the converted
 lines with a "Z" before the name and counts with %6.4f.
