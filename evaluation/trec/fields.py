@@ -67,6 +67,7 @@ _LABELS = {
 _SCORE_RE = re.compile(SCORE_PATTERN[1:-1].encode())
 _NON_FINITE = {"nan", "inf", "infinity"}
 _NON_FINITE_PATTERN = r"(?i)^[+-]?(?:nan|inf|infinity)$"
+_NON_FINITE_RE = re.compile(_NON_FINITE_PATTERN)
 _WHITESPACE_TO_SPACES = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 
 
@@ -156,7 +157,7 @@ def parse_float(
     text = field.decode()
     if _SCORE_RE.fullmatch(field) is None:
         if text.lstrip("+-").lower() in _NON_FINITE:
-            if non_finite and len(text.lstrip("+-")) >= len(text) - 1:
+            if non_finite and _NON_FINITE_RE.fullmatch(text):  # the vectorised path's rule
                 return float(text), None
             return None, f"{what} {show(text)} is not finite"
         return None, f"{what} {show(text)} is not a number"
