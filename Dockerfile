@@ -1,5 +1,11 @@
 # Qrelsmith's production image: slim Python 3.13, non-root, gunicorn, static files collected
 # at build. `docker build -t qrelsmith .` (compose.yaml builds it as qrelsmith-web and -worker).
+# evaluation/trec/runscan.c (the run-file reader native.py loads) is built where a C compiler
+# is, and only the library goes into the image.
+FROM python:3.13 AS native
+COPY evaluation/trec/runscan.c /build/runscan.c
+RUN cc -O2 -shared -fPIC -o /build/_runscan.so /build/runscan.c
+
 FROM python:3.13-slim
 LABEL org.opencontainers.image.title="Qrelsmith" \
       org.opencontainers.image.description="Build relevance judgments and measure search quality with them."
@@ -20,6 +26,7 @@ COPY pyproject.toml README.md ./
 RUN pip install --upgrade pip && pip install .
 
 COPY . .
+COPY --from=native /build/_runscan.so evaluation/trec/_runscan.so
 # The app's modules as bytecode: PYTHONDONTWRITEBYTECODE keeps Python from writing it at run
 # time, so without this every command (evaluate, a worker's start) compiles them again.
 RUN python -m compileall -q manage.py accounts annotation config evaluation jobs

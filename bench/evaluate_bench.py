@@ -118,6 +118,12 @@ def _trec_eval(*flags, version=10):
 
 TOOLS = {
     "ours": Tool("ours", _ours, _parse_ours),
+    # The same command with runscan.c turned off: every run piece read by polars.
+    "ours_polars": Tool(
+        "ours_polars",
+        lambda qrels, run: ["env", "QRELSMITH_NATIVE=0", *_ours(qrels, run)],
+        _parse_ours,
+    ),
     "pytrec_eval": Tool("pytrec_eval", _peer("pytrec_eval_peer.py"), _parse_peer),
     "ranx": Tool("ranx", _peer("ranx_peer.py"), _parse_peer, breaks_ties_differently=True),
     "ir_measures": Tool("ir_measures", _peer("ir_measures_peer.py"), _parse_peer),

@@ -13,8 +13,9 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from . import native
 from .grammar import Format, pair_hash
-from .source import BOM, has_long_line
+from .source import BOM, MAX_LINE_BYTES, has_long_line
 
 __all__ = ["AHEAD", "PIECE_BYTES", "ParsedPieces", "joined_pieces", "read_canonical"]
 
@@ -190,11 +191,26 @@ def _checked(data, start: int, end: int) -> _Piece | None:
 
 
 def _checked_and_parsed(fmt, data, start, end, schema, columns, pairs_within=False):
-    piece = _checked(data, start, end)
-    parsed = None if piece is None else _parsed(fmt, piece, schema, columns)
+    parsed = _natively_parsed(fmt, data, start, end, columns)
+    if parsed is None:
+        piece = _checked(data, start, end)
+        parsed = None if piece is None else _parsed(fmt, piece, schema, columns)
     if pairs_within and parsed is not None and _repeats(parsed[1]):
         return None
     return parsed
+
+
+def _natively_parsed(fmt, data, start, end, columns) -> tuple[pl.DataFrame, np.ndarray] | None:
+    """What _parsed gives for a run piece in the usual layout, read by runscan.c in place (no
+    copy, no byte scans: it declines whatever they look for), or None when it is not built or
+    declines the piece (the caller then reads it the polars way)."""
+    if fmt.kind != "run" or not {"qid", "docno"} <= set(columns):
+        return None
+    frame = native.scan_run(data, start, end, columns, MAX_LINE_BYTES)
+    if frame is None:
+        return None
+    _release(data, start, end)
+    return frame, frame.select(pair_hash()).to_series().to_numpy()
 
 
 def _repeats(hashes: np.ndarray) -> bool:

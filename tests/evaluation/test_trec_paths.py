@@ -5,6 +5,9 @@ all of them hostile input and requires the same frames and the same errors.
 """
 
 import io
+import itertools
+from contextlib import nullcontext
+from unittest import mock
 
 import numpy as np
 import polars as pl
@@ -18,6 +21,7 @@ from evaluation.trec import (
     grammar,
     iter_qrels,
     iter_run,
+    native,
     read_qrels,
     read_run,
     write_run,
@@ -355,13 +359,16 @@ def assert_same_verdict(read, expected, data: bytes) -> None:
 def check_agreement(fmt, data: bytes):
     """Every path agrees with the reference parser; returns the canonical path's frame."""
     expected = reference(fmt, data)
-    # Small pieces put piece boundaries everywhere, as large files do at every 16 MiB.
-    for piece_bytes in (1, 16):
-        pieces = read_canonical(fmt, data, piece_bytes=piece_bytes)
+    # Small pieces put piece boundaries everywhere, as large files do at every 16 MiB. Path 1
+    # reads run pieces with runscan.c where it is built, else (and where it declines) with
+    # polars: both ways.
+    for piece_bytes, polars_only in itertools.product((1, 16, None), (False, True)):
+        with mock.patch.object(native, "_LIBRARY", None) if polars_only else nullcontext():
+            pieces = read_canonical(fmt, data, piece_bytes=piece_bytes)
         if pieces is not None:
             assert not isinstance(expected, TrecFormatError), (
-                f"canonical path in {piece_bytes}-byte pieces accepted what the reference "
-                f"rejects: {data!r}: {expected}"
+                f"canonical path in {piece_bytes}-byte pieces (polars only: {polars_only}) "
+                f"accepted what the reference rejects: {data!r}: {expected}"
             )
             assert_same_frame(pieces, expected)
     canonical = read_canonical(fmt, data)
