@@ -11,8 +11,8 @@ bytes in place (no copy of the piece), checks as it goes, and its columns come t
 through Arrow's C data interface without a copy; ctypes lets go of the interpreter lock
 while it runs, so two workers read two pieces at once.
 
-``scripts/setup`` builds it (``cc -O2 -shared``) beside this file as _runscan.so; the
-Dockerfile does the same. Without it (no C compiler) ``available()`` is False and polars reads
+``scripts/setup`` builds it (``cc -O2 -shared``) beside this file as _runscan.so when that is
+missing or older than the source; the Dockerfile does the same. Without it (no C compiler) ``available()`` is False and polars reads
 every piece, with the same results. QRELSMITH_NATIVE=0 turns it off (the tests compare both).
 Pure: no Django.
 """
