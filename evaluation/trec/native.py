@@ -125,9 +125,8 @@ def scan_run(
     if _LIBRARY is None or start >= end or "qid" not in columns:
         return None
     view = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
-    mask = 0
-    for name in columns:
-        mask |= 1 << COLUMNS.index(name)
+    numbers = {name: COLUMNS.index(name) for name in columns}
+    mask = sum(1 << number for number in numbers.values())
     arrays, schemas = _Arrays(), _Schemas()
     tag_start, tag_length = ctypes.c_int64(), ctypes.c_int64()
     rows = _LIBRARY.qs_scan_run(
@@ -145,11 +144,9 @@ def scan_run(
     try:
         frame = pl.DataFrame(
             [
-                pl.Series(
-                    _Exported(arrays[COLUMNS.index(name)], schemas[COLUMNS.index(name)])
-                ).alias(name)
-                for name in columns
-                if arrays[COLUMNS.index(name)].release
+                pl.Series(_Exported(arrays[number], schemas[number])).alias(name)
+                for name, number in numbers.items()
+                if arrays[number].release  # the tag is not, when it is one value (below)
             ]
         )
     finally:
