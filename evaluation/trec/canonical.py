@@ -1,5 +1,6 @@
 """Path 1 of the package docstring: polars' CSV reader on files in the usual layouts, a piece
-at a time, after byte-level checks that make its result exact (or decline the file)."""
+at a time, after byte-level checks that make its result exact (or decline the file). Run
+pieces in the plainest layout are read by runscan.c instead (native.py), where it is built."""
 
 from __future__ import annotations
 

@@ -235,8 +235,9 @@ static int parse_rank(const uint8_t *field, const uint8_t *end, int64_t *value) 
  * for in ``mask``, bit i for column i), or -1 to decline (nothing is left allocated). A tag
  * that is the same on every line is not made a column: *tag_start and *tag_length give it
  * (within the piece), and the TAG array is left empty (release NULL). */
-int64_t qs_scan_run(const uint8_t *piece, int64_t length, int64_t max_line, int mask, struct ArrowArray *arrays, struct ArrowSchema *schemas,
-                    int64_t *tag_start, int64_t *tag_length) {
+int64_t qs_scan_run(const uint8_t *piece, int64_t length, int64_t max_line, int mask,
+                    struct ArrowArray *arrays, struct ArrowSchema *schemas, int64_t *tag_start,
+                    int64_t *tag_length) {
     if (length == 0)
         return -1;
     int64_t capacity = 1; /* lines: one per newline, and one more if the last has none */
