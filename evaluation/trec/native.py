@@ -1,6 +1,6 @@
 """Run pieces read by runscan.c, where it is built: the fast way into canonical's path 1.
 
-    frame = scan_run(data, start, end, ("qid", "docno", "score", "tag"))
+    frame = scan_run(data, start, end, ("qid", "docno", "score", "tag"), MAX_LINE_BYTES)
     # the piece's frame, or None: then polars' CSV reader and the checks read it (canonical)
 
 runscan.c reads only lines in the usual layout (six fields of printable ASCII, single spaces,
@@ -12,8 +12,9 @@ through Arrow's C data interface without a copy; ctypes lets go of the interpret
 while it runs, so two workers read two pieces at once.
 
 ``scripts/setup`` builds it (``cc -O2 -shared``) beside this file as _runscan.so when that is
-missing or older than the source; the Dockerfile does the same. Without it (no C compiler) ``available()`` is False and polars reads
-every piece, with the same results. QRELSMITH_NATIVE=0 turns it off (the tests compare both).
+missing or older than the source; the Dockerfile does the same. Without it (no C compiler)
+``available()`` is False and polars reads every piece, with the same results.
+QRELSMITH_NATIVE=0 turns it off (the tests compare both).
 Pure: no Django.
 """
 
