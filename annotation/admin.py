@@ -4,6 +4,7 @@ judgments but does not let anyone create or edit them by hand."""
 
 from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 
 from annotation.models import (
     Assignment,
@@ -16,6 +17,7 @@ from annotation.models import (
     Pair,
     Topic,
 )
+from annotation.services import machine_judges
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -108,20 +110,23 @@ class JudgmentChangeAdmin(ReadOnlyAdmin):
 
 class MachineJudgeAdminForm(forms.ModelForm):
     """The key is typed, never shown: the field is empty on every visit and an empty field
-    keeps the stored key."""
+    keeps the stored key (unless the base URL moves to another host). Saving goes through
+    the service (services/machine_judges.py), which checks the URL, the variable's name and
+    the key, and encrypts it."""
 
     api_key = forms.CharField(
         required=False,
+        max_length=500,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        help_text="Never shown back; empty keeps the stored key.",
+        help_text="Stored encrypted, never shown back; empty keeps the stored key.",
     )
+    clear_api_key = forms.BooleanField(required=False, label="Remove the stored key")
 
     class Meta:
         model = MachineJudge
         fields = [
             "base_url",
             "api_key_env",
-            "api_key",
             "concurrency",
             "timeout",
             "max_retries",
@@ -129,9 +134,32 @@ class MachineJudgeAdminForm(forms.ModelForm):
             "output_price",
         ]
 
-    def clean_api_key(self):
-        key = self.cleaned_data.get("api_key")
-        return key or (self.instance.api_key if self.instance.pk else "")
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        stored = MachineJudge.objects.get(pk=self.instance.pk)
+        changes = {
+            field: cleaned[field]
+            for field in machine_judges.EDITABLE
+            if field != "api_key" and field in cleaned
+        }
+        try:
+            self._saved = machine_judges.update_machine_judge(
+                machine=stored,
+                api_key=cleaned.get("api_key", ""),
+                clear_api_key=cleaned.get("clear_api_key", False),
+                **changes,
+            )
+        except ValidationError as error:
+            raise forms.ValidationError(error.messages) from None
+        return cleaned
+
+    # The change was saved by clean() through the service, inside the admin's transaction
+    # (changeform_view is atomic): the form has no inlines that could still fail after it.
+    def save(self, commit=True):
+        self.save_m2m = lambda: None  # no many-to-many fields
+        return self._saved
 
 
 @admin.register(MachineJudge)

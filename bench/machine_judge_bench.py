@@ -107,6 +107,9 @@ def main() -> None:
     # Jobs queue in the database, as in production; this process is their worker (below), so
     # the agreement refreshes each grade queues wait for a worker instead of running inline.
     os.environ["TASKS_BACKEND"] = "django_tasks_db.DatabaseBackend"
+    # The loopback chat server is reached as an operator allows a local model (README
+    # "Outbound requests"); nothing else on loopback is opened.
+    os.environ["OUTBOUND_ALLOW"] = "127.0.0.1"
     import django
 
     django.setup()

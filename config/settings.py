@@ -10,6 +10,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from config import outbound
 from config.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -261,6 +262,22 @@ SPECTACULAR_SETTINGS = {
 # Production hardening; `manage.py check --deploy` is clean when DEBUG is off.
 # Behind our TLS proxy, its X-Forwarded-Proto says https and its X-Forwarded-For hop is the
 # client's address (accounts/login_limits.py).
+# Requests the server makes on a user's behalf (machine judges, search endpoints) go through
+# config/outbound.py: public addresses only, unless listed here (a local model: e.g.
+# OUTBOUND_ALLOW=127.0.0.1:11434,10.0.0.7:8000,vllm.internal); README "Outbound requests".
+try:
+    OUTBOUND_ALLOW = outbound.parse_allow(env_list("OUTBOUND_ALLOW", []))
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
+OUTBOUND_MAX_RESPONSE_BYTES = env_int("OUTBOUND_MAX_RESPONSE_BYTES", 4 * 1024 * 1024)
+OUTBOUND_MAX_CONCURRENCY = env_int("OUTBOUND_MAX_CONCURRENCY", 16)
+OUTBOUND_MAX_RETRIES = env_int("OUTBOUND_MAX_RETRIES", 5)
+if min(OUTBOUND_MAX_RESPONSE_BYTES, OUTBOUND_MAX_CONCURRENCY) < 1 or OUTBOUND_MAX_RETRIES < 0:
+    raise ImproperlyConfigured("OUTBOUND_MAX_*: the limits must be positive")
+# Stored secrets (a machine judge's key) are encrypted with these Fernet keys (config/secrets.py);
+# empty: a key derived from SECRET_KEY.
+SECRETS_KEYS = env_list("SECRETS_KEYS", [])
+
 BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)

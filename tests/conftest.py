@@ -23,6 +23,15 @@ def pytest_configure(config):
 
 
 @pytest.fixture
+def outbound_allows_loopback(settings):
+    """The operator's allow-list opened to 127.0.0.1, where the tests' chat server listens
+    (tests/llm_server.py); without it the outbound policy refuses loopback, as in production."""
+    from config.outbound import parse_allow
+
+    settings.OUTBOUND_ALLOW = parse_allow(["127.0.0.1"])
+
+
+@pytest.fixture
 def media_root(settings, tmp_path):
     """A private MEDIA_ROOT; returns a function listing every stored file (to prove imports
     leave nothing behind when they fail)."""

@@ -68,7 +68,35 @@ class Stall:
     seconds: float
 
 
-Action = Reply | Status | Raw | Drop | Stall
+@dataclass(frozen=True)
+class Truncated:
+    """A 200 that promises ``declared`` bytes (Content-Length), sends ``sent`` of a
+    completion, then closes the connection: an answer cut off mid-way."""
+
+    declared: int = 400
+    sent: int = 40
+
+
+@dataclass(frozen=True)
+class Drip:
+    """A 200 whose body (a good completion padded to ``size`` bytes) comes one byte every
+    ``every`` seconds, for at most ``seconds``, then the connection closes: a server that
+    never lets a socket timeout fire."""
+
+    every: float = 0.05
+    seconds: float = 5.0
+    size: int = 10_000
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A redirect to ``location`` (another host, an internal address)."""
+
+    location: str
+    code: int = 307
+
+
+Action = Reply | Status | Raw | Drop | Stall | Truncated | Drip | Redirect
 
 
 def hashed_grade(text: str, grades: int = 4) -> int:
@@ -111,6 +139,15 @@ def lexical_grade(request: dict) -> Action:
 
 
 ANSWERS = {"hash": default_grade, "lexical": lexical_grade}
+
+
+def _completion(text: str) -> dict:
+    return {
+        "id": "chatcmpl-loopback",
+        "object": "chat.completion",
+        "model": "loopback",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+    }
 
 
 class ChatServer:
@@ -199,6 +236,37 @@ class ChatServer:
                 if isinstance(action, Raw):
                     body = action.body if isinstance(action.body, bytes) else action.body.encode()
                     return self._send(200, body, action.content_type)
+                if isinstance(action, Redirect):
+                    return self._send(action.code, b"", "text/plain", {"Location": action.location})
+                if isinstance(action, Truncated):
+                    self.close_connection = True
+                    body = json.dumps(_completion("Grade: 3")).encode().ljust(action.declared)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(action.declared))
+                    self.end_headers()
+                    self.wfile.write(body[: action.sent])
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if isinstance(action, Drip):
+                    self.close_connection = True
+                    body = json.dumps(_completion("Grade: 3")).encode().ljust(action.size)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(action.size))
+                    self.end_headers()
+                    ends = time.monotonic() + action.seconds
+                    try:
+                        for byte in body:
+                            if time.monotonic() > ends:
+                                break
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(action.every)
+                    except OSError:  # the client gave up
+                        pass
+                    return
                 delay = action.delay + server.latency
                 if delay:
                     time.sleep(delay)

@@ -78,10 +78,14 @@ class MachineJudgeCreateSerializer(serializers.Serializer):
         allow_blank=True,
         default="",
         write_only=True,
-        help_text="Stored and never shown back; prefer api_key_env.",
+        help_text="Stored encrypted and never shown back.",
     )
     api_key_env = serializers.CharField(
-        max_length=100, required=False, allow_blank=True, default=""
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="A QRELSMITH_LLM_KEY_<NAME> environment variable set by the operator.",
     )
     template_name = serializers.CharField(max_length=100, default=DEFAULT_TEMPLATE.name)
     template_version = serializers.CharField(max_length=50, default=DEFAULT_TEMPLATE.version)
@@ -97,9 +101,19 @@ class MachineJudgeCreateSerializer(serializers.Serializer):
     temperature = serializers.FloatField(min_value=0, max_value=2, default=0.0)
     max_tokens = serializers.IntegerField(min_value=1, max_value=32768, default=16)
     max_passage_chars = serializers.IntegerField(min_value=200, max_value=200_000, default=8000)
-    concurrency = serializers.IntegerField(min_value=1, max_value=64, default=4)
+    concurrency = serializers.IntegerField(
+        min_value=1,
+        max_value=32767,
+        default=4,
+        help_text="At most the server's OUTBOUND_MAX_CONCURRENCY.",
+    )
     timeout = serializers.FloatField(min_value=1, max_value=600, default=60.0)
-    max_retries = serializers.IntegerField(min_value=0, max_value=10, default=4)
+    max_retries = serializers.IntegerField(
+        min_value=0,
+        max_value=32767,
+        default=4,
+        help_text="At most the server's OUTBOUND_MAX_RETRIES.",
+    )
     input_price = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
     output_price = serializers.FloatField(
         min_value=0, required=False, allow_null=True, default=None
@@ -113,9 +127,9 @@ class MachineEndpointSerializer(serializers.Serializer):
     )
     clear_api_key = serializers.BooleanField(required=False)
     api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True)
-    concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
+    concurrency = serializers.IntegerField(min_value=1, max_value=32767, required=False)
     timeout = serializers.FloatField(min_value=1, max_value=600, required=False)
-    max_retries = serializers.IntegerField(min_value=0, max_value=10, required=False)
+    max_retries = serializers.IntegerField(min_value=0, max_value=32767, required=False)
     input_price = serializers.FloatField(min_value=0, required=False, allow_null=True)
     output_price = serializers.FloatField(min_value=0, required=False, allow_null=True)
 

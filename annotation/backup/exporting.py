@@ -215,7 +215,8 @@ def _campaign(campaign: Campaign) -> dict:
 
 def _external_judges(campaign: Campaign) -> Iterator[dict]:
     """Outside people and machines, a machine run here with its configuration (never its
-    key: a restored machine judge reads it from ``api_key_env`` or is given a new one)."""
+    key, only whether one was stored: a restored machine judge reads it from an allowed
+    ``api_key_env`` or is given a new one)."""
     machines = {
         m.judge_id: m
         for m in MachineJudge.objects.filter(judge__campaign=campaign).select_related("created_by")
@@ -234,6 +235,7 @@ def _external_judges(campaign: Campaign) -> Iterator[dict]:
                 key: _json_value(getattr(machine, name)) for key, name in schema.MACHINE.items()
             }
             row["machine"]["created_by"] = _username(machine.created_by)
+            row["machine"]["api_key_stored"] = bool(machine.api_key_sealed)
         yield row
 
 

@@ -44,13 +44,16 @@ class MachineJudgeForm(forms.Form):
     base_url = forms.CharField(
         max_length=500,
         label="Base URL",
-        help_text="Where the API's paths start: https://api.openai.com/v1, http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp).",
+        help_text="Where the API's paths start: https://api.openai.com/v1; a local server "
+        "(vLLM, Ollama, llama.cpp: http://127.0.0.1:11434/v1) once the operator has allowed "
+        "its address (OUTBOUND_ALLOW).",
     )
     api_key_env = forms.CharField(
         max_length=100,
         required=False,
         label="Key from the environment variable",
-        help_text="e.g. OPENAI_API_KEY, set on the server and its workers.",
+        help_text="A QRELSMITH_LLM_KEY_<NAME> variable the operator set on the server and "
+        "its workers, e.g. QRELSMITH_LLM_KEY_OPENAI.",
     )
     api_key = forms.CharField(
         max_length=500,
@@ -67,9 +70,7 @@ class MachineJudgeForm(forms.Form):
     user_prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 14}), label="User message")
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
     max_tokens = forms.IntegerField(min_value=1, max_value=32768, initial=16, label="Max tokens")
-    concurrency = forms.IntegerField(
-        min_value=1, max_value=64, initial=4, help_text="Requests at once."
-    )
+    concurrency = forms.IntegerField(min_value=1, initial=4, help_text="Requests at once.")
     timeout = forms.FloatField(min_value=1, max_value=600, initial=60, label="Timeout (s)")
     input_price = forms.FloatField(
         min_value=0, required=False, label="Price per million prompt tokens"
@@ -99,12 +100,13 @@ class MachineEndpointForm(forms.Form):
         required=False,
         label="New key",
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        help_text="Empty keeps the stored key.",
+        help_text="Empty keeps the stored key, unless the base URL moves to another host: "
+        "then the stored key is removed (type it again to keep sending it).",
     )
     clear_api_key = forms.BooleanField(required=False, label="Remove the stored key")
-    concurrency = forms.IntegerField(min_value=1, max_value=64)
+    concurrency = forms.IntegerField(min_value=1)
     timeout = forms.FloatField(min_value=1, max_value=600, label="Timeout (s)")
-    max_retries = forms.IntegerField(min_value=0, max_value=10, label="Retries")
+    max_retries = forms.IntegerField(min_value=0, label="Retries")
     input_price = forms.FloatField(
         min_value=0, required=False, label="Price per million prompt tokens"
     )

@@ -1,38 +1,42 @@
 """A client for OpenAI-compatible chat-completions endpoints (OpenAI, vLLM, Ollama, the
-llama.cpp server, and the like), written on the standard library's http.client.
+llama.cpp server, and the like), written on the standard library's http.client through the
+server's outbound policy (config/outbound.py).
 
-    endpoint = ChatEndpoint(base_url="http://127.0.0.1:11434/v1", model="llama3.1:8b")
+    endpoint = ChatEndpoint(base_url="https://api.openai.com/v1", model="gpt-4o-mini")
     client = ChatClient(endpoint)
     completion = client.complete(messages, temperature=0.0, max_tokens=20)
 
 What it promises:
 
-- every request has a timeout (``ChatEndpoint.timeout``, seconds of silence from the server
-  while connecting, sending or reading), and one ``ChatClient`` may be used from many
-  threads at once (each thread keeps its own keep-alive connection);
-- a 429, a 5xx, a timeout or a dropped connection is tried again up to ``max_retries`` times,
-  after an exponential backoff with full jitter (a random wait between 0 and
-  ``backoff_base * 2**n`` seconds, at most ``backoff_cap``), or after the wait the server
-  asks for in ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms``, at most
-  ``max_wait``; any other answer (a 4xx such as a refused key, a body that is not a
-  completion) fails at once, as trying again would not change it;
+- every request goes through config/outbound.py: the endpoint's address is checked against
+  the ``policy`` when each connection is made (a local model needs the operator's
+  ``OUTBOUND_ALLOW``), no redirect is followed, the answer is capped, and one exchange ends
+  within ``ChatEndpoint.timeout`` seconds however the server drips it; one ``ChatClient``
+  may be used from many threads at once (each thread keeps its own keep-alive connection);
+- a 429, a 5xx, a timeout or a dropped connection (an answer cut short of its
+  ``Content-Length`` included) is tried again up to ``max_retries`` times, after an
+  exponential backoff with full jitter (a random wait between 0 and ``backoff_base * 2**n``
+  seconds, at most ``backoff_cap``), or after the wait the server asks for in
+  ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms``, at most ``max_wait``; any
+  other answer (a 4xx such as a refused key, a body that is not a completion) fails at once,
+  as trying again would not change it;
 - the API key is sent only in the ``Authorization`` header: it is never logged, never part
-  of an error message (a server that echoes it back has it replaced by ``[key]``), and not
-  in the endpoint's ``repr``.
+  of an error message or a kept answer (a server that echoes it back has it replaced by
+  ``[key]``), and not in the endpoint's ``repr``; a key a header cannot carry fails before
+  anything is sent.
 
 Failures raise :class:`CompletionError` with a ``kind`` (``timeout``, ``connection``,
-``rate_limited``, ``server_error``, ``refused``, ``bad_response``), a message fit to show a
-lead, the HTTP status when there was one, and how many attempts were made.
+``rate_limited``, ``server_error``, ``refused``, ``unreachable``, ``bad_response``), a message
+fit to show a lead that names the class of problem and never quotes the answer, the HTTP
+status when there was one, how many attempts were made, and ``raw``: the answer's body as it
+came (capped at RAW_CHARS, the key scrubbed), for the lead to read.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import random
-import socket
-import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -40,43 +44,60 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from urllib.parse import urlsplit
+
+from config.outbound import (
+    OutboundError,
+    Policy,
+    check_reachable_literal,
+    check_url,
+    connect,
+    exchange,
+)
 
 logger = logging.getLogger(__name__)
 
 USER_AGENT = "Qrelsmith-machine-judge/1"
-EXCERPT = 300  # characters of a bad answer's body kept in an error message
-MAX_BODY = 4 * 1024 * 1024  # bytes read from an answer at most: a completion is far smaller
+RAW_CHARS = 4000  # characters of an answer's body kept as its raw text
 
 MESSAGES = {
-    "scheme": "the base URL must start with http:// or https:// (got {url!r})",
-    "host": "the base URL names no host (got {url!r})",
     "model": "the model name is empty",
-    "timeout": "no answer within {timeout:g} s",
-    "connection": "the connection failed or was dropped: {error}",
-    "rate_limited": "the endpoint is rate limiting (HTTP 429){detail}",
-    "server_error": "the endpoint failed (HTTP {status}){detail}",
-    "refused": "the endpoint refused the request (HTTP {status}){detail}",
-    "unauthorised": "the endpoint refused the API key (HTTP {status}){detail}",
-    "not_json": "the endpoint's answer is not JSON: {excerpt!r}",
-    "not_completion": "the endpoint's answer is not a chat completion ({why}): {excerpt!r}",
-    "error_body": "the endpoint answered with an error: {detail}",
-    "too_big": "the endpoint's answer is larger than {limit:,} bytes",
+    "rate_limited": "the endpoint is rate limiting (HTTP 429)",
+    "server_error": "the endpoint failed (HTTP {status})",
+    "refused": "the endpoint refused the request (HTTP {status})",
+    "unauthorised": "the endpoint refused the API key (HTTP {status})",
+    "not_json": "the endpoint's answer is not JSON",
+    "not_completion": "the endpoint's answer is not a chat completion ({why})",
+    "error_body": "the endpoint answered with an error object instead of a completion",
     "attempts": " (after {attempts} attempts)",
 }
 
 RETRYABLE = frozenset({"timeout", "connection", "rate_limited", "server_error"})
+# The outbound module's classes of problem, as a machine judge's failures name them.
+OUTBOUND_KINDS = {
+    "timeout": "timeout",
+    "connection": "connection",
+    "too_big": "bad_response",
+    "redirect": "refused",
+    "header": "refused",
+}
 
 
 class CompletionError(Exception):
     def __init__(
-        self, kind: str, message: str, *, status: int | None = None, attempts: int = 1
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+        raw: str = "",
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.status = status
         self.attempts = attempts
+        self.raw = raw
         self.retry_after: float | None = None
 
     @property
@@ -93,7 +114,9 @@ class CompletionError(Exception):
 class ChatEndpoint:
     """Where and how to ask. ``base_url`` ends where the API's paths start, usually ``/v1``
     (``https://api.openai.com/v1``, ``http://127.0.0.1:8000/v1`` for vLLM,
-    ``http://127.0.0.1:11434/v1`` for Ollama, ``http://127.0.0.1:8080/v1`` for llama.cpp)."""
+    ``http://127.0.0.1:11434/v1`` for Ollama, ``http://127.0.0.1:8080/v1`` for llama.cpp: the
+    local ones reachable only once the operator allowed them in the ``policy``).
+    ``timeout`` bounds one whole exchange (connect, send, read)."""
 
     base_url: str
     model: str
@@ -103,17 +126,20 @@ class ChatEndpoint:
     backoff_base: float = 1.0
     backoff_cap: float = 30.0
     max_wait: float = 120.0
+    policy: Policy = field(default_factory=Policy)
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.base_url)
-        if parts.scheme not in ("http", "https"):
-            raise ValueError(MESSAGES["scheme"].format(url=self.base_url))
-        if not parts.hostname:
-            raise ValueError(MESSAGES["host"].format(url=self.base_url))
+        try:
+            check_reachable_literal(check_url(self.url, base=True), self.policy)
+            check_url(self.base_url, base=True)
+        except OutboundError as error:
+            raise ValueError(error.message) from None
         if not self.model.strip():
             raise ValueError(MESSAGES["model"])
         if self.timeout <= 0 or self.max_retries < 0:
             raise ValueError("the timeout must be positive and the retries at least 0")
+        if self.max_retries > self.policy.max_retries:
+            raise ValueError(f"at most {self.policy.max_retries} retries are allowed")
 
     @property
     def url(self) -> str:
@@ -144,12 +170,8 @@ class ChatClient:
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
         self._local = threading.local()
-        parts = urlsplit(endpoint.url)
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or ""
-        self._port = parts.port
-        self._path = parts.path + (f"?{parts.query}" if parts.query else "")
-        self._connections: list[http.client.HTTPConnection] = []
+        self._target = check_url(endpoint.url, base=True)
+        self._connections: list = []
         self._connections_lock = threading.Lock()
 
     # --- one completion, with retries ------------------------------------------------------
@@ -213,32 +235,16 @@ class ChatClient:
 
     # --- the HTTP exchange -----------------------------------------------------------------
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self):
         """This thread's connection (kept alive between requests)."""
         connection = getattr(self._local, "connection", None)
         if connection is not None:
             return connection
-        if self._https:
-            connection = http.client.HTTPSConnection(
-                self._host,
-                self._port,
-                timeout=self.endpoint.timeout,
-                context=ssl.create_default_context(),
-            )
-        else:
-            connection = http.client.HTTPConnection(
-                self._host, self._port, timeout=self.endpoint.timeout
-            )
+        connection = connect(self._target, self.endpoint.policy, timeout=self.endpoint.timeout)
         self._local.connection = connection
         with self._connections_lock:
             self._connections.append(connection)
         return connection
-
-    def _drop_connection(self) -> None:
-        connection = getattr(self._local, "connection", None)
-        if connection is not None:
-            connection.close()
-            self._local.connection = None
 
     def close(self) -> None:
         """Close every thread's connection (the client may still be used: it reconnects)."""
@@ -257,78 +263,65 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self.endpoint.api_key}"
         return headers
 
-    def _post(self, body: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
+    def _post(self, body: bytes) -> tuple[int, object, bytes]:
         # A kept-alive connection the server closed while idle fails like a dropped one:
         # it is retried as one (counted), which keeps ``attempts`` the number of requests sent.
-        connection = self._connection()
         try:
-            connection.request("POST", self._path, body=body, headers=self._headers())
-            response = connection.getresponse()
-            data = response.read(MAX_BODY + 1)
-        except TimeoutError:
-            self._drop_connection()
-            raise CompletionError(
-                "timeout", MESSAGES["timeout"].format(timeout=self.endpoint.timeout)
-            ) from None
-        except (http.client.HTTPException, OSError) as error:
-            self._drop_connection()
-            raise CompletionError(
-                "connection", MESSAGES["connection"].format(error=self._scrub(_describe(error)))
-            ) from None
-        if len(data) > MAX_BODY:
-            self._drop_connection()
-            raise CompletionError("bad_response", MESSAGES["too_big"].format(limit=MAX_BODY))
-        if response.will_close:
-            self._drop_connection()
-        return response.status, response.headers, data
+            answer = exchange(
+                self._connection(),
+                "POST",
+                self._target.path,
+                body=body,
+                headers=self._headers(),
+                policy=self.endpoint.policy,
+                timeout=self.endpoint.timeout,
+            )
+        except OutboundError as error:
+            kind = OUTBOUND_KINDS.get(error.kind, "unreachable")
+            raise CompletionError(kind, error.message, status=error.status) from None
+        return answer.status, answer.headers, answer.body
 
     def _read(
-        self, status: int, headers: http.client.HTTPMessage, data: bytes
+        self, status: int, headers, data: bytes
     ) -> tuple[str, int | None, int | None, str, str]:
         text = data.decode("utf-8", errors="replace")
+        raw = self._raw(text)
         if status != 200:
-            detail = self._detail(text)
-            detail = f": {detail}" if detail else ""
             if status == 429:
                 error = CompletionError(
-                    "rate_limited", MESSAGES["rate_limited"].format(detail=detail), status=status
+                    "rate_limited", MESSAGES["rate_limited"], status=status, raw=raw
                 )
                 error.retry_after = retry_after_seconds(headers)
                 raise error
             if status >= 500:
                 error = CompletionError(
                     "server_error",
-                    MESSAGES["server_error"].format(status=status, detail=detail),
+                    MESSAGES["server_error"].format(status=status),
                     status=status,
+                    raw=raw,
                 )
                 error.retry_after = retry_after_seconds(headers)
                 raise error
             key = "unauthorised" if status in (401, 403) else "refused"
             raise CompletionError(
-                "refused", MESSAGES[key].format(status=status, detail=detail), status=status
+                "refused", MESSAGES[key].format(status=status), status=status, raw=raw
             )
         try:
             answer = json.loads(text)
         except ValueError:
-            raise CompletionError(
-                "bad_response", MESSAGES["not_json"].format(excerpt=self._excerpt(text))
-            ) from None
-        return self._completion(answer, text)
+            raise CompletionError("bad_response", MESSAGES["not_json"], raw=raw) from None
+        return self._completion(answer, raw)
 
-    def _completion(self, answer, text: str) -> tuple[str, int | None, int | None, str, str]:
+    def _completion(self, answer, raw: str) -> tuple[str, int | None, int | None, str, str]:
         def bad(why: str) -> CompletionError:
             return CompletionError(
-                "bad_response",
-                MESSAGES["not_completion"].format(why=why, excerpt=self._excerpt(text)),
+                "bad_response", MESSAGES["not_completion"].format(why=why), raw=raw
             )
 
         if not isinstance(answer, dict):
             raise bad("not an object")
         if "error" in answer and "choices" not in answer:
-            raise CompletionError(
-                "bad_response",
-                MESSAGES["error_body"].format(detail=self._detail(text) or self._excerpt(text)),
-            )
+            raise CompletionError("bad_response", MESSAGES["error_body"], raw=raw)
         choices = answer.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise bad("no choices")
@@ -350,54 +343,27 @@ class ChatClient:
         finish = choices[0].get("finish_reason")
         model = answer.get("model")
         return (
-            content,
+            self._scrub(content),
             _count(usage.get("prompt_tokens")),
             _count(usage.get("completion_tokens")),
             model if isinstance(model, str) else "",
             finish if isinstance(finish, str) else "",
         )
 
-    # --- keeping the key out of what is shown ----------------------------------------------
+    # --- keeping the key out of what is kept -----------------------------------------------
 
     def _scrub(self, text: str) -> str:
         key = self.endpoint.api_key
         return text.replace(key, "[key]") if key else text
 
-    def _excerpt(self, text: str) -> str:
-        text = self._scrub(text.strip())
-        return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
-
-    def _detail(self, text: str) -> str:
-        """The error message of an OpenAI-style error body, else an excerpt of the body."""
-        try:
-            answer = json.loads(text)
-        except ValueError:
-            return self._excerpt(text)
-        if isinstance(answer, dict):
-            error = answer.get("error")
-            if isinstance(error, dict) and isinstance(error.get("message"), str):
-                return self._excerpt(error["message"])
-            if isinstance(error, str):
-                return self._excerpt(error)
-        return self._excerpt(text)
+    def _raw(self, text: str) -> str:
+        """The body as kept beside a failure: the key scrubbed, at most RAW_CHARS."""
+        text = self._scrub(text)
+        return text if len(text) <= RAW_CHARS else text[:RAW_CHARS] + "…"
 
 
 def _count(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _describe(error: Exception) -> str:
-    if isinstance(error, http.client.RemoteDisconnected):
-        return "the server closed the connection without answering"
-    if isinstance(error, ConnectionRefusedError):
-        return "nothing is listening at that address"
-    if isinstance(error, ConnectionResetError):
-        return "the connection was reset"
-    if isinstance(error, socket.gaierror):
-        return "the host name does not resolve"
-    if isinstance(error, ssl.SSLError):
-        return f"TLS failed ({error.reason or error})"
-    return str(error) or type(error).__name__
 
 
 def retry_after_seconds(headers, *, now: datetime | None = None) -> float | None:

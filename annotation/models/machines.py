@@ -15,8 +15,13 @@ class MachineJudge(models.Model):
     was made the same way. Only where it is served (base URL, key) and how hard it is
     pushed (concurrency, timeout, retries, prices) may change.
 
-    The API key is read from the environment variable ``api_key_env`` when set, else from
-    ``api_key`` (set in the admin or through the API); it is never shown back anywhere."""
+    The API key is read from the environment variable ``api_key_env`` when set (only names
+    the operator's prefix allows: services/machine_judges.py), else from the key stored for
+    it, encrypted (``api_key_sealed``, config/secrets.py); it is never shown back anywhere,
+    and a backup says only that one was stored."""
+
+    # Left out of instance backups (jobs/instance_backup.py): a backup never holds a key.
+    secret_fields = ("api_key_sealed",)
 
     judge = models.OneToOneField("ExternalJudge", on_delete=models.CASCADE, related_name="machine")
     model_name = models.CharField(max_length=200, help_text="As the endpoint names it.")
@@ -29,7 +34,9 @@ class MachineJudge(models.Model):
     api_key_env = models.CharField(
         max_length=100, blank=True, help_text="Environment variable holding the key."
     )
-    api_key = models.CharField(max_length=500, blank=True, help_text="Never shown back.")
+    api_key_sealed = models.TextField(
+        blank=True, help_text="The stored key, encrypted (config/secrets.py); never shown back."
+    )
     template_name = models.CharField(max_length=100)
     template_version = models.CharField(max_length=50)
     system_prompt = models.TextField(blank=True)
@@ -147,7 +154,7 @@ class MachineAnswer(models.Model):
     failure = models.CharField(
         max_length=20,
         blank=True,
-        help_text="timeout, connection, rate_limited, server_error, "
+        help_text="timeout, connection, rate_limited, server_error, unreachable, "
         "refused, bad_response, not_a_grade, no_text",
     )
     reason = models.TextField(blank=True)

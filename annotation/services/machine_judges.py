@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -42,6 +43,8 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import external
+from config import outbound
+from config.secrets import SecretError, seal, unseal
 
 EDITABLE = (
     "base_url",
@@ -56,10 +59,18 @@ EDITABLE = (
 
 MESSAGES = {
     "template": "The prompt template cannot be used: {problems}",
-    "env_name": "An environment variable name is letters, digits and _, not starting with a "
-    "digit (got {name!r}).",
+    "env_name": "A machine judge reads its key only from an environment variable named "
+    "{prefix}<NAME> (capitals, digits and _), which the operator sets for this purpose; "
+    "{name!r} is not one.",
     "env_unset": "The environment variable {name} that should hold the API key is not set "
     "on the server.",
+    "env_value": "The environment variable {name} holds characters an API key cannot have "
+    "(spaces, line breaks or other control characters).",
+    "key_chars": "An API key is at most {limit} printable characters without spaces or line "
+    "breaks.",
+    "concurrency": "Concurrency must be between 1 and {high} (the server's "
+    "OUTBOUND_MAX_CONCURRENCY).",
+    "retries": "Retries must be between 0 and {high} (the server's OUTBOUND_MAX_RETRIES).",
     "exists": "A machine judge named {name!r} exists with another configuration ({what} "
     "differ{s}). Give this one another name: a new prompt or model is a new machine judge.",
     "imported": "{name!r} is the name of a judge whose grades were imported; choose another.",
@@ -78,7 +89,14 @@ MESSAGES = {
 }
 
 NAME_CLEAN = re.compile(r"[:\s]+")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# The only environment variables a machine judge may read: a lead names one, so any other
+# name would let a lead send the server's own secrets (SECRET_KEY, DATABASE_URL) anywhere.
+KEY_ENV_PREFIX = "QRELSMITH_LLM_KEY_"
+ENV_NAME = re.compile(rf"^{KEY_ENV_PREFIX}[A-Z0-9_]+$")
+# An API key travels in a header: printable ASCII without spaces, so it can neither break the
+# header nor show up in an error raised by http.client.
+API_KEY = re.compile(r"^[\x21-\x7e]+$")
+API_KEY_MAX = 500
 SAME_CONFIG = (
     "model_name",
     "model_version",
@@ -94,9 +112,7 @@ LIMITS = {
     "temperature": (0.0, 2.0),
     "max_tokens": (1, 32768),
     "max_passage_chars": (200, 200_000),
-    "concurrency": (1, 64),
     "timeout": (1.0, 600.0),
-    "max_retries": (0, 10),
 }
 
 
@@ -142,11 +158,10 @@ def create_machine_judge(
     builtin = (DEFAULT_TEMPLATE.name, DEFAULT_TEMPLATE.version)
     if (template.name, template.version) == builtin and template != DEFAULT_TEMPLATE:
         raise ValidationError(MESSAGES["builtin_changed"].format(label=DEFAULT_TEMPLATE.label))
-    try:
-        ChatEndpoint(base_url=base_url, model=model_name)
-    except ValueError as error:
-        raise ValidationError(str(error)[:1].upper() + str(error)[1:] + ".") from None
+    api_key = api_key.strip()
+    _check_endpoint(base_url, model_name)
     _check_env_name(api_key_env)
+    _check_api_key(api_key)
     config = {
         "model_name": model_name.strip(),
         "model_version": model_version.strip(),
@@ -197,29 +212,37 @@ def create_machine_judge(
             description=f"{config['model_name']} with {template.label}",
             created_by=created_by,
         )
-        return MachineJudge.objects.create(judge=judge, created_by=created_by, **config, **endpoint)
+        key = endpoint.pop("api_key")
+        return MachineJudge.objects.create(
+            judge=judge, created_by=created_by, api_key_sealed=seal(key), **config, **endpoint
+        )
 
 
 def update_machine_judge(*, machine: MachineJudge, **changes) -> MachineJudge:
     """Change where a machine judge is served and how hard it is pushed (EDITABLE); its
     model, prompt and parameters never change. An empty ``api_key`` keeps the stored key
-    (a form cannot show it back); ``clear_api_key=True`` removes it."""
+    (a form cannot show it back); ``clear_api_key=True`` removes it. A new base URL on
+    another scheme, host or port drops the stored key unless the same change gives one: a
+    key stored by someone else (an admin) must never follow a base URL a lead chose."""
     unknown = set(changes) - {*EDITABLE, "clear_api_key"}
     if unknown:
         raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
-    if changes.pop("clear_api_key", False):
-        changes["api_key"] = ""
-    elif not changes.get("api_key"):
-        changes.pop("api_key", None)
+    clear = changes.pop("clear_api_key", False)
+    key = (changes.pop("api_key", "") or "").strip()
     if "base_url" in changes:
-        try:
-            ChatEndpoint(base_url=changes["base_url"], model=machine.model_name)
-        except ValueError as error:
-            raise ValidationError(str(error)) from None
+        changes["base_url"] = (changes["base_url"] or "").strip()
+        _check_endpoint(changes["base_url"], machine.model_name)
+        if _origin(changes["base_url"]) != _origin(machine.base_url) and not key:
+            clear = True
     if "api_key_env" in changes:
         changes["api_key_env"] = (changes["api_key_env"] or "").strip()
         _check_env_name(changes["api_key_env"])
+    _check_api_key(key)
     _check_limits(changes)
+    if key:
+        changes["api_key_sealed"] = seal(key)
+    elif clear:
+        changes["api_key_sealed"] = ""
     for field, value in changes.items():
         setattr(machine, field, value)
     if changes:
@@ -227,9 +250,39 @@ def update_machine_judge(*, machine: MachineJudge, **changes) -> MachineJudge:
     return machine
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def policy() -> outbound.Policy:
+    return outbound.policy_from_settings(settings)
+
+
+def _check_endpoint(base_url: str, model_name: str) -> None:
+    try:
+        ChatEndpoint(base_url=base_url.strip(), model=model_name, max_retries=0, policy=policy())
+    except ValueError as error:
+        raise ValidationError(str(error)[:1].upper() + str(error)[1:] + ".") from None
+
+
 def _check_env_name(name: str) -> None:
     if name and not ENV_NAME.match(name.strip()):
-        raise ValidationError(MESSAGES["env_name"].format(name=name))
+        raise ValidationError(MESSAGES["env_name"].format(name=name, prefix=KEY_ENV_PREFIX))
+
+
+def allowed_key_env(name: str) -> str:
+    """``name`` if a machine judge may read it, else "" (a restore drops what it may not)."""
+    return name if name and ENV_NAME.match(name) else ""
+
+
+def _check_api_key(key: str) -> None:
+    if key and (len(key) > API_KEY_MAX or not API_KEY.match(key)):
+        raise ValidationError(MESSAGES["key_chars"].format(limit=API_KEY_MAX))
 
 
 def _check_limits(values: dict) -> None:
@@ -241,6 +294,14 @@ def _check_limits(values: dict) -> None:
                     field=field.replace("_", " ").capitalize(), low=low, high=high
                 )
             )
+    concurrency = values.get("concurrency")
+    if concurrency is not None and not 1 <= concurrency <= settings.OUTBOUND_MAX_CONCURRENCY:
+        raise ValidationError(
+            MESSAGES["concurrency"].format(high=settings.OUTBOUND_MAX_CONCURRENCY)
+        )
+    retries = values.get("max_retries")
+    if retries is not None and not 0 <= retries <= settings.OUTBOUND_MAX_RETRIES:
+        raise ValidationError(MESSAGES["retries"].format(high=settings.OUTBOUND_MAX_RETRIES))
     for field in ("input_price", "output_price"):
         value = values.get(field)
         if value is not None and value < 0:
@@ -257,29 +318,48 @@ def template_of(machine: MachineJudge) -> PromptTemplate:
 
 
 def key_source(machine: MachineJudge) -> str:
-    """Where the key comes from, for pages (never the key itself)."""
+    """Where the key comes from, for pages (never the key, nor whether a variable is set)."""
     if machine.api_key_env:
-        state = "set" if os.environ.get(machine.api_key_env) else "not set on this server"
-        return f"environment variable {machine.api_key_env} ({state})"
-    return "stored (hidden)" if machine.api_key else "none (the endpoint needs no key)"
+        if not ENV_NAME.match(machine.api_key_env):
+            return (
+                f"environment variable {machine.api_key_env}, which a machine judge may no "
+                f"longer read (rename it {KEY_ENV_PREFIX}<NAME>)"
+            )
+        return f"environment variable {machine.api_key_env}"
+    return "stored (hidden)" if machine.api_key_sealed else "none (the endpoint needs no key)"
 
 
 def endpoint_for(machine: MachineJudge) -> ChatEndpoint:
     """The endpoint with its key: from the environment variable when one is named (and
-    set), else the stored key. ValidationError when the named variable is not set."""
-    key = machine.api_key
+    allowed, and set), else the stored key; under the server's outbound policy.
+    ValidationError when the key cannot be had."""
     if machine.api_key_env:
+        _check_env_name(machine.api_key_env)
         key = os.environ.get(machine.api_key_env, "")
         if not key:
             raise ValidationError(MESSAGES["env_unset"].format(name=machine.api_key_env))
-    return ChatEndpoint(
-        base_url=machine.base_url,
-        model=machine.model_name,
-        api_key=key,
-        timeout=machine.timeout,
-        max_retries=machine.max_retries,
-        backoff_base=getattr(settings, "MACHINE_JUDGE_BACKOFF_SECONDS", 1.0),
-    )
+        if not API_KEY.match(key):
+            raise ValidationError(MESSAGES["env_value"].format(name=machine.api_key_env))
+    else:
+        try:
+            key = unseal(machine.api_key_sealed)
+        except SecretError as error:
+            raise ValidationError(str(error)) from None
+        if key and not API_KEY.match(key):
+            raise ValidationError(MESSAGES["key_chars"].format(limit=API_KEY_MAX))
+    outbound_policy = policy()
+    try:
+        return ChatEndpoint(
+            base_url=machine.base_url,
+            model=machine.model_name,
+            api_key=key,
+            timeout=machine.timeout,
+            max_retries=min(machine.max_retries, outbound_policy.max_retries),
+            backoff_base=getattr(settings, "MACHINE_JUDGE_BACKOFF_SECONDS", 1.0),
+            policy=outbound_policy,
+        )
+    except ValueError as error:
+        raise ValidationError(str(error)[:1].upper() + str(error)[1:] + ".") from None
 
 
 # --- what to grade -------------------------------------------------------------------------

@@ -168,7 +168,12 @@ def _ask(client: ChatClient, machine: MachineJudge, grades: list[int], item: Ite
         )
     except CompletionError as error:
         return Answer(
-            item.pair_id, None, failure=error.kind, reason=str(error), attempts=error.attempts
+            item.pair_id,
+            None,
+            failure=error.kind,
+            reason=str(error),
+            raw=error.raw,
+            attempts=error.attempts,
         )
     answer = {
         "raw": completion.text,

@@ -48,11 +48,12 @@ from annotation.services.audits import send_audit
 from annotation.services.external import add_external_judge, record_machine_grade
 from annotation.services.imports import import_judgments
 from annotation.services.tallies import tally_pairs
+from config.secrets import seal
 from evaluation import services as evaluation
 from evaluation.models import QrelsEntry, QrelsVersion
 from tests.llm_server import KEY, ChatServer, Reply
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_loopback")]
 
 User = get_user_model()
 
@@ -159,8 +160,8 @@ def build_campaign(name="Web Track 2026 — backup"):
     machine = machine_judges.create_machine_judge(
         campaign=campaign,
         model_name="judge-7b",
-        base_url="http://127.0.0.1:9/v1",
-        api_key_env="LLM_KEY",
+        base_url="https://llm.example.invalid/v1",
+        api_key_env="QRELSMITH_LLM_KEY_7B",
         input_price=0.15,
     )
     for n, pair in enumerate(Pair.objects.filter(campaign=campaign).order_by("pk")[:3]):
@@ -190,13 +191,13 @@ def build_campaign(name="Web Track 2026 — backup"):
         add_missing_pairs=True,
     )
     # The key from the environment, as a backup never carries a key.
-    with ChatServer() as server, mock.patch.dict(os.environ, {"LLM_KEY_13B": KEY}):
+    with ChatServer() as server, mock.patch.dict(os.environ, {"QRELSMITH_LLM_KEY_13B": KEY}):
         server.plan("query 201", Reply("Highly relevant", prompt_tokens=90))
         runner = machine_judges.create_machine_judge(
             campaign=campaign,
             model_name="judge-13b",
             base_url=server.base_url,
-            api_key_env="LLM_KEY_13B",
+            api_key_env="QRELSMITH_LLM_KEY_13B",
             concurrency=1,  # answers stored in the pool's order
             created_by=lead,
             timeout=5,
@@ -961,16 +962,38 @@ def test_export_outside_a_transaction_reads_one_snapshot(tmp_path):
 def test_a_machine_judges_key_never_leaves_the_instance(tmp_path):
     campaign = build_campaign()
     secret = "sk-backup-secret-0123456789"
-    MachineJudge.objects.update(api_key=secret)
+    MachineJudge.objects.update(api_key_sealed=seal(secret))
+    sealed = MachineJudge.objects.values_list("api_key_sealed", flat=True).first()
     export(campaign, tmp_path / "b.json")
     text = (tmp_path / "b.json").read_text()
-    assert secret not in text and KEY not in text  # nor the key the runner read
+    # Neither the key, nor its sealed form, nor the key the runner read: only that one was stored.
+    assert secret not in text and sealed not in text and KEY not in text
+    stored = [
+        j["machine"]["api_key_stored"] for j in json.loads(text)["external_judges"] if j["machine"]
+    ]
+    assert stored == [True, True]
+    delete_everything()
+    summary = import_file(tmp_path / "b.json")
+    assert set(MachineJudge.objects.values_list("api_key_sealed", flat=True)) == {""}
+    restored = MachineJudge.objects.get(model_name="judge-7b")
+    assert restored.api_key_env == "QRELSMITH_LLM_KEY_7B"
+    assert restored.judge.campaign.pool_ordering == "bandit"
+    assert "machine judges whose key must be stored again" in str(summary)
+
+
+def test_a_restore_never_honours_a_variable_a_machine_judge_may_not_read(tmp_path):
+    """A backup is a file anyone may have edited: its api_key_env naming SECRET_KEY or
+    DATABASE_URL is dropped on restore, never read."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    document = json.loads((tmp_path / "b.json").read_text())
+    for judge in document["external_judges"]:
+        if judge["machine"]:
+            judge["machine"]["api_key_env"] = "SECRET_KEY"
+    (tmp_path / "b.json").write_text(json.dumps(document))
     delete_everything()
     import_file(tmp_path / "b.json")
-    assert set(MachineJudge.objects.values_list("api_key", flat=True)) == {""}
-    restored = MachineJudge.objects.get(model_name="judge-7b")
-    assert restored.api_key_env == "LLM_KEY"
-    assert restored.judge.campaign.pool_ordering == "bandit"
+    assert set(MachineJudge.objects.values_list("api_key_env", flat=True)) == {""}
 
 
 def test_restored_machine_grades_count_in_the_pairs_tallies(tmp_path):

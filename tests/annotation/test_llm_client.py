@@ -11,9 +11,12 @@ import pytest
 
 from annotation.llm import ChatClient, ChatEndpoint, CompletionError, cost_of, map_bounded
 from annotation.llm.client import retry_after_seconds
+from config.outbound import Policy, parse_allow
 from tests.llm_server import KEY, ChatServer, Drop, Raw, Reply, Stall, Status
 
 MESSAGES = [{"role": "user", "content": "Judge D1 please"}]
+# The chat server runs on loopback, which only an operator's allow-list opens.
+LOOPBACK = Policy(allow=parse_allow(["127.0.0.1"]))
 
 
 @pytest.fixture
@@ -33,7 +36,9 @@ def client_for(server, waits=None, **options):
     options.setdefault("timeout", 5)
     options.setdefault("max_retries", 3)
     options.setdefault("backoff_base", 0.5)
-    endpoint = ChatEndpoint(base_url=server.base_url, model="judge-7b", api_key=KEY, **options)
+    endpoint = ChatEndpoint(
+        base_url=server.base_url, model="judge-7b", api_key=KEY, policy=LOOPBACK, **options
+    )
     return ChatClient(endpoint, sleep=waits if waits is not None else Waits())
 
 
@@ -52,7 +57,7 @@ def test_a_good_answer_with_its_tokens(server):
 
 def test_no_key_sends_no_authorization_header():
     with ChatServer(key=None) as server:
-        endpoint = ChatEndpoint(base_url=server.base_url, model="llama3.1:8b")
+        endpoint = ChatEndpoint(base_url=server.base_url, model="llama3.1:8b", policy=LOOPBACK)
         assert ChatClient(endpoint).complete(MESSAGES).text.startswith("Grade: ")
         assert server.auth_seen == [""]
 
@@ -94,7 +99,9 @@ def test_5xx_that_never_ends_fails_after_the_retries(server):
         client_for(server, max_retries=2).complete(MESSAGES)
     error = caught.value
     assert (error.kind, error.status, error.attempts) == ("server_error", 500, 3)
-    assert str(error) == "the endpoint failed (HTTP 500): model crashed (after 3 attempts)"
+    # The message names the class of problem; the body is kept apart, as the raw answer.
+    assert str(error) == "the endpoint failed (HTTP 500) (after 3 attempts)"
+    assert "model crashed" in error.raw
     assert server.answered["Status"] == 3
 
 
@@ -110,7 +117,7 @@ def test_dropped_connections_fail_as_connection_errors(server):
     with pytest.raises(CompletionError) as caught:
         client_for(server, max_retries=1).complete(MESSAGES)
     assert caught.value.kind == "connection"
-    assert "closed the connection without answering" in str(caught.value)
+    assert str(caught.value) == "the connection failed or was dropped (after 2 attempts)"
 
 
 def test_slow_answer_beyond_the_timeout_is_a_timeout_then_tried_again(server):
@@ -127,22 +134,25 @@ def test_slow_answers_fail_as_timeouts(server):
     assert str(caught.value) == "no answer within 0.2 s (after 2 attempts)"
 
 
-def test_an_answer_that_is_not_json_fails_at_once_with_an_excerpt(server):
+def test_an_answer_that_is_not_json_fails_at_once_and_keeps_its_body_as_raw(server):
     server.plan("D1", Raw("<html>Bad gateway</html>", content_type="text/html"))
     with pytest.raises(CompletionError) as caught:
         client_for(server).complete(MESSAGES)
     assert caught.value.kind == "bad_response" and caught.value.attempts == 1
-    assert "<html>Bad gateway</html>" in str(caught.value)
+    assert str(caught.value) == "the endpoint's answer is not JSON"
+    assert caught.value.raw == "<html>Bad gateway</html>"
     assert len(server.requests) == 1
 
 
 def test_json_that_is_not_a_completion_fails_at_once(server):
     server.plan("D1", Raw('{"choices": []}'), Raw('{"error": "model not loaded"}'))
     client = client_for(server)
-    with pytest.raises(CompletionError, match=r"not a chat completion \(no choices\)"):
+    with pytest.raises(CompletionError, match=r"not a chat completion \(no choices\)") as first:
         client.complete(MESSAGES)
-    with pytest.raises(CompletionError, match="answered with an error: model not loaded"):
+    assert first.value.raw == '{"choices": []}'
+    with pytest.raises(CompletionError, match="an error object instead of a completion") as then:
         client.complete(MESSAGES)
+    assert then.value.raw == '{"error": "model not loaded"}'
 
 
 def test_null_content_is_an_empty_answer_not_a_crash(server):
@@ -152,17 +162,17 @@ def test_null_content_is_an_empty_answer_not_a_crash(server):
 
 def test_wrong_key_is_refused_at_once_and_never_shown(server, caplog):
     secret = "sk-this-is-secret-do-not-show"
-    endpoint = ChatEndpoint(base_url=server.base_url, model="m", api_key=secret, max_retries=3)
+    endpoint = ChatEndpoint(
+        base_url=server.base_url, model="m", api_key=secret, max_retries=3, policy=LOOPBACK
+    )
     caplog.set_level(logging.DEBUG)
     with pytest.raises(CompletionError) as caught:
         ChatClient(endpoint, sleep=Waits()).complete(MESSAGES)
     error = caught.value
     assert (error.kind, error.status, error.attempts) == ("refused", 401, 1)
-    # The server echoes the refused key back; the message hides it.
-    assert (
-        str(error)
-        == "the endpoint refused the API key (HTTP 401): Incorrect API key provided: [key]"
-    )
+    # The server echoes the refused key back; the kept body hides it.
+    assert str(error) == "the endpoint refused the API key (HTTP 401)"
+    assert "Incorrect API key provided: [key]" in error.raw and secret not in error.raw
     assert secret not in repr(endpoint)
     assert secret not in caplog.text
 
@@ -189,11 +199,14 @@ def test_nothing_listening_is_a_connection_error():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    endpoint = ChatEndpoint(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0)
+    endpoint = ChatEndpoint(
+        base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0, policy=LOOPBACK
+    )
     with pytest.raises(CompletionError) as caught:
         ChatClient(endpoint).complete(MESSAGES)
+    # A closed port reads like any dropped connection (no port scanning by error wording).
     assert caught.value.kind == "connection"
-    assert "nothing is listening" in str(caught.value)
+    assert str(caught.value) == "the connection failed or was dropped"
 
 
 @pytest.mark.parametrize(
@@ -202,6 +215,16 @@ def test_nothing_listening_is_a_connection_error():
         ("ftp://host/v1", "must start with http:// or https://"),
         ("localhost:8080/v1", "must start with http:// or https://"),
         ("http:///v1", "names no host"),
+        ("http://user:pass@api.example.com/v1", "user name or password"),
+        ("https://api.example.com/v1?", "query"),
+        ("https://api.example.com/v1#", "query"),
+        ("https://api.example.com/v1?x=1", "query"),
+        ("https://api.example.com/v 1", "spaces or control characters"),
+        ("https://api.example.com:99999/v1", "port"),
+        ("http://127.0.0.1:8000/v1", "does not reach"),
+        ("http://[::1]:8000/v1", "does not reach"),
+        ("http://169.254.169.254/latest", "does not reach"),
+        ("http://10.1.2.3/v1", "does not reach"),
     ],
 )
 def test_bad_base_urls_are_refused(base_url, problem):

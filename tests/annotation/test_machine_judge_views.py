@@ -23,7 +23,7 @@ from annotation.services import machine_judges, machine_runs
 from jobs.models import Job, JobStatus
 from tests.llm_server import KEY, ChatServer, Reply
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_loopback")]
 
 
 @pytest.fixture(autouse=True)
@@ -133,7 +133,8 @@ def test_creating_a_judge_on_the_page_never_shows_the_key_back(lead_client, camp
     response = lead_client.post(reverse("annotation:machine-create", args=[campaign.pk]), data)
     machine = MachineJudge.objects.get()
     assert response.status_code == 302 and response.url == machine.get_absolute_url()
-    assert machine.api_key == secret
+    assert machine_judges.endpoint_for(machine).api_key == secret
+    assert secret not in machine.api_key_sealed
     page = lead_client.get(machine.get_absolute_url())
     assert page.status_code == 200 and secret not in page.text
     assert "stored (hidden)" in page.text
@@ -203,15 +204,40 @@ def test_cancel_from_the_page(lead_client, campaign, server):
 def test_editing_the_endpoint_keeps_the_key(lead_client, campaign, server):
     machine = new_machine(campaign, server)
     url = reverse("annotation:machine-edit", args=[campaign.pk, machine.pk])
-    data = {"base_url": "http://127.0.0.1:9/v1", "concurrency": 8, "timeout": 30, "max_retries": 2}
+    base_url = machine.base_url.replace("/v1", "/v2")  # same host: the key stays
+    data = {"base_url": base_url, "concurrency": 8, "timeout": 30, "max_retries": 2}
     assert lead_client.post(url, data).status_code == 302
     machine.refresh_from_db()
-    assert (machine.base_url, machine.concurrency, machine.api_key) == (
-        "http://127.0.0.1:9/v1",
-        8,
-        KEY,
-    )
+    assert (machine.base_url, machine.concurrency) == (base_url, 8)
+    assert machine_judges.endpoint_for(machine).api_key == KEY
     assert lead_client.post(url, {**data, "base_url": "ftp://x"}).status_code == 400
+    # Another host: the stored key is dropped, and the page says where the key comes from.
+    moved = {**data, "base_url": "https://lead.example.com/v1"}
+    assert lead_client.post(url, moved).status_code == 302
+    machine.refresh_from_db()
+    assert machine.api_key_sealed == ""
+    assert "none (the endpoint needs no key)" in lead_client.get(machine.get_absolute_url()).text
+
+
+@pytest.mark.parametrize(
+    ("base_url", "problem"),
+    [
+        ("http://169.254.169.254/latest/meta-data", "does not reach"),
+        ("http://2130706433:8000/v1", "does not reach"),
+        ("http://[::1]:8000/v1", "does not reach"),
+        ("http://user:pass@api.example.com/v1", "user name or password"),
+        ("https://api.example.com/v1?", "query"),
+    ],
+)
+def test_the_page_refuses_base_urls_the_server_may_not_use(
+    lead_client, campaign, server, settings, base_url, problem
+):
+    machine = new_machine(campaign, server)
+    settings.OUTBOUND_ALLOW = ()  # as in production: loopback not allowed
+    url = reverse("annotation:machine-edit", args=[campaign.pk, machine.pk])
+    data = {"base_url": base_url, "concurrency": 4, "timeout": 30, "max_retries": 2}
+    response = lead_client.post(url, data)
+    assert response.status_code == 400 and problem in response.text
 
 
 # --- the API -------------------------------------------------------------------------------
@@ -286,7 +312,7 @@ def test_api_is_for_the_campaigns_lead_only(campaign, server, django_user_model)
 
 
 def test_the_command_configures_and_runs_a_judge(campaign, server, capsys, monkeypatch):
-    monkeypatch.setenv("QRELSMITH_TEST_KEY", KEY)
+    monkeypatch.setenv("QRELSMITH_LLM_KEY_TEST", KEY)
     call_command(
         "run_machine_judge",
         str(campaign.pk),
@@ -295,7 +321,7 @@ def test_the_command_configures_and_runs_a_judge(campaign, server, capsys, monke
         "--base-url",
         server.base_url,
         "--api-key-env",
-        "QRELSMITH_TEST_KEY",
+        "QRELSMITH_LLM_KEY_TEST",
         "--concurrency",
         "2",
     )
@@ -391,3 +417,29 @@ def test_the_api_gives_the_machines_against_the_humans(api, campaign, server, dj
     assert {t["topic"] for t in consensus["topics"]} == {"1", "2"}
     bad = api.get(f"/api/v1/campaigns/{campaign.pk}/agreement/machines/?weights=cubic")
     assert bad.status_code == 400
+
+
+def test_the_admin_stores_an_encrypted_key_through_the_same_rules(admin_client, campaign, server):
+    machine = new_machine(campaign, server)
+    url = reverse("admin:annotation_machinejudge_change", args=[machine.pk])
+    page = admin_client.get(url)
+    assert page.status_code == 200 and KEY not in page.text
+    form = {
+        "base_url": machine.base_url,
+        "api_key_env": "",
+        "api_key": "sk-admin-typed-0123",
+        "concurrency": 2,
+        "timeout": 30,
+        "max_retries": 1,
+        "input_price": "",
+        "output_price": "",
+    }
+    assert admin_client.post(url, form).status_code == 302
+    machine.refresh_from_db()
+    assert machine_judges.endpoint_for(machine).api_key == "sk-admin-typed-0123"
+    assert "sk-admin-typed" not in machine.api_key_sealed
+    # The admin's form obeys the service's rules: no server variable, no line breaks.
+    refused = admin_client.post(url, {**form, "api_key": "", "api_key_env": "SECRET_KEY"})
+    assert refused.status_code == 200 and "QRELSMITH_LLM_KEY_&lt;NAME&gt;" in refused.text
+    refused = admin_client.post(url, {**form, "api_key": "sk-a\r\nX: 1"})
+    assert refused.status_code == 200 and "sk-a" not in refused.text.replace("sk-admin", "")

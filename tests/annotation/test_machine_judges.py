@@ -15,15 +15,26 @@ from annotation.models import (
     ExternalGrade,
     JudgeKind,
     MachineAnswer,
+    MachineJudge,
     MachineOutcome,
     MachineRun,
     PairSource,
     Topic,
 )
 from annotation.services import machine_judges, machine_runs
-from tests.llm_server import KEY, ChatServer, Drop, Raw, Reply, Stall, Status, hashed_grade
+from tests.llm_server import (
+    KEY,
+    ChatServer,
+    Drop,
+    Raw,
+    Reply,
+    Stall,
+    Status,
+    Truncated,
+    hashed_grade,
+)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_loopback")]
 
 DOCS = {"d1": "Tides come from the Moon.", "d2": "A recipe for soup.", "d3": "Ocean tides."}
 
@@ -284,7 +295,7 @@ def test_a_dead_endpoint_stops_the_run_early(campaign, server, monkeypatch):
     # The request in flight when the third failure came is recorded too: 3 or 4 in a row.
     assert re.fullmatch(
         r"Stopped after [34] failures in a row at the endpoint; the last: the endpoint refused "
-        r"the API key \(HTTP 401\): Incorrect API key provided: \[key\]",
+        r"the API key \(HTTP 401\)",
         str(caught.value),
     )
     assert "sk-wrong" not in "".join(MachineAnswer.objects.values_list("reason", flat=True))
@@ -292,14 +303,64 @@ def test_a_dead_endpoint_stops_the_run_early(campaign, server, monkeypatch):
 
 
 def test_the_key_can_come_from_the_environment(campaign, server, monkeypatch):
-    machine = machine_for(campaign, server, api_key="", api_key_env="QRELSMITH_TEST_LLM_KEY")
-    with pytest.raises(ValidationError, match="QRELSMITH_TEST_LLM_KEY that should hold the API"):
+    machine = machine_for(campaign, server, api_key="", api_key_env="QRELSMITH_LLM_KEY_TEST")
+    with pytest.raises(ValidationError, match="QRELSMITH_LLM_KEY_TEST that should hold the API"):
         machine_judges.endpoint_for(machine)
-    assert "not set" in machine_judges.key_source(machine)
-    monkeypatch.setenv("QRELSMITH_TEST_LLM_KEY", KEY)
+    # Whether a variable is set is never shown.
+    assert machine_judges.key_source(machine) == "environment variable QRELSMITH_LLM_KEY_TEST"
+    monkeypatch.setenv("QRELSMITH_LLM_KEY_TEST", KEY)
     done, _ = run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
     assert done.graded == 3 and set(server.auth_seen) == {f"Bearer {KEY}"}
-    assert machine_judges.key_source(machine) == "environment variable QRELSMITH_TEST_LLM_KEY (set)"
+    assert machine_judges.key_source(machine) == "environment variable QRELSMITH_LLM_KEY_TEST"
+
+
+@pytest.mark.parametrize(
+    "name", ["SECRET_KEY", "DATABASE_URL", "PATH", "S3_SECRET_ACCESS_KEY", "QRELSMITH_LLM_KEY_"]
+)
+def test_no_other_environment_variable_can_be_read(campaign, server, name):
+    with pytest.raises(ValidationError, match="QRELSMITH_LLM_KEY_<NAME>"):
+        machine_for(campaign, server, api_key="", api_key_env=name)
+    machine = machine_for(campaign, server)
+    with pytest.raises(ValidationError, match="QRELSMITH_LLM_KEY_<NAME>"):
+        machine_judges.update_machine_judge(machine=machine, api_key_env=name)
+
+
+def test_a_judge_stored_before_the_rule_cannot_read_its_old_variable(campaign, server):
+    machine = machine_for(campaign, server, api_key="")
+    MachineJudge.objects.filter(pk=machine.pk).update(api_key_env="SECRET_KEY")
+    machine.refresh_from_db()
+    with pytest.raises(ValidationError, match="QRELSMITH_LLM_KEY_<NAME>"):
+        machine_judges.endpoint_for(machine)
+    assert "may no longer read" in machine_judges.key_source(machine)
+
+
+@pytest.mark.parametrize("key", ["sk-a\r\nX-Injected: 1", "sk a", "sk-\x00", "k" * 501, "sk-é"])
+def test_a_key_a_header_cannot_carry_is_refused_and_never_echoed(campaign, server, key):
+    with pytest.raises(ValidationError) as caught:
+        machine_for(campaign, server, api_key=key)
+    assert key not in str(caught.value)
+
+
+def test_the_stored_key_is_encrypted_at_rest(campaign, server):
+    machine = machine_for(campaign, server)
+    sealed = MachineJudge.objects.values_list("api_key_sealed", flat=True).get(pk=machine.pk)
+    assert sealed.startswith("fernet:") and KEY not in sealed
+    assert machine_judges.endpoint_for(machine).api_key == KEY
+
+
+def test_moving_the_base_url_to_another_host_drops_the_stored_key(campaign, server):
+    """An admin's stored key never follows a base URL a lead changed (unless re-typed)."""
+    machine = machine_for(campaign, server)
+    machine_judges.update_machine_judge(machine=machine, base_url="https://lead.example.com/v1")
+    machine.refresh_from_db()
+    assert machine.api_key_sealed == ""
+    machine_judges.update_machine_judge(
+        machine=machine, base_url="https://other.example.com/v1", api_key="sk-typed-again"
+    )
+    assert machine_judges.endpoint_for(machine).api_key == "sk-typed-again"
+    # Same host, another path: the key stays.
+    machine_judges.update_machine_judge(machine=machine, base_url="https://other.example.com/v2")
+    assert machine_judges.endpoint_for(machine).api_key == "sk-typed-again"
 
 
 def test_a_second_run_while_one_is_active_is_refused(campaign, server, lead):
@@ -315,13 +376,11 @@ def test_a_second_run_while_one_is_active_is_refused(campaign, server, lead):
 
 def test_updating_the_endpoint_keeps_the_key_unless_replaced_or_cleared(campaign, server):
     machine = machine_for(campaign, server)
-    machine_judges.update_machine_judge(
-        machine=machine, base_url="http://127.0.0.1:1/v1", api_key=""
-    )
-    assert machine.api_key == KEY and machine.base_url == "http://127.0.0.1:1/v1"
+    machine_judges.update_machine_judge(machine=machine, timeout=30, api_key="")
+    assert machine_judges.endpoint_for(machine).api_key == KEY and machine.timeout == 30
     machine_judges.update_machine_judge(machine=machine, clear_api_key=True)
     machine.refresh_from_db()
-    assert machine.api_key == ""
+    assert machine.api_key_sealed == ""
     with pytest.raises(ValueError, match="not editable: user_prompt"):
         machine_judges.update_machine_judge(machine=machine, user_prompt="x")
 
@@ -338,13 +397,17 @@ GARBAGE = [
     (Raw("[1, 2, 3]"), "bad_response", "not a chat completion (not an object)"),
     (Raw('{"choices": null}'), "bad_response", "not a chat completion (no choices)"),
     (Raw('{"choices": [{"message": {"content": 2}}]}'), "bad_response", "content is not text"),
-    (Raw('{"error": {"message": "model overloaded"}}'), "bad_response", "model overloaded"),
+    (Raw('{"error": {"message": "model overloaded"}}'), "bad_response", "an error object"),
     (Raw("x" * (5 * 1024 * 1024)), "bad_response", "larger than 4,194,304 bytes"),
     (Reply("Grade: 2\nGrade: 3"), "not_a_grade", "different grades: 2, 3"),
     (Reply("I cannot help with that."), "not_a_grade", "no grade found"),
     (Reply(""), "not_a_grade", "the answer is empty"),
     (Reply("Grade: 99"), "not_a_grade", "grade 99 is not on the scale (0–3)"),
-    (Status(404, message="model 'judge-7b' not found"), "refused", "model 'judge-7b' not found"),
+    (
+        Status(404, message="model 'judge-7b' not found"),
+        "refused",
+        "refused the request (HTTP 404)",
+    ),
 ]
 
 
@@ -361,3 +424,39 @@ def test_a_server_that_answers_garbage_leaves_failures_never_grades(
     assert answer.recorded is None and answer.grade is None
     assert ("1", "d1") not in grades_of(machine)
     assert (done.graded, done.failed) == (2, 1)  # the other pairs of the topic are graded
+
+
+BROKEN = [
+    (Raw("<html><body>502 Bad Gateway</body></html>", "text/html"), "502 Bad Gateway"),
+    (Raw('{"choices": null}'), '{"choices": null}'),
+    (Raw('{"choices": []}'), '{"choices": []}'),
+    (Raw('{"error": {"message": "model overloaded"}}'), "model overloaded"),
+    (Status(404, message="model 'judge-7b' not found"), "model 'judge-7b' not found"),
+    (
+        Status(401, message=f"Incorrect API key provided: {KEY}"),
+        "Incorrect API key provided: [key]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("action", "kept"), BROKEN)
+def test_a_failures_raw_answer_is_kept_as_it_came_without_the_key(campaign, server, action, kept):
+    """The reason names the class of problem; the body is kept, capped and with the key
+    scrubbed, as the failure's raw text for the lead to read."""
+    server.plan("Tides come from the Moon.", action, action)
+    machine = machine_for(campaign, server, max_retries=1)
+    run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    answer = MachineAnswer.objects.get(machine=machine, pair__document__docno="d1")
+    assert answer.outcome == "failed"
+    assert kept in answer.raw and kept not in answer.reason
+    assert KEY not in answer.raw
+
+
+def test_an_answer_cut_off_mid_way_is_tried_again_not_failed(campaign, server):
+    """Content-Length 400 and 40 bytes sent: a dropped connection, tried again."""
+    server.plan("Tides come from the Moon.", Truncated(400, 40), Truncated(400, 40))
+    machine = machine_for(campaign, server, max_retries=3)
+    done, _ = run(machine, scope="topic", topic=campaign.topics.get(qid="1"))
+    assert (done.graded, done.failed) == (3, 0)
+    answer = MachineAnswer.objects.get(machine=machine, pair__document__docno="d1")
+    assert answer.attempts == 3

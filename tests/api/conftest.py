@@ -165,7 +165,10 @@ def world(make_user, media_root) -> World:
         campaign=campaign, user=users["lead"], leave_out_undecided=True
     )
     machine = machine_judges.create_machine_judge(
-        campaign=campaign, model_name="judge-7b", base_url="http://127.0.0.1:9/v1", max_retries=0
+        campaign=campaign,
+        model_name="judge-7b",
+        base_url="https://llm.example.invalid/v1",
+        max_retries=0,
     )
     judgment_import = import_judgments(
         campaign=campaign,

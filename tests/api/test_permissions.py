@@ -256,7 +256,10 @@ BODIES = {
     ),
     "publish": lambda w: ({"name": "robust", "leave_out_undecided": True}, "json"),
     "skip": lambda w: ({"reason": "can't judge"}, "json"),
-    "machine": lambda w: ({"model_name": "judge-8b", "base_url": "http://127.0.0.1:9/v1"}, "json"),
+    "machine": lambda w: (
+        {"model_name": "judge-8b", "base_url": "https://llm.example.invalid/v1"},
+        "json",
+    ),
     "machine_patch": lambda w: ({"concurrency": 2}, "json"),
     "machine_run": lambda w: ({"scope": "unjudged"}, "json"),
     "audit": lambda w: ({"kind": "threshold"}, "json"),

@@ -23,7 +23,11 @@ from evaluation import services as evaluation
 from evaluation.models import QrelsVersion, Run
 from tests.llm_server import ChatServer, lexical_grade
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("outbound_allows_loopback"),
+]
 
 PASSWORD = "a-long-demo-password"
 QUERIES = {"1": "walking an old dog", "2": "parrot lifespan"}

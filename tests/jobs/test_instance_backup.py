@@ -7,7 +7,7 @@ import json
 import tarfile
 
 import pytest
-from django.contrib.auth import authenticate
+from django.contrib.auth import authenticate, get_user_model
 from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -179,3 +179,37 @@ def test_messages_name_the_archive():
     assert all(
         "{path}" in text for key, text in MESSAGES.items() if not key.startswith("not_empty")
     )
+
+
+def test_a_backup_never_holds_a_stored_key_not_even_encrypted(media_root, tmp_path, settings):
+    """A machine judge's key stays in the instance: the archive says a key was stored, the
+    restore says to store it again (issue 27, finding 13)."""
+    from annotation.models import MachineJudge
+    from annotation.services import create_campaign, machine_judges
+
+    secret = "sk-instance-backup-secret-0123456789"
+    lead = get_user_model().objects.create_user("lead")
+    campaign = create_campaign(lead=lead, name="Keys")
+    machine_judges.create_machine_judge(
+        campaign=campaign,
+        model_name="m",
+        base_url="https://llm.example.invalid/v1",
+        api_key=secret,
+    )
+    sealed = MachineJudge.objects.get().api_key_sealed
+    path = tmp_path / "instance.tar.gz"
+    out = io.StringIO()
+    call_command("backup_instance", output=str(path), stdout=out)
+    assert "1 stored key(s) left out" in out.getvalue()
+    with tarfile.open(path, "r:gz") as archive:
+        data = archive.extractfile("data.jsonl").read().decode()
+        manifest = json.loads(archive.extractfile("manifest.json").read())
+    assert secret not in data and sealed not in data and sealed.removeprefix("fernet:") not in data
+    assert manifest["secrets_left_out"] == {
+        "annotation.machinejudge": [MachineJudge.objects.get().pk]
+    }
+    wipe()
+    out = io.StringIO()
+    call_command("restore_instance", str(path), stdout=out)
+    assert MachineJudge.objects.get().api_key_sealed == ""
+    assert "store them again" in out.getvalue()

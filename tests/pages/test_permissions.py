@@ -231,7 +231,7 @@ BODIES = {
     "reassign": lambda w: {"from_judge": w.ids["judge"], "to_judge": w.ids["other_judge"]},
     "machine": lambda w: {
         "model_name": "judge-8b",
-        "base_url": "http://127.0.0.1:9/v1",
+        "base_url": "https://llm.example.invalid/v1",
         "template_name": "t",
         "template_version": "1",
         "user_prompt": "{query} {passage} {scale}",
@@ -243,7 +243,7 @@ BODIES = {
     "machine_run": lambda w: {"scope": "unjudged"},
     "audit": lambda w: {"kind": "threshold", "back": "agreement"},
     "machine_edit": lambda w: {
-        "base_url": "http://127.0.0.1:9/v1",
+        "base_url": "https://llm.example.invalid/v1",
         "concurrency": 2,
         "timeout": 5,
         "max_retries": 0,

@@ -48,6 +48,13 @@ class ExternalChecks(CheckBase):
                     return False
                 if name is not None:
                     self.machines.add(name)
+                # Whether a key was stored (never the key): optional, as older backups lack it.
+                key_stored = (
+                    machine.pop("api_key_stored", False) if isinstance(machine, dict) else False
+                )
+                if not isinstance(key_stored, bool):
+                    self.add(f"{path}.machine.api_key_stored", "must be true or false")
+                    return False
                 checked, fine = self.object(
                     f"{path}.machine", machine, machine_checks, machine_refs
                 )
@@ -66,6 +73,7 @@ class ExternalChecks(CheckBase):
                 if checked["timeout"] <= 0:
                     self.add(f"{path}.machine.timeout", "must be positive")
                     ok = False
+                checked["api_key_stored"] = key_stored
                 row["machine"] = checked
             return ok
 

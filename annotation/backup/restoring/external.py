@@ -15,6 +15,7 @@ from annotation.models import (
     MachineJudge,
     MachineRun,
 )
+from annotation.services.machine_judges import allowed_key_env
 from annotation.services.tallies import tally_pairs
 
 from .inserting import RestoreBase, _fields, _insert
@@ -61,9 +62,11 @@ class ExternalRestore(RestoreBase):
             [r for r in backup.external_judges if r["machine"] is not None],
             lambda r: {
                 "judge_id": judge_ids[r["name"]],
-                "api_key": "",
                 "created_by_id": self.user(r["machine"]["created_by"]),
+                "api_key_sealed": "",  # never in a backup: stored again after the restore
                 **_fields(r["machine"], schema.MACHINE),
+                # A backup names a variable; only one the operator's prefix allows is read.
+                "api_key_env": allowed_key_env(r["machine"]["api_key_env"]),
             },
             lambda r: r["name"],
         )
@@ -120,6 +123,17 @@ class ExternalRestore(RestoreBase):
         }
         if backup.machine_runs:
             counts["machine runs"] = len(backup.machine_runs)
+        keys_to_store = sum(
+            1
+            for r in backup.external_judges
+            if r["machine"] is not None
+            and (
+                r["machine"].get("api_key_stored")
+                or allowed_key_env(r["machine"]["api_key_env"]) != r["machine"]["api_key_env"]
+            )
+        )
+        if keys_to_store:
+            counts["machine judges whose key must be stored again"] = keys_to_store
         if backup.machine_answers:
             counts["machine answers"] = len(backup.machine_answers)
         return counts
