@@ -37,6 +37,7 @@ PURE_MODULES = [
     "tests.llm_server",
     "evaluation.run_metadata",
     "evaluation.ranking_agreement",
+    "config.outbound",
 ]
 
 PROBE = """
