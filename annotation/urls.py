@@ -60,6 +60,7 @@ urlpatterns = [
     path("<int:pk>/machines/<int:mid>/", machines.machine_detail, name="machine-judge"),
     path("<int:pk>/machines/<int:mid>/run/", machines.machine_run, name="machine-run"),
     path("<int:pk>/machines/<int:mid>/edit/", machines.machine_edit, name="machine-edit"),
+    path("<int:pk>/machines/<int:mid>/test/", machines.machine_test, name="machine-test"),
     path(
         "<int:pk>/machines/<int:mid>/runs/<int:run>/cancel/",
         machines.machine_cancel,

@@ -77,7 +77,10 @@ class RetryRefusedSerializer(serializers.Serializer):
 
 
 def accepted(job: Job, request) -> Response:
-    """The answer to a request that started ``job``: 202 with the job, Location to poll."""
+    """The answer to a request that started ``job``: 202 with the job, Location to poll.
+    The job is read again first: without a worker (the inline backend) it has run already,
+    and the answer says so rather than "queued"."""
+    job.refresh_from_db()
     body = JobSerializer(job, context={"request": request}).data
     location = reverse("api:job-detail", args=[job.pk], request=request)
     return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": location})

@@ -5,6 +5,8 @@ over annotation/services/machine_judges.py and machine_runs.py."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
@@ -195,6 +197,18 @@ class MachineAnswerSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class ConnectionCheckSerializer(serializers.Serializer):
+    ok = serializers.BooleanField(help_text="True when the answer held a grade on the scale.")
+    seconds = serializers.FloatField()
+    grade = serializers.IntegerField(allow_null=True)
+    failure = serializers.CharField(help_text="The class of problem, empty when ok.")
+    reason = serializers.CharField()
+    raw = serializers.CharField(help_text="The answer as it came (capped, the key hidden).")
+    model = serializers.CharField(help_text="The model as the endpoint named it.")
+    qid = serializers.CharField(allow_null=True, help_text="The pair asked about (null: a sample).")
+    docno = serializers.CharField(allow_null=True)
+
+
 class AnswerParameters(serializers.Serializer):
     outcome = serializers.ChoiceField(choices=MachineOutcome.choices, required=False)
 
@@ -282,6 +296,17 @@ class MachineJudgeViewSet(
         except DjangoValidationError as error:
             raise ValidationError({"detail": messages_of(error)}) from None
         return accepted(job, request)
+
+    @extend_schema(
+        summary="Test the connection: one request as a run sends it (no retry, at most 15 s)",
+        request=None,
+        responses={200: ConnectionCheckSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def test(self, request, campaign_pk=None, pk=None):
+        machine = self.get_object()
+        check = runs.test_connection(machine=machine)
+        return Response(ConnectionCheckSerializer(dataclasses.asdict(check)).data)
 
     @extend_schema(
         summary="The machine judge's answers: grades with their raw text, and failures",

@@ -11,6 +11,7 @@ again for the failures) and idempotent (a pair's first grade by a judge is kept)
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -52,6 +53,18 @@ CANCEL_CHECK_SECONDS = 0.5
 # Stop a run early when this many answers in a row failed at the endpoint (not a bad answer):
 # a refused key or a server that is down would otherwise fail every pair, slowly.
 GIVE_UP_AFTER = 10
+# "Test connection": one request, no retry, at most this many seconds (it runs in the page's
+# request, so it must not hold a web worker for a judge's full timeout).
+TEST_SECONDS = 15.0
+# The passage a connection test asks about when no pair of the pool has text yet.
+TEST_PASSAGE = Passage(
+    query="what is a relevance judgment",
+    description="",
+    narrative="",
+    title="Relevance judgments",
+    text="A relevance judgment records how well a document answers a query, on a graded "
+    "scale, so that search systems can be compared on the same topics.",
+)
 
 
 # --- starting, cancelling ------------------------------------------------------------------
@@ -162,6 +175,7 @@ def _ask(client: ChatClient, machine: MachineJudge, grades: list[int], item: Ite
     """One pair's answer, or its failure: never raises for the endpoint or the answer."""
     if item.messages is None:
         return Answer(item.pair_id, None, failure="no_text", reason=MESSAGES["no_text"])
+    started = time.monotonic()
     try:
         completion = client.complete(
             item.messages, temperature=machine.temperature, max_tokens=machine.max_tokens
@@ -174,6 +188,7 @@ def _ask(client: ChatClient, machine: MachineJudge, grades: list[int], item: Ite
             reason=str(error),
             raw=error.raw,
             attempts=error.attempts,
+            seconds=time.monotonic() - started,  # a failed run's time is counted too
         )
     answer = {
         "raw": completion.text,
@@ -234,7 +249,11 @@ def run_machine_judge(*, run: MachineRun, progress=None, client: ChatClient | No
         state.flush()  # what was paid for is kept, also on a crash
     if state.gave_up:
         _finish(run)
-        raise GaveUp(MESSAGES["gave_up"].format(n=state.failures_in_a_row, last=state.last_failure))
+        in_flight = state.failures_in_a_row - GIVE_UP_AFTER
+        raise GaveUp(
+            MESSAGES["gave_up"].format(n=GIVE_UP_AFTER, last=state.last_failure)
+            + (MESSAGES["gave_up_in_flight"].format(n=in_flight) if in_flight > 0 else "")
+        )
     if state.cancelled:
         run.cancelled = True
         _finish(run)
@@ -399,6 +418,75 @@ def _store(machine: MachineJudge, run: MachineRun, answer: Answer, cost: float |
         if not updated:
             MachineAnswer.objects.create(machine=machine, pair_id=answer.pair_id, **fields)
     return True
+
+
+@dataclass(frozen=True)
+class ConnectionCheck:
+    """What one test request gave: a grade, or the failure's class and reason; the answer's
+    raw text either way; which pair it asked about (None: the built-in sample passage)."""
+
+    ok: bool
+    seconds: float
+    grade: int | None
+    failure: str
+    reason: str
+    raw: str
+    model: str
+    qid: str | None
+    docno: str | None
+
+
+def test_connection(*, machine: MachineJudge) -> ConnectionCheck:
+    """One request, as a run sends it, about the first pair of the pool that has text (or a
+    sample passage when none has): no retry, at most TEST_SECONDS, nothing stored."""
+    campaign = machine.judge.campaign
+    pair = (
+        Pair.objects.filter(campaign=campaign)
+        .exclude(document__text="")
+        .select_related("topic", "document")
+        .order_by("topic__qid", "document__docno")
+        .first()
+    )
+    passage = TEST_PASSAGE
+    if pair is not None:
+        passage = Passage(
+            query=pair.topic.query,
+            description=pair.topic.description,
+            narrative=pair.topic.narrative,
+            title=pair.document.title,
+            text=pair.document.text,
+        )
+    where = {"qid": pair.topic.qid, "docno": pair.document.docno} if pair else {}
+    try:
+        endpoint = endpoint_for(machine)
+    except ValidationError as error:
+        reason = " ".join(error.messages)
+        return ConnectionCheck(False, 0.0, None, "configuration", reason, "", "", **_where(where))
+    endpoint = dataclasses.replace(
+        endpoint, timeout=min(endpoint.timeout, TEST_SECONDS), max_retries=0
+    )
+    messages = render_messages(
+        template_of(machine), passage, campaign.scale, max_passage_chars=machine.max_passage_chars
+    )
+    client = ChatClient(endpoint)
+    try:
+        answer = _ask(client, machine, campaign.grades, Item(pair.pk if pair else 0, messages))
+    finally:
+        client.close()
+    return ConnectionCheck(
+        ok=answer.grade is not None,
+        seconds=answer.seconds or 0.0,
+        grade=answer.grade,
+        failure=answer.failure,
+        reason=answer.reason,
+        raw=answer.raw,
+        model=answer.model,
+        **_where(where),
+    )
+
+
+def _where(where: dict) -> dict:
+    return {"qid": where.get("qid"), "docno": where.get("docno")}
 
 
 def start_runner(*, machine: MachineJudge, scope: str, topic: Topic | None = None, user=None):

@@ -179,6 +179,7 @@ def _render_detail(request, campaign, machine, status=200, **given):
         "active": machine_runs.active_run(machine),
         "run_form": given.get("run_form") or forms.MachineRunForm(campaign=campaign),
         "endpoint_form": endpoint_form,
+        "connection": given.get("connection"),
         "show": "failed" if show == "failed" else "graded",
         "answers": paginate(request, shown.order_by("pair__topic__qid", "pair__document__docno")),
     }
@@ -234,6 +235,17 @@ def machine_edit(request, pk, mid):
         return _render_detail(request, campaign, machine, status=400, endpoint_form=form)
     messages.success(request, MESSAGES["saved"].format(label=machine.judge.label))
     return redirect(machine)
+
+
+@require_POST
+@login_required
+def machine_test(request, pk, mid):
+    """One request to the endpoint, as a run sends it, shown on the judge's page: the grade
+    and the raw answer, or the failure. Nothing is stored."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    machine = _machine(campaign, mid)
+    check = machine_runs.test_connection(machine=machine)
+    return _render_detail(request, campaign, machine, connection=check)
 
 
 @require_POST

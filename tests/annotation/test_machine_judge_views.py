@@ -21,7 +21,7 @@ from annotation.models import (
 )
 from annotation.services import machine_judges, machine_runs
 from jobs.models import Job, JobStatus
-from tests.llm_server import KEY, ChatServer, Reply
+from tests.llm_server import KEY, ChatServer, Reply, Status
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_loopback")]
 
@@ -443,3 +443,47 @@ def test_the_admin_stores_an_encrypted_key_through_the_same_rules(admin_client, 
     assert refused.status_code == 200 and "QRELSMITH_LLM_KEY_&lt;NAME&gt;" in refused.text
     refused = admin_client.post(url, {**form, "api_key": "sk-a\r\nX: 1"})
     assert refused.status_code == 200 and "sk-a" not in refused.text.replace("sk-admin", "")
+
+
+def test_a_connection_test_shows_the_grade_and_the_answer_and_stores_nothing(
+    lead_client, campaign, server
+):
+    machine = new_machine(campaign, server)
+    url = reverse("annotation:machine-test", args=[campaign.pk, machine.pk])
+    page = lead_client.post(url)
+    assert page.status_code == 200
+    assert "Answered in" in page.text and "with grade" in page.text
+    assert "Grade: " in page.text  # the raw answer
+    assert not MachineAnswer.objects.filter(machine=machine).exists()
+    assert len(server.requests) == 1
+
+
+def test_a_connection_test_names_the_failure_without_quoting_the_endpoint(
+    lead_client, campaign, server
+):
+    machine = new_machine(campaign, server)
+    server.default = lambda request: Status(404, message="no such model")
+    page = lead_client.post(reverse("annotation:machine-test", args=[campaign.pk, machine.pk]))
+    assert page.status_code == 200
+    assert "refused: the endpoint refused the request (HTTP 404)" in page.text
+    assert "no such model" in page.text  # in the answer as it came, shown apart
+
+
+def test_a_connection_test_over_the_api(api, campaign, server):
+    machine = new_machine(campaign, server)
+    url = f"/api/v1/campaigns/{campaign.pk}/machine-judges/{machine.pk}/test/"
+    answer = api.post(url).json()
+    assert answer["ok"] is True and answer["grade"] in (0, 1, 2, 3)
+    assert answer["failure"] == "" and answer["raw"].startswith("Grade: ")
+    assert answer["qid"] is not None
+
+
+def test_a_connection_test_of_an_address_inside_is_refused_before_any_request(
+    api, campaign, server, settings
+):
+    machine = new_machine(campaign, server)
+    settings.OUTBOUND_ALLOW = ()  # as in production
+    answer = api.post(f"/api/v1/campaigns/{campaign.pk}/machine-judges/{machine.pk}/test/").json()
+    assert (answer["ok"], answer["failure"]) == (False, "configuration")
+    assert "does not reach" in answer["reason"]
+    assert server.requests == []
