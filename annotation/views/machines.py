@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import forms
 from annotation.access import get_campaign_for_lead
@@ -237,13 +237,16 @@ def machine_edit(request, pk, mid):
     return redirect(machine)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def machine_test(request, pk, mid):
     """One request to the endpoint, as a run sends it, shown on the judge's page: the grade
-    and the raw answer, or the failure. Nothing is stored."""
+    and the raw answer, or the failure. Nothing is stored. A GET (the page reloaded or its
+    address opened again) goes back to the judge's page instead of asking again."""
     campaign = get_campaign_for_lead(request.user, pk)
     machine = _machine(campaign, mid)
+    if request.method == "GET":
+        return redirect(machine)
     check = machine_runs.test_connection(machine=machine)
     return _render_detail(request, campaign, machine, connection=check)
 

@@ -487,3 +487,10 @@ def test_a_connection_test_of_an_address_inside_is_refused_before_any_request(
     assert (answer["ok"], answer["failure"]) == (False, "configuration")
     assert "does not reach" in answer["reason"]
     assert server.requests == []
+
+
+def test_opening_the_test_address_again_goes_back_to_the_judge(lead_client, campaign, server):
+    machine = new_machine(campaign, server)
+    response = lead_client.get(reverse("annotation:machine-test", args=[campaign.pk, machine.pk]))
+    assert response.status_code == 302 and response.url == machine.get_absolute_url()
+    assert server.requests == []

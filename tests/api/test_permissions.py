@@ -138,6 +138,7 @@ MATRIX = [
     ("DELETE", C + "/machine-judges/{machine}/", None, campaign_lead(405)),
     ("GET", C + "/machine-judges/{machine}/answers/", None, campaign_lead(200)),
     ("POST", C + "/machine-judges/{machine}/run/", "machine_run", campaign_lead(202)),
+    ("POST", C + "/machine-judges/{machine}/test/", None, campaign_lead(200)),
     ("GET", C + "/machine-runs/", None, campaign_lead(200)),
     ("GET", C + "/machine-runs/{machine_run}/", None, campaign_lead(200)),
     ("POST", C + "/machine-runs/{machine_run}/cancel/", None, campaign_lead(200)),

@@ -176,6 +176,8 @@ MATRIX = [
     ("GET", C + "/machines/{machine}/", None, campaign_lead(200)),
     ("POST", C + "/machines/{machine}/run/", "machine_run", campaign_lead(302)),
     ("POST", C + "/machines/{machine}/edit/", "machine_edit", campaign_lead(302)),
+    ("POST", C + "/machines/{machine}/test/", None, campaign_lead(200)),
+    ("GET", C + "/machines/{machine}/test/", None, campaign_lead(302)),
     ("POST", C + "/machines/{machine}/runs/{machine_run}/cancel/", None, campaign_lead(302)),
     # judging: a judge's own queue; another judge's assignment is not there
     ("GET", C + "/judge/", None, judge_page(200)),
