@@ -32,9 +32,11 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # Before django_tasks_db: its `manage.py db_worker` is ours, which outlives a locked
+    # database (jobs/management/commands/db_worker.py).
+    "jobs",
     "django_tasks_db",
     "accounts",
-    "jobs",
     "annotation",
     "evaluation",
 ]
@@ -96,11 +98,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default must work on a fresh clone: SQLite creates the file, not its folder.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # WAL lets readers (pages) run while a writer (an import) commits; the busy timeout makes
-    # concurrent writers wait instead of failing with "database is locked".
+    # concurrent writers wait instead of failing with "database is locked". IMMEDIATE takes
+    # the write lock when a transaction starts, so a writer waits for it there (within the
+    # timeout) instead of failing at once when a read transaction turns into a write. A
+    # request writes at most SYNC_WRITE_ROWS rows (jobs/limits.py), seconds at most, so
+    # the timeout is rarely reached; a job that meets it is retried (jobs/services.py), and
+    # a request that does is a 503 to try again (config/busy.py).
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
-        "timeout": 20,
+        "timeout": env_int("SQLITE_TIMEOUT", 20),
     }
     # Tests use a file too: in-memory shared-cache SQLite fails concurrent writers at once
     # ("table is locked") instead of waiting, so the concurrency tests could not run on it.
