@@ -40,6 +40,7 @@ from annotation.services import live, ordering
 from evaluation.models import Run
 from evaluation.services import load_run_frame
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
+from jobs.limits import sync_write_limit
 from jobs.models import Job
 from jobs.services import JobFailed, Progress, drop_staged, running, stage_upload, start_job
 
@@ -193,7 +194,9 @@ def import_pairs(
 ) -> services.PoolChange:
     """Add the file's (qid, docno) pairs to the pool and assign them. Every qid must be a
     topic of the campaign (reported with its lines); docnos without a document get a
-    placeholder to fill by a documents import. All or nothing."""
+    placeholder to fill by a documents import. A bad file stores nothing; a good one is
+    stored SYNC_WRITE_ROWS pairs per transaction (services.add_pairs_in_batches), so that a
+    large file does not keep every other writer waiting."""
     _step(progress, f"Reading {filename}", done=0, total=3)
     records = formats.read_pairs(source, name=filename, max_bytes=max_bytes)
     qids = set(campaign.topics.values_list("qid", flat=True))
@@ -207,10 +210,16 @@ def import_pairs(
     if unknown:
         raise TrecFormatError(unknown[:MAX_ERRORS], len(unknown))
     _step(progress, f"Adding {len(records):,} pairs and assigning them", done=1)
-    return services.add_pairs(
+
+    def on_batch(done: int, total: int) -> None:
+        _step(progress, f"Added and assigned {done:,} of {total:,} pairs", done=1)
+
+    return services.add_pairs_in_batches(
         campaign=campaign,
         pairs=[(r.qid, r.docno) for r in records],
         source=PairSource.IMPORTED,
+        batch=sync_write_limit(),
+        on_batch=on_batch,
     )
 
 
@@ -238,7 +247,11 @@ def pool_stored_runs(
         )
     _step(progress, f"Pooling at depth {depth} and assigning the pairs", done=len(runs))
     change = services.pool_from_runs(
-        campaign=campaign, run_frames=frames, depth=depth, runs=list(runs)
+        campaign=campaign,
+        run_frames=frames,
+        depth=depth,
+        runs=list(runs),
+        batch=sync_write_limit(),
     )
     ordering.reorder_pool(campaign=campaign)  # the adaptive strategies now know the runs
     return change

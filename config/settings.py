@@ -58,6 +58,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "config.storage.StorageUnavailableMiddleware",  # 503 when the file store fails a write
+    # 413 for more than a request may write (SYNC_WRITE_ROWS), 503 when the database stayed
+    # locked by another write (config/busy.py).
+    "config.busy.BusyMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Idempotency-Key on POSTs: needs the user, wraps the view in the key's transaction.
     "accounts.idempotency.IdempotencyMiddleware",
@@ -202,6 +205,9 @@ STORAGES = {
 
 # Uploads larger than this are refused before the body is read (runs may be large: gzip them).
 MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 512)
+# Rows one request may write (pairs, gold pairs, grades, assignments...); larger work is a file
+# import or a job (jobs/limits.py).
+SYNC_WRITE_ROWS = env_int("SYNC_WRITE_ROWS", 10_000)
 # Which qrels versions judges (and users without a role) read: "closed" (those published from
 # campaigns they judge and hold no open assignment in) or "none" (evaluation/access.py).
 QRELS_FOR_JUDGES = env_str("QRELS_FOR_JUDGES", "closed")

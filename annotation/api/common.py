@@ -21,7 +21,6 @@ from evaluation.api.common import MAX_ID
 # Active time one submission may add (an hour), as on the judging page: a clock gone wrong
 # must not poison the leads' median-seconds statistics.
 MAX_SECONDS = 3600.0
-MAX_PAIRS = 100_000
 MAX_DEPTH = 10_000
 MAX_RUNS = 50
 LABEL_CHARS = 100
@@ -49,6 +48,10 @@ MESSAGES = {
     "unknown_run": "No run with id {pk_value}.",
     "no_runs": "Choose at least one run.",
     "not_an_id": "A qid or docno is one word without spaces.",
+    "pairs_as_file": (
+        "Send them as a file instead: POST {url} as multipart/form-data with a `file` of "
+        "`qid docno` lines, which a job imports (202; poll the job it returns)."
+    ),
     "seconds": "Seconds are a number from 0 to 3600.",
     "skip_needs_reason": services.MESSAGES["skip_needs_reason"],
     "whole_number": "Send a whole number.",

@@ -4,7 +4,7 @@ services.assignments; gold pairs are services.gold."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -256,21 +256,57 @@ def add_pairs(
     )
 
 
+def add_pairs_in_batches(
+    *,
+    campaign: Campaign,
+    pairs: Iterable[tuple[str, str]],
+    source: PairSource,
+    batch: int,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> PoolChange:
+    """:func:`add_pairs`, ``batch`` pairs at a time (in qid order), each batch committed on
+    its own: a job adding a large pool holds the database's write lock (SQLite has one) for
+    one batch at a time, and other writers (judges grading, the worker) get it in between.
+    A batch that fails leaves the batches before it stored; running the same pairs again adds
+    only the rest (pairs already in the pool count as ``already``). Check the pairs first.
+    ``on_batch(done, total)`` after each batch."""
+    wanted = sorted(set(pairs))
+    added = already = new_documents = assigned = 0
+    for start in range(0, len(wanted), batch):
+        change = add_pairs(campaign=campaign, pairs=wanted[start : start + batch], source=source)
+        added += change.added
+        already += change.already
+        new_documents += change.new_documents
+        assigned += change.assigned
+        if on_batch is not None:
+            on_batch(min(start + batch, len(wanted)), len(wanted))
+    return PoolChange(added, already, new_documents, assigned)
+
+
 def pool_from_runs(
-    *, campaign: Campaign, run_frames: Sequence, depth: int, runs: Sequence | None = None
+    *,
+    campaign: Campaign,
+    run_frames: Sequence,
+    depth: int,
+    runs: Sequence | None = None,
+    batch: int | None = None,
 ) -> PoolChange:
     """Depth-k pooling of run frames (qid, docno, score) over the campaign's topics. When
     the frames are stored runs', ``runs`` names them (in the same order), and the campaign
     records them (PooledRun): the live leaderboard ranks them, and the leave-one-run-out
-    test of the campaign's qrels uses their depth."""
+    test of the campaign's qrels uses their depth. All in one transaction, or with ``batch``
+    (a job), ``batch`` pairs per transaction (:func:`add_pairs_in_batches`)."""
     qids = list(campaign.topics.values_list("qid", flat=True))
     pool = pool_runs(run_frames, depth=depth, topics=qids)
-    with transaction.atomic():
-        change = add_pairs(
-            campaign=campaign,
-            pairs=pool.select("qid", "docno").iter_rows(),
-            source=PairSource.POOLED,
+    pairs = pool.select("qid", "docno").iter_rows()
+    if batch is not None:
+        change = add_pairs_in_batches(
+            campaign=campaign, pairs=pairs, source=PairSource.POOLED, batch=batch
         )
+        record_pooled_runs(campaign=campaign, runs=runs or (), depth=depth)
+        return change
+    with transaction.atomic():
+        change = add_pairs(campaign=campaign, pairs=pairs, source=PairSource.POOLED)
         record_pooled_runs(campaign=campaign, runs=runs or (), depth=depth)
     return change
 

@@ -4,14 +4,13 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.db import connection
 from django.utils import timezone
 
 from accounts.roles import Role
 from evaluation import tasks
 from jobs.models import Job, JobStatus
 from jobs.services import start_job
-from tests.jobs.locks import SHORT_TIMEOUT
+from tests.jobs.locks import short_busy_timeout  # noqa: F401 (a fixture)
 
 RUN = b"1 Q0 d1 1 3.0 bm25\n1 Q0 d2 2 2.0 bm25\n2 Q0 d4 1 5.5 bm25\n"
 
@@ -55,21 +54,3 @@ def make_stalled(job: Job, *, seconds: int = 3600) -> Job:
     )
     job.refresh_from_db()
     return job
-
-
-@pytest.fixture
-def short_busy_timeout():
-    """Django's connections (this thread's and any a worker opens) wait SHORT_TIMEOUT for the
-    write lock instead of settings' 20 s. SQLite only: PostgreSQL never says "locked"."""
-    if connection.vendor != "sqlite":
-        pytest.skip("the database lock under test is SQLite's")
-    options = connection.settings_dict.setdefault("OPTIONS", {})
-    before = options.get("timeout")
-    connection.close()
-    options["timeout"] = SHORT_TIMEOUT
-    yield
-    connection.close()
-    if before is None:
-        options.pop("timeout")
-    else:
-        options["timeout"] = before

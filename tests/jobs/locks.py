@@ -6,9 +6,28 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 
+import pytest
 from django.db import connection
 
 SHORT_TIMEOUT = 0.2  # seconds Django's connection waits for the lock before "is locked"
+
+
+@pytest.fixture
+def short_busy_timeout():
+    """Django's connections (this thread's and any a worker opens) wait SHORT_TIMEOUT for the
+    write lock instead of settings' 20 s. SQLite only: PostgreSQL never says "locked"."""
+    if connection.vendor != "sqlite":
+        pytest.skip("the database lock under test is SQLite's")
+    options = connection.settings_dict.setdefault("OPTIONS", {})
+    before = options.get("timeout")
+    connection.close()
+    options["timeout"] = SHORT_TIMEOUT
+    yield
+    connection.close()
+    if before is None:
+        options.pop("timeout")
+    else:
+        options["timeout"] = before
 
 
 @contextmanager
