@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -35,8 +36,9 @@ from annotation.models import (
     PairSource,
     Topic,
 )
+from annotation.services import adjudication, audits, live, ordering
 from annotation.services import agreement as agreement_service
-from annotation.services import live, ordering
+from annotation.services import imports as judgment_imports
 from evaluation.models import Run
 from evaluation.services import load_run_frame
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
@@ -54,6 +56,15 @@ MESSAGES = {
     ),
     "campaign_gone": "The campaign no longer exists.",
     "runs_gone": "Some of the chosen runs no longer exist; choose the runs again.",
+    "users_gone": "A judge of this change no longer exists; make the change again.",
+    "topic_gone": "The topic of this change no longer exists; make the change again.",
+    "saved": "Saved the campaign's settings.",
+    "assigned_more": "The larger overlap made {n}.",
+    "added_judge": "{user} now judges it: {n} made.",
+    "removed_judge": "{user} no longer judges it: {n} of theirs given to the others.",
+    "reassigned": "Moved {n} from {source} to {target}{where}.",
+    "published": "Published {qrels}: {n}.",
+    "audit_sent": "Sent {n} to the human judges for audit: {assigned} made.",
 }
 
 
@@ -364,6 +375,51 @@ def import_pairs_job(*, job_id: int, campaign_id: int, staged: str, filename: st
 
 
 @task
+def import_judgments_job(
+    *,
+    job_id: int,
+    campaign_id: int,
+    staged: str,
+    filename: str,
+    fmt: str | None = None,
+    judge_kind: str | None = None,
+    judge_name: str = "",
+    mapping: dict[str, int] | None = None,
+    add_missing_pairs: bool = False,
+) -> None:
+    """A judgments file with more grades than a request may write (SYNC_WRITE_ROWS), as
+    the page or the API would have imported it (services.imports.import_judgments), in
+    the name of who started the job."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        url = reverse("annotation:judgments", args=[campaign.pk])
+        progress.result = {"url": url, "label": "See the judgments", "summary": ""}
+        progress.result["campaign"] = campaign.pk
+        Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
+        _step(progress, f"Reading and storing {filename}", done=0, total=1)
+        try:
+            with default_storage.open(staged, "rb") as file:
+                result = judgment_imports.import_judgments(
+                    campaign=campaign,
+                    source=file,
+                    file_name=filename,
+                    user=progress.job.created_by,
+                    fmt=fmt,
+                    judge_kind=judge_kind,
+                    judge_name=judge_name,
+                    mapping=mapping,
+                    add_missing_pairs=add_missing_pairs,
+                )
+        except (TrecFormatError, ValidationError) as error:
+            raise _failure(error, filename) from None
+        progress.result = {
+            **progress.result,
+            "summary": result.summary(),
+            "import": result.record.pk if result.record else None,
+        }
+
+
+@task
 def pool_runs_job(*, job_id: int, campaign_id: int, run_ids: list[int], depth: int) -> None:
     with running(job_id) as progress:
         campaign = _campaign(campaign_id)
@@ -376,6 +432,163 @@ def pool_runs_job(*, job_id: int, campaign_id: int, run_ids: list[int], depth: i
         except ValidationError as error:
             raise _failure(error) from None
         progress.result = _result(campaign, pool_summary(change), pool=True)
+
+
+# --- changes of who judges what, too large for a request -------------------------------------
+
+
+@task
+def edit_campaign_job(
+    *,
+    job_id: int,
+    campaign_id: int,
+    changes: dict | None = None,
+    add_judges: Sequence[int] = (),
+    remove_judges: Sequence[int] = (),
+) -> None:
+    """A change to a campaign that writes more than a request may (SYNC_WRITE_ROWS): its
+    settings (services.update_campaign, ``changes``), then the judges added, then those
+    removed (their open work goes to the others), in one transaction, as the edit page
+    saves them."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign)
+        users = get_user_model().objects.in_bulk([*add_judges, *remove_judges])
+        if len(users) != len({*add_judges, *remove_judges}):
+            raise JobFailed(MESSAGES["users_gone"])
+        notes = []
+        try:
+            with transaction.atomic():
+                if changes:
+                    change = services.update_campaign(campaign=campaign, **changes)
+                    campaign = change.campaign
+                    notes.append(MESSAGES["saved"])
+                    if change.assigned:
+                        n = _count_of(change.assigned, "assignment")
+                        notes.append(MESSAGES["assigned_more"].format(n=n))
+                for pk in add_judges:
+                    n = services.add_judge(campaign=campaign, judge=users[pk])
+                    notes.append(
+                        MESSAGES["added_judge"].format(user=users[pk], n=_count_of(n, "assignment"))
+                    )
+                for pk in remove_judges:
+                    n = services.remove_judge(campaign=campaign, judge=users[pk])
+                    notes.append(
+                        MESSAGES["removed_judge"].format(
+                            user=users[pk], n=_count_of(n, "open assignment")
+                        )
+                    )
+        except ValidationError as error:
+            raise _failure(error) from None
+        progress.result = _result(campaign, " ".join(notes))
+
+
+@task
+def reassign_job(
+    *, job_id: int, campaign_id: int, from_judge: int, to_judge: int, topic: int | None = None
+) -> None:
+    """services.reassign of more open assignments than a request may move."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign)
+        users = get_user_model().objects.in_bulk([from_judge, to_judge])
+        if len(users) != 2:
+            raise JobFailed(MESSAGES["users_gone"])
+        topic_row = None
+        if topic is not None:
+            topic_row = campaign.topics.filter(pk=topic).first()
+            if topic_row is None:
+                raise JobFailed(MESSAGES["topic_gone"])
+        try:
+            n = services.reassign(
+                campaign=campaign,
+                from_judge=users[from_judge],
+                to_judge=users[to_judge],
+                topic=topic_row,
+            )
+        except ValidationError as error:
+            raise _failure(error) from None
+        where = f" in topic {topic_row.qid}" if topic_row is not None else ""
+        summary = MESSAGES["reassigned"].format(
+            n=_count_of(n, "open assignment"),
+            source=users[from_judge],
+            target=users[to_judge],
+            where=where,
+        )
+        progress.result = _result(campaign, summary)
+
+
+@task
+def publish_job(
+    *,
+    job_id: int,
+    campaign_id: int,
+    name: str = "",
+    description: str = "",
+    leave_out_undecided: bool = False,
+) -> None:
+    """services.adjudication.publish for a campaign of more pairs than a request may write
+    (SYNC_WRITE_ROWS): its qrels version and every grade's provenance. Undecided pairs that
+    block it fail the job with the reason, as the page and the API would refuse it."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign)
+        try:
+            publication = adjudication.publish(
+                campaign=campaign,
+                user=progress.job.created_by,
+                name=name,
+                description=description,
+                leave_out_undecided=leave_out_undecided,
+            )
+        except adjudication.PublishBlocked as blocked:
+            raise JobFailed(str(blocked)) from None
+        except ValidationError as error:
+            raise _failure(error) from None
+        qrels = publication.qrels
+        progress.result = {
+            "url": qrels.get_absolute_url(),
+            "label": "See the qrels",
+            "summary": MESSAGES["published"].format(
+                qrels=qrels.label, n=_count_of(qrels.judgment_count, "grade")
+            ),
+            "campaign": campaign.pk,
+            "publication": publication.pk,
+            "qrels": qrels.pk,
+        }
+
+
+@task
+def send_audit_job(
+    *,
+    job_id: int,
+    campaign_id: int,
+    audit_kind: str,
+    size: int | None = None,
+    seed: int | None = None,
+) -> None:
+    """services.audits.send_audit of more pairs than a request may write (SYNC_WRITE_ROWS),
+    in the name of who started the job; chosen again here, from the grades as they are now."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign)
+        try:
+            result = audits.send_audit(
+                campaign=campaign,
+                kind=audit_kind,
+                size=size,
+                seed=seed,
+                user=progress.job.created_by,
+            )
+        except ValidationError as error:
+            raise _failure(error) from None
+        summary = MESSAGES["audit_sent"].format(
+            n=_count_of(result.sent, "pair"), assigned=_count_of(result.assigned, "assignment")
+        )
+        progress.result = {
+            **_result(campaign, summary),
+            "audit": result.audit.pk if result.audit else None,
+        }
 
 
 def start_import_job(*, campaign: Campaign, upload, user, what: str, task, **params) -> Job:

@@ -17,6 +17,8 @@ from annotation.access import campaigns_judged_by, campaigns_led_by
 from annotation.models import Assignment, Campaign
 from annotation.scales import SCALES
 from evaluation.api.common import MAX_ID
+from jobs.api import accepted
+from jobs.services import start_job
 
 # Active time one submission may add (an hour), as on the judging page: a clock gone wrong
 # must not poison the leads' median-seconds statistics.
@@ -90,6 +92,20 @@ def visible_assignments(user):
         Q(judge=user, pair__campaign__in=campaigns_judged_by(user).values("pk"))
         | Q(pair__campaign__in=campaigns_led_by(user).values("pk"))
     )
+
+
+def start_campaign_job(request, campaign: Campaign, *, kind: str, title: str, task, **params):
+    """A change too large for the request (jobs/limits.py), started as a job on
+    ``campaign``: the 202 answer with the job to poll."""
+    job = start_job(
+        kind=f"annotation.{kind}",
+        title=f"{title} ({campaign.name})",
+        user=request.user,
+        task=task,
+        campaign_id=campaign.pk,
+        **params,
+    )
+    return accepted(job, request)
 
 
 def messages_of(error: DjangoValidationError) -> list[str]:

@@ -26,7 +26,7 @@ from annotation.models import (
 )
 from annotation.pooling import pool_runs
 from annotation.scales import SCALES, validate_scale
-from annotation.services.assignments import assign_pending
+from annotation.services.assignments import assign_pending, assignments_due
 from annotation.services.common import MESSAGES
 from annotation.services.ordering import check_pool_ordering, queue_reorder
 from annotation.services.tallies import count_topics, tally_pairs
@@ -200,6 +200,20 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
         if campaign.pool_ordering != ordering_before:
             queue_reorder(campaign_id=campaign.pk)
     return CampaignChange(campaign=campaign, assigned=assigned)
+
+
+def update_writes(*, campaign: Campaign, changes: dict) -> int:
+    """About how many rows :func:`update_campaign` would write for ``changes``: the
+    assignments a larger overlap makes, and every pair's tally when machine grades start or
+    stop counting (jobs.limits decides whether that fits in a request)."""
+    rows = 0
+    if changes.get("overlap", campaign.overlap) > campaign.overlap:
+        judges = CampaignJudge.objects.filter(campaign=campaign).count()
+        rows += assignments_due(campaign=campaign, judges=judges, overlap=changes["overlap"])
+    machines = changes.get("machine_grades_adjudicate", campaign.machine_grades_adjudicate)
+    if machines != campaign.machine_grades_adjudicate:
+        rows += campaign.pairs.count()
+    return rows
 
 
 # --- pool ----------------------------------------------------------------------------------
