@@ -207,7 +207,7 @@ STORAGES = {
 MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 512)
 # Rows one request may write (pairs, gold pairs, grades, assignments...); larger work is a file
 # import or a job (jobs/limits.py).
-SYNC_WRITE_ROWS = env_int("SYNC_WRITE_ROWS", 10_000)
+SYNC_WRITE_ROWS = env_int("SYNC_WRITE_ROWS", 5_000)
 # Which qrels versions judges (and users without a role) read: "closed" (those published from
 # campaigns they judge and hold no open assignment in) or "none" (evaluation/access.py).
 QRELS_FOR_JUDGES = env_str("QRELS_FOR_JUDGES", "closed")

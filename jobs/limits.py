@@ -1,5 +1,6 @@
-"""How much one request may write: at most ``settings.SYNC_WRITE_ROWS`` rows (10,000 unless
-the operator sets it), the one limit of the synchronous path.
+"""How much one request may write: at most ``settings.SYNC_WRITE_ROWS`` rows (5,000 unless
+the operator sets it), the one limit of the synchronous path. A job's transactions are held
+to the same size where the work allows it (annotation.services.add_pairs_in_batches).
 
 A request's writes hold a web worker, and on SQLite the database's only write lock, for as
 long as they take: every other writer (a judge's grade, the worker taking its next job)
@@ -8,7 +9,9 @@ inside the request (issue 27). Bigger work takes another path, named in the refu
 import, which a background job runs (jobs.services.start_job), or a job started for it.
 
 Measured on the project's 2-core machine (SQLite, WAL): adding 10,000 pairs to a pool with
-their assignments takes about 3 s, well inside the busy timeout of 20 s.
+their assignments took about 3 s when the machine was otherwise idle and 10-15 s at a load
+average of 8-10 (other builds running), when the busy timeout of 20 s comes close: hence
+5,000, half of that.
 
 Callers count what they are about to write in the unit the user knows (pairs, gold pairs,
 grades...) and call :func:`check_sync_write`; :class:`TooLargeForRequest` becomes a 413 with

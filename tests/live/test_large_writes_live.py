@@ -41,7 +41,7 @@ from tests.live.test_front_door_live import free_port, listening, send
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
 ISSUE_PAIRS = 100_000
-LIMIT = 10_000  # SYNC_WRITE_ROWS's default, which the servers run with
+LIMIT = 5_000  # SYNC_WRITE_ROWS's default, which the servers run with
 TOPICS = 100
 READER_TOKENS = 150  # fresh tokens per reader: its first 15 s or so of reads each write
 WORKER_TIMEOUT = "1"  # the worker's SQLITE_TIMEOUT: it meets the lock during every big write
