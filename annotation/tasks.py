@@ -161,16 +161,39 @@ def import_documents(
     progress: Progress | None = None,
 ) -> ImportCounts:
     """Add the file's documents to the campaign; a docno already there (for instance a
-    placeholder pooling created) gets the file's title, text and url. All or nothing."""
+    placeholder pooling created) gets the file's title, text and url. A bad file stores
+    nothing; a good one is stored SYNC_WRITE_ROWS documents per transaction, so that a large
+    file does not keep every other writer waiting (a batch stored before a crash is
+    "unchanged" when the job is tried again)."""
     _step(progress, f"Reading {filename}", done=0, total=3)
     records = formats.read_documents(source, name=filename, fmt=fmt, max_bytes=max_bytes)
     _step(progress, f"Storing {len(records):,} documents", done=1)
+    new = changed = unchanged = 0
+    batch = sync_write_limit()
+    for start in range(0, len(records), batch):
+        counts = _store_documents(campaign, records[start : start + batch])
+        new, changed, unchanged = new + counts[0], changed + counts[1], unchanged + counts[2]
+        stored = min(start + batch, len(records))
+        _step(progress, f"Stored {stored:,} of {len(records):,} documents", done=1)
+    return ImportCounts("document", new, changed, unchanged)
+
+
+def _store_documents(campaign: Campaign, records) -> tuple[int, int, int]:
+    """Store checked document records in one transaction: (new, changed, unchanged)."""
     with transaction.atomic():
         Campaign.objects.select_for_update().get(pk=campaign.pk)
-        known = dict(campaign.documents.values_list("docno", "pk"))
-        new, changed, unchanged = [], [], 0
-        fresh = [r for r in records if r.docno not in known]
-        old = [r for r in records if r.docno in known]
+        new, changed, unchanged, fresh = [], [], 0, []
+        for start in range(0, len(records), BATCH):
+            chunk = {r.docno: r for r in records[start : start + BATCH]}
+            found = campaign.documents.filter(docno__in=list(chunk))
+            for document in found:
+                record = chunk.pop(document.docno)
+                if (document.title, document.text, document.url) == record[1:4]:
+                    unchanged += 1
+                    continue
+                document.title, document.text, document.url = record[1:4]
+                changed.append(document)
+            fresh.extend(chunk.values())
         for record in fresh:
             new.append(
                 Document(
@@ -181,18 +204,9 @@ def import_documents(
                     url=record.url,
                 )
             )
-        for start in range(0, len(old), BATCH):
-            chunk = {r.docno: r for r in old[start : start + BATCH]}
-            for document in campaign.documents.filter(docno__in=list(chunk)):
-                record = chunk[document.docno]
-                if (document.title, document.text, document.url) == record[1:4]:
-                    unchanged += 1
-                    continue
-                document.title, document.text, document.url = record[1:4]
-                changed.append(document)
         Document.objects.bulk_create(new, batch_size=BATCH)
         Document.objects.bulk_update(changed, ["title", "text", "url"], batch_size=BATCH)
-    return ImportCounts("document", len(new), len(changed), unchanged)
+    return len(new), len(changed), unchanged
 
 
 def import_pairs(

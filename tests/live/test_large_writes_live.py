@@ -149,10 +149,14 @@ def while_reading(port: int, user, name: str, write):
 
 
 def api(port: int, method: str, path: str, token: str, body=None, content_type=None):
+    """(status, headers, body); status 0 when no answer came within send's 60 s."""
     headers = {"Authorization": f"Bearer {token}"}
     if content_type:
         headers["Content-Type"] = content_type
-    return send(port, method, path, body or b"", headers)
+    try:
+        return send(port, method, path, body or b"", headers)
+    except OSError as error:
+        return 0, {}, f"no answer: {error!r}".encode()
 
 
 def multipart(name: str, data: bytes) -> tuple[bytes, str]:
