@@ -266,3 +266,21 @@ def test_publishing_a_campaign_of_more_pairs_than_the_limit_is_a_job(lead, world
     qrels = QrelsVersion.objects.get(pk=job["result"]["qrels"])
     assert qrels.name == "large"
     assert job["result"]["summary"].startswith(f"Published {qrels.label}: ")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_a_lock_met_outside_the_view_is_a_503_too(lead, world):
+    """With an Idempotency-Key the middleware opens the transaction before the view runs
+    (accounts/idempotency.py): the lock is met there, and the 500 handler answers 503."""
+    lead.raise_request_exception = False  # as a server: the handler's answer, not the error
+    with write_lock_held():
+        response = lead.post(
+            campaign_url(world, "pairs/"),
+            {"pairs": pairs_of(1)},
+            format="json",
+            headers={"Idempotency-Key": "a-key-of-sixteen-or-more"},
+        )
+
+    assert response.status_code == 503, response.content
+    assert response.json() == {"detail": DATABASE_BUSY}
