@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -35,11 +36,13 @@ from annotation.models import (
     PairSource,
     Topic,
 )
+from annotation.services import adjudication, audits, live, ordering
 from annotation.services import agreement as agreement_service
-from annotation.services import live, ordering
+from annotation.services import imports as judgment_imports
 from evaluation.models import Run
 from evaluation.services import load_run_frame
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
+from jobs.limits import sync_write_limit
 from jobs.models import Job
 from jobs.services import JobFailed, Progress, drop_staged, running, stage_upload, start_job
 
@@ -53,6 +56,15 @@ MESSAGES = {
     ),
     "campaign_gone": "The campaign no longer exists.",
     "runs_gone": "Some of the chosen runs no longer exist; choose the runs again.",
+    "users_gone": "A judge of this change no longer exists; make the change again.",
+    "topic_gone": "The topic of this change no longer exists; make the change again.",
+    "saved": "Saved the campaign's settings.",
+    "assigned_more": "The larger overlap made {n}.",
+    "added_judge": "{user} now judges it: {n} made.",
+    "removed_judge": "{user} no longer judges it: {n} of theirs given to the others.",
+    "reassigned": "Moved {n} from {source} to {target}{where}.",
+    "published": "Published {qrels}: {n}.",
+    "audit_sent": "Sent {n} to the human judges for audit: {assigned} made.",
 }
 
 
@@ -149,16 +161,39 @@ def import_documents(
     progress: Progress | None = None,
 ) -> ImportCounts:
     """Add the file's documents to the campaign; a docno already there (for instance a
-    placeholder pooling created) gets the file's title, text and url. All or nothing."""
+    placeholder pooling created) gets the file's title, text and url. A bad file stores
+    nothing; a good one is stored SYNC_WRITE_ROWS documents per transaction, so that a large
+    file does not keep every other writer waiting (a batch stored before a crash is
+    "unchanged" when the job is tried again)."""
     _step(progress, f"Reading {filename}", done=0, total=3)
     records = formats.read_documents(source, name=filename, fmt=fmt, max_bytes=max_bytes)
     _step(progress, f"Storing {len(records):,} documents", done=1)
+    new = changed = unchanged = 0
+    batch = sync_write_limit()
+    for start in range(0, len(records), batch):
+        counts = _store_documents(campaign, records[start : start + batch])
+        new, changed, unchanged = new + counts[0], changed + counts[1], unchanged + counts[2]
+        stored = min(start + batch, len(records))
+        _step(progress, f"Stored {stored:,} of {len(records):,} documents", done=1)
+    return ImportCounts("document", new, changed, unchanged)
+
+
+def _store_documents(campaign: Campaign, records) -> tuple[int, int, int]:
+    """Store checked document records in one transaction: (new, changed, unchanged)."""
     with transaction.atomic():
         Campaign.objects.select_for_update().get(pk=campaign.pk)
-        known = dict(campaign.documents.values_list("docno", "pk"))
-        new, changed, unchanged = [], [], 0
-        fresh = [r for r in records if r.docno not in known]
-        old = [r for r in records if r.docno in known]
+        new, changed, unchanged, fresh = [], [], 0, []
+        for start in range(0, len(records), BATCH):
+            chunk = {r.docno: r for r in records[start : start + BATCH]}
+            found = campaign.documents.filter(docno__in=list(chunk))
+            for document in found:
+                record = chunk.pop(document.docno)
+                if (document.title, document.text, document.url) == record[1:4]:
+                    unchanged += 1
+                    continue
+                document.title, document.text, document.url = record[1:4]
+                changed.append(document)
+            fresh.extend(chunk.values())
         for record in fresh:
             new.append(
                 Document(
@@ -169,18 +204,9 @@ def import_documents(
                     url=record.url,
                 )
             )
-        for start in range(0, len(old), BATCH):
-            chunk = {r.docno: r for r in old[start : start + BATCH]}
-            for document in campaign.documents.filter(docno__in=list(chunk)):
-                record = chunk[document.docno]
-                if (document.title, document.text, document.url) == record[1:4]:
-                    unchanged += 1
-                    continue
-                document.title, document.text, document.url = record[1:4]
-                changed.append(document)
         Document.objects.bulk_create(new, batch_size=BATCH)
         Document.objects.bulk_update(changed, ["title", "text", "url"], batch_size=BATCH)
-    return ImportCounts("document", len(new), len(changed), unchanged)
+    return len(new), len(changed), unchanged
 
 
 def import_pairs(
@@ -193,7 +219,9 @@ def import_pairs(
 ) -> services.PoolChange:
     """Add the file's (qid, docno) pairs to the pool and assign them. Every qid must be a
     topic of the campaign (reported with its lines); docnos without a document get a
-    placeholder to fill by a documents import. All or nothing."""
+    placeholder to fill by a documents import. A bad file stores nothing; a good one is
+    stored SYNC_WRITE_ROWS pairs per transaction (services.add_pairs_in_batches), so that a
+    large file does not keep every other writer waiting."""
     _step(progress, f"Reading {filename}", done=0, total=3)
     records = formats.read_pairs(source, name=filename, max_bytes=max_bytes)
     qids = set(campaign.topics.values_list("qid", flat=True))
@@ -207,10 +235,16 @@ def import_pairs(
     if unknown:
         raise TrecFormatError(unknown[:MAX_ERRORS], len(unknown))
     _step(progress, f"Adding {len(records):,} pairs and assigning them", done=1)
-    return services.add_pairs(
+
+    def on_batch(done: int, total: int) -> None:
+        _step(progress, f"Added and assigned {done:,} of {total:,} pairs", done=1)
+
+    return services.add_pairs_in_batches(
         campaign=campaign,
         pairs=[(r.qid, r.docno) for r in records],
         source=PairSource.IMPORTED,
+        batch=sync_write_limit(),
+        on_batch=on_batch,
     )
 
 
@@ -238,7 +272,11 @@ def pool_stored_runs(
         )
     _step(progress, f"Pooling at depth {depth} and assigning the pairs", done=len(runs))
     change = services.pool_from_runs(
-        campaign=campaign, run_frames=frames, depth=depth, runs=list(runs)
+        campaign=campaign,
+        run_frames=frames,
+        depth=depth,
+        runs=list(runs),
+        batch=sync_write_limit(),
     )
     ordering.reorder_pool(campaign=campaign)  # the adaptive strategies now know the runs
     return change
@@ -351,6 +389,51 @@ def import_pairs_job(*, job_id: int, campaign_id: int, staged: str, filename: st
 
 
 @task
+def import_judgments_job(
+    *,
+    job_id: int,
+    campaign_id: int,
+    staged: str,
+    filename: str,
+    fmt: str | None = None,
+    judge_kind: str | None = None,
+    judge_name: str = "",
+    mapping: dict[str, int] | None = None,
+    add_missing_pairs: bool = False,
+) -> None:
+    """A judgments file with more grades than a request may write (SYNC_WRITE_ROWS), as
+    the page or the API would have imported it (services.imports.import_judgments), in
+    the name of who started the job."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        url = reverse("annotation:judgments", args=[campaign.pk])
+        progress.result = {"url": url, "label": "See the judgments", "summary": ""}
+        progress.result["campaign"] = campaign.pk
+        Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
+        _step(progress, f"Reading and storing {filename}", done=0, total=1)
+        try:
+            with default_storage.open(staged, "rb") as file:
+                result = judgment_imports.import_judgments(
+                    campaign=campaign,
+                    source=file,
+                    file_name=filename,
+                    user=progress.job.created_by,
+                    fmt=fmt,
+                    judge_kind=judge_kind,
+                    judge_name=judge_name,
+                    mapping=mapping,
+                    add_missing_pairs=add_missing_pairs,
+                )
+        except (TrecFormatError, ValidationError) as error:
+            raise _failure(error, filename) from None
+        progress.result = {
+            **progress.result,
+            "summary": result.summary(),
+            "import": result.record.pk if result.record else None,
+        }
+
+
+@task
 def pool_runs_job(*, job_id: int, campaign_id: int, run_ids: list[int], depth: int) -> None:
     with running(job_id) as progress:
         campaign = _campaign(campaign_id)
@@ -363,6 +446,163 @@ def pool_runs_job(*, job_id: int, campaign_id: int, run_ids: list[int], depth: i
         except ValidationError as error:
             raise _failure(error) from None
         progress.result = _result(campaign, pool_summary(change), pool=True)
+
+
+# --- changes of who judges what, too large for a request -------------------------------------
+
+
+@task
+def edit_campaign_job(
+    *,
+    job_id: int,
+    campaign_id: int,
+    changes: dict | None = None,
+    add_judges: Sequence[int] = (),
+    remove_judges: Sequence[int] = (),
+) -> None:
+    """A change to a campaign that writes more than a request may (SYNC_WRITE_ROWS): its
+    settings (services.update_campaign, ``changes``), then the judges added, then those
+    removed (their open work goes to the others), in one transaction, as the edit page
+    saves them."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign)
+        users = get_user_model().objects.in_bulk([*add_judges, *remove_judges])
+        if len(users) != len({*add_judges, *remove_judges}):
+            raise JobFailed(MESSAGES["users_gone"])
+        notes = []
+        try:
+            with transaction.atomic():
+                if changes:
+                    change = services.update_campaign(campaign=campaign, **changes)
+                    campaign = change.campaign
+                    notes.append(MESSAGES["saved"])
+                    if change.assigned:
+                        n = _count_of(change.assigned, "assignment")
+                        notes.append(MESSAGES["assigned_more"].format(n=n))
+                for pk in add_judges:
+                    n = services.add_judge(campaign=campaign, judge=users[pk])
+                    notes.append(
+                        MESSAGES["added_judge"].format(user=users[pk], n=_count_of(n, "assignment"))
+                    )
+                for pk in remove_judges:
+                    n = services.remove_judge(campaign=campaign, judge=users[pk])
+                    notes.append(
+                        MESSAGES["removed_judge"].format(
+                            user=users[pk], n=_count_of(n, "open assignment")
+                        )
+                    )
+        except ValidationError as error:
+            raise _failure(error) from None
+        progress.result = _result(campaign, " ".join(notes))
+
+
+@task
+def reassign_job(
+    *, job_id: int, campaign_id: int, from_judge: int, to_judge: int, topic: int | None = None
+) -> None:
+    """services.reassign of more open assignments than a request may move."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign)
+        users = get_user_model().objects.in_bulk([from_judge, to_judge])
+        if len(users) != 2:
+            raise JobFailed(MESSAGES["users_gone"])
+        topic_row = None
+        if topic is not None:
+            topic_row = campaign.topics.filter(pk=topic).first()
+            if topic_row is None:
+                raise JobFailed(MESSAGES["topic_gone"])
+        try:
+            n = services.reassign(
+                campaign=campaign,
+                from_judge=users[from_judge],
+                to_judge=users[to_judge],
+                topic=topic_row,
+            )
+        except ValidationError as error:
+            raise _failure(error) from None
+        where = f" in topic {topic_row.qid}" if topic_row is not None else ""
+        summary = MESSAGES["reassigned"].format(
+            n=_count_of(n, "open assignment"),
+            source=users[from_judge],
+            target=users[to_judge],
+            where=where,
+        )
+        progress.result = _result(campaign, summary)
+
+
+@task
+def publish_job(
+    *,
+    job_id: int,
+    campaign_id: int,
+    name: str = "",
+    description: str = "",
+    leave_out_undecided: bool = False,
+) -> None:
+    """services.adjudication.publish for a campaign of more pairs than a request may write
+    (SYNC_WRITE_ROWS): its qrels version and every grade's provenance. Undecided pairs that
+    block it fail the job with the reason, as the page and the API would refuse it."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign)
+        try:
+            publication = adjudication.publish(
+                campaign=campaign,
+                user=progress.job.created_by,
+                name=name,
+                description=description,
+                leave_out_undecided=leave_out_undecided,
+            )
+        except adjudication.PublishBlocked as blocked:
+            raise JobFailed(str(blocked)) from None
+        except ValidationError as error:
+            raise _failure(error) from None
+        qrels = publication.qrels
+        progress.result = {
+            "url": qrels.get_absolute_url(),
+            "label": "See the qrels",
+            "summary": MESSAGES["published"].format(
+                qrels=qrels.label, n=_count_of(qrels.judgment_count, "grade")
+            ),
+            "campaign": campaign.pk,
+            "publication": publication.pk,
+            "qrels": qrels.pk,
+        }
+
+
+@task
+def send_audit_job(
+    *,
+    job_id: int,
+    campaign_id: int,
+    audit_kind: str,
+    size: int | None = None,
+    seed: int | None = None,
+) -> None:
+    """services.audits.send_audit of more pairs than a request may write (SYNC_WRITE_ROWS),
+    in the name of who started the job; chosen again here, from the grades as they are now."""
+    with running(job_id) as progress:
+        campaign = _campaign(campaign_id)
+        _announce(progress, campaign)
+        try:
+            result = audits.send_audit(
+                campaign=campaign,
+                kind=audit_kind,
+                size=size,
+                seed=seed,
+                user=progress.job.created_by,
+            )
+        except ValidationError as error:
+            raise _failure(error) from None
+        summary = MESSAGES["audit_sent"].format(
+            n=_count_of(result.sent, "pair"), assigned=_count_of(result.assigned, "assignment")
+        )
+        progress.result = {
+            **_result(campaign, summary),
+            "audit": result.audit.pk if result.audit else None,
+        }
 
 
 def start_import_job(*, campaign: Campaign, upload, user, what: str, task, **params) -> Job:

@@ -13,6 +13,8 @@ a body over DATA_UPLOAD_MAX_MEMORY_SIZE (Django's limit on a non-file body) is a
 upload limit's refusals are (config/uploads.py).
 """
 
+import sys
+
 from django.conf import settings
 from django.core.exceptions import (
     DisallowedHost,
@@ -25,6 +27,7 @@ from django.http import HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
+from config.busy import busy_response, is_busy
 from config.permissions import BODY_TOO_LARGE
 
 __all__ = ["bad_request", "csrf_failure", "page_not_found", "permission_denied", "server_error"]
@@ -100,7 +103,11 @@ def page_not_found(request, exception=None):
 
 
 def server_error(request):
-    """500, rendered without a request context: whatever broke may be in it."""
+    """500, rendered without a request context: whatever broke may be in it. A database
+    locked by another write, met outside a view (a middleware's transaction), is a 503 to
+    try again (config/busy.py answers the views' own)."""
+    if is_busy(sys.exception()):
+        return busy_response(request)
     if is_api(request):
         return JsonResponse({"detail": SERVER_ERROR}, status=500)
     return HttpResponse(render_to_string("500.html"), status=500)

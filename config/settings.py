@@ -33,9 +33,11 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # Before django_tasks_db: its `manage.py db_worker` is ours, which outlives a locked
+    # database (jobs/management/commands/db_worker.py).
+    "jobs",
     "django_tasks_db",
     "accounts",
-    "jobs",
     "annotation",
     "evaluation",
 ]
@@ -57,6 +59,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "config.storage.StorageUnavailableMiddleware",  # 503 when the file store fails a write
+    # 413 for more than a request may write (SYNC_WRITE_ROWS), 503 when the database stayed
+    # locked by another write (config/busy.py).
+    "config.busy.BusyMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Idempotency-Key on POSTs: needs the user, wraps the view in the key's transaction.
     "accounts.idempotency.IdempotencyMiddleware",
@@ -97,11 +102,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default must work on a fresh clone: SQLite creates the file, not its folder.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # WAL lets readers (pages) run while a writer (an import) commits; the busy timeout makes
-    # concurrent writers wait instead of failing with "database is locked".
+    # concurrent writers wait instead of failing with "database is locked". IMMEDIATE takes
+    # the write lock when a transaction starts, so a writer waits for it there (within the
+    # timeout) instead of failing at once when a read transaction turns into a write (4
+    # threads of read-then-write transactions: DEFERRED failed 104 of 600, IMMEDIATE none).
+    # synchronous=NORMAL is safe with WAL and made those commits 20 times faster than FULL.
+    # A request writes at most SYNC_WRITE_ROWS rows (jobs/limits.py), seconds, and the jobs
+    # that add pairs and documents commit that many at a time, so the timeout is rarely
+    # reached; when it is, the worker waits it out
+    # (jobs/management/commands/db_worker.py), a job's work fails as retryable
+    # (jobs/services.py) and a request is a 503 to try again (config/busy.py).
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
-        "timeout": 20,
+        "timeout": env_int("SQLITE_TIMEOUT", 20),
     }
     # Tests use a file too: in-memory shared-cache SQLite fails concurrent writers at once
     # ("table is locked") instead of waiting, so the concurrency tests could not run on it.
@@ -196,6 +210,9 @@ STORAGES = {
 
 # Uploads larger than this are refused before the body is read (runs may be large: gzip them).
 MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 512)
+# Rows one request may write (pairs, gold pairs, grades, assignments...); larger work is a file
+# import or a job (jobs/limits.py).
+SYNC_WRITE_ROWS = env_int("SYNC_WRITE_ROWS", 5_000)
 # Which qrels versions judges (and users without a role) read: "closed" (those published from
 # campaigns they judge and hold no open assignment in) or "none" (evaluation/access.py).
 QRELS_FOR_JUDGES = env_str("QRELS_FOR_JUDGES", "closed")

@@ -28,6 +28,7 @@ from jobs.services import JobFailed, Progress, running
 
 MESSAGES = {
     "not_imported": "{filename} was not imported.",
+    "qrels_imported": "Imported {filename} as {qrels}: {n:,} grades.",
     "imported": "Imported {filename} as run {run}: {lines:,} lines, {topics:,} topics.",
     "scored": "Scored against {qrels}: {measure} {mean:.4f} (95% interval {low:.4f}–{high:.4f}).",
     "not_scored": "Not scored against {qrels}: {reason}",
@@ -241,6 +242,43 @@ def import_run_task(
         name=name,
         description=description,
     )
+
+
+@task
+def import_qrels_task(
+    *, job_id: int, staged: str, filename: str, name: str, description: str = ""
+) -> None:
+    """Import a staged TREC qrels file with more grades than a request may write
+    (SYNC_WRITE_ROWS) as the next version of ``name``, as POST /api/v1/qrels/ does with a
+    smaller one; the result names the version."""
+    with running(job_id) as progress:
+        progress.step(f"Reading and storing {filename}", done=0, total=1)
+        try:
+            with default_storage.open(staged, "rb") as file:
+                qrels = services.import_qrels(
+                    source=file,
+                    filename=filename,
+                    name=name,
+                    description=description,
+                    user=progress.job.created_by,
+                    max_bytes=max_upload_bytes(),
+                )
+        except TrecFormatError as error:
+            raise JobFailed(
+                MESSAGES["not_imported"].format(filename=filename),
+                errors=[str(line) for line in error.errors],
+                total=error.total,
+            ) from None
+        except services.ImportRejected as rejected:
+            raise JobFailed(str(rejected)) from None
+        progress.result = {
+            "url": reverse("evaluation:qrels-detail", args=[qrels.pk]),
+            "label": "See the qrels",
+            "summary": MESSAGES["qrels_imported"].format(
+                filename=filename, qrels=qrels.label, n=qrels.judgment_count
+            ),
+            "qrels": qrels.pk,
+        }
 
 
 @task

@@ -3,17 +3,19 @@ crash or a killed worker interrupted."""
 
 import logging
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.core.files.storage import default_storage
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.tasks import Task, TaskResultStatus
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from django_tasks_db.models import DBTaskResult
+from django_tasks_db.utils import is_locked_database_exception
 
 from jobs.models import HEARTBEAT_SECONDS, STALE_AFTER_SECONDS, Job, JobStatus
 
@@ -24,6 +26,8 @@ STAGING = "staging"
 
 MESSAGES = {
     "crashed": "Failed unexpectedly; the error was logged. Try again, or tell an admin.",
+    "database_busy": "The database stayed busy with another write for longer than this job "
+    "could wait (database is locked); nothing was stored. Try again.",
     "worker_lost": "The worker running this job stopped before it finished; nothing was "
     "stored. Try again.",
     "worker_lost_before_start": "The worker that took this job stopped before starting it; "
@@ -62,6 +66,37 @@ class JobNotRetryable(Exception):
     """retry_job refused: the message says why (shown as it is)."""
 
 
+# --- a locked database ---------------------------------------------------------------------
+# On SQLite one connection writes at a time; another waits up to the busy timeout (settings:
+# SQLITE_TIMEOUT), then fails with "database is locked". PostgreSQL never says it (writers
+# wait on row locks). The job's own bookkeeping must outlast such a wait: a job is never left
+# "running" or "queued" because recording its state met a long write.
+
+# Seconds to pause after each "database is locked" before trying again (each attempt has
+# already waited the busy timeout): two minutes of pauses in all, then the error is raised.
+LOCKED_RETRY_DELAYS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def is_database_locked(error: BaseException) -> bool:
+    """Whether ``error`` is a database's "is locked" (SQLite's busy timeout ran out)."""
+    return isinstance(error, OperationalError) and is_locked_database_exception(error)
+
+
+def patiently(write: Callable[[], object], *, what: str, delays=LOCKED_RETRY_DELAYS):
+    """``write()``, tried again after each "database is locked", waiting ``delays`` between
+    attempts; other errors, and the last lock, are raised. Outside a transaction only: a
+    failed statement inside one has spoilt it (the caller's transaction must be retried)."""
+    for delay in delays:
+        try:
+            return write()
+        except OperationalError as error:
+            if connection.in_atomic_block or not is_database_locked(error):
+                raise
+            logger.warning("%s: the database is locked; trying again in %s s", what, delay)
+            time.sleep(delay)
+    return write()
+
+
 def start_job(*, kind: str, title: str, user, task: Task, total: int = 1, **params) -> Job:
     """Create the job row and enqueue ``task(job_id=…, **params)`` once the row is committed
     (a queued task must never point at a row that was rolled back). The task and its
@@ -97,7 +132,14 @@ class Progress:
             fields["done"] = done
         if total is not None:
             fields["total"] = total
-        Job.objects.filter(pk=self.job.pk).update(**fields)
+        try:
+            Job.objects.filter(pk=self.job.pk).update(**fields)
+        except OperationalError as error:
+            # Progress is for the eye: a database busy with another write does not stop the
+            # work (inside the work's own transaction the error is the work's to handle).
+            if connection.in_atomic_block or not is_database_locked(error):
+                raise
+            logger.warning("job %s: progress not recorded, the database is locked", self.job.pk)
 
 
 class _Heartbeat(threading.Thread):
@@ -135,8 +177,11 @@ def running(job_id: int) -> Iterator[Progress]:
     attempt records an outcome: a worker thought dead that finishes after the job was
     started again changes nothing."""
     job = Job.objects.get(pk=job_id)
-    Job.objects.filter(pk=job.pk, attempt=job.attempt).update(
-        status=JobStatus.RUNNING, updated_at=timezone.now()
+    patiently(
+        lambda: Job.objects.filter(pk=job.pk, attempt=job.attempt).update(
+            status=JobStatus.RUNNING, updated_at=timezone.now()
+        ),
+        what=f"job {job_id}",
     )
     progress = Progress(job)
     # Inside a transaction (tests running tasks in place) nobody else sees the row anyway.
@@ -154,9 +199,15 @@ def running(job_id: int) -> Iterator[Progress]:
             error_total=failure.total,
         ):
             drop_staged(job.params.get("staged", ""))
-    except Exception:
-        logger.exception("job %s (%s) crashed", job.pk, job.kind)
-        _finish(job, JobStatus.FAILED, step=MESSAGES["crashed"], retryable=True)
+    except Exception as error:
+        if is_database_locked(error):
+            # Not a bug: another write held the database longer than the busy timeout. The
+            # work's transaction was rolled back, so trying again is safe.
+            logger.warning("job %s (%s): the database stayed locked", job.pk, job.kind)
+            _finish(job, JobStatus.FAILED, step=MESSAGES["database_busy"], retryable=True)
+        else:
+            logger.exception("job %s (%s) crashed", job.pk, job.kind)
+            _finish(job, JobStatus.FAILED, step=MESSAGES["crashed"], retryable=True)
         raise
     else:
         # Done is every step done: a task need not count its last step itself.
@@ -169,13 +220,16 @@ def running(job_id: int) -> Iterator[Progress]:
 
 
 def _finish(job: Job, status: JobStatus, **fields) -> bool:
-    """Record the outcome of ``job``'s attempt; False if the job was started again since."""
-    now = timezone.now()
-    return bool(
-        Job.objects.filter(pk=job.pk, attempt=job.attempt).update(
+    """Record the outcome of ``job``'s attempt; False if the job was started again since.
+    Waits out a locked database (patiently): the outcome must not be lost to it."""
+
+    def record() -> int:
+        now = timezone.now()
+        return Job.objects.filter(pk=job.pk, attempt=job.attempt).update(
             status=status, finished_at=now, updated_at=now, **fields
         )
-    )
+
+    return bool(patiently(record, what=f"job {job.pk}"))
 
 
 # --- starting again ----------------------------------------------------------------------

@@ -13,12 +13,20 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
-from annotation.api.common import LedCampaignMixin, messages_of, whole_number
+from annotation import tasks
+from annotation.api.common import (
+    LedCampaignMixin,
+    messages_of,
+    start_campaign_job,
+    whole_number,
+)
 from annotation.models import GradeBasis, LeadDecision, Publication
 from annotation.services import adjudication as service
 from annotation.services import final_grades
 from config.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
+from jobs.api import JobSerializer
+from jobs.limits import fits_in_request
 
 
 class JudgeGradeSerializer(serializers.Serializer):
@@ -228,9 +236,14 @@ class PublishBlockedSerializer(serializers.Serializer):
     list=extend_schema(summary="The campaign's published qrels versions"),
     retrieve=extend_schema(summary="One publication: counts and the pairs left out"),
     create=extend_schema(
-        summary="Publish the final grades as the next qrels version",
+        summary="Publish the final grades as the next qrels version (a job for a campaign of "
+        "more than SYNC_WRITE_ROWS pairs: 202 with the job to poll)",
         request=PublishSerializer,
-        responses={201: PublicationSerializer, 409: PublishBlockedSerializer},
+        responses={
+            201: PublicationSerializer,
+            202: JobSerializer,
+            409: PublishBlockedSerializer,
+        },
     ),
 )
 class PublicationViewSet(
@@ -253,6 +266,17 @@ class PublicationViewSet(
         form = PublishSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
+        if not fits_in_request(self.campaign.pairs.count()):
+            return start_campaign_job(
+                request,
+                self.campaign,
+                kind="publish",
+                title="Publish the qrels",
+                task=tasks.publish_job,
+                name=data.get("name", ""),
+                description=data.get("description", ""),
+                leave_out_undecided=data["leave_out_undecided"],
+            )
         try:
             publication = service.publish(
                 campaign=self.campaign,

@@ -20,6 +20,7 @@ from annotation.services import agreement_export
 from annotation.services import gold as gold_service
 from evaluation.api.common import QueryParameters, trec_errors
 from evaluation.trec import TrecFormatError
+from jobs.limits import sync_write_limit
 
 MESSAGES = {
     "gold_too_large": "Gold files are read at once: at most {limit} KB.",
@@ -166,7 +167,12 @@ def gold_response(request, campaign: Campaign) -> Response:
     form.is_valid(raise_exception=True)
     upload = form.validated_data["file"]
     try:
-        done = gold_service.import_gold(campaign=campaign, source=upload, filename=upload.name)
+        done = gold_service.import_gold(
+            campaign=campaign,
+            source=upload,
+            filename=upload.name,
+            max_rows=sync_write_limit(),  # more is a 413 (config/busy.py) saying what to do
+        )
     except TrecFormatError as error:
         return trec_errors(error)
     except DjangoValidationError as error:

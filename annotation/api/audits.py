@@ -11,10 +11,13 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.common import LedCampaignMixin, messages_of
+from annotation import tasks
+from annotation.api.common import LedCampaignMixin, messages_of, start_campaign_job
 from annotation.models import AuditKind, AuditPair, MachineAudit, Pair
 from annotation.services import audits as service
 from config.permissions import RolePermissionsMixin
+from jobs.api import JobSerializer
+from jobs.limits import TooLargeForRequest, sync_write_limit
 
 
 class AuditRequestSerializer(serializers.Serializer):
@@ -101,7 +104,7 @@ class MachineAuditViewSet(
     @extend_schema(
         summary="Send pairs to the human judges to check the machines (all or nothing)",
         request=AuditRequestSerializer,
-        responses={201: AuditSentSerializer, 200: AuditSentSerializer},
+        responses={201: AuditSentSerializer, 200: AuditSentSerializer, 202: JobSerializer},
     )
     def create(self, request, campaign_pk=None):
         form = AuditRequestSerializer(data=request.data)
@@ -115,9 +118,21 @@ class MachineAuditViewSet(
                 seed=data.get("seed"),
                 user=request.user,
                 dry_run=data["dry_run"],
+                max_rows=sync_write_limit(),
             )
         except DjangoValidationError as error:
             raise ValidationError({"detail": messages_of(error)}) from None
+        except TooLargeForRequest:
+            return start_campaign_job(
+                request,
+                self.campaign,
+                kind="send_audit",
+                title=f"Send a {data['kind']} audit",
+                task=tasks.send_audit_job,
+                audit_kind=data["kind"],
+                size=data.get("size"),
+                seed=data.get("seed"),
+            )
         choices = result.choices
         if result.repeated:
             choices = [

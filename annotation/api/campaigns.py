@@ -15,7 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
-from annotation import services
+from annotation import services, tasks
 from annotation.api import agreement as agreement_api
 from annotation.api import live as live_api
 from annotation.api import machines as machines_api
@@ -27,12 +27,15 @@ from annotation.api.common import (
     judge_users,
     leads,
     messages_of,
+    start_campaign_job,
     visible_campaigns,
 )
 from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
 from annotation.scales import SCALES
 from config.permissions import IsLead, RolePermissionsMixin
 from evaluation.api.common import UPLOAD_REFUSED
+from jobs.api import JobSerializer
+from jobs.limits import fits_in_request
 
 # --- campaigns -----------------------------------------------------------------------------
 
@@ -312,14 +315,25 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         return self._answer(self.get_queryset().get(pk=campaign.pk), status.HTTP_201_CREATED)
 
     @extend_schema(
-        summary="Change a campaign you lead",
+        summary="Change a campaign you lead (a job when the change writes more than "
+        "SYNC_WRITE_ROWS rows: a larger overlap's assignments, machine grades counted anew)",
         request=CampaignUpdateSerializer,
-        responses={200: CampaignSerializer},
+        responses={200: CampaignSerializer, 202: JobSerializer},
     )
     def partial_update(self, request, pk=None):
         campaign = self._led()
         form = CampaignUpdateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
+        rows = services.update_writes(campaign=campaign, changes=form.validated_data)
+        if not fits_in_request(rows):
+            return start_campaign_job(
+                request,
+                campaign,
+                kind="edit_campaign",
+                title="Change the campaign",
+                task=tasks.edit_campaign_job,
+                changes=form.validated_data,
+            )
         try:
             services.update_campaign(campaign=campaign, **form.validated_data)
         except DjangoValidationError as error:
@@ -337,9 +351,10 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         return Response(ProgressSerializer(body).data)
 
     @extend_schema(
-        summary="Move one judge's open pairs to another judge of the campaign",
+        summary="Move one judge's open pairs to another judge of the campaign (a job when "
+        "they are more than SYNC_WRITE_ROWS)",
         request=ReassignSerializer,
-        responses=MovedSerializer,
+        responses={200: MovedSerializer, 202: JobSerializer},
     )
     @action(detail=True, methods=["post"])
     def reassign(self, request, pk=None):
@@ -347,6 +362,21 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         form = ReassignSerializer(data=request.data, context={"campaign": campaign})
         form.is_valid(raise_exception=True)
         data = form.validated_data
+        work = services.open_work(
+            campaign=campaign, judge=data["from_judge"], topic=data.get("topic")
+        )
+        if not fits_in_request(work):
+            topic = data.get("topic")
+            return start_campaign_job(
+                request,
+                campaign,
+                kind="reassign",
+                title=f"Move {data['from_judge']}'s open pairs to {data['to_judge']}",
+                task=tasks.reassign_job,
+                from_judge=data["from_judge"].pk,
+                to_judge=data["to_judge"].pk,
+                topic=topic.pk if topic is not None else None,
+            )
         try:
             moved = services.reassign(
                 campaign=campaign,

@@ -17,11 +17,12 @@ from annotation.access import campaigns_judged_by, campaigns_led_by
 from annotation.models import Assignment, Campaign
 from annotation.scales import SCALES
 from evaluation.api.common import MAX_ID
+from jobs.api import accepted
+from jobs.services import start_job
 
 # Active time one submission may add (an hour), as on the judging page: a clock gone wrong
 # must not poison the leads' median-seconds statistics.
 MAX_SECONDS = 3600.0
-MAX_PAIRS = 100_000
 MAX_DEPTH = 10_000
 MAX_RUNS = 50
 LABEL_CHARS = 100
@@ -49,6 +50,10 @@ MESSAGES = {
     "unknown_run": "No run with id {pk_value}.",
     "no_runs": "Choose at least one run.",
     "not_an_id": "A qid or docno is one word without spaces.",
+    "pairs_as_file": (
+        "Send them as a file instead: POST {url} as multipart/form-data with a `file` of "
+        "`qid docno` lines, which a job imports (202; poll the job it returns)."
+    ),
     "seconds": "Seconds are a number from 0 to 3600.",
     "skip_needs_reason": services.MESSAGES["skip_needs_reason"],
     "whole_number": "Send a whole number.",
@@ -87,6 +92,20 @@ def visible_assignments(user):
         Q(judge=user, pair__campaign__in=campaigns_judged_by(user).values("pk"))
         | Q(pair__campaign__in=campaigns_led_by(user).values("pk"))
     )
+
+
+def start_campaign_job(request, campaign: Campaign, *, kind: str, title: str, task, **params):
+    """A change too large for the request (jobs/limits.py), started as a job on
+    ``campaign``: the 202 answer with the job to poll."""
+    job = start_job(
+        kind=f"annotation.{kind}",
+        title=f"{title} ({campaign.name})",
+        user=request.user,
+        task=task,
+        campaign_id=campaign.pk,
+        **params,
+    )
+    return accepted(job, request)
 
 
 def messages_of(error: DjangoValidationError) -> list[str]:

@@ -12,12 +12,15 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation import tasks
 from annotation.api.common import LedCampaignMixin, messages_of
 from annotation.models import EXTERNAL_JUDGE_KINDS, ExternalJudge, ImportFormat, JudgmentImport
 from annotation.services import imports
 from config.permissions import RolePermissionsMixin
 from evaluation.api.common import trec_errors
 from evaluation.trec import TrecFormatError
+from jobs.api import JobSerializer, accepted
+from jobs.limits import TooLargeForRequest, sync_write_limit
 
 
 class ExternalJudgeSerializer(serializers.ModelSerializer):
@@ -150,31 +153,50 @@ class JudgmentImportViewSet(
         responses={
             201: ImportResultSerializer,
             200: ImportResultSerializer,
+            202: JobSerializer,
         },
         description="201 when the file changed something; 200 with a null record when it "
-        "changed nothing (the same file again). A bad file is a 400 listing file:line errors.",
+        "changed nothing (the same file again). A bad file is a 400 listing file:line errors. "
+        "A file of more grades than a request may write (SYNC_WRITE_ROWS) is imported by a "
+        "job: 202 with the job to poll (its result holds the summary).",
     )
     def create(self, request, campaign_pk=None):
         form = JudgmentUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
         upload = data["file"]
+        choices = {
+            "fmt": data.get("format"),
+            "judge_kind": data.get("judge_kind"),
+            "judge_name": data.get("judge_name", ""),
+            "add_missing_pairs": data["add_missing_pairs"],
+        }
         try:
+            mapping = imports.parse_mapping(data.get("mapping", ""))
             result = imports.import_judgments(
                 campaign=self.campaign,
                 source=upload,
                 file_name=upload.name,
                 user=request.user,
-                fmt=data.get("format"),
-                judge_kind=data.get("judge_kind"),
-                judge_name=data.get("judge_name", ""),
-                mapping=imports.parse_mapping(data.get("mapping", "")),
-                add_missing_pairs=data["add_missing_pairs"],
+                mapping=mapping,
+                max_rows=sync_write_limit(),
+                **choices,
             )
         except TrecFormatError as error:
             return trec_errors(error)
         except DjangoValidationError as error:
             raise ValidationError({"detail": messages_of(error)}) from None
+        except TooLargeForRequest:
+            job = tasks.start_import_job(
+                campaign=self.campaign,
+                upload=upload,
+                user=request.user,
+                what="judgments",
+                task=tasks.import_judgments_job,
+                mapping=mapping,
+                **choices,
+            )
+            return accepted(job, request)
         body = {
             "record": result.record,
             "added": result.added,

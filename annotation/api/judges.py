@@ -1,6 +1,7 @@
 """A campaign's judges, for its lead: the list, adding a judge (pairs short of judges go to
 them) and removing one (their grades stay, their open pairs go to the other judges). Thin
-over annotation/services/assignments.py."""
+over annotation/services/assignments.py; a change of more than a request may write
+(SYNC_WRITE_ROWS assignments, jobs/limits.py) is a job, answered 202."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation import services
-from annotation.api.common import MESSAGES, LedCampaignMixin, judge_users
+from annotation import services, tasks
+from annotation.api.common import MESSAGES, LedCampaignMixin, judge_users, start_campaign_job
 from annotation.models import CampaignJudge
 from config.permissions import RolePermissionsMixin
+from jobs.api import JobSerializer
+from jobs.limits import fits_in_request
 
 
 class CampaignJudgeSerializer(serializers.ModelSerializer):
@@ -73,24 +76,45 @@ class JudgeViewSet(
         )
 
     @extend_schema(
-        summary="Add a judge; pairs short of judges go to them",
+        summary="Add a judge; pairs short of judges go to them (a job when that is more "
+        "than SYNC_WRITE_ROWS assignments)",
         request=AddJudgeSerializer,
-        responses={201: JudgeAddedSerializer},
+        responses={201: JudgeAddedSerializer, 202: JobSerializer},
     )
     def create(self, request, campaign_pk=None):
         form = AddJudgeSerializer(data=request.data, context={"campaign": self.campaign})
         form.is_valid(raise_exception=True)
         judge = form.validated_data["judge"]
+        judges = CampaignJudge.objects.filter(campaign=self.campaign).count() + 1
+        if not fits_in_request(services.assignments_due(campaign=self.campaign, judges=judges)):
+            return start_campaign_job(
+                request,
+                self.campaign,
+                kind="edit_campaign",
+                title=f"Add judge {judge}",
+                task=tasks.edit_campaign_job,
+                add_judges=[judge.pk],
+            )
         assigned = services.add_judge(campaign=self.campaign, judge=judge)
         body = {"id": judge.pk, "username": judge.username, "assigned": assigned}
         return Response(body, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        summary="Remove a judge; their open pairs go to the other judges",
-        responses={200: JudgeRemovedSerializer},
+        summary="Remove a judge; their open pairs go to the other judges (a job when they "
+        "hold more than SYNC_WRITE_ROWS)",
+        responses={200: JudgeRemovedSerializer, 202: JobSerializer},
     )
     def destroy(self, request, campaign_pk=None, pk=None):
         # judge__pk, not judge_id: only the former turns an out-of-range id into "no match".
         membership = get_object_or_404(self.get_queryset(), judge__pk=pk)
+        if not fits_in_request(services.open_work(campaign=self.campaign, judge=membership.judge)):
+            return start_campaign_job(
+                request,
+                self.campaign,
+                kind="edit_campaign",
+                title=f"Remove judge {membership.judge}",
+                task=tasks.edit_campaign_job,
+                remove_judges=[membership.judge_id],
+            )
         moved = services.remove_judge(campaign=self.campaign, judge=membership.judge)
         return Response({"id": membership.judge_id, "redistributed": moved})

@@ -14,7 +14,6 @@ from rest_framework.response import Response
 from annotation import formats, services, tasks
 from annotation.api.common import (
     MAX_DEPTH,
-    MAX_PAIRS,
     MAX_RUNS,
     MESSAGES,
     LedCampaignMixin,
@@ -25,6 +24,7 @@ from config.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 from evaluation.models import Run
 from jobs.api import JobSerializer, accepted
+from jobs.limits import check_sync_write
 from jobs.services import start_job
 
 
@@ -204,7 +204,8 @@ class PairItemSerializer(serializers.Serializer):
 
 
 class PairsAddSerializer(serializers.Serializer):
-    pairs = PairItemSerializer(many=True, allow_empty=False, max_length=MAX_PAIRS)
+    # At most SYNC_WRITE_ROWS pairs (jobs/limits.py), counted before they are validated.
+    pairs = PairItemSerializer(many=True, allow_empty=False)
     source = serializers.ChoiceField(
         choices=[PairSource.IMPORTED, PairSource.UNJUDGED], default=PairSource.IMPORTED
     )
@@ -255,10 +256,13 @@ class PairViewSet(
     LedCampaignMixin, RolePermissionsMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet
 ):
     """A campaign's pool, for its lead. New pairs are given to judges at once (every pair to
-    ``overlap`` judges); judges never learn which run retrieved a document."""
+    ``overlap`` judges); judges never learn which run retrieved a document. Pairs come as a
+    JSON list, added in the request (at most SYNC_WRITE_ROWS of them), or as a file of any
+    size, which a job imports."""
 
     serializer_class = PairSerializer
     lookup_value_converter = "int"
+    upload_actions = frozenset({"create"})
 
     def get_queryset(self):
         if self._fake():
@@ -271,11 +275,32 @@ class PairViewSet(
         return pairs.order_by("topic__qid", "document__docno")
 
     @extend_schema(
-        summary="Add (qid, docno) pairs to the pool and assign them",
-        request=PairsAddSerializer,
-        responses={200: PoolChangeSerializer},
+        summary="Add (qid, docno) pairs to the pool and assign them: a JSON list at once (at "
+        "most SYNC_WRITE_ROWS pairs, else 413), or a file by a job",
+        request={
+            "application/json": PairsAddSerializer,
+            "multipart/form-data": FileImportSerializer,
+        },
+        responses={200: PoolChangeSerializer, 202: JobSerializer},
     )
     def create(self, request, *args, **kwargs):
+        if "file" in request.FILES or request.content_type.startswith("multipart/"):
+            form = FileImportSerializer(data=request.data)
+            form.is_valid(raise_exception=True)
+            return start_import(
+                request,
+                self.campaign,
+                form.validated_data["file"],
+                what="pairs",
+                task=tasks.import_pairs_job,
+            )
+        pairs = request.data.get("pairs") if isinstance(request.data, dict) else None
+        if isinstance(pairs, list):
+            # Counted before each pair is validated: a list too long is refused at once.
+            url = request.build_absolute_uri()
+            check_sync_write(
+                len(pairs), what="pairs", instead=MESSAGES["pairs_as_file"].format(url=url)
+            )
         form = PairsAddSerializer(data=request.data, context={"campaign": self.campaign})
         form.is_valid(raise_exception=True)
         try:

@@ -7,18 +7,27 @@ undoing, notes) and the progress leads read.
 """
 
 from annotation.scales import SCALES
-from annotation.services.assignments import add_judge, assign_pending, reassign, remove_judge
+from annotation.services.assignments import (
+    add_judge,
+    assign_pending,
+    assignments_due,
+    open_work,
+    reassign,
+    remove_judge,
+)
 from annotation.services.campaigns import (
     CAMPAIGN_FIELDS,
     CampaignChange,
     PoolChange,
     add_pairs,
+    add_pairs_in_batches,
     create_campaign,
     pool_depth_of_qrels,
     pool_from_runs,
     record_pooled_runs,
     resolve_scale,
     update_campaign,
+    update_writes,
 )
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
 from annotation.services.gold import clear_gold, mark_gold, set_gold
@@ -46,7 +55,9 @@ __all__ = [
     "PoolChange",
     "add_judge",
     "add_pairs",
+    "add_pairs_in_batches",
     "assign_pending",
+    "assignments_due",
     "clear_gold",
     "create_campaign",
     "judge_progress",
@@ -54,6 +65,7 @@ __all__ = [
     "mark_gold",
     "median_times",
     "next_open_assignment",
+    "open_work",
     "pool_depth_of_qrels",
     "pool_from_runs",
     "reassign",
@@ -68,4 +80,5 @@ __all__ = [
     "topic_progress",
     "undo_judgment",
     "update_campaign",
+    "update_writes",
 ]

@@ -23,7 +23,7 @@ from annotation.models import (
     PoolOrdering,
     Topic,
 )
-from annotation.services.common import MESSAGES
+from annotation.services.common import MESSAGES, set_positions
 from annotation.services.ordering import queue_reorder
 from annotation.services.tallies import tally_judges, tally_pairs
 
@@ -167,13 +167,42 @@ def assign_pending(*, campaign: Campaign, pair_ids: Iterable[int] | None = None)
                             position=position,
                         )
                     )
-        Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
+        set_positions(moved)
         Assignment.objects.bulk_create(new, batch_size=2000)
         tally_pairs(pair_ids={a.pair_id for a in new})
         if new and campaign.pool_ordering != PoolOrdering.RANDOM:
             queue_reorder(campaign_id=campaign.pk)  # new pairs take their place in the order
         tally_judges(campaign_id=campaign.pk, judge_ids=list(given))
     return len(new)
+
+
+# --- how much a change writes --------------------------------------------------------------
+# Cheap counts, taken before a change, that say whether it fits in a request (jobs.limits:
+# SYNC_WRITE_ROWS) or goes to a job. Upper bounds where the exact figure would cost the work.
+
+
+def assignments_due(*, campaign: Campaign, judges: int, overlap: int | None = None) -> int:
+    """About how many assignments assign_pending would make with ``judges`` judges and
+    ``overlap`` (default the campaign's): the slots missing on ordinary pairs short of
+    judges, and on gold pairs (one per judge)."""
+    if judges < 1:
+        return 0
+    overlap = min(campaign.overlap if overlap is None else overlap, judges)
+    pairs = campaign.pairs.exclude(
+        source=PairSource.GRADED, gold_grade__isnull=True, audit__isnull=True
+    ).annotate(n=Count("assignments"))
+    ordinary = pairs.filter(gold_grade__isnull=True, n__lt=overlap).values_list("n", flat=True)
+    gold = pairs.filter(gold_grade__isnull=False, n__lt=judges).values_list("n", flat=True)
+    return sum(overlap - n for n in ordinary) + sum(judges - n for n in gold)
+
+
+def open_work(*, campaign: Campaign, judge, topic: Topic | None = None) -> int:
+    """The judge's open assignments (of one topic): what removing the judge deletes and gives
+    to the others, or what a reassignment moves."""
+    work = Assignment.objects.filter(
+        pair__campaign=campaign, judge=judge, status=AssignmentStatus.OPEN
+    )
+    return (work.filter(pair__topic=topic) if topic is not None else work).count()
 
 
 def add_judge(*, campaign: Campaign, judge) -> int:
@@ -222,12 +251,12 @@ def reassign(*, campaign: Campaign, from_judge, to_judge, topic: Topic | None = 
             )["m"]
             or 0
         )
-        moved = 0
-        for assignment in movable.order_by("pair__topic_id", "position"):
+        moving = list(movable.order_by("pair__topic_id", "position"))
+        for assignment in moving:
             position += 1
             assignment.judge = to_judge
             assignment.position = position
-            assignment.save(update_fields=["judge", "position"])
-            moved += 1
+        # One statement per batch, not one per assignment: a judge's whole queue may move.
+        Assignment.objects.bulk_update(moving, ["judge", "position"], batch_size=2000)
         tally_judges(campaign_id=campaign.pk, judge_ids=[from_judge.pk, to_judge.pk])
-    return moved
+    return len(moving)

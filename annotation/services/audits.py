@@ -33,6 +33,7 @@ from annotation.models import (
     Pair,
 )
 from annotation.services.assignments import assign_pending
+from jobs.limits import TooLargeForRequest
 
 MESSAGES = {
     **auditing.MESSAGES,
@@ -147,6 +148,7 @@ def send_audit(
     seed: int | None = None,
     user=None,
     dry_run: bool = False,
+    max_rows: int | None = None,
 ) -> AuditResult:
     """Send the pairs of an audit of ``kind`` to the campaign's human judges, all or nothing.
     ``size`` and ``seed`` are a sample's (the seed defaults to the campaign's). The same
@@ -172,6 +174,11 @@ def send_audit(
         choices = tuple(_choose(campaign, kind, size, seed or 0, judges))
         if dry_run or not choices:
             return AuditResult(kind, None, 0, 0, choices=choices)
+        if max_rows is not None and len(choices) > max_rows:
+            # A request's SYNC_WRITE_ROWS: the page and the API then send it by a job.
+            raise TooLargeForRequest(
+                count=len(choices), what="pairs to audit", instead="A job sends them instead."
+            )
         audit = MachineAudit.objects.create(
             campaign=campaign,
             kind=kind,

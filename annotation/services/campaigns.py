@@ -4,7 +4,7 @@ services.assignments; gold pairs are services.gold."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -26,7 +26,7 @@ from annotation.models import (
 )
 from annotation.pooling import pool_runs
 from annotation.scales import SCALES, validate_scale
-from annotation.services.assignments import assign_pending
+from annotation.services.assignments import assign_pending, assignments_due
 from annotation.services.common import MESSAGES
 from annotation.services.ordering import check_pool_ordering, queue_reorder
 from annotation.services.tallies import count_topics, tally_pairs
@@ -202,6 +202,20 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
     return CampaignChange(campaign=campaign, assigned=assigned)
 
 
+def update_writes(*, campaign: Campaign, changes: dict) -> int:
+    """About how many rows :func:`update_campaign` would write for ``changes``: the
+    assignments a larger overlap makes, and every pair's tally when machine grades start or
+    stop counting (jobs.limits decides whether that fits in a request)."""
+    rows = 0
+    if changes.get("overlap", campaign.overlap) > campaign.overlap:
+        judges = CampaignJudge.objects.filter(campaign=campaign).count()
+        rows += assignments_due(campaign=campaign, judges=judges, overlap=changes["overlap"])
+    machines = changes.get("machine_grades_adjudicate", campaign.machine_grades_adjudicate)
+    if machines != campaign.machine_grades_adjudicate:
+        rows += campaign.pairs.count()
+    return rows
+
+
 # --- pool ----------------------------------------------------------------------------------
 
 
@@ -256,21 +270,57 @@ def add_pairs(
     )
 
 
+def add_pairs_in_batches(
+    *,
+    campaign: Campaign,
+    pairs: Iterable[tuple[str, str]],
+    source: PairSource,
+    batch: int,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> PoolChange:
+    """:func:`add_pairs`, ``batch`` pairs at a time (in qid order), each batch committed on
+    its own: a job adding a large pool holds the database's write lock (SQLite has one) for
+    one batch at a time, and other writers (judges grading, the worker) get it in between.
+    A batch that fails leaves the batches before it stored; running the same pairs again adds
+    only the rest (pairs already in the pool count as ``already``). Check the pairs first.
+    ``on_batch(done, total)`` after each batch."""
+    wanted = sorted(set(pairs))
+    added = already = new_documents = assigned = 0
+    for start in range(0, len(wanted), batch):
+        change = add_pairs(campaign=campaign, pairs=wanted[start : start + batch], source=source)
+        added += change.added
+        already += change.already
+        new_documents += change.new_documents
+        assigned += change.assigned
+        if on_batch is not None:
+            on_batch(min(start + batch, len(wanted)), len(wanted))
+    return PoolChange(added, already, new_documents, assigned)
+
+
 def pool_from_runs(
-    *, campaign: Campaign, run_frames: Sequence, depth: int, runs: Sequence | None = None
+    *,
+    campaign: Campaign,
+    run_frames: Sequence,
+    depth: int,
+    runs: Sequence | None = None,
+    batch: int | None = None,
 ) -> PoolChange:
     """Depth-k pooling of run frames (qid, docno, score) over the campaign's topics. When
     the frames are stored runs', ``runs`` names them (in the same order), and the campaign
     records them (PooledRun): the live leaderboard ranks them, and the leave-one-run-out
-    test of the campaign's qrels uses their depth."""
+    test of the campaign's qrels uses their depth. All in one transaction, or with ``batch``
+    (a job), ``batch`` pairs per transaction (:func:`add_pairs_in_batches`)."""
     qids = list(campaign.topics.values_list("qid", flat=True))
     pool = pool_runs(run_frames, depth=depth, topics=qids)
-    with transaction.atomic():
-        change = add_pairs(
-            campaign=campaign,
-            pairs=pool.select("qid", "docno").iter_rows(),
-            source=PairSource.POOLED,
+    pairs = pool.select("qid", "docno").iter_rows()
+    if batch is not None:
+        change = add_pairs_in_batches(
+            campaign=campaign, pairs=pairs, source=PairSource.POOLED, batch=batch
         )
+        record_pooled_runs(campaign=campaign, runs=runs or (), depth=depth)
+        return change
+    with transaction.atomic():
+        change = add_pairs(campaign=campaign, pairs=pairs, source=PairSource.POOLED)
         record_pooled_runs(campaign=campaign, runs=runs or (), depth=depth)
     return change
 

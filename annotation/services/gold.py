@@ -31,6 +31,7 @@ from annotation.services.assignments import assign_pending
 from annotation.services.campaigns import PoolChange, add_pairs
 from annotation.services.tallies import count_topics
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
+from jobs.limits import TooLargeForRequest
 
 # A judge whose weighted kappa against gold is below this is flagged whatever their accuracy:
 # accuracy rewards giving every pair the most common gold grade, kappa does not. 0.6 is the
@@ -43,6 +44,8 @@ MESSAGES = {
     "grade_off_scale": "grade {grade} is not on this campaign's scale ({grades})",
     "no_gold_graded": "has graded none of the gold pairs yet",
     "low_accuracy": "accuracy {accuracy:.1%} on gold pairs is below the campaign's {bar:.0%}",
+    "gold_in_parts": "Import the file in parts of at most that many lines: each part adds its "
+    "gold pairs to those already marked.",
 }
 
 
@@ -69,8 +72,20 @@ def set_gold(*, campaign: Campaign, entries: Iterable[tuple[str, str, int]]) -> 
             source=PairSource.GOLD,
             assign=False,
         )
-        for qid, docno, grade in entries:
-            campaign.pairs.filter(topic__qid=qid, document__docno=docno).update(gold_grade=grade)
+        # One UPDATE per grade, not one per pair (a gold file of thousands of lines).
+        grade_of = {(qid, docno): grade for qid, docno, grade in entries}  # the last line wins
+        pk_of = {
+            (qid, docno): pk
+            for qid, docno, pk in campaign.pairs.filter(
+                document__docno__in={docno for _, docno in grade_of}
+            ).values_list("topic__qid", "document__docno", "pk")
+        }
+        by_grade: dict[int, list[int]] = defaultdict(list)
+        for key, grade in grade_of.items():
+            by_grade[grade].append(pk_of[key])
+        for grade, pks in by_grade.items():
+            for start in range(0, len(pks), 2000):  # SQLite's bound on query parameters
+                Pair.objects.filter(pk__in=pks[start : start + 2000]).update(gold_grade=grade)
         assigned = assign_pending(campaign=campaign)
         count_topics(
             topic_ids=campaign.topics.filter(qid__in={q for q, _, _ in entries}).values_list(
@@ -112,13 +127,23 @@ class GoldImport:
 
 
 def import_gold(
-    *, campaign: Campaign, source, filename: str, max_bytes: int | None = MAX_GOLD_BYTES
+    *,
+    campaign: Campaign,
+    source,
+    filename: str,
+    max_bytes: int | None = MAX_GOLD_BYTES,
+    max_rows: int | None = None,
 ) -> GoldImport:
     """Read a gold file (formats.read_gold) and mark its pairs as calibration pairs with
     their grades (services.set_gold), adding pairs not in the pool yet. All or nothing: a
     bad line, a topic not in the campaign or a grade off its scale raises TrecFormatError
-    with every such line, and nothing changes."""
+    with every such line, and nothing changes. More than ``max_rows`` lines (a request's
+    SYNC_WRITE_ROWS) raise jobs.limits.TooLargeForRequest before anything is written."""
     records = formats.read_gold(source, name=filename, max_bytes=max_bytes)
+    if max_rows is not None and len(records) > max_rows:
+        raise TooLargeForRequest(
+            count=len(records), what="gold pairs", instead=MESSAGES["gold_in_parts"]
+        )
     qids = set(campaign.topics.values_list("qid", flat=True))
     grades = campaign.grades
     problems = []

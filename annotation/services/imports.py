@@ -39,6 +39,7 @@ from annotation.services.external import EXTERNAL_KINDS, check_judge_name
 from annotation.services.tallies import count_topics, tally_pairs
 from evaluation.services import read_upload
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
+from jobs.limits import TooLargeForRequest
 
 
 def max_import_bytes() -> int:
@@ -73,6 +74,7 @@ MESSAGES = {
         "{wanted}"
     ),
     "bad_judge": "{problem}",
+    "as_job": "A job imports the file instead.",
 }
 
 
@@ -131,6 +133,7 @@ def import_judgments(
     add_missing_pairs: bool = False,
     max_bytes=_SETTING,
     max_errors: int = MAX_ERRORS,
+    max_rows: int | None = None,
 ) -> ImportResult:
     """Import the file's grades into the campaign, all or nothing.
 
@@ -143,6 +146,9 @@ def import_judgments(
     pairs missing from the pool (source "graded", not given to this campaign's judges until
     the next assignment) instead of refusing them. ``max_bytes``: the file's limit after
     decompression (default settings.MAX_UPLOAD_MB; None: none, for the command line).
+    ``max_rows``: a request's SYNC_WRITE_ROWS; a file with more grades raises
+    jobs.limits.TooLargeForRequest once read, before anything is checked or stored (the page
+    and the API then hand it to a job: annotation.tasks.import_judgments_job).
 
     Raises TrecFormatError (file:line problems, nothing stored) or ValidationError (a bad
     choice). The same file with the same choices again returns a result with ``record``
@@ -164,6 +170,10 @@ def import_judgments(
     parsed = formats.read_judgments(
         data, name=name, fmt=fmt or None, max_bytes=max_bytes, max_errors=max_errors
     )
+    if max_rows is not None and len(parsed.records) > max_rows:
+        raise TooLargeForRequest(
+            count=len(parsed.records), what="grades", instead=MESSAGES["as_job"]
+        )
     fmt = parsed.fmt
     if not judge_kind:
         judge_kind = JudgeKind.MACHINE if fmt == ImportFormat.UMBRELA else JudgeKind.OUTSIDE

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.assignment import interleave, shuffled_order
 from annotation.models import Assignment, AssignmentStatus, Campaign, Judgment, PoolOrdering
+from annotation.services.common import set_positions
 from annotation.strategies import plan_order
 
 UNKNOWN_ORDERING = "Unknown pool ordering {value!r}; choose from {choices}."
@@ -172,7 +173,7 @@ def reorder_pool(*, campaign: Campaign) -> int:
             for pk in order:
                 position += 1
                 moved.append(Assignment(pk=pk, position=position))
-        Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
+        set_positions(moved)
         state = dict(campaign.pool_ordering_state or {})
         state.update(graded=graded_count(campaign), at=timezone.now().isoformat())
         Campaign.objects.filter(pk=campaign.pk).update(pool_ordering_state=state)
@@ -215,7 +216,7 @@ def _reshuffle(campaign: Campaign) -> int:
             for pk in order:
                 top[judge_id] = top.get(judge_id, 0) + 1
                 moved.append(Assignment(pk=pk, position=top[judge_id]))
-        Assignment.objects.bulk_update(moved, ["position"], batch_size=2000)
+        set_positions(moved)
         state = {k: v for k, v in (campaign.pool_ordering_state or {}).items() if k != "at"}
         Campaign.objects.filter(pk=campaign.pk).update(pool_ordering_state=state)
     return len(moved)

@@ -15,13 +15,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from annotation import tasks
 from annotation.access import get_campaign_for_lead
 from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, Publication
 from annotation.services import adjudication as service
 from annotation.services import final_grades
-from annotation.views.common import paginate, plural
+from annotation.views.common import paginate, plural, start_campaign_job
 from config.exports import write_csv
 from config.ids import parse_id
+from jobs.limits import fits_in_request
 
 # How the publish page names each basis of a final grade.
 BASIS_LABELS = {
@@ -170,6 +172,18 @@ def publish(request, pk):
     lead leaves them out, explicitly."""
     campaign = get_campaign_for_lead(request.user, pk)
     error, status, blocked = "", 200, None
+    if request.method == "POST" and not fits_in_request(campaign.pairs.count()):
+        # More grades than a request may write (SYNC_WRITE_ROWS): a job publishes them.
+        return start_campaign_job(
+            request,
+            campaign,
+            kind="publish",
+            title="Publish the qrels",
+            task=tasks.publish_job,
+            name=request.POST.get("name", ""),
+            description=request.POST.get("description", "").strip(),
+            leave_out_undecided=request.POST.get("leave_out") == "on",
+        )
     if request.method == "POST":
         try:
             publication = service.publish(

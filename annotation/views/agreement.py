@@ -27,6 +27,7 @@ from annotation.views.common import paginate, plural, query_url, sorting
 from config.exports import write_csv
 from config.ids import parse_id
 from evaluation.trec import TrecFormatError
+from jobs.limits import TooLargeForRequest, sync_write_limit
 
 WEIGHT_LABELS = {"quadratic": "Quadratic", "linear": "Linear", "none": "Unweighted"}
 DOWNLOAD_FORMATS = ("json", "csv")
@@ -292,7 +293,12 @@ def gold_import(request, pk):
         return render_calibration(request, campaign, status=400, form=form)
     upload = form.cleaned_data["file"]
     try:
-        done = gold_service.import_gold(campaign=campaign, source=upload, filename=upload.name)
+        done = gold_service.import_gold(
+            campaign=campaign,
+            source=upload,
+            filename=upload.name,
+            max_rows=sync_write_limit(),
+        )
     except TrecFormatError as error:
         errors = {
             "summary": MESSAGES["gold_refused"].format(
@@ -305,6 +311,9 @@ def gold_import(request, pk):
     except ValidationError as error:
         errors = {"summary": " ".join(error.messages), "lines": [], "more": 0}
         return render_calibration(request, campaign, status=400, form=form, errors=errors)
+    except TooLargeForRequest as refused:
+        errors = {"summary": str(refused), "lines": [], "more": 0}
+        return render_calibration(request, campaign, status=413, form=form, errors=errors)
     change = done.change
     messages.success(
         request,

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.roles import Role, has_role
-from annotation import forms, services
+from annotation import forms, services, tasks
 from annotation.access import campaigns_judged_by, campaigns_led_by, get_campaign_for_lead
 from annotation.models import (
     Assignment,
@@ -39,8 +39,10 @@ from annotation.views.common import (
     plural,
     recent_jobs,
     remove_judge_with_note,
+    start_campaign_job,
 )
 from config.htmx import is_htmx
+from jobs.limits import fits_in_request
 
 
 @require_GET
@@ -148,6 +150,9 @@ def campaign_edit(request, pk):
     if request.method == "POST":
         form = forms.CampaignForm(request.POST, campaign=campaign)
         if form.is_valid():
+            job = _large_edit_as_job(request, campaign, form.cleaned_data)
+            if job is not None:
+                return job
             try:
                 notes = _save_campaign(campaign, form.cleaned_data)
             except ValidationError as error:
@@ -177,24 +182,56 @@ def _render_form(request, form, campaign):
     return render(request, template, {"form": form, "campaign": campaign})
 
 
+def _changes(data: dict) -> dict:
+    """The form's settings, as services.update_campaign takes them."""
+    return {
+        "name": data["name"],
+        "description": data["description"],
+        "scale": data["scale_items"],
+        "guidelines": data["guidelines"],
+        "overlap": data["overlap"],
+        "relevance_threshold": data["relevance_threshold"],
+        "adjudication_rule": data["adjudication_rule"],
+        "gold_min_accuracy": data["gold_min_accuracy"],
+        "pool_ordering": data["pool_ordering"],
+    }
+
+
+def _large_edit_as_job(request, campaign: Campaign, data: dict):
+    """An edit that would write more than a request may (SYNC_WRITE_ROWS: a larger overlap,
+    judges added to a large pool or removed from much open work) is saved by a job, as
+    _save_campaign would save it; the redirect to the job's page, or None."""
+    changes = _changes(data)
+    wanted = set(data["judges"])
+    current = set(campaign.judges.all())
+    added = sorted(wanted - current, key=lambda u: u.username)
+    removed = sorted(current - wanted, key=lambda u: u.username)
+    rows = services.update_writes(campaign=campaign, changes=changes)
+    if added:
+        overlap = changes["overlap"]
+        rows += services.assignments_due(campaign=campaign, judges=len(wanted), overlap=overlap)
+    rows += sum(services.open_work(campaign=campaign, judge=judge) for judge in removed)
+    if fits_in_request(rows):
+        return None
+    return start_campaign_job(
+        request,
+        campaign,
+        kind="edit_campaign",
+        title="Save the campaign",
+        task=tasks.edit_campaign_job,
+        changes=changes,
+        add_judges=[judge.pk for judge in added],
+        remove_judges=[judge.pk for judge in removed],
+    )
+
+
 def _save_campaign(campaign: Campaign, data: dict) -> list[tuple[int, str]]:
     """Apply an edit in one transaction: the fields (services.update_campaign, which gives
     pairs more judges if the overlap grew), then the judges, added before removed so that a
     removed judge's open work can go to the new ones. Returns the messages to show."""
     notes = [(messages.SUCCESS, MESSAGES["saved"])]
     with transaction.atomic():
-        change = services.update_campaign(
-            campaign=campaign,
-            name=data["name"],
-            description=data["description"],
-            scale=data["scale_items"],
-            guidelines=data["guidelines"],
-            overlap=data["overlap"],
-            relevance_threshold=data["relevance_threshold"],
-            adjudication_rule=data["adjudication_rule"],
-            gold_min_accuracy=data["gold_min_accuracy"],
-            pool_ordering=data["pool_ordering"],
-        )
+        change = services.update_campaign(campaign=campaign, **_changes(data))
         campaign = change.campaign
         if change.assigned:
             n = change.assigned

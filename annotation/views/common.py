@@ -9,11 +9,13 @@ from django.contrib import messages
 from django.core.paginator import Page, Paginator
 from django.db import transaction
 from django.db.models import Count, Q
+from django.shortcuts import redirect
 
 from annotation import services
 from annotation.models import Assignment, Campaign, TopicTally
 from annotation.services.tallies import topic_sums
 from jobs.models import Job
+from jobs.services import start_job
 
 PAGE_SIZE = 50
 RECENT_JOBS = 5
@@ -161,6 +163,20 @@ def recent_jobs(request, campaign: Campaign, kinds: tuple[str, ...] = ()) -> lis
 
 
 # --- judges --------------------------------------------------------------------------------
+
+
+def start_campaign_job(request, campaign: Campaign, *, kind: str, title: str, task, **params):
+    """A change too large for the request (jobs/limits.py: SYNC_WRITE_ROWS), started as a job
+    on ``campaign``: the redirect to the job's page, which shows its progress and outcome."""
+    job = start_job(
+        kind=f"annotation.{kind}",
+        title=f"{title} ({campaign.name})",
+        user=request.user,
+        task=task,
+        campaign_id=campaign.pk,
+        **params,
+    )
+    return redirect(job)
 
 
 def remove_judge_with_note(campaign: Campaign, judge) -> tuple[int, str]:

@@ -1,6 +1,7 @@
 """Judgments from anywhere, for a campaign's lead: the judges of three kinds, the machine
 settings, and importing grades made elsewhere (inline: the file is read in the request, at
-most settings.MAX_UPLOAD_MB), with every import's provenance."""
+most settings.MAX_UPLOAD_MB; a file of more grades than a request may write, SYNC_WRITE_ROWS,
+goes to a job), with every import's provenance."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import formats, forms, services
+from annotation import formats, forms, services, tasks
 from annotation.access import get_campaign_for_lead
 from annotation.services import imports
 from annotation.services.external import judge_roster
 from evaluation.trec import TrecFormatError
+from jobs.limits import TooLargeForRequest, sync_write_limit
 
 MESSAGES = {
     "imported": "{name}: {summary}",
@@ -60,18 +62,35 @@ def judgments_import(request, pk):
         return render_judgments(request, campaign, status=400, form=form)
     data = form.cleaned_data
     upload = data["file"]
+    choices = {
+        "fmt": data["format"] or None,
+        "judge_kind": data["judge_kind"] or None,
+        "judge_name": data["judge_name"],
+        "add_missing_pairs": data["add_missing_pairs"],
+    }
     try:
+        mapping = imports.parse_mapping(data["mapping"])
         result = imports.import_judgments(
             campaign=campaign,
             source=upload,
             file_name=upload.name,
             user=request.user,
-            fmt=data["format"] or None,
-            judge_kind=data["judge_kind"] or None,
-            judge_name=data["judge_name"],
-            mapping=imports.parse_mapping(data["mapping"]),
-            add_missing_pairs=data["add_missing_pairs"],
+            mapping=mapping,
+            max_rows=sync_write_limit(),
+            **choices,
         )
+    except TooLargeForRequest:
+        # More grades than a request may write: a job imports them (its page shows how).
+        job = tasks.start_import_job(
+            campaign=campaign,
+            upload=upload,
+            user=request.user,
+            what="judgments",
+            task=tasks.import_judgments_job,
+            mapping=mapping,
+            **choices,
+        )
+        return redirect(job)
     except TrecFormatError as error:
         errors = {
             "summary": MESSAGES["refused"].format(

@@ -12,7 +12,7 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import forms
+from annotation import forms, tasks
 from annotation.access import get_campaign_for_lead
 from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
 from annotation.models import (
@@ -24,7 +24,8 @@ from annotation.models import (
     MachineRun,
 )
 from annotation.services import audits, machine_judges, machine_runs
-from annotation.views.common import paginate, plural
+from annotation.views.common import paginate, plural, start_campaign_job
+from jobs.limits import TooLargeForRequest, sync_write_limit
 
 MESSAGES = {
     "created": "Created the machine judge {label}. Run it over the pool below.",
@@ -271,10 +272,22 @@ def machine_audit(request, pk):
             size=data["size"],
             seed=data["seed"],
             user=request.user,
+            max_rows=sync_write_limit(),
         )
     except ValidationError as error:
         messages.error(request, MESSAGES["audit_refused"].format(reason=" ".join(error.messages)))
         return redirect(target, pk=campaign.pk)
+    except TooLargeForRequest:
+        return start_campaign_job(
+            request,
+            campaign,
+            kind="send_audit",
+            title=f"Send a {data['kind']} audit",
+            task=tasks.send_audit_job,
+            audit_kind=data["kind"],
+            size=data["size"],
+            seed=data["seed"],
+        )
     kind = AuditKind(result.kind).label.lower()
     if result.repeated:
         audit = result.audit

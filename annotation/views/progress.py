@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import forms, services
+from annotation import forms, services, tasks
 from annotation.access import get_campaign_for_lead
 from annotation.models import Campaign, CampaignJudge
 from annotation.views.common import (
@@ -21,7 +21,9 @@ from annotation.views.common import (
     plural,
     remove_judge_with_note,
     sorting,
+    start_campaign_job,
 )
+from jobs.limits import fits_in_request
 
 JUDGE_COLUMNS = [
     ("judge", "Judge", False),
@@ -142,7 +144,22 @@ def campaign_judges(request, pk):
         messages.error(request, _form_errors(form))
         return redirect(_back(request, campaign))
     judge = form.cleaned_data["judge"]
-    if form.cleaned_data["action"] == "add":
+    adding = form.cleaned_data["action"] == "add"
+    if adding:
+        rows = services.assignments_due(campaign=campaign, judges=campaign.judges.count() + 1)
+    else:
+        rows = services.open_work(campaign=campaign, judge=judge)
+    if not fits_in_request(rows):
+        change = {"add_judges": [judge.pk]} if adding else {"remove_judges": [judge.pk]}
+        return start_campaign_job(
+            request,
+            campaign,
+            kind="edit_campaign",
+            title=f"{'Add' if adding else 'Remove'} judge {judge}",
+            task=tasks.edit_campaign_job,
+            **change,
+        )
+    if adding:
         n = services.add_judge(campaign=campaign, judge=judge)
         messages.success(request, MESSAGES["added_judge"].format(user=judge, n=n, s=plural(n)))
     else:
@@ -161,6 +178,17 @@ def reassign(request, pk):
         return redirect(_back(request, campaign))
     source, target = form.cleaned_data["from_judge"], form.cleaned_data["to_judge"]
     topic = form.cleaned_data["topic"]
+    if not fits_in_request(services.open_work(campaign=campaign, judge=source, topic=topic)):
+        return start_campaign_job(
+            request,
+            campaign,
+            kind="reassign",
+            title=f"Move {source}'s open pairs to {target}",
+            task=tasks.reassign_job,
+            from_judge=source.pk,
+            to_judge=target.pk,
+            topic=topic.pk if topic is not None else None,
+        )
     try:
         n = services.reassign(campaign=campaign, from_judge=source, to_judge=target, topic=topic)
     except ValidationError as error:

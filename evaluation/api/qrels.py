@@ -26,6 +26,9 @@ from evaluation.api.common import (
 from evaluation.binary import binarise, binary_threshold
 from evaluation.models import QrelsVersion
 from evaluation.trec import TrecFormatError
+from jobs.api import JobSerializer, accepted
+from jobs.limits import TooLargeForRequest, sync_write_limit
+from jobs.services import drop_staged, stage_upload, start_job
 
 
 class QrelsSerializer(serializers.ModelSerializer):
@@ -129,6 +132,27 @@ def diff_data(old: QrelsVersion, new: QrelsVersion) -> dict:
     }
 
 
+def _import_as_job(request, data: dict):
+    """A qrels file of more grades than a request may write: staged and imported by a job."""
+    upload = data["file"]
+    staged = stage_upload(upload, prefix="qrels")
+    try:
+        job = start_job(
+            kind="evaluation.import_qrels",
+            title=f"Import qrels {upload.name} as {data['name']}",
+            user=request.user,
+            task=tasks.import_qrels_task,
+            staged=staged,
+            filename=upload.name,
+            name=data["name"],
+            description=data["description"],
+        )
+    except BaseException:
+        drop_staged(staged)  # no job will read it
+        raise
+    return accepted(job, request)
+
+
 class PlainTextRenderer(BaseRenderer):
     media_type = "text/plain"
     format = "txt"
@@ -165,10 +189,12 @@ class QrelsViewSet(
     upload_actions = frozenset({"create"})
 
     @extend_schema(
-        summary="Import a TREC qrels file as the next version of a name",
+        summary="Import a TREC qrels file as the next version of a name (a job when it holds "
+        "more than SYNC_WRITE_ROWS grades: 202 with the job to poll)",
         request={"multipart/form-data": QrelsUploadSerializer},
         responses={
             201: QrelsSerializer,
+            202: JobSerializer,
             400: UPLOAD_REFUSED,
         },
     )
@@ -184,9 +210,12 @@ class QrelsViewSet(
                 description=data["description"],
                 user=request.user,
                 max_bytes=tasks.max_upload_bytes(),
+                max_rows=sync_write_limit(),
             )
         except TrecFormatError as error:
             return trec_errors(error)
+        except TooLargeForRequest:
+            return _import_as_job(request, data)
         body = QrelsSerializer(qrels, context=self.get_serializer_context()).data
         return created(body, request, "api:qrels-detail", qrels.pk)
 

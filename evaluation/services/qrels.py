@@ -16,6 +16,7 @@ from django.db import transaction
 from evaluation import trec
 from evaluation.models import QrelsEntry, QrelsSource, QrelsVersion
 from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
+from jobs.limits import TooLargeForRequest
 
 
 def qrels_to_trec_bytes(frame: pl.DataFrame) -> bytes:
@@ -32,11 +33,19 @@ def import_qrels(
     description: str = "",
     user=None,
     max_bytes: int | None = None,
+    max_rows: int | None = None,
 ) -> QrelsVersion:
-    """Validate a TREC qrels file and publish it as the next version of ``name``."""
+    """Validate a TREC qrels file and publish it as the next version of ``name``. A file of
+    more than ``max_rows`` grades (a request's SYNC_WRITE_ROWS) raises
+    jobs.limits.TooLargeForRequest once read, before anything is stored: the API then hands
+    it to a job (evaluation.tasks.import_qrels_task)."""
     if not name:
         raise ImportRejected(MESSAGES["empty_name"])
     frame = trec.read_qrels(read_upload(source), name=filename, max_bytes=max_bytes)
+    if max_rows is not None and frame.height > max_rows:
+        raise TooLargeForRequest(
+            count=frame.height, what="grades", instead="A job imports the file instead."
+        )
     return store_qrels(
         frame=frame,
         name=name,

@@ -32,6 +32,7 @@ from evaluation.views.common import (
     scoring_context,
     sender_context,
 )
+from jobs.limits import TooLargeForRequest
 from jobs.services import start_job
 
 TOPICS_PER_PAGE = 100
@@ -327,7 +328,11 @@ def send_and_report(request, *, scoring, campaign, k: int, pairs, back: str):
     if not pairs:
         messages.info(request, MESSAGES["nothing_unjudged"].format(k=k, qrels=scoring.qrels.label))
         return redirect(back)
-    sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
+    try:
+        sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
+    except TooLargeForRequest as refused:
+        messages.error(request, str(refused))
+        return redirect(back)
     n = sent.added + sent.already
     if n:
         messages.success(

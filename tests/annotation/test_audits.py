@@ -292,6 +292,24 @@ def test_api_sends_an_audit_once_and_lists_it(api, world):
     assert api.get(f"{url}{body['audit']['id']}/").json()["kind"] == "sample"
 
 
+def test_api_sends_an_audit_larger_than_a_request_may_write_by_a_job(
+    api, world, settings, django_capture_on_commit_callbacks
+):
+    """More pairs than SYNC_WRITE_ROWS (jobs/limits.py): 202, and a job sends them."""
+    settings.SYNC_WRITE_ROWS = 3
+    url = f"/api/v1/campaigns/{world[0].pk}/machine-audits/"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(url, {"kind": "sample", "size": 5, "seed": 9}, format="json")
+    assert response.status_code == 202, response.content
+    job = api.get(response["Location"]).json()
+    assert (job["status"], job["kind"]) == ("succeeded", "annotation.send_audit"), job
+    assert job["result"]["summary"] == (
+        "Sent 5 pairs to the human judges for audit: 10 assignments made."
+    )
+    audit = MachineAudit.objects.get(pk=job["result"]["audit"])
+    assert (audit.sent, audit.seed, audit.size, audit.sent_by) == (5, 9, 5, world[1])
+
+
 def test_api_refusals_say_why(api, world):
     url = f"/api/v1/campaigns/{world[0].pk}/machine-audits/"
     too_many = api.post(url, {"kind": "sample", "size": 500}, format="json")

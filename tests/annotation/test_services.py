@@ -127,6 +127,39 @@ def test_pooling_two_runs_assigns_every_pair_to_overlap_judges(people):
     assert (again.added, again.already, again.assigned) == (0, 10, 0)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_pairs_added_in_batches_commit_each_batch_and_a_second_run_adds_the_rest(people):
+    """A job adds a large pool a batch per transaction (other writers get the database in
+    between); a batch that fails leaves the ones before it, and running again completes."""
+    campaign = make_campaign(people, overlap=2)
+    pairs = [("1", f"d{i}") for i in range(5)] + [("2", "e1"), ("zz", "x")]  # zz: no topic
+    seen = []
+
+    with pytest.raises(ValidationError, match="zz"):
+        services.add_pairs_in_batches(
+            campaign=campaign,
+            pairs=pairs,
+            source=PairSource.IMPORTED,
+            batch=2,
+            on_batch=lambda done, total: seen.append((done, total)),
+        )
+    assert seen == [(2, 7), (4, 7), (6, 7)], "three batches committed before the bad one"
+    assert Pair.objects.filter(campaign=campaign).count() == 6
+
+    change = services.add_pairs_in_batches(
+        campaign=campaign, pairs=pairs[:-1], source=PairSource.IMPORTED, batch=2
+    )
+    assert (change.added, change.already, change.assigned) == (0, 6, 0)
+    once = services.add_pairs(
+        campaign=make_campaign(people, overlap=2), pairs=pairs[:-1], source=PairSource.IMPORTED
+    )
+    assert (once.added, once.assigned) == (6, 12), "the same pairs at once, for comparison"
+    per_pair = Counter(
+        Assignment.objects.filter(pair__campaign=campaign).values_list("pair_id", flat=True)
+    )
+    assert set(per_pair.values()) == {2}, "every pair of the batches has its overlap"
+
+
 def test_each_judge_works_through_whole_topics_in_their_own_order(people):
     campaign = make_campaign(people, overlap=1, topics=("1",))
     services.add_pairs(

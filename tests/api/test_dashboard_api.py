@@ -395,6 +395,28 @@ def test_a_lead_sends_a_runs_unjudged_top_k_to_a_campaign(api, world, led_campai
     assert (again.json()["added"], again.json()["already"]) == (0, 2), "sending twice adds nothing"
 
 
+def test_more_unjudged_pairs_than_a_request_may_write_are_a_413_and_nothing_is_sent(
+    api, world, led_campaign, settings
+):
+    """At most SYNC_WRITE_ROWS pairs per request (jobs/limits.py): the two kept pairs of
+    bm25's top 2 are one too many here, and the answer says what to do instead."""
+    settings.SYNC_WRITE_ROWS = 1
+    qrels, bm25, _ = world
+    lead, campaign = led_campaign
+
+    response = api(lead).post(
+        "/api/v1/unjudged/",
+        {"qrels": qrels.pk, "campaign": campaign.pk, "run": bm25.pk, "k": 2},
+        format="json",
+    )
+
+    assert response.status_code == 413, response.content
+    detail = response.json()["detail"]
+    assert detail.startswith("2 unjudged pairs are more than one request may write: at most 1")
+    assert "a smaller k, or one topic" in detail and "/pairs/" in detail
+    assert not campaign.pairs.exists()
+
+
 def test_a_lead_sends_a_topics_unjudged_documents_of_every_scored_run(api, world, led_campaign):
     qrels, _, _ = world
     lead, campaign = led_campaign

@@ -10,6 +10,7 @@ from accounts.roles import Role
 from evaluation import tasks
 from jobs.models import Job, JobStatus
 from jobs.services import start_job
+from tests.jobs.locks import short_busy_timeout  # noqa: F401 (a fixture)
 
 RUN = b"1 Q0 d1 1 3.0 bm25\n1 Q0 d2 2 2.0 bm25\n2 Q0 d4 1 5.5 bm25\n"
 
