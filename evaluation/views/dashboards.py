@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import Role, has_role
 from evaluation import dashboards, measures, services, tasks
+from evaluation.dashboards.leaderboard import is_judged
 from evaluation.measures import reference
 from evaluation.models import Run
 from evaluation.views.common import (
@@ -106,6 +107,9 @@ def leaderboard(request):
             "headers": headers,
             "chart": board.chart() if board.rows else None,
             "judged_limit": f"{dashboards.JUDGED_WARNING:.0%}",
+            "judged_columns": " and ".join(
+                measures.display_name(name) for name in board.columns if is_judged(name)
+            ),
             "query": scoring.query(),
             "runs_for_compare": [row.run for row in board.rows],
             "bounds": bounds,
@@ -125,9 +129,10 @@ def leaderboard(request):
 
 
 def _headers(scoring, board) -> list[dict]:
-    """Sort links: a click sorts by the column (measures largest first), again reverses."""
+    """Sort links: a click sorts by the column (measures largest first), again reverses.
+    The measures in the page's order (judged@k first, Leaderboard.columns)."""
     columns = [("system", "System", None)] + [
-        (name, measures.display_name(name), name) for name in scoring.names
+        (name, measures.display_name(name), name) for name in board.columns
     ]
     headers = []
     for key, label, title in columns:
