@@ -8,6 +8,8 @@ it; the numbers come from evaluation.dashboards."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -68,7 +70,7 @@ def measures_page(request):
 @login_required
 def leaderboard(request):
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET)
+    form, scoring = read_scoring(request.GET, request)
     if scoring is None:
         return no_scoring(request, "evaluation/leaderboard.html", form)
     board = dashboards.build_leaderboard(scoring, sort=request.GET.get("sort", ""))
@@ -112,6 +114,8 @@ def leaderboard(request):
             ),
             "query": scoring.query(),
             "runs_for_compare": [row.run for row in board.rows],
+            # An empty board (a version just published, say): where the runs are scored.
+            "scored_elsewhere": _scored_elsewhere(scoring) if not board.rows else None,
             "bounds": bounds,
             "download_layouts": ("trec_eval", "ir_measures", "tot", "jsonl"),
             "bounds_url": scoring.query(
@@ -126,6 +130,19 @@ def leaderboard(request):
             ),
         },
     )
+
+
+def _scored_elsewhere(scoring):
+    """The version most runs are scored against, when it is not the page's: (its label,
+    this page's address on it), or None."""
+    qrels, reason = dashboards.choose_qrels()
+    if (
+        qrels is None
+        or qrels.pk == scoring.qrels.pk
+        or reason != dashboards.QrelsReason.MOST_SCORED
+    ):
+        return None
+    return qrels, dataclasses.replace(scoring, qrels=qrels).query()
 
 
 def _headers(scoring, board) -> list[dict]:
@@ -209,7 +226,7 @@ def pool_fairness(request):
 @login_required
 def topic_detail(request, qid):
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET)
+    form, scoring = read_scoring(request.GET, request)
     run_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
     k = int_param(request.GET.get("k"))
     keep = {"measure": request.GET.get("measure"), "k": k, "runs": run_ids}
@@ -257,7 +274,7 @@ def document_text(request):
 def compare(request):
     """Baseline against one or several runs on one measure: deltas, tests, intervals."""
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET)
+    form, scoring = read_scoring(request.GET, request)
     baseline_id = int_param(request.GET.get("baseline"), high=2**63 - 1)
     other_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
     keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}
