@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db.models import Count
 
 from config.ids import parse_id
 from evaluation import dashboards, measures
@@ -41,18 +42,25 @@ class ScoringForm(forms.Form):
     relevance_level = forms.CharField(required=False, max_length=20)
     complete = forms.CharField(required=False, max_length=10)
 
-    def __init__(self, data=None, **kwargs):
+    def __init__(self, data=None, *, remembered: int | None = None, **kwargs):
+        """``remembered``: the qrels version the user chose last (a pk), shown when the
+        parameters name none (dashboards.choose_qrels)."""
         super().__init__(data, **kwargs)
         self.measure_specs = data.getlist("measures") if data is not None else []
         self.scoring: dashboards.Scoring | None = None
+        self.remembered = remembered
+        self.qrels_reason = dashboards.QrelsReason.ASKED
 
     def clean(self):
         data = super().clean()
         if self.errors:
             return data
+        qrels = data.get("qrels")
+        if qrels is None:
+            qrels, self.qrels_reason = dashboards.choose_qrels(self.remembered)
         try:
             self.scoring = dashboards.make_scoring(
-                qrels=data.get("qrels"),
+                qrels=qrels,
                 measure_specs=self.measure_specs,
                 gain=data.get("gain"),
                 relevance_level=data.get("relevance_level"),
@@ -70,12 +78,22 @@ def scoring_choices(scoring: dashboards.Scoring | None) -> dict:
     menu = [*dashboards.MEASURE_MENU, *(s for s in dashboards.MORE_MEASURES if _computed(s))]
     menu += [s for s in chosen if s not in menu]
     return {
-        "qrels_versions": list(QrelsVersion.objects.only("name", "version")),
+        "qrels_versions": qrels_menu(),
         "measure_menu": [
             (spec, measures.display_name(spec.replace(".", "_", 1)), spec in chosen)
             for spec in menu
         ],
     }
+
+
+def qrels_menu() -> list[QrelsVersion]:
+    """Every qrels version, each with its topic count and ``scored_runs`` (runs scored
+    against it with any options), so a menu can tell a 5-topic version from the one the
+    runs are scored on."""
+    versions = QrelsVersion.objects.only(
+        "name", "version", "topic_count", "judgment_count", "created_at"
+    )
+    return list(versions.annotate(scored_runs=Count("evaluations__run", distinct=True)))
 
 
 def _computed(spec: str) -> bool:

@@ -3,7 +3,8 @@
 annotation builds pools from evaluation's runs, so it imports evaluation; the reverse would
 be a cycle (DESIGN.md). Yet a few evaluation pages need judging's data: the campaigns a lead
 may send unjudged documents to, adding those pairs to a pool, a document's text for the
-"show document" panel, and a topic's query text beside its qid. and the depth a qrels version's pool was built at (the leave-one-run-out test). annotation
+"show document" panel, and a topic's query text beside its qid. the depth a qrels version's pool was built at (the leave-one-run-out test), and where a
+published qrels version came from (its page). annotation
 answers these by registering a ``JudgingLink`` from its ``AppConfig.ready``; evaluation only
 calls it.
 """
@@ -28,6 +29,23 @@ class SentToJudging:
 
 
 @dataclass(frozen=True)
+class QrelsOrigin:
+    """Where a qrels version published from a campaign came from, as ``user`` may see it:
+    the campaign (its page's address only for those who may open it), the adjudication
+    rule and relevance threshold frozen at publication, who published it and when, and the
+    address of each grade's provenance (CSV) for those who may download it ("" otherwise)."""
+
+    campaign: str
+    campaign_url: str
+    rule: str
+    relevance_threshold: int
+    published_by: str
+    published_at: Any
+    left_out: int
+    provenance_url: str
+
+
+@dataclass(frozen=True)
 class JudgingLink:
     """The judging side's answers. Each is a plain callable:
 
@@ -38,7 +56,9 @@ class JudgingLink:
       url attributes), preferring one of a campaign that has topic ``qid``, or None;
     - ``topic_queries(qids)``: {qid: query text} for the qids some campaign has;
     - ``pool_depth(qrels)``: the depth the pool behind a published qrels version was built
-      at from stored runs, or None when it was not pooled (imported qrels, hand-made pools).
+      at from stored runs, or None when it was not pooled (imported qrels, hand-made pools);
+    - ``qrels_origin(qrels, user)``: a ``QrelsOrigin`` for a version published from a
+      campaign, None for an imported one.
     """
 
     campaigns_led_by: Callable[[Any], Any]
@@ -46,6 +66,7 @@ class JudgingLink:
     find_document: Callable[[str, str], Any | None]
     topic_queries: Callable[[list[str]], dict[str, str]]
     pool_depth: Callable[[Any], int | None]
+    qrels_origin: Callable[[Any, Any], QrelsOrigin | None]
 
 
 _link: JudgingLink | None = None

@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from evaluation.trec.source import TEXT_HEAD, text_problem
+
 __all__ = [
     "LAYOUTS",
     "MAX_ERRORS",
@@ -134,6 +136,8 @@ def read_leaderboard(data: bytes, layout: str, *, filename: str = "leaderboard")
     Blank lines are skipped; an entry (run, topic, measure) given twice is an error."""
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
+    if problem := text_problem(data[:TEXT_HEAD]):
+        raise LeaderboardFormatError([f"{filename}:0: {problem}"], 1)
     errors: list[str] = []
     total = 0
 

@@ -10,6 +10,7 @@ urlpatterns = [
     path("qrels/<int:pk>/", qrels.qrels_detail, name="qrels-detail"),
     path("qrels/<int:pk>/download/", qrels.qrels_download, name="qrels-download"),
     path("qrels/<int:pk>/diff/<int:other>/", qrels.qrels_diff, name="qrels-diff"),
+    path("qrels/<int:pk>/compare/", qrels.qrels_compare, name="qrels-compare"),
     # Runs (evaluation/views/runs.py, upload.py): leads and engineers; engineers upload.
     path("runs/", runs.run_list, name="run-list"),
     path("runs/upload/", upload.run_upload, name="run-upload"),

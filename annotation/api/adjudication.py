@@ -10,7 +10,6 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from annotation import tasks
@@ -59,15 +58,6 @@ class QueueParameters(QueryParameters):
     )
 
 
-class QueuePagination(PageNumberPagination):
-    """The queue a page at a time (``page``, ``page_size`` up to 1000), like every list of
-    the API: a campaign of hundreds of thousands of judgments has tens of thousands of
-    disputed pairs."""
-
-    page_size_query_param = "page_size"
-    max_page_size = 1000
-
-
 @extend_schema_view(
     list=extend_schema(
         summary="Disputed pairs in the order to decide them",
@@ -80,7 +70,8 @@ class DisagreementViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.Gener
     spread, widest first; a page at a time ({count, next, previous, results})."""
 
     serializer_class = PairStateSerializer
-    pagination_class = QueuePagination
+    # Paged like every list of the API (config.pagination): a campaign of hundreds of
+    # thousands of judgments has tens of thousands of disputed pairs.
     # The queue's own parameters (QueueParameters) filter it; no generic filter backends.
     filter_backends = []
 

@@ -2,15 +2,17 @@
 evaluation may not import annotation (annotation imports it), so AnnotationConfig.ready
 registers these. They serve the "send unjudged documents to judging" forms, the document
 panel of the dashboards, the query text beside a topic's qid and the pool depth of the
-leave-one-run-out test.
+leave-one-run-out test, and the origin a published qrels version's page shows.
 """
 
 from django.db.models import Q
+from django.urls import reverse
 
+from accounts.roles import Role, has_role
 from annotation.access import campaigns_led_by
-from annotation.models import Document, PairSource, Topic
+from annotation.models import AdjudicationRule, Document, PairSource, Publication, Topic
 from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
-from evaluation.judging import JudgingLink, SentToJudging
+from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging
 from jobs.limits import check_sync_write
 
 MESSAGES = {
@@ -59,10 +61,35 @@ def topic_queries(qids: list[str]) -> dict[str, str]:
     return dict(found)  # later campaigns overwrite earlier ones
 
 
+def qrels_origin(qrels, user) -> QrelsOrigin | None:
+    """The campaign and publication behind a qrels version (None: imported). Its page and
+    the provenance of each grade (every judge's grade by username) are the campaign lead's
+    and the admins' (annotation.access.get_campaign_for_lead); others read the name only."""
+    publication = (
+        Publication.objects.select_related("campaign", "published_by").filter(qrels=qrels).first()
+    )
+    if publication is None:
+        return None
+    campaign = publication.campaign
+    leads = user.is_superuser or (campaign.lead_id == user.pk and has_role(user, Role.LEAD))
+    provenance = reverse("annotation:campaign-download", args=[campaign.pk, "provenance"])
+    return QrelsOrigin(
+        campaign=campaign.name,
+        campaign_url=campaign.get_absolute_url() if leads else "",
+        rule=AdjudicationRule(publication.rule).label,
+        relevance_threshold=publication.relevance_threshold,
+        published_by=publication.published_by.get_username() if publication.published_by else "",
+        published_at=publication.published_at,
+        left_out=publication.counts.get("left_out", 0),
+        provenance_url=f"{provenance}?publication={publication.pk}" if leads else "",
+    )
+
+
 LINK = JudgingLink(
     campaigns_led_by=campaigns_led_by,
     send_pairs=send_unjudged_pairs,
     find_document=find_document,
     topic_queries=topic_queries,
     pool_depth=pool_depth_of_qrels,
+    qrels_origin=qrels_origin,
 )

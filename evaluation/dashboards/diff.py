@@ -131,6 +131,10 @@ class RunDiff:
 
     def totals(self) -> dict:
         tau = [t.tau_ap for t in self.topics if t.tau_ap is not None]
+        # Two lists of the same length lose as many documents as they gain, so only_a ==
+        # only_b says nothing: the page shows how much of the longer list both share.
+        common = sum(t.common for t in self.topics)
+        longer = sum(t.common + max(t.only_a, t.only_b) for t in self.topics)
         return {
             "topics": len(self.topics),
             "compared": len(self.compared),
@@ -140,9 +144,12 @@ class RunDiff:
             "flipped": len(self.flipped),
             "only_a": sum(t.only_a for t in self.topics),
             "only_b": sum(t.only_b for t in self.topics),
+            "common": common,
+            "longer": longer,
             "entering": sum(t.entering for t in self.topics),
             "mean_rbo": float(np.mean([t.rbo for t in self.topics])) if self.topics else None,
             "mean_tau_ap": float(np.mean(tau)) if tau else None,
+            "shared": common / longer if longer else None,
         }
 
 

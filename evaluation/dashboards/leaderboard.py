@@ -1,5 +1,10 @@
 """The leaderboard: every run scored with a Scoring, grouped by system, each measure's mean
-with its 95% bootstrap interval, the best of each column marked, low judged@k flagged."""
+with its 95% bootstrap interval, the best of each column marked, low judged@k flagged.
+
+The page shows the judged@k columns first, beside the run (``Leaderboard.columns``,
+``Row.shown_cells``): they say how far the other numbers can be trusted, and the warning
+above the table points at them, so they must not be the column a narrow screen cuts off.
+The cells themselves stay in the scoring's order (the API's)."""
 
 from __future__ import annotations
 
@@ -33,6 +38,11 @@ class Row:
     def warning(self) -> str:
         return next((cell.warning for cell in self.cells if cell.warning), "")
 
+    @property
+    def shown_cells(self) -> list[Cell]:
+        """The cells in the page's column order (display_order)."""
+        return sorted(self.cells, key=lambda cell: not is_judged(cell.name))
+
 
 @dataclass
 class Leaderboard:
@@ -41,6 +51,11 @@ class Leaderboard:
     sort: str  # "system" or a measure's output name
     descending: bool
     unscored: int
+
+    @property
+    def columns(self) -> list[str]:
+        """The measures' output names in the page's column order (display_order)."""
+        return display_order(self.scoring.names)
 
     @property
     def chart_measure(self) -> str:
@@ -63,6 +78,16 @@ class Leaderboard:
         return sum(1 for row in self.rows if row.warning)
 
 
+def is_judged(name: str) -> bool:
+    """judged_10, the share of judged documents in the top k: no quality measure."""
+    return name.startswith("judged_")
+
+
+def display_order(names: list[str]) -> list[str]:
+    """The judged@k names first, then the others, each group in its given order."""
+    return sorted(names, key=lambda name: not is_judged(name))
+
+
 def parse_sort(sort: str, names: list[str]) -> tuple[str, bool]:
     """``-ndcg_cut_10`` (largest first), ``ndcg_cut_10`` or ``system``; an unknown key falls
     back to nDCG@10 (or the first measure), largest first."""
@@ -82,7 +107,7 @@ def build_leaderboard(scoring: Scoring, *, sort: str = "") -> Leaderboard:
     services.ensure_intervals(evaluations)
     best = {}
     for name in names:
-        if not name.startswith("judged_"):
+        if not is_judged(name):
             best[name] = max((e.means.get(name, -np.inf) for e in evaluations), default=None)
     rows = []
     for evaluation in evaluations:
@@ -91,7 +116,7 @@ def build_leaderboard(scoring: Scoring, *, sort: str = "") -> Leaderboard:
             mean = evaluation.means[name]
             low, high = evaluation.intervals.get(name, (None, None))
             warning = ""
-            if name.startswith("judged_") and mean < JUDGED_WARNING:
+            if is_judged(name) and mean < JUDGED_WARNING:
                 share = {"share": mean, "k": cutoff_of(name), "limit": JUDGED_WARNING}
                 warning = MESSAGES["judged_warning"].format(**share)
             cells.append(Cell(name, mean, low, high, best.get(name) == mean, warning))

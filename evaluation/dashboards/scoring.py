@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.db import models
+from django.db.models import Count
+
 from evaluation import measures, services
 from evaluation.measures import specs
 from evaluation.models import Evaluation, QrelsVersion, Run
@@ -210,9 +213,46 @@ class Scoring:
         }
 
 
+class QrelsReason(models.TextChoices):
+    """Why a page shows the qrels version it shows (``choose_qrels``)."""
+
+    ASKED = "asked", "chosen"
+    REMEMBERED = "remembered", "your last choice"
+    MOST_SCORED = "most_scored", "the version most runs are scored against"
+    NEWEST = "newest", "the newest version: no run is scored yet"
+
+
+def choose_qrels(remembered: int | None = None) -> tuple[QrelsVersion | None, QrelsReason]:
+    """The qrels version a page shows when its address names none, and why: the one the
+    user chose last (``remembered``, a pk) while it exists; else the one most runs are scored
+    against (any options; ties to the newest), so a leaderboard keeps the qrels its runs were
+    scored on when a campaign publishes a new version; else the newest. None when there is
+    no qrels version at all. Two queries at most."""
+    if remembered is not None:
+        found = QrelsVersion.objects.filter(pk=remembered).first()
+        if found is not None:
+            return found, QrelsReason.REMEMBERED
+    most = (
+        Evaluation.objects.values("qrels")
+        .annotate(runs=Count("run", distinct=True))
+        .order_by("-runs", "-qrels__created_at", "-qrels")
+        .first()
+    )
+    if most is not None:
+        return QrelsVersion.objects.get(pk=most["qrels"]), QrelsReason.MOST_SCORED
+    return QrelsVersion.objects.order_by("-created_at", "-pk").first(), QrelsReason.NEWEST
+
+
 def default_qrels() -> QrelsVersion | None:
-    """The qrels version a page shows when none is chosen: the newest one published."""
-    return QrelsVersion.objects.order_by("-created_at", "-pk").first()
+    """The qrels version a page or the API shows when none is named (choose_qrels)."""
+    return choose_qrels()[0]
+
+
+def newer_versions(qrels: QrelsVersion) -> list[QrelsVersion]:
+    """The versions of ``qrels``'s name published after it, newest first."""
+    return list(
+        QrelsVersion.objects.filter(name=qrels.name, version__gt=qrels.version).order_by("-version")
+    )
 
 
 def make_scoring(

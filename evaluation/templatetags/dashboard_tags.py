@@ -55,7 +55,7 @@ def leaderboard_cells(row, bounds=None, bounds_measure="") -> str:
     11 measures, template tags and Django's lazy escaping cost most of the page's time. The
     numbers are formatted floats; the two texts are escaped."""
     parts = []
-    for cell in row.cells:
+    for cell in row.shown_cells:
         classes = "num value" + (" best" if cell.best else "") + (" warn" if cell.warning else "")
         title = f' title="{escape(cell.warning)}"' if cell.warning else ""
         interval = (

@@ -11,7 +11,13 @@ NUL bytes, UTF-8). Shared by the TREC readers and the other line-oriented import
 - Lines end with ``\\n`` and are numbered from 1; a ``\\r`` before the ``\\n`` stays in the line
   (the caller decides what it means).
 
-Problems with the input as a whole (not valid gzip, truncated, too large) raise
+- A file that is no text at all (an image, a PDF, a spreadsheet, an archive: its first bytes
+  hold what text cannot, and the ``filetype`` library names their format) is refused as a
+  whole, "not a text file", instead of an error on each of its "lines". The one home of that
+  check (:func:`text_problem`) for every importer: runs, qrels, topics, documents, pairs,
+  judgments, leaderboards, backups.
+
+Problems with the input as a whole (not valid gzip, truncated, too large, not text) raise
 :class:`~evaluation.trec.errors.TrecFormatError` with one error on line 0; a source of the wrong
 kind raises ValueError.
 """
@@ -22,9 +28,12 @@ import contextlib
 import itertools
 import mmap
 import os
+import re
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO
+
+import filetype
 
 from .errors import LineError, TrecFormatError
 
@@ -40,6 +49,7 @@ __all__ = [
     "line_problem",
     "read_bytes",
     "split_lines",
+    "text_problem",
     "whole_input",
 ]
 
@@ -52,6 +62,10 @@ _GZIP_MAGIC = b"\x1f\x8b"
 # A file saved as UTF-16 (Windows "Unicode") starts with one of these; every other byte of
 # its text is NUL, so without this check each line would only be "contains a NUL byte".
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# How much of the start of a file tells text from a known binary format (filetype reads as
+# much); a byte no text holds: NUL and the C0 controls but tab, LF, VT, FF, CR and ESC.
+TEXT_HEAD = 8192
+_NOT_TEXT = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 # Compressed input is fed to zlib in small pieces: with an output cap, each call copies the
 # input it could not consume, which would be quadratic for one large piece.
 _GZIP_FEED = 1 << 16
@@ -72,6 +86,29 @@ def display_name(source, name: str | None) -> str:
     if isinstance(source, str | os.PathLike):
         return os.fspath(source)
     return "<upload>"
+
+
+def text_problem(head: bytes) -> str | None:
+    """Why a file starting with ``head`` (its first TEXT_HEAD bytes, decompressed) is not a
+    text file, or None. Only when its start holds what no text holds (a control byte or
+    invalid UTF-8) and is also a format ``filetype`` knows (PNG, JPEG, PDF, XLSX, ZIP, ...):
+    a text file with a stray NUL keeps its line-numbered errors, and a text file that merely
+    starts like a format ("BM25 Q0 ..." is a BMP signature) is read as text."""
+    head = bytes(head[:TEXT_HEAD])
+    if not _NOT_TEXT.search(head):
+        try:
+            head.decode("utf-8")
+            return None
+        except UnicodeDecodeError as error:
+            if error.start >= len(head) - 3:  # a character cut at the end of the head
+                return None
+    kind = filetype.guess(head)
+    if kind is None:
+        return None
+    return (
+        f"not a text file: its first bytes are those of a {kind.extension.upper()} file "
+        f"({kind.mime}); save the data as UTF-8 text (plain or gzip)"
+    )
 
 
 def check_source(source) -> None:
@@ -223,10 +260,13 @@ def _reported(name: str, chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def _check_not_utf16(head) -> None:
+    """Refuse a file as a whole: UTF-16 text, or no text at all (text_problem)."""
     if head[:2] in _UTF16_BOMS:
         raise _SourceError(
             "file is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8"
         )
+    if problem := text_problem(head[:TEXT_HEAD]):
+        raise _SourceError(problem)
 
 
 def _too_large(max_bytes: int) -> _SourceError:
@@ -333,8 +373,8 @@ def _whole(source, max_bytes: int | None) -> Iterator[bytes | mmap.mmap]:
             if size == 0:
                 yield b""
                 return
-            _check_not_utf16(file.peek(2)[:2])
             with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                _check_not_utf16(mapped[:TEXT_HEAD])
                 yield mapped
         return
     if isinstance(source, bytes) and not source.startswith(_GZIP_MAGIC):

@@ -4,6 +4,8 @@ campaigns a "send to judging" form offers."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
@@ -26,12 +28,25 @@ def require_reader(user) -> None:
         raise PermissionDenied("Only leads and engineers see the dashboards.")
 
 
-def read_scoring(params):
+# The qrels version a user chose last on a dashboard page, kept in their session: the pages
+# (and the nav's plain links) show it until they choose another (dashboards.choose_qrels).
+SESSION_QRELS = "evaluation.qrels"
+
+
+def read_scoring(params, request=None):
     """(form, scoring): scoring is None when the parameters are wrong (the form says why)
-    or when no qrels version exists yet (``form.no_qrels``)."""
-    form = forms.ScoringForm(params)
+    or when no qrels version exists yet (``form.no_qrels``). With ``request`` (a page's GET),
+    a qrels version named in ``params`` is remembered for the user, and shown when
+    ``params`` name none."""
+    session = getattr(request, "session", None)
+    remembered = session.get(SESSION_QRELS) if session is not None else None
+    form = forms.ScoringForm(params, remembered=remembered if isinstance(remembered, int) else None)
     form.no_qrels = False
     if form.is_valid():
+        chosen = form.scoring.qrels.pk
+        asked = form.qrels_reason == dashboards.QrelsReason.ASKED
+        if session is not None and asked and remembered != chosen:  # no write on every view
+            session[SESSION_QRELS] = chosen
         return form, form.scoring
     form.no_qrels = dashboards.default_qrels() is None
     return form, None
@@ -41,14 +56,42 @@ def scoring_context(request, form, scoring, **keep) -> dict:
     """What the scoring panel (templates/evaluation/_scoring.html) needs; ``keep`` are the
     page's own parameters, carried as hidden fields when the options change."""
     hidden = [(k, v) for k, values in keep.items() for v in as_list(values) if v not in (None, "")]
+    choices = forms.scoring_choices(scoring)
     return {
         "scoring_form": form,
         "scoring": scoring,
         "described": scoring.describe() if scoring else None,
         "keep": hidden,
         "is_engineer": has_role(request.user, Role.ENGINEER),
-        **forms.scoring_choices(scoring),
+        **qrels_context(request, form, scoring, versions=choices["qrels_versions"], **keep),
+        **choices,
     }
+
+
+def qrels_context(request, form, scoring, *, versions=None, **keep) -> dict:
+    """Why the page shows its qrels version when its address names none, and the newest
+    later version of the same name, with this page's address on it (``newer_url``): a
+    leaderboard stays on the qrels its runs are scored on, and says so. ``versions``: every
+    qrels version, when the page has them already (no query then)."""
+    if scoring is None:
+        return {}
+    reason = getattr(form, "qrels_reason", dashboards.QrelsReason.ASKED)
+    if versions is None:
+        newer = dashboards.newer_versions(scoring.qrels)
+    else:
+        shown = scoring.qrels
+        newer = sorted(
+            (v for v in versions if v.name == shown.name and v.version > shown.version),
+            key=lambda v: -v.version,
+        )
+    context = {
+        "qrels_reason": "" if reason == dashboards.QrelsReason.ASKED else reason.label,
+        "newer_qrels": newer[0] if newer else None,
+    }
+    if newer:
+        moved = dataclasses.replace(scoring, qrels=newer[0])
+        context["newer_url"] = request.path + moved.query(**keep)
+    return context
 
 
 def as_list(value):

@@ -8,6 +8,8 @@ it; the numbers come from evaluation.dashboards."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -19,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import Role, has_role
 from evaluation import dashboards, measures, services, tasks
+from evaluation.dashboards.leaderboard import is_judged
 from evaluation.measures import reference
 from evaluation.models import Run
 from evaluation.views.common import (
@@ -68,7 +71,7 @@ def measures_page(request):
 @login_required
 def leaderboard(request):
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET)
+    form, scoring = read_scoring(request.GET, request)
     if scoring is None:
         return no_scoring(request, "evaluation/leaderboard.html", form)
     board = dashboards.build_leaderboard(scoring, sort=request.GET.get("sort", ""))
@@ -107,8 +110,13 @@ def leaderboard(request):
             "headers": headers,
             "chart": board.chart() if board.rows else None,
             "judged_limit": f"{dashboards.JUDGED_WARNING:.0%}",
+            "judged_columns": " and ".join(
+                measures.display_name(name) for name in board.columns if is_judged(name)
+            ),
             "query": scoring.query(),
             "runs_for_compare": [row.run for row in board.rows],
+            # An empty board (a version just published, say): where the runs are scored.
+            "scored_elsewhere": _scored_elsewhere(scoring) if not board.rows else None,
             "bounds": bounds,
             "download_layouts": ("trec_eval", "ir_measures", "tot", "jsonl"),
             "bounds_url": scoring.query(
@@ -125,10 +133,24 @@ def leaderboard(request):
     )
 
 
+def _scored_elsewhere(scoring):
+    """The version most runs are scored against, when it is not the page's: (its label,
+    this page's address on it), or None."""
+    qrels, reason = dashboards.choose_qrels()
+    if (
+        qrels is None
+        or qrels.pk == scoring.qrels.pk
+        or reason != dashboards.QrelsReason.MOST_SCORED
+    ):
+        return None
+    return qrels, dataclasses.replace(scoring, qrels=qrels).query()
+
+
 def _headers(scoring, board) -> list[dict]:
-    """Sort links: a click sorts by the column (measures largest first), again reverses."""
+    """Sort links: a click sorts by the column (measures largest first), again reverses.
+    The measures in the page's order (judged@k first, Leaderboard.columns)."""
     columns = [("system", "System", None)] + [
-        (name, measures.display_name(name), name) for name in scoring.names
+        (name, measures.display_name(name), name) for name in board.columns
     ]
     headers = []
     for key, label, title in columns:
@@ -205,7 +227,7 @@ def pool_fairness(request):
 @login_required
 def topic_detail(request, qid):
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET)
+    form, scoring = read_scoring(request.GET, request)
     run_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
     k = int_param(request.GET.get("k"))
     keep = {"measure": request.GET.get("measure"), "k": k, "runs": run_ids}
@@ -253,7 +275,7 @@ def document_text(request):
 def compare(request):
     """Baseline against one or several runs on one measure: deltas, tests, intervals."""
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET)
+    form, scoring = read_scoring(request.GET, request)
     baseline_id = int_param(request.GET.get("baseline"), high=2**63 - 1)
     other_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
     keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}

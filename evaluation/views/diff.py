@@ -54,7 +54,7 @@ def _p(raw) -> float | None:
 def run_diff(request):
     """Run b against run a: topics most different first, one topic's lists side by side."""
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET)
+    form, scoring = read_scoring(request.GET, request)
     a_id, b_id = _pick_runs(request.GET)
     params = request.GET
     k = int_param(params.get("k"))

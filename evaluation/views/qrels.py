@@ -1,17 +1,20 @@
-"""The qrels versions: the list, a version's page, its download (graded or binary) and what
-changed between two versions."""
+"""The qrels versions: the list, a version's page (where it came from, its downloads, the
+other versions of its name), its download (graded or binary) and what changed between two
+versions."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from config.ids import parse_small_int
+from config.ids import parse_id, parse_small_int
 from evaluation import services
-from evaluation.access import readable_qrels
+from evaluation.access import NONE, readable_qrels, reads_every_qrels
 from evaluation.binary import binarise, binary_threshold
+from evaluation.judging import judging
 from evaluation.models import QrelsVersion
 
 PAGE_SIZE = 50
@@ -22,7 +25,40 @@ PAGE_SIZE = 50
 def qrels_list(request):
     versions = readable_qrels(request.user, QrelsVersion.objects.select_related("created_by"))
     page = Paginator(versions, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "evaluation/qrels_list.html", {"page": page})
+    previous = _previous_versions(request.user, list(page.object_list))
+    for qrels in page.object_list:
+        qrels.previous = previous.get(qrels.pk)
+    return render(
+        request,
+        "evaluation/qrels_list.html",
+        {"page": page, **_hidden_from_judges(request.user, page.paginator.count)},
+    )
+
+
+def _previous_versions(user, versions) -> dict:
+    """{pk: the readable version of the same name just before it} for ``versions``."""
+    names = {qrels.name for qrels in versions}
+    same_names = readable_qrels(user, QrelsVersion.objects.filter(name__in=names))
+    by_name: dict[str, list] = {}
+    for other in same_names.only("name", "version").order_by("name", "version"):
+        by_name.setdefault(other.name, []).append(other)
+    previous = {}
+    for qrels in versions:
+        earlier = [o for o in by_name.get(qrels.name, []) if o.version < qrels.version]
+        if earlier:
+            previous[qrels.pk] = earlier[-1]
+    return previous
+
+
+def _hidden_from_judges(user, shown: int) -> dict:
+    """Why a user who is no lead or engineer sees fewer versions, or none (access.py)."""
+    if reads_every_qrels(user):
+        return {"reads_every_qrels": True}
+    return {
+        "reads_every_qrels": False,
+        "judges_read_none": settings.QRELS_FOR_JUDGES == NONE,
+        "shown": shown,
+    }
 
 
 @require_GET
@@ -33,11 +69,33 @@ def qrels_detail(request, pk):
     topics = qrels.entries.values("qid").annotate(judged=Count("id")).order_by("qid")
     page = Paginator(topics, PAGE_SIZE).get_page(request.GET.get("page"))
     grades = qrels.entries.values("grade").annotate(n=Count("id")).order_by("grade")
+    siblings = list(versions.filter(name=qrels.name).exclude(pk=qrels.pk).order_by("-version"))
+    earlier = [other for other in siblings if other.version < qrels.version]
     return render(
         request,
         "evaluation/qrels_detail.html",
-        {"qrels": qrels, "page": page, "grades": grades},
+        {
+            "qrels": qrels,
+            "page": page,
+            "grades": grades,
+            "origin": judging().qrels_origin(qrels, request.user),
+            "threshold": binary_threshold(qrels),
+            "siblings": siblings,
+            "previous": earlier[0] if earlier else None,
+            "can_score": reads_every_qrels(request.user),
+        },
     )
+
+
+@require_GET
+@login_required
+def qrels_compare(request, pk):
+    """The diff of version ``pk`` with ``?other=`` (any readable version), older first."""
+    versions = readable_qrels(request.user, QrelsVersion.objects.all())
+    qrels = get_object_or_404(versions, pk=pk)
+    other = get_object_or_404(versions, pk=parse_id(request.GET.get("other", "")) or 0)
+    old, new = sorted((qrels, other), key=lambda q: (q.created_at, q.pk))
+    return redirect("evaluation:qrels-diff", pk=new.pk, other=old.pk)
 
 
 @require_GET

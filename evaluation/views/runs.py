@@ -85,7 +85,7 @@ def run_detail(request, pk):
         "run": run,
         "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),
     }
-    form, scoring = read_scoring(request.GET)
+    form, scoring = read_scoring(request.GET, request)
     k = int_param(request.GET.get("k"))
     context.update(scoring_context(request, form, scoring, measure=request.GET.get("measure"), k=k))
     if scoring is not None:

@@ -20,6 +20,7 @@ from evaluation import dashboards, forms, services, tasks
 from evaluation.api.common import sha256_of
 from evaluation.models import Run, System
 from evaluation.services.runs import default_run_name
+from evaluation.views.common import qrels_context, read_scoring
 from jobs.models import Job
 from jobs.services import drop_staged, stage_upload, start_job
 
@@ -42,6 +43,7 @@ def require_engineer(user) -> None:
 @login_required
 def run_upload(request):
     require_engineer(request.user)
+    chosen = scoring = None
     if request.method == "POST":
         form = forms.RunUploadForm(request.POST, request.FILES)
         if form.is_valid():
@@ -53,9 +55,10 @@ def run_upload(request):
             form.add_error(None, MESSAGES["nothing_sent"])
         status = 400
     else:
-        # Coming from a dashboard, the scoring it showed is the default here.
-        chosen = forms.ScoringForm(request.GET)
-        scoring = chosen.scoring if chosen.is_valid() else None
+        # Coming from a dashboard, the scoring it showed is the default here; else the qrels
+        # version chosen last, else the one most runs are scored against (never merely the
+        # newest: a 5-topic campaign just published must not become every new run's qrels).
+        chosen, scoring = read_scoring(request.GET, request)
         form = forms.RunUploadForm(
             initial={
                 "qrels": scoring.qrels.pk if scoring else None,
@@ -66,6 +69,7 @@ def run_upload(request):
         )
         form.scoring = scoring
         status = 200
+    choices = forms.scoring_choices(form.scoring or _default_scoring(form))
     return render(
         request,
         "evaluation/upload.html",
@@ -73,7 +77,9 @@ def run_upload(request):
             "form": form,
             "systems": System.objects.order_by("name"),
             "max_files": forms.MAX_FILES,
-            **forms.scoring_choices(form.scoring or _default_scoring(form)),
+            **choices,
+            "scoring": scoring,
+            **qrels_context(request, chosen, scoring, versions=choices["qrels_versions"]),
         },
         status=status,
     )

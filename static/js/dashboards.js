@@ -32,6 +32,8 @@
     const yMin = Math.min(...data.mean, ...lows);
     const yMax = Math.max(...data.mean, ...highs);
     const pad = Math.max(0.01, (yMax - yMin) * 0.08);
+    // Labels slant when they would run into each other: many runs, or a phone's width.
+    const crowded = n > 6 || el.clientWidth / n < 160;
     const whiskers = (u) => {
       const ctx = u.ctx;
       ctx.save();
@@ -62,9 +64,9 @@
           {
             ...AXIS,
             splits: () => xs,
-            values: (u, splits) => splits.map((i) => shorten(data.labels[i] ?? "", n)),
-            rotate: n > 6 ? -35 : 0,
-            size: n > 6 ? 110 : 40,
+            values: (u, splits) => splits.map((i) => shorten(data.labels[i] ?? "", crowded && el.clientWidth < 600 ? 30 : n)),
+            rotate: crowded ? 35 : 0,
+            size: crowded ? 110 : 40,
             grid: { show: false },
           },
           { ...AXIS, label: data.measure, values: (u, splits) => splits.map((v) => v.toFixed(2)) },
@@ -169,7 +171,16 @@
     const data = readData(el.dataset.source);
     if (!kind || !data || !window.uPlot) return;
     const { options, data: series } = kind(el, data);
-    const plot = new window.uPlot({ width: Math.max(280, el.clientWidth), ...options }, series, el);
+    // The legend holds the values at the cursor: shown only while a point is hovered, never
+    // as placeholders ("Run: —"); the figure's caption says what the chart holds.
+    const idle = (u) => u.root.classList.toggle("legend-idle", u.legend.idx == null);
+    const hooks = { ...options.hooks, setLegend: [...(options.hooks?.setLegend ?? []), idle] };
+    const plot = new window.uPlot(
+      { width: Math.max(280, el.clientWidth), ...options, hooks },
+      series,
+      el,
+    );
+    idle(plot);
     new ResizeObserver(() => {
       const width = Math.max(280, el.clientWidth);
       if (Math.abs(width - plot.width) > 2) plot.setSize({ width, height: options.height });

@@ -73,12 +73,40 @@ def test_a_scoring_names_its_stored_evaluations(world):
     )
 
 
-def test_the_default_qrels_is_the_newest_version(world):
-    newer = services.import_qrels(source=b"1 0 d1 1\n", filename="b.qrels", name="other")
+def test_the_default_qrels_is_the_version_most_runs_are_scored_against(world):
+    qrels, _, _ = world  # two runs scored against it
+    newer = services.import_qrels(source=b"1 0 d1 1\n", filename="b.qrels", name=qrels.name)
 
-    assert dashboards.make_scoring().qrels == newer
+    assert newer.version == 2
+    assert dashboards.make_scoring().qrels == qrels
+    assert dashboards.choose_qrels() == (qrels, dashboards.QrelsReason.MOST_SCORED)
+    assert dashboards.newer_versions(qrels) == [newer]
+    assert dashboards.newer_versions(newer) == []
     with pytest.raises(dashboards.ScoringError, match="No qrels version with id 999"):
         dashboards.make_scoring(qrels=999)
+
+
+def test_the_default_qrels_follows_the_runs_and_ties_go_to_the_newest(world):
+    qrels, bm25, dense = world
+    newer = services.import_qrels(source=b"1 0 d1 1\n", filename="b.qrels", name="other")
+    services.score_run(run=bm25, qrels=newer, measure_specs=DEFAULT)
+
+    assert dashboards.choose_qrels()[0] == qrels  # 2 runs against 1
+    services.score_run(run=dense, qrels=newer, measure_specs=["map"])  # any options count
+
+    assert dashboards.choose_qrels()[0] == newer  # 2 runs each: the newer wins
+
+
+def test_the_newest_qrels_is_the_default_until_a_run_is_scored(media_root):
+    first = services.import_qrels(source=b"1 0 d1 1\n", filename="a.qrels", name="a")
+    second = services.import_qrels(source=b"1 0 d1 1\n", filename="b.qrels", name="b")
+
+    assert dashboards.choose_qrels() == (second, dashboards.QrelsReason.NEWEST)
+    assert dashboards.choose_qrels(remembered=first.pk) == (
+        first,
+        dashboards.QrelsReason.REMEMBERED,
+    )
+    assert dashboards.choose_qrels(remembered=999)[0] == second  # gone: the rule again
 
 
 # --- intervals -----------------------------------------------------------------------------

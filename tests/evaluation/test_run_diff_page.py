@@ -147,3 +147,22 @@ def test_judges_get_403_and_the_page_is_get_only(client, django_user_model, worl
     client.force_login(user(django_user_model, "lea", "lead"))
     assert client.get(url(qrels, bm25, dense)).status_code == 200
     assert client.post(url(qrels, bm25, dense)).status_code == 405
+
+
+def test_the_summary_shows_how_much_the_lists_share_not_a_symmetric_only_in_a_and_b(
+    as_engineer, world
+):
+    qrels, bm25, dense = world
+    view_totals = as_engineer.get(url(qrels, bm25, dense)).context["totals"]
+    common, longer = view_totals["common"], view_totals["longer"]
+    assert 0 < common < longer
+
+    html = as_engineer.get(url(qrels, bm25, dense)).content.decode()
+
+    card = html.split('data-testid="diff-shared">')[1].split("</div>")[0]
+    assert f"<strong>{round(100 * common / longer)}%</strong>" in card
+    assert f"({common} of {longer}" in card
+    if view_totals["only_a"] == view_totals["only_b"]:
+        assert "only in A" not in card  # the same number twice says nothing
+    else:
+        assert f"{view_totals['only_a']} only in A, {view_totals['only_b']} only in B" in card

@@ -52,7 +52,7 @@ def test_the_form_offers_systems_qrels_and_the_default_measures(client, engineer
 
     assert 'name="files" multiple' in html and "data-dropzone" in html
     assert ">bm25</option>" in html and "New system…" in html
-    assert f'<option value="{qrels.pk}" selected>dl v1</option>' in html
+    assert f'<option value="{qrels.pk}" selected>dl v1 · ' in html
     for spec in dashboards.single_specs(services.DASHBOARD_MEASURES):
         assert f'value="{spec}" checked' in html, spec
 

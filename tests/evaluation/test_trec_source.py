@@ -7,14 +7,17 @@ import gzip
 import io
 import tracemalloc
 import zlib
+from pathlib import Path
 
 import pytest
 from polars.testing import assert_frame_equal
 
+from evaluation.leaderboard_formats import LeaderboardFormatError, read_leaderboard
 from evaluation.trec import (
     TrecFormatError,
     iter_qrels,
     iter_run,
+    read_qrels,
     read_run,
     source,
 )
@@ -254,3 +257,62 @@ def test_source_helpers_check_their_arguments_before_reading():
 )
 def test_line_problem_names_the_first_problem_of_a_line(line, problem):
     assert source.line_problem(line, max_line_bytes=10) == problem
+
+
+# --- "not a text file" (issue 28): one answer for an image, a PDF, a spreadsheet ------------
+
+PNG = (Path(__file__).parents[1] / "data" / "hostile" / "runs" / "photo.png").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("head", "kind"),
+    [
+        (PNG, "PNG file (image/png)"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01" + bytes(64), "JPG file (image/jpeg)"),
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", "PDF file (application/pdf)"),
+        (b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(40), "ZIP file (application/zip)"),
+    ],
+)
+def test_a_known_binary_format_is_not_a_text_file(head, kind):
+    assert source.text_problem(head) == (
+        f"not a text file: its first bytes are those of a {kind}; save the data as UTF-8 "
+        "text (plain or gzip)"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"BM25 Q0 d1 1 2.5 tag\n",  # a BMP signature, but text
+        b"MZ1 0 d1 1\n",  # an EXE signature
+        b"ID3 0 d1 1\n",  # an MP3 signature
+        b"1 Q0 d\x001 1 2 tag\n",  # a stray NUL: its line's error, not the whole file's
+        b"1 0 d1 1\n" * 1000 + "é".encode()[:1],  # a character cut at the head's end
+        "1 0 café 1\n".encode(),
+    ],
+)
+def test_text_that_looks_like_a_format_or_has_one_bad_byte_is_still_text(text):
+    assert source.text_problem(text[: source.TEXT_HEAD]) is None
+
+
+def test_every_reader_refuses_an_image_as_a_whole_from_bytes_a_path_or_gzip(tmp_path):
+    path = tmp_path / "photo.png"
+    path.write_bytes(PNG)
+    for read, data, name in (
+        (read_run, PNG, "photo.png"),
+        (read_qrels, path, None),
+        (read_run, gzip.compress(PNG), "photo.png.gz"),
+    ):
+        with pytest.raises(TrecFormatError) as refused:
+            read(data, name=name)
+        assert [error.line for error in refused.value.errors] == [0]
+        assert "not a text file" in str(refused.value)
+
+
+def test_a_leaderboard_upload_that_is_an_image_is_one_error():
+    with pytest.raises(LeaderboardFormatError) as refused:
+        read_leaderboard(PNG, "tot", filename="board.png")
+    assert refused.value.errors == [
+        "board.png:0: not a text file: its first bytes are those of a PNG file (image/png); "
+        "save the data as UTF-8 text (plain or gzip)"
+    ]

@@ -36,6 +36,7 @@ def everyone(ok):
 
 
 QRELS_READERS = (LOGIN, 404, 404, 404, 200, 200, 200, 200)
+QRELS_READERS_REDIRECT = (LOGIN, 404, 404, 404, 302, 302, 302, 302)
 
 
 def members(ok):
@@ -105,6 +106,8 @@ MATRIX = [
     ("GET", "evaluation/qrels/{qrels}/", None, QRELS_READERS),
     ("GET", "evaluation/qrels/{qrels}/download/", None, QRELS_READERS),
     ("GET", "evaluation/qrels/{qrels}/diff/{qrels}/", None, QRELS_READERS),
+    # the compare form of a version's page redirects to the diff (issue 28, item 4)
+    ("GET", "evaluation/qrels/{qrels}/compare/?other={qrels}", None, QRELS_READERS_REDIRECT),
     # runs and dashboards: leads and engineers
     ("GET", "evaluation/runs/", None, readers(200)),
     ("GET", "evaluation/runs/{run}/", None, readers(200)),

@@ -23,8 +23,11 @@ its base name.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import sys
+import zipfile
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -870,13 +873,72 @@ def guidelines() -> None:
     )
 
 
+# --- files that are no text at all (issue 28): one answer, not an error per "line" ---------
+
+
+def png() -> bytes:
+    """A 2 x 2 PNG image, byte for byte the same every time."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data).to_bytes(4, "big")
+        return len(data).to_bytes(4, "big") + kind + data + crc
+
+    header = (2).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0])
+    pixels = zlib.compress(b"\x00" + bytes(range(6)) + b"\x00" + bytes(range(6, 12)), 9)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+
+
+def xlsx() -> bytes:
+    """A spreadsheet's container (a zip with the parts that name it XLSX), fixed dates."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as book:
+        for part, body in (
+            ("[Content_Types].xml", "<Types/>"),
+            ("xl/workbook.xml", "<workbook/>"),
+            ("xl/worksheets/sheet1.xml", "<worksheet><c>qid</c><c>docno</c></worksheet>"),
+        ):
+            book.writestr(zipfile.ZipInfo(part, date_time=(2026, 1, 1, 0, 0, 0)), body)
+    return out.getvalue()
+
+
+def not_text() -> None:
+    image = "not a text file: its first bytes are those of a PNG file (image/png)"
+    for path, entry in (
+        ("runs/photo.png", "web:runs"),
+        ("qrels/photo.png", "api:qrels"),
+        ("topics/photo.png", "web:topics"),
+        ("documents/photo.png", "web:documents"),
+        ("pairs/photo.png", "web:pairs"),
+        ("gold/photo.png", "web:gold"),
+        ("judgments/photo.png", "web:judgments"),
+    ):
+        rejected(path, png(), entry, "a PNG image", f"photo.png:0: {image}")
+    rejected(
+        "judgments/grades.xlsx",
+        xlsx(),
+        "api:judgments",
+        "a spreadsheet, not its CSV",
+        "grades.xlsx:0: not a text file: its first bytes are those of a XLSX file",
+    )
+    rejected(
+        "documents/photo.png.gz",
+        gz(png()),
+        "web:documents",
+        "a PNG image, gzipped",
+        f"photo.png.gz:0: {image}",
+    )
+
+
 def main(argv: list[str]) -> None:
     global OUT
     if argv[:1] == ["--out"] and len(argv) == 2:
         OUT = Path(argv[1])
     elif argv:
         raise SystemExit("usage: make_corpus.py [--out DIR]")
-    for make in (runs, qrels, topics, documents, pairs, gold, judgments, campaigns, guidelines):
+    makers = (runs, qrels, topics, documents, pairs, gold, judgments, campaigns, guidelines)
+    for make in (*makers, not_text):
         make()
     manifest = {
         "about": (
