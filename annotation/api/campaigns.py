@@ -20,8 +20,6 @@ from annotation.api import agreement as agreement_api
 from annotation.api import live as live_api
 from annotation.api import machines as machines_api
 from annotation.api.common import (
-    DEFINITION_CHARS,
-    LABEL_CHARS,
     MESSAGES,
     UserBriefSerializer,
     judge_users,
@@ -30,7 +28,7 @@ from annotation.api.common import (
     visible_campaigns,
 )
 from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
-from annotation.scales import SCALES
+from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, MAX_GRADES, SCALES
 from config.permissions import IsLead, RolePermissionsMixin
 from evaluation.api.common import UPLOAD_REFUSED
 
@@ -50,6 +48,7 @@ class ScaleItemSerializer(serializers.Serializer):
             {
                 "type": "array",
                 "minItems": 2,
+                "maxItems": MAX_GRADES,
                 "items": {
                     "type": "object",
                     "properties": {
@@ -69,7 +68,8 @@ class ScaleField(serializers.Field):
 
     def to_internal_value(self, data):
         if isinstance(data, list):
-            for index, item in enumerate(data):
+            # Too many grades is said first (annotation.scales' words), before any item.
+            for index, item in enumerate(data if len(data) <= MAX_GRADES else ()):
                 if not _is_scale_item(item):
                     raise ValidationError(MESSAGES["scale_item"].format(grade=index))
         elif not isinstance(data, str):

@@ -7,11 +7,9 @@ from django.db.models import Max
 
 from annotation import services
 from annotation.models import AdjudicationRule, Campaign, Judgment, PoolOrdering
-from annotation.scales import SCALES
+from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
 
 from .common import (
-    DEFINITION_CHARS,
-    LABEL_CHARS,
     MAX_OVERLAP,
     MESSAGES,
     SCALE_CHOICES,

@@ -783,6 +783,15 @@ CORRUPTIONS = {
         lambda d: edit(d, lambda x: x["campaign"].update(machine_grades_fill="yes")),
         "campaign.machine_grades_fill: must be true or false",
     ),
+    "a scale of more grades than a campaign may have": (
+        lambda d: edit(
+            d,
+            lambda x: x["campaign"].update(
+                scale=[{"grade": g, "label": "g", "definition": ""} for g in range(200)]
+            ),
+        ),
+        "campaign.scale: a scale has at most 101 grades (0 to 100); this one has 200",
+    ),
     "a missing section": (lambda d: edit(d, lambda x: x.pop("changes")), "changes: missing"),
     "an unknown key": (
         lambda d: edit(d, lambda x: x["pairs"][1].update(weight=2)),
