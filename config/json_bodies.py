@@ -5,7 +5,8 @@ which only guards ``request.body`` and forms) and hands it to ``json.load``, who
 recurses once per nesting level: a body of 5,000 ``[`` raises RecursionError, a 500. Here a
 body is read up to DATA_UPLOAD_MAX_MEMORY_SIZE (one byte more is a 413) and its nesting is
 measured before it is decoded (deeper than MAX_DEPTH is a 400), so neither can happen. No
-body the API documents nests deeper than 4.
+body the API documents nests deeper than 4. An object that gives a key twice is a 400 naming
+the key (config/json_keys.py): the json module would keep the last value silently.
 """
 
 import json
@@ -16,6 +17,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils.json import strict_constant
 
+from config.json_keys import RepeatedKeys, unique_keys
 from config.permissions import BODY_TOO_LARGE, PayloadTooLarge
 
 __all__ = ["MAX_DEPTH", "TOO_DEEP", "BoundedJSONParser", "nesting_depth"]
@@ -62,8 +64,10 @@ class BoundedJSONParser(JSONParser):
         if nesting_depth(text, stop_above=MAX_DEPTH) > MAX_DEPTH:
             raise ParseError(TOO_DEEP.format(limit=MAX_DEPTH))
         try:
-            return json.loads(text, parse_constant=strict_constant)
+            return json.loads(text, parse_constant=strict_constant, object_pairs_hook=unique_keys)
         except RecursionError:  # cannot happen below MAX_DEPTH; never a 500 if it did
             raise ParseError(TOO_DEEP.format(limit=MAX_DEPTH)) from None
+        except RepeatedKeys as repeated:
+            raise ParseError(f"JSON parse error - {repeated}.") from None
         except ValueError as error:
             raise ParseError(f"JSON parse error - {error}") from None

@@ -155,6 +155,19 @@ def test_a_bad_scale_is_400_with_what_is_wrong(lead, scale, message):
     assert not Campaign.objects.filter(name="Bad").exists()
 
 
+def test_a_json_body_giving_a_key_twice_is_400_naming_it(lead):
+    # Issue 27: the last value won silently.
+    response = lead.post(
+        CAMPAIGNS_URL, b'{"name": "First", "name": "Second"}', content_type="application/json"
+    )
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "JSON parse error - duplicate key 'name' (a key may appear once per object)."
+    }
+    assert not Campaign.objects.filter(name__in=["First", "Second"]).exists()
+
+
 def test_campaign_fields_are_checked_on_create(lead, world):
     response = lead.post(
         CAMPAIGNS_URL,

@@ -69,3 +69,24 @@ def test_a_body_over_the_size_limit_is_a_413(settings):
 def test_a_malformed_body_is_a_parse_error_with_its_reason(raw, words):
     with pytest.raises(ParseError, match=words):
         parse(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        (b'{"name": "a", "name": "b"}', "name"),
+        (b'{"scale": [{"grade": 0, "grade": 1}]}', "grade"),
+        (b'[{"pairs": []}, {"x": 1, "x": 1}]', "x"),
+    ],
+)
+def test_a_key_given_twice_is_a_400_naming_it(raw, key):
+    with pytest.raises(ParseError) as refused:
+        parse(raw)
+
+    assert str(refused.value.detail) == (
+        f"JSON parse error - duplicate key '{key}' (a key may appear once per object)."
+    )
+
+
+def test_the_same_key_in_different_objects_is_no_repeat():
+    assert parse(b'[{"a": 1}, {"a": 2}]') == [{"a": 1}, {"a": 2}]
