@@ -29,6 +29,7 @@ from annotation.api.common import (
 )
 from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, MAX_GRADES, SCALES
+from config import text_limits
 from config.permissions import IsLead, RolePermissionsMixin
 from evaluation.api.common import UPLOAD_REFUSED
 
@@ -150,11 +151,17 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 
 class CampaignCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(max_length=text_limits.NAME)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=text_limits.DESCRIPTION
+    )
     scale = ScaleField(required=False, default=lambda: services.resolve_scale("0-3"))
     guidelines = serializers.CharField(
-        required=False, allow_blank=True, default="", help_text="Markdown."
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=text_limits.GUIDELINES,
+        help_text="Markdown.",
     )
     overlap = serializers.IntegerField(min_value=1, max_value=32767, default=1)
     relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, default=1)
@@ -182,10 +189,14 @@ class CampaignCreateSerializer(serializers.Serializer):
 class CampaignUpdateSerializer(serializers.Serializer):
     """The fields a lead may change (judges have their own endpoint)."""
 
-    name = serializers.CharField(max_length=200, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
+    name = serializers.CharField(max_length=text_limits.NAME, required=False)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=text_limits.DESCRIPTION
+    )
     scale = ScaleField(required=False)
-    guidelines = serializers.CharField(required=False, allow_blank=True)
+    guidelines = serializers.CharField(
+        required=False, allow_blank=True, max_length=text_limits.GUIDELINES
+    )
     overlap = serializers.IntegerField(min_value=1, max_value=32767, required=False)
     relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, required=False)
     adjudication_rule = serializers.ChoiceField(choices=AdjudicationRule.choices, required=False)

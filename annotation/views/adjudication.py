@@ -20,6 +20,7 @@ from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, 
 from annotation.services import adjudication as service
 from annotation.services import final_grades
 from annotation.views.common import paginate, plural
+from config import text_limits
 from config.exports import write_csv
 from config.ids import parse_id
 
@@ -221,6 +222,7 @@ def publish(request, pk):
             "default_name": request.POST.get("name") or service.default_qrels_name(campaign),
             "name_pattern": service.QRELS_NAME_PATTERN,
             "description": request.POST.get("description", ""),
+            "description_chars": text_limits.DESCRIPTION,
             "error": error,
         },
         status=status,

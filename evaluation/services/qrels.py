@@ -13,9 +13,10 @@ from typing import IO
 import polars as pl
 from django.db import transaction
 
+from config import text_limits
 from evaluation import trec
 from evaluation.models import QrelsEntry, QrelsSource, QrelsVersion
-from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
+from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256
 
 
 def qrels_to_trec_bytes(frame: pl.DataFrame) -> bytes:
@@ -36,6 +37,11 @@ def import_qrels(
     """Validate a TREC qrels file and publish it as the next version of ``name``."""
     if not name:
         raise ImportRejected(MESSAGES["empty_name"])
+    check_texts(
+        filename,
+        name=(name, QrelsVersion._meta.get_field("name").max_length),
+        description=(description, text_limits.DESCRIPTION),
+    )
     frame = trec.read_qrels(read_upload(source), name=filename, max_bytes=max_bytes)
     return store_qrels(
         frame=frame,

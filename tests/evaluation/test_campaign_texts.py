@@ -16,7 +16,11 @@ import pytest
 from annotation import services as annotation
 from annotation.models import Topic
 from evaluation import services as evaluation
-from tests.api.conftest import OTHER_RUN, make_user, world  # noqa: F401 (fixtures)
+from tests.api import conftest as shared
+from tests.api.conftest import OTHER_RUN
+
+# tests/api/conftest.py's fixtures (the world: a campaign, users by role, qrels, a run).
+make_user, world = shared.make_user, shared.world
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +29,7 @@ MEASURES = "measures=ndcg_cut.10&measures=map"
 
 
 @pytest.fixture
-def scene(world):  # noqa: F811 (the fixture above)
+def scene(world):
     """The world plus: leo's own campaign with its own topic 1 and document d1, and a second
     scored run for the diff page."""
     leo = world.users["other_lead"]
