@@ -53,8 +53,9 @@ def find_document(user, docno: str, qid: str = ""):
 
 
 def topic_queries(user, qids: list[str]) -> dict[str, str]:
-    """{qid: query} for the qids of the campaigns ``user`` leads; the newest campaign's text wins. One query. A topic of someone else's campaign never
-    changes how a qid reads on this user's pages."""
+    """{qid: query} for the qids of the campaigns ``user`` leads; the newest campaign's text
+    wins. One query. A topic of someone else's campaign never changes how a qid reads on
+    this user's pages."""
     found = (
         Topic.objects.filter(campaign__in=campaigns_led_by(user).values("pk"), qid__in=qids)
         .order_by("campaign_id")
