@@ -7,6 +7,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Count
 
+from config import text_limits
 from config.ids import parse_id
 from evaluation import dashboards, measures
 from evaluation.measures import specs
@@ -14,14 +15,14 @@ from evaluation.models import QrelsVersion, Run, System
 
 NEW_SYSTEM = "new"
 MAX_FILES = 20
-MAX_TAGS = 20
+MAX_TAGS = text_limits.TAGS
 
 MESSAGES = {
     "no_files": "Choose at least one run file.",
     "too_many_files": "Upload at most {n} files at once.",
     "system_required": "Choose a system, or name a new one.",
     "system_taken": "A system named {name} already exists: choose it from the list.",
-    "tag_too_long": "A tag has at most 50 characters.",
+    "tag_too_long": f"A tag has at most {text_limits.TAG} characters.",
     "too_many_tags": "At most {n} tags.",
 }
 
@@ -130,9 +131,14 @@ class RunUploadForm(forms.Form):
     files = MultipleFileField(required=False)
     system = forms.CharField(required=False)  # a system's id, or NEW_SYSTEM
     new_name = forms.CharField(required=False, max_length=100)
-    new_description = forms.CharField(required=False, widget=forms.Textarea)
-    new_tags = forms.CharField(required=False, max_length=1100)
-    description = forms.CharField(required=False, widget=forms.Textarea)
+    new_description = forms.CharField(
+        required=False, max_length=text_limits.DESCRIPTION, widget=forms.Textarea
+    )
+    # Every tag at its longest, with a comma and a space after each.
+    new_tags = forms.CharField(required=False, max_length=text_limits.TAGS * (text_limits.TAG + 2))
+    description = forms.CharField(
+        required=False, max_length=text_limits.DESCRIPTION, widget=forms.Textarea
+    )
     qrels = forms.ModelChoiceField(queryset=QrelsVersion.objects.all(), required=False)
     # Read by evaluation.measures.specs, as on the dashboards and in the API.
     gain = forms.CharField(required=False, max_length=20, initial="linear")
@@ -155,7 +161,7 @@ class RunUploadForm(forms.Form):
 
     def clean_new_tags(self):
         tags = parse_tags(self.cleaned_data["new_tags"])
-        if any(len(tag) > 50 for tag in tags):
+        if any(len(tag) > text_limits.TAG for tag in tags):
             raise ValidationError(MESSAGES["tag_too_long"])
         if len(tags) > MAX_TAGS:
             raise ValidationError(MESSAGES["too_many_tags"].format(n=MAX_TAGS))

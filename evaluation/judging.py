@@ -52,9 +52,11 @@ class JudgingLink:
     - ``campaigns_led_by(user)``: a queryset of the campaigns ``user`` leads;
     - ``send_pairs(campaign, pairs)``: add (qid, docno) pairs to the campaign's pool as
       unjudged-sourced pairs, returning a ``SentToJudging``;
-    - ``find_document(docno, qid)``: a document with that docno and some text (title, text,
-      url attributes), preferring one of a campaign that has topic ``qid``, or None;
-    - ``topic_queries(qids)``: {qid: query text} for the qids some campaign has;
+    - ``find_document(user, docno, qid)``: a document with that docno and some text (title,
+      text, url attributes) from a campaign ``user`` may read the documents of, preferring
+      one that has topic ``qid``, or None;
+    - ``topic_queries(user, qids)``: {qid: query text} for the qids of the campaigns ``user``
+      may read the topics of;
     - ``pool_depth(qrels)``: the depth the pool behind a published qrels version was built
       at from stored runs, or None when it was not pooled (imported qrels, hand-made pools);
     - ``qrels_origin(qrels, user)``: a ``QrelsOrigin`` for a version published from a
@@ -63,8 +65,8 @@ class JudgingLink:
 
     campaigns_led_by: Callable[[Any], Any]
     send_pairs: Callable[[Any, list[tuple[str, str]]], SentToJudging]
-    find_document: Callable[[str, str], Any | None]
-    topic_queries: Callable[[list[str]], dict[str, str]]
+    find_document: Callable[[Any, str, str], Any | None]
+    topic_queries: Callable[[Any, list[str]], dict[str, str]]
     pool_depth: Callable[[Any], int | None]
     qrels_origin: Callable[[Any, Any], QrelsOrigin | None]
 

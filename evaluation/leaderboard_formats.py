@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from config.json_keys import RepeatedKeys, unique_keys
 from evaluation.trec.source import TEXT_HEAD, text_problem
 
 __all__ = [
@@ -243,9 +244,15 @@ def _stem(filename: str) -> str:
 
 def _jsonl_entry(line: str) -> Entry | str:
     try:
-        record = json.loads(line)
+        record = json.loads(line, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as error:
         return f"not JSON ({error.msg})"
+    except RepeatedKeys as repeated:
+        return str(repeated)
+    except RecursionError:
+        return "not JSON (nested too deeply)"
+    except ValueError:  # an integer of more digits than Python converts
+        return "not JSON (a number has too many digits)"
     if not isinstance(record, dict):
         return "expected an object {run_id, topic_id, measure, value}"
     missing = [key for key in ("run_id", "topic_id", "measure", "value") if key not in record]

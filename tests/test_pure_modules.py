@@ -23,6 +23,8 @@ PURE_MODULES = [
     "annotation.formats",
     "annotation.highlight",
     "annotation.scales",
+    "config.text_limits",
+    "config.json_keys",
     "annotation.agreement",
     "annotation.agreement.machines",
     "annotation.adjudication",

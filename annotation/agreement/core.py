@@ -21,6 +21,7 @@ Judge = Hashable
 WEIGHTS = (None, "linear", "quadratic")
 NOT_GRADED = -1
 _CHUNK = 250  # resamples drawn at a time: bounds memory at ~250 x items counts
+_SUMS_BUDGET = 2**23  # resample sums evaluated at a time (64 MB of float64): see run_blocks
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,17 @@ def encode(grades: Iterable[int], scale: tuple[int, ...]) -> np.ndarray:
     return np.asarray(codes, dtype=np.int64)
 
 
+def code_dtype(grades: int) -> np.dtype:
+    """The smallest signed integer type that holds every position on a scale of ``grades``
+    grades (0 .. grades - 1) and NOT_GRADED: int8 up to 128 grades, then int16, and so on (a
+    fixed int8 overflowed at grade 128)."""
+    return next(
+        np.dtype(kind)
+        for kind in (np.int8, np.int16, np.int32, np.int64)
+        if np.iinfo(kind).max >= grades - 1
+    )
+
+
 def ordered(keys: Iterable[Hashable]) -> list[Hashable]:
     """Distinct keys sorted when they compare, else in first-seen order, so results (and
     bootstrap resamples) do not depend on the order the triples came in."""
@@ -180,7 +192,7 @@ def build_ratings(
     judges = ordered(judge for _, judge, _ in rows)
     item_index = {item: i for i, item in enumerate(items)}
     judge_index = {judge: j for j, judge in enumerate(judges)}
-    codes = np.full((len(items), len(judges)), NOT_GRADED, dtype=np.int8)
+    codes = np.full((len(items), len(judges)), NOT_GRADED, dtype=code_dtype(len(grades)))
     positions = encode((grade for _, _, grade in rows), grades)
     for (item, judge, _), code in zip(rows, positions, strict=True):
         i, j = item_index[item], judge_index[judge]
@@ -270,7 +282,12 @@ def run_blocks(
     blocks: Sequence[Block], *, resamples: int, seed: int
 ) -> list[tuple[np.ndarray, np.ndarray | None]]:
     """For each block: its point values (all items once) and, with resamples, its values
-    in every resample, shape (resamples, ...). All blocks share the same resamples."""
+    in every resample, shape (resamples, ...). All blocks share the same resamples.
+
+    The resamples' sums are evaluated a batch at a time and only the values are kept: the
+    sums of one resample have a column per feature (k x k confusion cells for every pair of
+    judges), which on a 101-grade scale with ten judges is 459,000 columns, 3.7 GB for 1000
+    resamples at once. A batch holds at most _SUMS_BUDGET of them."""
     with np.errstate(divide="ignore", invalid="ignore"):
         points = [block.evaluate(np.asarray(block.features.sum(axis=0)))[0] for block in blocks]
     n_items = blocks[0].features.shape[0] if blocks else 0
@@ -282,20 +299,19 @@ def run_blocks(
     exact32 = bool(np.all(design.data == 1)) and n_items < 2**24
     dtype = np.float32 if exact32 else np.float64
     design = design.astype(dtype)
-    product = np.empty((resamples, design.shape[0]))
-    done = 0
+    batch = max(1, _SUMS_BUDGET // max(design.shape[0], 1))
+    values: list[list[np.ndarray]] = [[] for _ in blocks]
     for draws in resample_items(n_items, resamples=resamples, seed=seed):
-        b = len(draws)
-        drawn = np.empty((b, n_items), dtype=dtype)  # drawn[r, i]: times resample r drew i
-        for r in range(b):
-            drawn[r] = np.bincount(draws[r], minlength=n_items)
-        product[done : done + b] = (design @ np.ascontiguousarray(drawn.T)).T
-        done += b
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return [
-            (point, block.evaluate(sums))
-            for block, point, sums in zip(blocks, points, unpack(product), strict=True)
-        ]
+        for start in range(0, len(draws), batch):
+            part = draws[start : start + batch]
+            drawn = np.empty((len(part), n_items), dtype=dtype)  # drawn[r, i]: times r drew i
+            for r, row in enumerate(part):
+                drawn[r] = np.bincount(row, minlength=n_items)
+            sums = (design @ np.ascontiguousarray(drawn.T)).T.astype(np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                for kept, block, block_sums in zip(values, blocks, unpack(sums), strict=True):
+                    kept.append(block.evaluate(block_sums))
+    return [(point, np.concatenate(kept)) for point, kept in zip(points, values, strict=True)]
 
 
 def percentiles(samples: np.ndarray, confidence: float):

@@ -22,6 +22,7 @@ from annotation.api.common import (
 from annotation.models import GradeBasis, LeadDecision, Publication
 from annotation.services import adjudication as service
 from annotation.services import final_grades
+from config import text_limits
 from config.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 from jobs.api import JobSerializer
@@ -194,7 +195,9 @@ class PublishSerializer(serializers.Serializer):
     name = serializers.CharField(
         max_length=100, required=False, allow_blank=True, help_text="Default: the campaign's slug."
     )
-    description = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    description = serializers.CharField(
+        max_length=text_limits.DESCRIPTION, required=False, allow_blank=True
+    )
     leave_out_undecided = serializers.BooleanField(
         default=False, help_text="Publish without the undecided pairs (else they block it)."
     )

@@ -20,8 +20,6 @@ from annotation.api import agreement as agreement_api
 from annotation.api import live as live_api
 from annotation.api import machines as machines_api
 from annotation.api.common import (
-    DEFINITION_CHARS,
-    LABEL_CHARS,
     MESSAGES,
     UserBriefSerializer,
     judge_users,
@@ -31,7 +29,8 @@ from annotation.api.common import (
     visible_campaigns,
 )
 from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
-from annotation.scales import SCALES
+from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, MAX_GRADES, SCALES
+from config import text_limits
 from config.permissions import IsLead, RolePermissionsMixin
 from evaluation.api.common import UPLOAD_REFUSED
 from jobs.api import JobSerializer
@@ -53,6 +52,7 @@ class ScaleItemSerializer(serializers.Serializer):
             {
                 "type": "array",
                 "minItems": 2,
+                "maxItems": MAX_GRADES,
                 "items": {
                     "type": "object",
                     "properties": {
@@ -72,7 +72,8 @@ class ScaleField(serializers.Field):
 
     def to_internal_value(self, data):
         if isinstance(data, list):
-            for index, item in enumerate(data):
+            # Too many grades is said first (annotation.scales' words), before any item.
+            for index, item in enumerate(data if len(data) <= MAX_GRADES else ()):
                 if not _is_scale_item(item):
                     raise ValidationError(MESSAGES["scale_item"].format(grade=index))
         elif not isinstance(data, str):
@@ -153,11 +154,17 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 
 class CampaignCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(max_length=text_limits.NAME)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=text_limits.DESCRIPTION
+    )
     scale = ScaleField(required=False, default=lambda: services.resolve_scale("0-3"))
     guidelines = serializers.CharField(
-        required=False, allow_blank=True, default="", help_text="Markdown."
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=text_limits.GUIDELINES,
+        help_text="Markdown.",
     )
     overlap = serializers.IntegerField(min_value=1, max_value=32767, default=1)
     relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, default=1)
@@ -185,10 +192,14 @@ class CampaignCreateSerializer(serializers.Serializer):
 class CampaignUpdateSerializer(serializers.Serializer):
     """The fields a lead may change (judges have their own endpoint)."""
 
-    name = serializers.CharField(max_length=200, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
+    name = serializers.CharField(max_length=text_limits.NAME, required=False)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=text_limits.DESCRIPTION
+    )
     scale = ScaleField(required=False)
-    guidelines = serializers.CharField(required=False, allow_blank=True)
+    guidelines = serializers.CharField(
+        required=False, allow_blank=True, max_length=text_limits.GUIDELINES
+    )
     overlap = serializers.IntegerField(min_value=1, max_value=32767, required=False)
     relevance_threshold = serializers.IntegerField(min_value=0, max_value=32767, required=False)
     adjudication_rule = serializers.ChoiceField(choices=AdjudicationRule.choices, required=False)

@@ -15,7 +15,7 @@ from accounts.roles import Role, has_role
 from annotation import services
 from annotation.access import campaigns_judged_by, campaigns_led_by
 from annotation.models import Assignment, Campaign
-from annotation.scales import SCALES
+from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
 from evaluation.api.common import MAX_ID
 from jobs.api import accepted
 from jobs.services import start_job
@@ -25,8 +25,6 @@ from jobs.services import start_job
 MAX_SECONDS = 3600.0
 MAX_DEPTH = 10_000
 MAX_RUNS = 50
-LABEL_CHARS = 100
-DEFINITION_CHARS = 500
 
 MESSAGES = {
     "lead_only": "Only the campaign's lead may do this.",
@@ -35,8 +33,8 @@ MESSAGES = {
         "Send a scale name ({names}) or a list of {{grade, label, definition}} objects."
     ).format(names=", ".join(SCALES)),
     "scale_item": (
-        "Grade {grade}: the grade is a whole number, the label a text of 1–100 characters and "
-        "the definition a text of at most 500."
+        f"Grade {{grade}}: the grade is a whole number, the label a text of 1–{LABEL_CHARS} "
+        f"characters and the definition a text of at most {DEFINITION_CHARS}."
     ),
     "threshold_outside_scale": services.MESSAGES["threshold_outside_scale"],
     "grade_in_use": "Judgments already use grade {grade}; this scale stops at grade {top}.",

@@ -27,6 +27,7 @@ from annotation.models import (
     JudgmentChange,
     Topic,
 )
+from config import text_limits
 from config.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 
@@ -119,7 +120,7 @@ class GradeSerializer(serializers.Serializer):
 
 class SkipSerializer(serializers.Serializer):
     reason = serializers.CharField(
-        max_length=200,
+        max_length=text_limits.SKIP_REASON,
         error_messages={
             "blank": MESSAGES["skip_needs_reason"],
             "required": MESSAGES["skip_needs_reason"],
@@ -130,7 +131,9 @@ class SkipSerializer(serializers.Serializer):
 
 
 class NoteSerializer(serializers.Serializer):
-    note = serializers.CharField(max_length=5000, allow_blank=True, help_text="Empty clears it.")
+    note = serializers.CharField(
+        max_length=text_limits.NOTE, allow_blank=True, help_text="Empty clears it."
+    )
 
 
 class ChangeSerializer(serializers.ModelSerializer):

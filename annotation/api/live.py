@@ -64,7 +64,9 @@ class StopRuleSerializer(serializers.Serializer):
     confidence = serializers.FloatField(
         default=0.95, help_text="Above 0.5 and below 1: a comparison this likely counts as settled."
     )
-    top = serializers.IntegerField(default=3, help_text="k of the top-k rule.")
+    top = serializers.IntegerField(
+        default=3, min_value=1, max_value=stopping.MAX_TOP, help_text="k of the top-k rule."
+    )
     measure = serializers.CharField(read_only=True)
     described = serializers.CharField(read_only=True)
     paused = serializers.BooleanField(read_only=True)

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from annotation.backup.checking import Backup, BackupError, check_document
+from config.json_keys import repeated_keys
 from evaluation.trec import TrecFormatError
 from evaluation.trec.source import display_name, read_bytes
 
@@ -42,10 +43,8 @@ class _Object(dict):
 def _json_object(pairs: list[tuple[str, Any]]) -> dict:
     result = dict(pairs)
     if len(result) != len(pairs):
-        seen: set[str] = set()
-        repeated = sorted({k for k, _ in pairs if k in seen or seen.add(k)})
         result = _Object(result)
-        result.duplicates = tuple(repeated)
+        result.duplicates = tuple(sorted(repeated_keys(pairs)))
     return result
 
 

@@ -5,7 +5,8 @@ A checker takes a JSON value and returns what goes into the model field, or rais
 :class:`Bad` with the message a person reads after the value's JSON path. It checks what the
 database would refuse or silently change (types, lengths, integer ranges, choices, NUL
 characters, which PostgreSQL refuses in text and in ``jsonb``) and nothing more, so whatever a
-campaign can hold, its backup can restore.
+campaign can hold, its backup can restore; and the caps on free text people type
+(config.text_limits, TEXT_CAPS), so a backup cannot bring in what the app refuses when typed.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from annotation.models import (
     PublishedGrade,
     Topic,
 )
+from config import text_limits
 from evaluation.models import QrelsEntry, QrelsVersion
 
 FORMAT = "qrelsmith-campaign"
@@ -299,6 +301,20 @@ MODELS = {
 }
 
 
+# Text columns without a length of their own that hold what a person typed: capped as where it
+# is typed. (Generated text, such as a qrels version's description, keeps no cap here.)
+TEXT_CAPS = {
+    (Campaign, "description"): text_limits.DESCRIPTION,
+    (Campaign, "guidelines"): text_limits.GUIDELINES,
+    (Topic, "query"): text_limits.QUERY,
+    (Topic, "description"): text_limits.TOPIC_TEXT,
+    (Topic, "narrative"): text_limits.TOPIC_TEXT,
+    (Judgment, "note"): text_limits.NOTE,
+    (JudgmentChange, "note"): text_limits.NOTE,
+    (LeadDecision, "reason"): text_limits.REASON,
+}
+
+
 class Bad(Exception):
     """A JSON value the field cannot take; the message follows the value's path."""
 
@@ -335,7 +351,7 @@ def field_checker(field: models.Field) -> Checker:
     elif isinstance(field, models.IntegerField):
         check = integer_checker(*INTEGER_RANGES[field.get_internal_type()])
     elif isinstance(field, models.CharField | models.TextField):
-        check = text_checker(field.max_length)
+        check = text_checker(field.max_length or TEXT_CAPS.get((field.model, field.name)))
     else:  # a field type this format does not know yet: fail loudly, in development
         raise TypeError(f"no backup checker for {field!r}")
     if field.choices:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable
 
+from config.json_keys import collect_repeats, describe_repeats
 from evaluation.trec.errors import ErrorLog, LineError
 from evaluation.trec.errors import show as quote
 
@@ -104,7 +105,7 @@ def json_object(line: str, number: int, errors: Errors) -> dict | None:
     ``{"qid": "1", "qid": "2"}`` would become topic 2)."""
     repeated: list[str] = []
     try:
-        value = json.loads(line, object_pairs_hook=lambda pairs: _no_repeats(pairs, repeated))
+        value = json.loads(line, object_pairs_hook=collect_repeats(repeated))
     except json.JSONDecodeError as error:
         errors.add(number, f"not valid JSON: {error.msg} (column {error.colno})")
         return None
@@ -116,28 +117,12 @@ def json_object(line: str, number: int, errors: Errors) -> dict | None:
         errors.add(number, "not valid JSON: a number has too many digits")
         return None
     if repeated:
-        names = ", ".join(quote(key) for key in dict.fromkeys(repeated))
-        errors.add(
-            number,
-            f"duplicate key{'s' if len(set(repeated)) > 1 else ''} {names} "
-            "(a key may appear once per object)",
-        )
+        errors.add(number, describe_repeats(repeated))
         return None
     if not isinstance(value, dict):
         errors.add(number, f"expected a JSON object, found {_json_type(value)}")
         return None
     return value
-
-
-def _no_repeats(pairs: list[tuple[str, object]], repeated: list[str]) -> dict:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                repeated.append(key)
-            seen.add(key)
-    return result
 
 
 def json_id(obj: dict, key: str, number: int, errors: Errors) -> str | None:

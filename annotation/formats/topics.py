@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from config import text_limits
 from evaluation.trec.errors import MAX_ERRORS
 
 from .checks import (
@@ -96,16 +97,36 @@ def detect_topic_format(data: bytes, name: str = "") -> str | None:
 
 
 def _topic(
-    qid, query, description, narrative, number, qid_line, seen, errors
+    qid, query, description, narrative, number, qid_line, seen, errors, text_lines=None
 ) -> TopicRecord | None:
+    """The topic, or None after reporting its problems. ``text_lines``: where the
+    description and narrative begin, when not on ``number`` (the query's line)."""
     problem = check_id("qid", qid, MAX_QID_CHARS)
     if problem:
         errors.add(qid_line, problem)
     if not query:
         errors.add(number, f"topic {quote(qid)} has an empty query" if qid else "empty query")
+    lines = {"description": number, "narrative": number, **(text_lines or {})}
+    too_long = [
+        (line, message)
+        for line, message in (
+            (number, text_limits.too_long("query", query, text_limits.QUERY)),
+            (
+                lines["description"],
+                text_limits.too_long("description", description, text_limits.TOPIC_TEXT),
+            ),
+            (
+                lines["narrative"],
+                text_limits.too_long("narrative", narrative, text_limits.TOPIC_TEXT),
+            ),
+        )
+        if message
+    ]
+    for line, message in too_long:
+        errors.add(line, message)
     # A topic claims its qid even when it has other problems: a later repeat is still wrong.
     unique = problem is not None or seen.check(qid, qid_line, errors)
-    if problem or not query or not unique:
+    if problem or not query or too_long or not unique:
         return None
     return TopicRecord(qid, query, description, narrative, number)
 
@@ -271,6 +292,11 @@ def _finish_trec_topic(topic: _OpenTopic, seen: Seen, errors: Errors) -> TopicRe
         topic.field_lines["num"],
         seen,
         errors,
+        {
+            key: topic.field_lines[tag]
+            for key, tag in (("description", "desc"), ("narrative", "narr"))
+            if tag in topic.field_lines
+        },
     )
 
 

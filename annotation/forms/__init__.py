@@ -9,8 +9,6 @@ names every form, so ``from annotation import forms`` then ``forms.CampaignForm`
 
 from .campaigns import CampaignForm, scale_key_of
 from .common import (
-    DEFINITION_CHARS,
-    LABEL_CHARS,
     MAX_DEPTH,
     MAX_OVERLAP,
     MESSAGES,
@@ -37,8 +35,6 @@ from .machines import (
 from .pool import GoldPairForm, PoolRunsForm, RunChoiceField
 
 __all__ = [
-    "DEFINITION_CHARS",
-    "LABEL_CHARS",
     "MAX_DEPTH",
     "MAX_OVERLAP",
     "MESSAGES",

@@ -7,11 +7,10 @@ from django.db.models import Max
 
 from annotation import services
 from annotation.models import AdjudicationRule, Campaign, Judgment, PoolOrdering
-from annotation.scales import SCALES
+from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
+from config import text_limits
 
 from .common import (
-    DEFINITION_CHARS,
-    LABEL_CHARS,
     MAX_OVERLAP,
     MESSAGES,
     SCALE_CHOICES,
@@ -32,11 +31,16 @@ class CampaignForm(forms.Form):
     """Create or edit a campaign. The grade rows (``label_<g>``, ``definition_<g>``) follow
     the chosen scale: an edit keeps the campaign's own wording while the size stays."""
 
-    name = forms.CharField(max_length=200)
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    name = forms.CharField(max_length=text_limits.NAME)
+    description = forms.CharField(
+        required=False,
+        max_length=text_limits.DESCRIPTION,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
     scale = forms.ChoiceField(choices=SCALE_CHOICES, initial="0-3", label="Scale")
     guidelines = forms.CharField(
         required=False,
+        max_length=text_limits.GUIDELINES,
         widget=forms.Textarea(attrs={"rows": 8}),
         help_text="Markdown. Judges see it rendered (sanitised) next to every pair.",
     )

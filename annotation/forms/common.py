@@ -11,8 +11,6 @@ from annotation import services
 # PositiveSmallIntegerField's ceiling: the form refuses more instead of the database failing.
 MAX_OVERLAP = 32767
 MAX_DEPTH = 10_000
-LABEL_CHARS = 100
-DEFINITION_CHARS = 500
 
 SCALE_CHOICES = [("0-3", "0–3 (TREC Deep Learning)"), ("0-5", "0–5")]
 

@@ -40,10 +40,11 @@ from annotation.services.tallies import (
     to_decide,
     topic_sums,
 )
-from evaluation.models import QrelsSource
+from config import text_limits
+from evaluation.models import QrelsSource, QrelsVersion
 from evaluation.services import store_qrels
 
-MAX_REASON = 2000
+MAX_REASON = text_limits.REASON
 
 
 class DecisionConflict(Exception):
@@ -247,7 +248,7 @@ def decide_pair(
     if not reason:
         raise ValidationError("Give a reason for the decision: it is kept with the grade.")
     if len(reason) > MAX_REASON:
-        raise ValidationError(f"Keep the reason under {MAX_REASON} characters.")
+        raise ValidationError(f"Keep the reason to {MAX_REASON:,} characters.")
     if grade not in campaign.grades:
         raise ValidationError(
             MESSAGES["grade_not_in_scale"].format(
@@ -332,6 +333,12 @@ def publish(
     slug by default), with the provenance of every grade. Undecided pairs raise
     :class:`PublishBlocked` unless ``leave_out_undecided``, which records them as left out."""
     name = name.strip() or default_qrels_name(campaign)
+    too_long = text_limits.length_errors(
+        name=(name, QrelsVersion._meta.get_field("name").max_length),
+        description=(description, text_limits.DESCRIPTION),
+    )
+    if too_long:
+        raise ValidationError(too_long)
     if slugify(name) != name:
         raise ValidationError(
             f"Name {name!r}: use lowercase letters, digits, hyphens and underscores, with a "

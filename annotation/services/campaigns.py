@@ -30,6 +30,7 @@ from annotation.services.assignments import assign_pending, assignments_due
 from annotation.services.common import MESSAGES
 from annotation.services.ordering import check_pool_ordering, queue_reorder
 from annotation.services.tallies import count_topics, tally_pairs
+from config import text_limits
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
 CAMPAIGN_FIELDS = (
@@ -48,6 +49,19 @@ CAMPAIGN_FIELDS = (
 
 
 # --- campaigns -----------------------------------------------------------------------------
+
+
+def check_campaign_texts(**texts: str | None) -> None:
+    """ValidationError keyed by field for a name, description or guidelines longer than
+    config.text_limits allows (None: not given)."""
+    caps = {
+        "name": text_limits.NAME,
+        "description": text_limits.DESCRIPTION,
+        "guidelines": text_limits.GUIDELINES,
+    }
+    errors = text_limits.length_errors(**{f: (text, caps[f]) for f, text in texts.items()})
+    if errors:
+        raise ValidationError(errors)
 
 
 def resolve_scale(scale: str | list) -> list[dict]:
@@ -78,6 +92,7 @@ def create_campaign(
     pool_ordering: str = PoolOrdering.RANDOM,
 ) -> Campaign:
     """Raises ValidationError keyed by the field at fault, and creates nothing then."""
+    check_campaign_texts(name=name, description=description, guidelines=guidelines)
     try:
         scale = resolve_scale(scale)
     except ValidationError as error:
@@ -129,7 +144,8 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
     the checks and the save: the relevance threshold must be a grade of the (new) scale, and a
     new scale must still hold every grade judgments already use. A larger overlap then gives
     the pairs short of judges more judges. Raises ValidationError keyed by the field at fault
-    (``scale``, ``relevance_threshold`` or ``overlap``) and saves nothing then.
+    (a text over its cap, ``scale``, ``relevance_threshold`` or ``overlap``) and saves nothing
+    then.
     """
     unknown = sorted(set(changes) - set(CAMPAIGN_FIELDS))
     if unknown:
@@ -137,6 +153,9 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
             f"update_campaign cannot change {', '.join(unknown)}; "
             f"it changes {', '.join(CAMPAIGN_FIELDS)}"
         )
+    check_campaign_texts(
+        **{f: changes[f] for f in ("name", "description", "guidelines") if f in changes}
+    )
     if "scale" in changes:
         try:
             changes["scale"] = resolve_scale(changes["scale"])

@@ -43,10 +43,19 @@ def send_unjudged_pairs(campaign, pairs: list[tuple[str, str]]) -> SentToJudging
     )
 
 
-def find_document(docno: str, qid: str = ""):
-    """A campaign document with this docno and some text, preferring campaigns that have
-    the topic ``qid`` (the newest such campaign); None when no campaign holds its text."""
-    documents = Document.objects.filter(docno=docno).exclude(Q(text="") & Q(title=""))
+# Whose documents and topics a user reads on evaluation's pages: those of the campaigns
+# they lead (admins: every campaign), the rule of the API's documents and topics
+# (annotation/api/pool.py). A judge reads a pair's document only through their own
+# assignment on the judging page, and nobody reads another lead's campaign.
+
+
+def find_document(user, docno: str, qid: str = ""):
+    """A document with this docno and some text from a campaign ``user`` leads, preferring
+    campaigns that have the topic ``qid`` (the newest such campaign); None when no campaign
+    they lead holds its text."""
+    documents = Document.objects.filter(
+        campaign__in=campaigns_led_by(user).values("pk"), docno=docno
+    ).exclude(Q(text="") & Q(title=""))
     if qid:
         preferred = documents.filter(campaign__topics__qid=qid).order_by("-campaign_id").first()
         if preferred is not None:
@@ -54,10 +63,15 @@ def find_document(docno: str, qid: str = ""):
     return documents.order_by("-campaign_id").first()
 
 
-def topic_queries(qids: list[str]) -> dict[str, str]:
-    """{qid: query} for the qids some campaign has; the newest campaign's text wins. One
-    query."""
-    found = Topic.objects.filter(qid__in=qids).order_by("campaign_id").values_list("qid", "query")
+def topic_queries(user, qids: list[str]) -> dict[str, str]:
+    """{qid: query} for the qids of the campaigns ``user`` leads; the newest campaign's text
+    wins. One query. A topic of someone else's campaign never changes how a qid reads on
+    this user's pages."""
+    found = (
+        Topic.objects.filter(campaign__in=campaigns_led_by(user).values("pk"), qid__in=qids)
+        .order_by("campaign_id")
+        .values_list("qid", "query")
+    )
     return dict(found)  # later campaigns overwrite earlier ones
 
 

@@ -29,6 +29,7 @@ from annotation.services.agreement import mark_agreement_stale, tasks_inline
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
 from annotation.services.ordering import queue_order
 from annotation.services.tallies import shift_judge_tally, tally_pairs
+from config import text_limits
 
 # --- judging -------------------------------------------------------------------------------
 
@@ -170,6 +171,10 @@ def skip_assignment(
     reason = reason.strip()
     if not reason:
         raise ValidationError(MESSAGES["skip_needs_reason"])
+    # Refused, not cut: the history keeps the reason as it was given.
+    too_long = text_limits.length_errors(reason=(reason, text_limits.SKIP_REASON))
+    if too_long:
+        raise ValidationError(too_long)
     with transaction.atomic():
         assignment = _own_assignment(assignment_id, judge, campaign_id)
         judgment = _own_judgment(assignment) or Judgment(assignment=assignment)
@@ -177,7 +182,7 @@ def skip_assignment(
             return judgment
         old_grade = judgment.grade
         judgment.grade = None
-        judgment.skip_reason = reason[:200]
+        judgment.skip_reason = reason
         judgment.seconds += max(0.0, float(seconds))
         judgment.last_request = request_id
         judgment.save()
@@ -220,6 +225,9 @@ def set_note(
     *, assignment_id: int, judge, note: str, campaign_id: int | None = None
 ) -> Judgment | None:
     """Attach a note to the judge's judgment of the pair (kept in the history too)."""
+    too_long = text_limits.length_errors(note=(note, text_limits.NOTE))
+    if too_long:
+        raise ValidationError(too_long)
     with transaction.atomic():
         assignment = _own_assignment(assignment_id, judge, campaign_id)
         judgment = _own_judgment(assignment)

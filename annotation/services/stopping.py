@@ -27,10 +27,13 @@ from annotation.models import Campaign, StopRule
 # The stop rule reads the nDCG@10 board: the measure the discriminative strategy and the
 # benchmark target, and the one the model behind "settled at 95%" covers.
 STOP_MEASURE = "ndcg_cut_10"
+# The largest k of the top-k rule: more runs than a leaderboard ranks (the dashboards' k stops
+# there too), and within the column (a smallint: 40,000 was a database error on PostgreSQL).
+MAX_TOP = 1000
 
 MESSAGES = {
     "confidence": "The confidence must be a number above 0.5 and below 1 (e.g. 0.95), got {value}.",
-    "top": "k must be a whole number of at least 1, got {value}.",
+    "top": f"k must be a whole number from 1 to {MAX_TOP:,}, got {{value}}.",
     "rule": "Unknown stop rule {value!r}; choose from {choices}.",
     "not_paused": "Judging is not paused in this campaign.",
 }
@@ -65,7 +68,9 @@ def read_stop_settings(*, rule, confidence, top) -> StopSettings:
     except (TypeError, ValueError):
         errors["confidence"] = MESSAGES["confidence"].format(value=confidence)
     try:
-        if isinstance(top, bool) or float(top) != int(float(top)) or int(float(top)) < 1:
+        if isinstance(top, bool) or float(top) != int(float(top)):
+            raise ValueError
+        if not 1 <= int(float(top)) <= MAX_TOP:
             raise ValueError
         top = int(float(top))
     except (TypeError, ValueError, OverflowError):

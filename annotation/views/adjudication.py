@@ -21,6 +21,7 @@ from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, 
 from annotation.services import adjudication as service
 from annotation.services import final_grades
 from annotation.views.common import paginate, plural, start_campaign_job
+from config import text_limits
 from config.exports import write_csv
 from config.ids import parse_id
 from jobs.limits import fits_in_request
@@ -235,6 +236,7 @@ def publish(request, pk):
             "default_name": request.POST.get("name") or service.default_qrels_name(campaign),
             "name_pattern": service.QRELS_NAME_PATTERN,
             "description": request.POST.get("description", ""),
+            "description_chars": text_limits.DESCRIPTION,
             "error": error,
         },
         status=status,

@@ -22,6 +22,7 @@ from annotation import services
 from annotation.access import get_assignment_for_judge, get_campaign_for_judge
 from annotation.models import Assignment, Judgment
 from annotation.services.ordering import queue_order
+from config import text_limits
 
 # Longest active time one submission may add (an hour): a clock gone wrong in a browser must
 # not poison the leads' median-seconds statistics.
@@ -38,10 +39,8 @@ ERRORS = {
     "grade_missing": "Send the grade as a whole number.",
     "seconds_invalid": "Send seconds as a number of seconds.",
     "request_id_invalid": "Send request_id as a UUID.",
-    "note_too_long": "Keep the note under {limit} characters.",
+    "note_too_long": "Keep the note to {limit:,} characters.",
 }
-# Longest note a judge may keep on a pair (the dialog stops typing there too).
-MAX_NOTE = 5000
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -173,6 +172,8 @@ def judge_page(request, pk):
         "queue_size": len(queue),
         "default_skip_reason": DEFAULT_SKIP_REASON,
         "paused": config["paused"],
+        "skip_reason_chars": text_limits.SKIP_REASON,
+        "note_chars": text_limits.NOTE,
     }
     if current is not None and not config["paused"]:
         context.update(_pair_context(current, None))
@@ -241,8 +242,10 @@ def undo(request, pk, assignment):
 def note(request, pk, assignment):
     """Set the note on the judge's judgment of the pair: POST note (empty clears it)."""
     text = request.POST.get("note", "").strip()
-    if len(text) > MAX_NOTE:
-        raise ValidationError(ERRORS["note_too_long"].format(limit=MAX_NOTE))
+    # The longest note a judge may keep on a pair (config.text_limits; the dialog stops
+    # typing there too).
+    if len(text) > text_limits.NOTE:
+        raise ValidationError(ERRORS["note_too_long"].format(limit=text_limits.NOTE))
     judgment = services.set_note(
         assignment_id=assignment, campaign_id=pk, judge=request.user, note=text
     )

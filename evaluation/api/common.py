@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from config import text_limits
 from evaluation import services
 from evaluation.measures import specs
 from evaluation.trec import TrecFormatError
@@ -21,12 +22,12 @@ MESSAGES = {
     "unknown_run": "No run with id {pk_value}.",
     "unknown_qrels": "No qrels version with id {pk_value}.",
     "no_measures": specs.MESSAGES["no_measures"],
-    "tag_too_long": "A tag has at most 50 characters.",
+    "tag_too_long": f"A tag has at most {text_limits.TAG} characters.",
     "whole_number": "Send a whole number.",
     "qrels_name": "A qrels name is letters, digits, hyphens and underscores, e.g. dl-2019.",
 }
 
-MAX_TAGS = 20
+MAX_TAGS = text_limits.TAGS
 MAX_ID = 2**63 - 1
 MAX_MEASURES = specs.MAX_MEASURES
 

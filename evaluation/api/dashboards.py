@@ -191,7 +191,7 @@ def run_topics_response(request, run: Run) -> Response:
         )
     except dashboards.NotScored as error:
         raise NotFound(str(error)) from None
-    rows = dashboards.with_queries(topics.rows)
+    rows = dashboards.with_queries(topics.rows, user=request.user)
     evaluation = topics.evaluation
     residuals = residuals_or_none(scoring, run, topics.measure)
     per_topic = residuals.per_topic if residuals else {}
@@ -255,6 +255,7 @@ class TopicView(DashboardView):
             view = dashboards.build_topic(
                 scoring,
                 qid,
+                user=request.user,
                 measure=request.query_params.get("measure"),
                 k=read_k(request),
                 run_ids=read_ids(request, "runs"),

@@ -10,9 +10,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
+from config import text_limits
 from config.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import services, tasks
 from evaluation.access import readable_qrels
@@ -68,7 +70,9 @@ class QrelsUploadSerializer(serializers.Serializer):
         error_messages={"invalid": MESSAGES["qrels_name"]},
         help_text="The qrels name; the upload becomes its next version.",
     )
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=text_limits.DESCRIPTION
+    )
 
 
 class DownloadParameters(QueryParameters):
@@ -216,6 +220,8 @@ class QrelsViewSet(
             return trec_errors(error)
         except TooLargeForRequest:
             return _import_as_job(request, data)
+        except services.ImportRejected as rejected:
+            raise ValidationError({"detail": str(rejected)}) from None
         body = QrelsSerializer(qrels, context=self.get_serializer_context()).data
         return created(body, request, "api:qrels-detail", qrels.pk)
 

@@ -13,6 +13,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.validators import UniqueValidator
 
+from config import text_limits
 from config.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import dashboards, services, tasks
 from evaluation.api.common import (
@@ -40,9 +41,12 @@ class SystemSerializer(serializers.ModelSerializer):
             UniqueValidator(queryset=System.objects.all(), message=MESSAGES["system_name_taken"])
         ],
     )
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=text_limits.DESCRIPTION
+    )
     tags = serializers.ListField(
         child=serializers.CharField(
-            max_length=50, error_messages={"max_length": MESSAGES["tag_too_long"]}
+            max_length=text_limits.TAG, error_messages={"max_length": MESSAGES["tag_too_long"]}
         ),
         required=False,
         max_length=MAX_TAGS,
@@ -174,7 +178,9 @@ class RunUploadSerializer(ScoringOptionsSerializer):
         default="",
         help_text="Defaults to the file name without its extension.",
     )
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=text_limits.DESCRIPTION
+    )
     qrels = serializers.PrimaryKeyRelatedField(
         queryset=QrelsVersion.objects.all(),
         required=False,

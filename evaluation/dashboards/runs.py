@@ -90,13 +90,15 @@ def build_run_topics(
     return RunTopics(run, scoring, evaluation, measure, k, rows, evaluation.per_topic, unjudged)
 
 
-def with_queries(rows: list[TopicRow]) -> list[TopicRow]:
-    """The rows with the query text of a campaign topic of the same qid (the newest
-    campaign's), where one exists. One query."""
-    queries = topic_queries([row.qid for row in rows])
+def with_queries(rows: list[TopicRow], *, user) -> list[TopicRow]:
+    """The rows with the query text of a topic of the same qid in a campaign ``user`` leads
+    (the newest such campaign's), where one exists. One query."""
+    queries = topic_queries(user, [row.qid for row in rows])
     return [TopicRow(r.qid, r.value, r.unjudged, r.retrieved, queries.get(r.qid, "")) for r in rows]
 
 
-def topic_queries(qids: list[str]) -> dict[str, str]:
-    """{qid: query text} of the campaign topics with these qids (evaluation.judging)."""
-    return judging().topic_queries(qids)
+def topic_queries(user, qids: list[str]) -> dict[str, str]:
+    """{qid: query text} of the topics with these qids in the campaigns ``user`` leads
+    (evaluation.judging): a topic of another lead's campaign is neither shown nor changes
+    how a qid reads."""
+    return judging().topic_queries(user, qids)

@@ -88,14 +88,16 @@ def build_topic(
     scoring: Scoring,
     qid: str,
     *,
+    user,
     measure: str | None = None,
     k: int | None = None,
     run_ids: list[int] | None = None,
 ) -> TopicView:
     """Every scored run's values for topic ``qid`` (read from the stored per-topic values
     without loading them whole), the top k of up to MAX_TOPIC_LISTS runs (those chosen, else
-    the best) with each document's grade, and the topic's ideal ranking. LookupError when
-    neither the qrels nor any evaluation knows the topic."""
+    the best) with each document's grade, and the topic's ideal ranking; the query text from
+    a campaign ``user`` leads (topic_queries). LookupError when neither the qrels nor any
+    evaluation knows the topic."""
     measure = choose_measure(scoring.names, measure)
     k = choose_k(measure, k)
     evaluations = scored(scoring).select_related("run__system").defer("options", "intervals")
@@ -132,7 +134,7 @@ def build_topic(
         ]
     return TopicView(
         qid=qid,
-        query=topic_queries([qid]).get(qid, ""),
+        query=topic_queries(user, [qid]).get(qid, ""),
         scoring=scoring,
         measure=measure,
         k=k,
@@ -143,7 +145,8 @@ def build_topic(
     )
 
 
-def find_document(docno: str, qid: str = ""):
-    """A campaign document with this docno and some text, preferring campaigns that have
-    the topic ``qid``; None when no campaign holds its text (evaluation.judging)."""
-    return judging().find_document(docno, qid)
+def find_document(user, docno: str, qid: str = ""):
+    """A document with this docno and some text from a campaign ``user`` leads, preferring
+    campaigns that have the topic ``qid``; None when none of them holds its text
+    (evaluation.judging): another lead's campaign is never read."""
+    return judging().find_document(user, docno, qid)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 from typing import IO
 
+from config import text_limits
+
 MESSAGES = {
     "duplicate_run": "{filename}: this file was already uploaded as run {run} (same SHA-256).",
     "run_name_taken": "{filename}: system {system} already has a run named {name!r}.",
@@ -19,6 +21,15 @@ class ImportRejected(Exception):
     def __init__(self, message: str, *, existing=None):
         super().__init__(message)
         self.existing = existing
+
+
+def check_texts(filename: str, **texts: tuple[str, int]) -> None:
+    """ImportRejected for the first ``what=(text, limit)`` whose text is longer than its
+    limit, before a file is read (``what`` with underscores for spaces: run_name)."""
+    for what, (text, limit) in texts.items():
+        problem = text_limits.too_long(f"the {what.replace('_', ' ')}", text, limit)
+        if problem:
+            raise ImportRejected(f"{filename}: {problem}.")
 
 
 def read_upload(source: IO[bytes] | bytes) -> bytes:

@@ -13,9 +13,10 @@ from typing import IO
 import polars as pl
 from django.db import transaction
 
+from config import text_limits
 from evaluation import trec
 from evaluation.models import QrelsEntry, QrelsSource, QrelsVersion
-from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
+from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256
 from jobs.limits import TooLargeForRequest
 
 
@@ -41,6 +42,11 @@ def import_qrels(
     it to a job (evaluation.tasks.import_qrels_task)."""
     if not name:
         raise ImportRejected(MESSAGES["empty_name"])
+    check_texts(
+        filename,
+        name=(name, QrelsVersion._meta.get_field("name").max_length),
+        description=(description, text_limits.DESCRIPTION),
+    )
     frame = trec.read_qrels(read_upload(source), name=filename, max_bytes=max_bytes)
     if max_rows is not None and frame.height > max_rows:
         raise TooLargeForRequest(

@@ -27,9 +27,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from config import text_limits
 from evaluation import run_metadata, topk, trec
 from evaluation.models import Run, System
-from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256
+from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256
 from evaluation.trec import source as trec_source
 from jobs.faults import pause_point
 from jobs.services import walk_storage, written_before
@@ -62,10 +63,12 @@ def import_run(
     sixth, a rank that is not an integer) is appended to ``notices`` (trec.Notice), if given.
     A ``system`` given by name is created if new, with ``new_system``'s fields (description,
     tags), in the same transaction as the run, so a refused file leaves no system behind."""
+    name = name or default_run_name(filename)
+    _check_run_texts(filename, system, name, description, new_system)
     stored = {
         "filename": filename,
         "system": system,
-        "name": name or default_run_name(filename),
+        "name": name,
         "description": description,
         "user": user,
         "new_system": new_system,
@@ -268,6 +271,25 @@ def _store_run(
         _delete_files(stored)
         raise
     return run
+
+
+def _check_run_texts(filename, system, name, description, new_system) -> None:
+    """ImportRejected, before the file is read, for a name longer than its column or a
+    description or tags longer than config.text_limits allows."""
+    texts = {
+        "run_name": (name, Run._meta.get_field("name").max_length),
+        "description": (description, text_limits.DESCRIPTION),
+    }
+    if isinstance(system, str):
+        texts["system_name"] = (system, System._meta.get_field("name").max_length)
+    new_system = new_system or {}
+    texts["system_description"] = (new_system.get("description", ""), text_limits.DESCRIPTION)
+    check_texts(filename, **texts)
+    tags = new_system.get("tags", [])
+    if len(tags) > text_limits.TAGS:
+        raise ImportRejected(f"{filename}: a system has at most {text_limits.TAGS} tags.")
+    for tag in tags:
+        check_texts(filename, tag=(tag, text_limits.TAG))
 
 
 def default_run_name(filename: str) -> str:

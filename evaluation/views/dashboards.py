@@ -235,7 +235,12 @@ def topic_detail(request, qid):
         return no_scoring(request, "evaluation/topic.html", form, qid=qid)
     try:
         view = dashboards.build_topic(
-            scoring, qid, measure=request.GET.get("measure"), k=k, run_ids=run_ids
+            scoring,
+            qid,
+            user=request.user,
+            measure=request.GET.get("measure"),
+            k=k,
+            run_ids=run_ids,
         )
     except LookupError:
         raise Http404(f"No topic {qid}") from None
@@ -260,11 +265,21 @@ def topic_detail(request, qid):
 @require_GET
 @login_required
 def document_text(request):
-    """A document's text from a campaign, for the topic page (htmx fragment)."""
+    """A document's text from a campaign the user leads, for the topic page (htmx fragment).
+    404, as from the API, when none of their campaigns holds it: the answer is the same
+    whether another lead's campaign has the document or no campaign does (static/js/
+    dashboards.js shows that answer in the panel too)."""
     require_reader(request.user)
     docno = request.GET.get("docno", "")
-    document = dashboards.find_document(docno, request.GET.get("qid", "")) if docno else None
-    return render(request, "evaluation/topic.html#document", {"docno": docno, "document": document})
+    document = (
+        dashboards.find_document(request.user, docno, request.GET.get("qid", "")) if docno else None
+    )
+    return render(
+        request,
+        "evaluation/topic.html#document",
+        {"docno": docno, "document": document},
+        status=200 if document is not None else 404,
+    )
 
 
 # --- comparisons ---------------------------------------------------------------------------

@@ -116,7 +116,9 @@ def run_diff(request):
         view=view,
         page=page,
         totals=view.totals(),
-        query=dashboards.topic_queries([view.qid]).get(view.qid, "") if view.qid else "",
+        query=(
+            dashboards.topic_queries(request.user, [view.qid]).get(view.qid, "") if view.qid else ""
+        ),
         shown=shown,
         previous_url=scoring.query(**base, qid=view.previous_qid) if view.previous_qid else None,
         next_url=scoring.query(**base, qid=view.next_qid) if view.next_qid else None,

@@ -104,7 +104,7 @@ def run_detail(request, pk):
                 fairness_badge=fairness.badge(run.pk) if fairness else None,
                 topics=topics,
                 page=page,
-                rows=dashboards.with_queries(list(page.object_list)),
+                rows=dashboards.with_queries(list(page.object_list), user=request.user),
                 bounds=bounds,
                 topic_bounds=bounds.per_topic if bounds else {},
                 chart=topics.chart(),
@@ -141,7 +141,7 @@ def run_topics_csv(request, pk):
         )
     except dashboards.NotScored:
         raise Http404("Not scored with these options") from None
-    rows = dashboards.with_queries(topics.rows)
+    rows = dashboards.with_queries(topics.rows, user=request.user)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     names = scoring.names

@@ -1,4 +1,5 @@
-/* The dashboards' charts (uPlot) and the run upload's drop zone.
+/* The dashboards' charts (uPlot), the run upload's drop zone and the topic page's
+ * document panel.
  *
  * Each chart is an element with data-chart (its kind) and data-source (the id of a
  * json_script block the page renders): no inline script, so the pages run under a strict
@@ -233,6 +234,17 @@
     select.addEventListener("change", sync);
     sync();
   }
+
+  /* A panel marked data-swap-not-found shows a 404's answer too: the topic page's document
+   * panel, whose 404 (no campaign the user leads holds the document, as from the API) says
+   * so in words. htmx leaves error answers out by itself. */
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const { xhr, target } = event.detail;
+    if (xhr.status === 404 && target && target.hasAttribute("data-swap-not-found")) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
 
   const start = () => {
     document.querySelectorAll("[data-chart]").forEach(draw);

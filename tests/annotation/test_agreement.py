@@ -37,11 +37,15 @@ from annotation.agreement import (
     observed_agreement,
     resample_items,
 )
-from annotation.agreement.core import Ratings
+from annotation.agreement import core as agreement_core
+from annotation.agreement.core import Ratings, code_dtype
+from annotation.scales import MAX_GRADES
 
 TOLERANCE = 1e-12
 WEIGHTINGS = [None, "linear", "quadratic"]
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Scales of 101 and 300 grades: every example builds tables of k x k, so fewer of them.
+LARGE_PROPERTY = settings(PROPERTY, max_examples=30)
 
 
 # --- helpers and strategies ------------------------------------------------------------
@@ -88,12 +92,14 @@ def assert_well_formed(stat: Statistic):
 
 
 @st.composite
-def campaigns(draw, max_judges=5, max_items=20):
-    """(triples, scale, threshold): random scale 0-3 or 0-5, missing judgments, and
-    sometimes only one or two grades in use, so the degenerate cases come up."""
-    top = draw(st.sampled_from([3, 5]))
+def campaigns(draw, max_judges=5, max_items=20, tops=(3, 5)):
+    """(triples, scale, threshold): random scale 0-3 or 0-5 (or 0..top for ``tops``), missing
+    judgments, and sometimes only one or two grades in use, so the degenerate cases come up."""
+    top = draw(st.sampled_from(tops))
     scale = list(range(top + 1))
-    used = draw(st.lists(st.sampled_from(scale), min_size=1, max_size=top + 1, unique=True))
+    used = draw(
+        st.lists(st.sampled_from(scale), min_size=1, max_size=min(top + 1, 12), unique=True)
+    )
     judges = draw(st.integers(1, max_judges))
     items = draw(st.integers(1, max_items))
     cells = st.one_of(st.none(), st.sampled_from(used), st.sampled_from(used))
@@ -109,12 +115,20 @@ def campaigns(draw, max_judges=5, max_items=20):
     return triples, scale, draw(st.integers(1, top))
 
 
-graded_pairs = st.sampled_from([3, 5]).flatmap(
-    lambda top: st.tuples(
-        st.just(list(range(top + 1))),
-        st.lists(st.tuples(st.integers(0, top), st.integers(0, top)), max_size=40),
+def graded_pairs_on(tops) -> st.SearchStrategy:
+    return st.sampled_from(tops).flatmap(
+        lambda top: st.tuples(
+            st.just(list(range(top + 1))),
+            st.lists(st.tuples(st.integers(0, top), st.integers(0, top)), max_size=40),
+        )
     )
-)
+
+
+graded_pairs = graded_pairs_on([3, 5])
+# The largest scale a campaign may have (annotation.scales), and larger ones that the pure
+# module must still get right (positions past 127 overflowed its int8 codes: issue 27).
+LARGEST_TOP = MAX_GRADES - 1
+LARGE_TOPS = (LARGEST_TOP, 299)
 
 
 # --- Cohen's kappa ---------------------------------------------------------------------
@@ -123,6 +137,16 @@ graded_pairs = st.sampled_from([3, 5]).flatmap(
 @PROPERTY
 @given(graded_pairs, st.sampled_from(WEIGHTINGS))
 def test_cohen_kappa_equals_scikit_learn(data, weights):
+    check_cohen_kappa_against_scikit_learn(data, weights)
+
+
+@LARGE_PROPERTY
+@given(graded_pairs_on(LARGE_TOPS), st.sampled_from(WEIGHTINGS))
+def test_cohen_kappa_equals_scikit_learn_on_the_largest_scales(data, weights):
+    check_cohen_kappa_against_scikit_learn(data, weights)
+
+
+def check_cohen_kappa_against_scikit_learn(data, weights):
     scale, pairs = data
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     ours = cohen_kappa(a, b, scale=scale, weights=weights, resamples=0)
@@ -154,6 +178,29 @@ def test_kappa_standard_error_equals_statsmodels_std_kappa(data):
     expected = oracle.std_kappa if not math.isnan(oracle.std_kappa) else 0.0
     assert abs(ours.se - expected) <= TOLERANCE
     assert kappa_std_error(table) == ours.se
+
+
+@pytest.mark.parametrize(
+    ("grades", "dtype"),
+    [(2, np.int8), (MAX_GRADES, np.int8), (128, np.int8), (129, np.int16), (32_769, np.int32)],
+)
+def test_codes_take_the_smallest_integer_type_that_holds_the_scale(grades, dtype):
+    assert code_dtype(grades) == dtype
+    ratings = build_ratings(
+        [("p", "a", grades - 1), ("p", "b", 0)], scale=range(grades), threshold=1
+    )
+    assert ratings.codes.dtype == dtype
+    assert matrix_of(ratings) == [[grades - 1, 0]]
+
+
+def test_grades_past_127_no_longer_overflow_the_report():
+    # Issue 27: a 200-grade scale's grade 150 was a 500 (OverflowError ... int8).
+    triples = [("p1", "a", 150), ("p1", "b", 150), ("p2", "a", 3), ("p2", "b", 199)]
+    triples += [("p3", "a", 7), ("p3", "b", 9)]
+    ratings = build_ratings(triples, scale=range(200), threshold=100)
+    report = compute_agreement(ratings, weights="linear", resamples=50, seed=1)
+    (pair,) = report.pairs
+    assert close(pair.kappa.value, sk_kappa([150, 3, 7], [150, 199, 9], list(range(200)), "linear"))
 
 
 def test_textbook_kappa_two_judges_fifty_proposals():
@@ -228,6 +275,16 @@ def test_invalid_input_is_refused_with_the_problem_named(call, message):
 @PROPERTY
 @given(campaigns(), st.sampled_from(WEIGHTINGS))
 def test_pairwise_table_equals_scikit_learn_on_each_pairs_shared_items(campaign, weights):
+    check_pairwise_table_against_scikit_learn(campaign, weights)
+
+
+@LARGE_PROPERTY
+@given(campaigns(max_judges=4, max_items=12, tops=LARGE_TOPS), st.sampled_from(WEIGHTINGS))
+def test_pairwise_table_equals_scikit_learn_on_the_largest_scales(campaign, weights):
+    check_pairwise_table_against_scikit_learn(campaign, weights)
+
+
+def check_pairwise_table_against_scikit_learn(campaign, weights):
     triples, scale, threshold = campaign
     ratings = build_ratings(triples, scale=scale, threshold=threshold)
     report = compute_agreement(ratings, weights=weights, resamples=0)
@@ -275,6 +332,16 @@ def modal_count(grid) -> int | None:
 @PROPERTY
 @given(campaigns())
 def test_fleiss_kappa_equals_statsmodels_over_items_with_the_modal_number_of_judges(campaign):
+    check_fleiss_kappa_against_statsmodels(campaign)
+
+
+@LARGE_PROPERTY
+@given(campaigns(tops=LARGE_TOPS))
+def test_fleiss_kappa_equals_statsmodels_on_the_largest_scales(campaign):
+    check_fleiss_kappa_against_statsmodels(campaign)
+
+
+def check_fleiss_kappa_against_statsmodels(campaign):
     triples, scale, threshold = campaign
     ratings = build_ratings(triples, scale=scale, threshold=threshold)
     grid = matrix_of(ratings)
@@ -308,6 +375,16 @@ def test_fleiss_kappa_equals_statsmodels_over_items_with_the_modal_number_of_jud
 @PROPERTY
 @given(campaigns(), st.sampled_from(["ordinal", "interval"]))
 def test_alpha_equals_krippendorff_with_missing_judgments(campaign, level):
+    check_alpha_against_krippendorff(campaign, level)
+
+
+@LARGE_PROPERTY
+@given(campaigns(tops=LARGE_TOPS), st.sampled_from(["ordinal", "interval"]))
+def test_alpha_equals_krippendorff_on_the_largest_scales(campaign, level):
+    check_alpha_against_krippendorff(campaign, level)
+
+
+def check_alpha_against_krippendorff(campaign, level):
     triples, scale, threshold = campaign
     ratings = build_ratings(triples, scale=scale, threshold=threshold)
     ours = krippendorff_alpha(ratings, level=level, resamples=0)
@@ -524,6 +601,17 @@ def test_bootstrap_is_reproducible_by_seed():
     # The triples' order does not matter: items are sorted before resampling.
     again = build_ratings(list(reversed(triples)), scale=[0, 1, 2, 3], threshold=2)
     assert compute_agreement(again, resamples=200, seed=11) == first
+
+
+@pytest.mark.parametrize("budget", [1, 700])
+def test_resamples_evaluated_in_small_batches_give_the_same_report(monkeypatch, budget):
+    # run_blocks evaluates the resamples' sums a batch at a time so that a large scale with
+    # many judges stays within memory (issue 27); the batches must not change a number.
+    triples = ordinary_triples()
+    ratings = build_ratings(triples, scale=[0, 1, 2, 3], threshold=2)
+    whole = compute_agreement(ratings, resamples=300, seed=5)
+    monkeypatch.setattr(agreement_core, "_SUMS_BUDGET", budget)
+    assert compute_agreement(ratings, resamples=300, seed=5) == whole
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])

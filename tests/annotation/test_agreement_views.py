@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation import agreement, services
 from annotation.models import Assignment, AssignmentStatus, Judgment, Pair, Topic
+from annotation.scales import MAX_GRADES
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
 from annotation.services import gold as gold_service
@@ -226,6 +227,35 @@ def test_the_report_shows_annotation_agreements_numbers(lead_client, campaign):
     assert agreement.krippendorff_band(report.alpha_ordinal.value) in page
     assert "18 grades of 6 pairs by 3 judges; 6 pairs graded by two or more judges" in page
     assert "nan" not in page.lower().split() and "None" not in page
+
+
+def test_a_campaign_on_the_largest_scale_has_its_report_and_pages(lead_client, lead, judges):
+    # Issue 27: grades past 127 overflowed the report (a 500). The largest scale a campaign
+    # may have (annotation.scales) is reported with the oracle's numbers, and its pages answer.
+    scale = [{"grade": g, "label": f"{g}%", "definition": ""} for g in range(MAX_GRADES)]
+    grades = {
+        ("1", "d1"): {"ann": 100, "bob": 95, "cy": 99},
+        ("1", "d2"): {"ann": 0, "bob": 3, "cy": 1},
+        ("2", "d3"): {"ann": 60, "bob": 70, "cy": 40},
+        ("2", "d4"): {"ann": 20, "bob": 35, "cy": 10},
+    }
+    campaign = services.create_campaign(
+        lead=lead, name="Percent", scale=scale, overlap=3, judges=judges, relevance_threshold=50
+    )
+    for qid in ("1", "2"):
+        Topic.objects.create(campaign=campaign, qid=qid, query=f"query {qid}")
+    services.add_pairs(campaign=campaign, pairs=list(grades), source="imported")
+    give(campaign, grades)
+    _, report, _ = expected_report(campaign, grades)
+
+    response = lead_client.get(url(campaign))
+
+    assert response.status_code == 200
+    page = text_of(response.text)
+    assert f"{report.alpha_interval.value:.4f}" in page
+    assert f"{report.fleiss_at_threshold.value:.4f}" in page
+    for name in ("campaign-detail", "campaign-edit", "progress", "adjudication"):
+        assert lead_client.get(url(campaign, name)).status_code == 200, name
 
 
 def test_the_heatmap_has_each_judge_pairs_kappa_and_shared_pairs(lead_client, campaign):

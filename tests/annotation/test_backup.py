@@ -784,6 +784,23 @@ CORRUPTIONS = {
         lambda d: edit(d, lambda x: x["campaign"].update(machine_grades_fill="yes")),
         "campaign.machine_grades_fill: must be true or false",
     ),
+    "a scale of more grades than a campaign may have": (
+        lambda d: edit(
+            d,
+            lambda x: x["campaign"].update(
+                scale=[{"grade": g, "label": "g", "definition": ""} for g in range(200)]
+            ),
+        ),
+        "campaign.scale: a scale has at most 101 grades (0 to 100); this one has 200",
+    ),
+    "a campaign description over its cap": (
+        lambda d: edit(d, lambda x: x["campaign"].update(description="x" * 10_001)),
+        "campaign.description: is longer than 10000 characters",
+    ),
+    "a topic narrative over its cap": (
+        lambda d: edit(d, lambda x: x["topics"][0].update(narrative="x" * 20_001)),
+        "topics[0].narrative: is longer than 20000 characters",
+    ),
     "a missing section": (lambda d: edit(d, lambda x: x.pop("changes")), "changes: missing"),
     "an unknown key": (
         lambda d: edit(d, lambda x: x["pairs"][1].update(weight=2)),

@@ -12,6 +12,7 @@ import pytest
 
 from annotation import formats
 from annotation.formats import DocumentRecord, PairRecord, TopicRecord
+from config import text_limits
 from evaluation.trec import TrecFormatError
 
 
@@ -434,7 +435,10 @@ def test_a_topic_line_longer_than_the_cap_is_refused_with_its_line_and_never_kep
 def test_the_line_cap_counts_bytes_without_the_line_end_and_can_be_set():
     limit = formats.MAX_LINE_BYTES
     exact = b"1\t" + b"q" * (limit - 2)
-    assert formats.read_topics(exact + b"\r\n")[0].query == "q" * (limit - 2)
+    # A line of exactly the limit is read (its query is then refused for its own cap).
+    assert errors_of(formats.read_topics, exact + b"\r\n") == [
+        f"f:1: query is longer than {text_limits.QUERY:,} characters"
+    ]
     assert errors_of(formats.read_topics, b"0\tok\n" + exact + b"q\n") == [
         f"f:2: line is longer than {limit:,} bytes"
     ]
@@ -573,3 +577,43 @@ def test_judgment_json_lines_name_unknown_fields_and_bad_lines_per_format():
     assert [(r.qid, r.docno, r.judge, r.label) for r in parsed.records] == [
         ("1", "d1", "u", "High")
     ]
+
+
+# --- free text caps (config.text_limits; issue 27) ----------------------------------------
+
+
+def test_a_topics_query_description_and_narrative_are_capped_with_their_lines():
+    query, text = text_limits.QUERY, text_limits.TOPIC_TEXT
+    jsonl = (
+        b'{"qid": "1", "title": "ok"}\n'
+        + b'{"qid": "2", "title": "'
+        + b"q" * (query + 1)
+        + b'"}\n'
+        + b'{"qid": "3", "title": "ok", "narrative": "'
+        + b"n" * (text + 1)
+        + b'"}\n'
+    )
+    assert errors_of(formats.read_topics, jsonl, max_line_bytes=1 << 20) == [
+        f"f:2: query is longer than {query:,} characters",
+        f"f:3: narrative is longer than {text:,} characters",
+    ]
+    trec = (
+        b"<top>\n<num> Number: 7\n<title> fine\n<desc> Description:\n"
+        + b"d " * (text // 2 + 1)
+        + b"\n<narr> Narrative: short\n</top>\n"
+    )
+    assert errors_of(formats.read_topics, trec) == [
+        f"f:4: description is longer than {text:,} characters"
+    ]
+
+
+def test_topic_texts_at_their_caps_are_read():
+    line = (
+        b'{"qid": "1", "title": "'
+        + b"q" * text_limits.QUERY
+        + b'", "description": "'
+        + b"d" * text_limits.TOPIC_TEXT
+        + b'"}\n'
+    )
+    (topic,) = formats.read_topics(line, max_line_bytes=1 << 20)
+    assert (len(topic.query), len(topic.description)) == (text_limits.QUERY, text_limits.TOPIC_TEXT)

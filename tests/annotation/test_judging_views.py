@@ -19,6 +19,7 @@ from annotation.models import (
     PairSource,
     Topic,
 )
+from config import text_limits
 
 pytestmark = pytest.mark.django_db
 
@@ -549,7 +550,19 @@ def test_an_overlong_note_is_refused(world):
     assignment = queue_of(world, "judy")[0]
     client = client_for(world, "judy")
     client.post(url("judge-grade", world, assignment), {"grade": 1})
-    response = client.post(url("judge-note", world, assignment), {"note": "x" * 5001})
+    at_cap = client.post(url("judge-note", world, assignment), {"note": "x" * text_limits.NOTE})
+    response = client.post(url("judge-note", world, assignment), {"note": "y" * 10_001})
+    assert at_cap.status_code == 200
     assert response.status_code == 400
-    assert response.json() == {"error": "Keep the note under 5000 characters."}
-    assert Judgment.objects.get().note == ""
+    assert response.json() == {"error": "Keep the note to 10,000 characters."}
+    assert Judgment.objects.get().note == "x" * text_limits.NOTE
+
+
+def test_an_overlong_skip_reason_is_refused_not_cut(world):
+    # Issue 27: the reason was cut to 200 characters and kept whole in the history.
+    assignment = queue_of(world, "judy")[0]
+    client = client_for(world, "judy")
+    response = client.post(url("judge-skip", world, assignment), {"reason": "x" * 201})
+    assert response.status_code == 400
+    assert response.json() == {"error": "Keep this to 200 characters; it has 201."}
+    assert not Judgment.objects.exists() and not JudgmentChange.objects.exists()

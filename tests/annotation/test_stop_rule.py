@@ -130,6 +130,8 @@ def test_choosing_no_rule_lifts_a_pause(world):
         ({"confidence": "nine"}, "confidence"),
         ({"top": "0"}, "top"),
         ({"top": "2.5"}, "top"),
+        ({"top": "1001"}, "top"),  # issue 27: 40,000 overflowed the column on PostgreSQL
+        ({"top": "1e300"}, "top"),
     ],
 )
 def test_bad_choices_are_refused_naming_the_field(given, field):
@@ -140,6 +142,15 @@ def test_bad_choices_are_refused_naming_the_field(given, field):
 
 
 # --- pages -----------------------------------------------------------------------------------
+
+
+def test_the_largest_k_is_accepted_and_one_more_is_refused_with_the_range():
+    assert stopping.read_stop_settings(rule="top", confidence=0.95, top=1000).top == 1000
+    with pytest.raises(ValidationError) as refused:
+        stopping.read_stop_settings(rule="top", confidence=0.95, top=40_000)
+    assert refused.value.message_dict == {
+        "top": ["k must be a whole number from 1 to 1,000, got 40000."]
+    }
 
 
 def test_the_lead_sets_the_rule_from_the_live_board(client, world):

@@ -18,6 +18,7 @@ from annotation.models import (
     Pair,
     Topic,
 )
+from annotation.scales import MAX_GRADES
 from evaluation import services as evaluation
 from jobs.models import JobStatus
 from tests.api.conftest import DOCUMENTS, TOPICS, upload
@@ -125,8 +126,26 @@ def test_a_custom_scale_is_used_as_given(lead):
             annotation_api.MESSAGES["scale_item"].format(grade=0),
         ),
         ([{"grade": 0, "label": "Only", "definition": ""}], "a scale needs at least two grades"),
+        (
+            [{"grade": g, "label": "g", "definition": ""} for g in range(MAX_GRADES + 1)],
+            f"a scale has at most {MAX_GRADES} grades (0 to 100); this one has 102",
+        ),
+        (
+            # Not even grades: the size is said first.
+            [None] * 200_000,
+            f"a scale has at most {MAX_GRADES} grades (0 to 100); this one has 200,000",
+        ),
     ],
-    ids=["not a list or name", "unknown name", "gap", "boolean grade", "blank label", "one grade"],
+    ids=[
+        "not a list or name",
+        "unknown name",
+        "gap",
+        "boolean grade",
+        "blank label",
+        "one grade",
+        "one grade too many",
+        "200,000 grades",
+    ],
 )
 def test_a_bad_scale_is_400_with_what_is_wrong(lead, scale, message):
     response = lead.post(CAMPAIGNS_URL, {"name": "Bad", "scale": scale}, format="json")
@@ -134,6 +153,19 @@ def test_a_bad_scale_is_400_with_what_is_wrong(lead, scale, message):
     assert response.status_code == 400
     assert response.json() == {"scale": [message]}
     assert not Campaign.objects.filter(name="Bad").exists()
+
+
+def test_a_json_body_giving_a_key_twice_is_400_naming_it(lead):
+    # Issue 27: the last value won silently.
+    response = lead.post(
+        CAMPAIGNS_URL, b'{"name": "First", "name": "Second"}', content_type="application/json"
+    )
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "JSON parse error - duplicate key 'name' (a key may appear once per object)."
+    }
+    assert not Campaign.objects.filter(name__in=["First", "Second"]).exists()
 
 
 def test_campaign_fields_are_checked_on_create(lead, world):

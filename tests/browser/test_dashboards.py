@@ -126,6 +126,13 @@ def test_an_engineer_uploads_compares_and_sends_unjudged_documents_to_judging(
     expect(page.get_by_test_id("document-text")).to_contain_text("Cats nap.")
     expect(page.get_by_test_id("document-text")).to_contain_text(docno)
     screenshot("dashboard-topic")
+    # A judged document no campaign of theirs holds: the 404's words show in the panel.
+    judged = page.locator(".ranking.ideal .docno").first
+    judged_docno = judged.inner_text()
+    judged.click()
+    expect(page.get_by_test_id("document-text")).to_contain_text(
+        f"{judged_docno}: no campaign you lead holds this document's text."
+    )
 
     # Close the loop: the topic's unjudged documents go to the campaign's pool.
     unjudged = page.locator(".ranking:not(.ideal) li.is-unjudged .docno").all_inner_texts()

@@ -4,6 +4,8 @@ import io
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rest_framework.exceptions import ParseError
 
 from config.json_bodies import MAX_DEPTH, BoundedJSONParser, nesting_depth
@@ -69,3 +71,60 @@ def test_a_body_over_the_size_limit_is_a_413(settings):
 def test_a_malformed_body_is_a_parse_error_with_its_reason(raw, words):
     with pytest.raises(ParseError, match=words):
         parse(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        (b'{"name": "a", "name": "b"}', "name"),
+        (b'{"scale": [{"grade": 0, "grade": 1}]}', "grade"),
+        (b'[{"pairs": []}, {"x": 1, "x": 1}]', "x"),
+    ],
+)
+def test_a_key_given_twice_is_a_400_naming_it(raw, key):
+    with pytest.raises(ParseError) as refused:
+        parse(raw)
+
+    assert str(refused.value.detail) == (
+        f"JSON parse error - duplicate key '{key}' (a key may appear once per object)."
+    )
+
+
+def test_the_same_key_in_different_objects_is_no_repeat():
+    assert parse(b'[{"a": 1}, {"a": 2}]') == [{"a": 1}, {"a": 2}]
+
+
+def nesting_depth_by_walking(text: str) -> int:
+    """The count restated one character at a time (strings skipped, escapes inside them, an
+    unclosed string running to the end, a closing bracket never below 0)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='[]{}"\\ax,:', max_size=60))
+def test_nesting_depth_is_the_walk_for_any_text_malformed_or_not(text):
+    assert nesting_depth(text) == nesting_depth_by_walking(text)
+
+
+def test_unclosed_strings_are_scanned_once():
+    # Issue 27: each quote of this began a scan to the end (40 KB took 10 s; this, hours).
+    text = '"' + '\\"' * 2_000_000
+    assert nesting_depth(text) == 0
+    assert nesting_depth("[" + text) == 1

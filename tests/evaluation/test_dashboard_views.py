@@ -83,7 +83,9 @@ def test_leads_and_engineers_see_every_dashboard(client, world, django_user_mode
     client.force_login(user(django_user_model, "someone", role))
     qrels, bm25, _ = world
     for url in [*pages(*world), f"/evaluation/runs/{bm25.pk}/?qrels={qrels.pk}"]:
-        assert client.get(url).status_code == 200, url
+        # A document none of their campaigns holds is a 404 (the document tests below).
+        expected = 404 if url.startswith("/evaluation/documents/") else 200
+        assert client.get(url).status_code == expected, url
 
 
 def test_the_navigation_links_the_leaderboard_for_leads_and_engineers_only(
@@ -176,14 +178,16 @@ def test_numbers_are_printed_like_trec_eval_not_rounded_half_up(as_engineer, wor
 
 
 def test_the_csv_has_every_topic_and_measure_unrounded_and_is_formula_safe(
-    as_engineer, world, django_user_model
+    client, world, django_user_model
 ):
     qrels, bm25, _ = world
-    campaign = annotation.create_campaign(lead=user(django_user_model, "lea", "lead"), name="C")
+    lead = user(django_user_model, "lea", "lead")  # the queries are their campaign's
+    campaign = annotation.create_campaign(lead=lead, name="C")
     Topic.objects.create(campaign=campaign, qid="1", query='=HYPERLINK("http://x","y")')
     Topic.objects.create(campaign=campaign, qid="2", query="-2+3")
+    client.force_login(lead)
 
-    response = as_engineer.get(f"/evaluation/runs/{bm25.pk}/topics.csv?qrels={qrels.pk}")
+    response = client.get(f"/evaluation/runs/{bm25.pk}/topics.csv?qrels={qrels.pk}")
 
     assert response["Content-Type"].startswith("text/csv")
     assert 'filename="bm25-bm25-dl-v1-topics.csv"' in response["Content-Disposition"]
@@ -376,16 +380,19 @@ def test_sending_redirects_only_to_this_site(client, world, campaign):
     assert response["Location"] == "/evaluation/leaderboard/"
 
 
-def test_document_text_is_shown_on_demand(as_engineer, world, campaign):
+def test_document_text_is_shown_on_demand(client, world, campaign):
     campaign.documents.create(docno="d1", title="First", text="The first document.")
+    client.force_login(campaign.lead)
 
-    html = as_engineer.get(
+    html = client.get(
         "/evaluation/documents/?docno=d1&qid=1", headers={"HX-Request": "true"}
     ).content.decode()
-    missing = as_engineer.get("/evaluation/documents/?docno=zz").content.decode()
+    missing = client.get("/evaluation/documents/?docno=zz")
 
     assert "The first document." in html and "First" in html
-    assert "no campaign holds this document" in missing
+    assert "From the campaign Pool them." in html
+    assert missing.status_code == 404
+    assert "no campaign you lead holds this document" in missing.content.decode()
 
 
 def test_the_run_list_offers_the_upload_to_engineers(as_engineer, world):

@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from django.contrib.auth.models import AnonymousUser
 
 from annotation import services as annotation
 from annotation.models import Pair, PairSource, Topic
@@ -240,9 +241,31 @@ def test_query_texts_come_from_the_newest_campaign_topic(world, django_user_mode
         campaign = annotation.create_campaign(lead=lead, name=name)
         Topic.objects.create(campaign=campaign, qid="1", query=query)
 
-    rows = dashboards.with_queries([dashboards.TopicRow("1", 0.5, 0, 1)])
+    rows = dashboards.with_queries([dashboards.TopicRow("1", 0.5, 0, 1)], user=lead)
 
     assert rows[0].query == "new words"
+
+
+def test_query_texts_come_only_from_the_users_own_campaigns(world, django_user_model):
+    # Issue 27: a topic imported in someone else's campaign changed how a qid read.
+    lead = user(django_user_model, "lea", "lead")
+    other = user(django_user_model, "leo", "lead")
+    engineer = user(django_user_model, "eng", "engineer")
+    admin = django_user_model.objects.create_superuser("root", password=None)
+    mine = annotation.create_campaign(lead=lead, name="Mine")
+    Topic.objects.create(campaign=mine, qid="1", query="my words")
+    theirs = annotation.create_campaign(lead=other, name="Theirs")  # newer
+    Topic.objects.create(campaign=theirs, qid="1", query="their secret words")
+    Topic.objects.create(campaign=theirs, qid="2", query="only theirs")
+    row = [dashboards.TopicRow("1", 0.5, 0, 1), dashboards.TopicRow("2", 0.5, 0, 1)]
+
+    assert [r.query for r in dashboards.with_queries(row, user=lead)] == ["my words", ""]
+    assert [r.query for r in dashboards.with_queries(row, user=engineer)] == ["", ""]
+    assert [r.query for r in dashboards.with_queries(row, user=admin)] == [
+        "their secret words",
+        "only theirs",
+    ]
+    assert dashboards.topic_queries(other, ["1"]) == {"1": "their secret words"}
 
 
 # --- a topic across runs -------------------------------------------------------------------
@@ -251,7 +274,7 @@ def test_query_texts_come_from_the_newest_campaign_topic(world, django_user_mode
 def test_a_topic_shows_every_runs_values_top_k_with_grades_and_the_ideal(world):
     qrels, bm25, dense = world
 
-    view = dashboards.build_topic(scoring_of(qrels), "1", k=3)
+    view = dashboards.build_topic(scoring_of(qrels), "1", user=AnonymousUser(), k=3)
 
     values = {r.run: r.values for r in view.runs}
     assert values[bm25] == Evaluation.objects.get(run=bm25).per_topic["1"]
@@ -267,7 +290,7 @@ def test_a_topic_shows_every_runs_values_top_k_with_grades_and_the_ideal(world):
 def test_a_topic_a_run_lacks_shows_no_values_for_it(world):
     qrels, bm25, dense = world
 
-    view = dashboards.build_topic(scoring_of(qrels), "2")
+    view = dashboards.build_topic(scoring_of(qrels), "2", user=AnonymousUser())
 
     assert {r.run: r.values is None for r in view.runs} == {bm25: False, dense: True}
     assert view.runs[-1].run == dense
@@ -277,7 +300,7 @@ def test_an_unknown_topic_is_a_lookup_error(world):
     qrels, _, _ = world
 
     with pytest.raises(LookupError):
-        dashboards.build_topic(scoring_of(qrels), "404")
+        dashboards.build_topic(scoring_of(qrels), "404", user=AnonymousUser())
 
 
 @pytest.mark.parametrize("qid", ["0042", "q.1", 'say"hi"', "a\\b", "ü-topic"])
@@ -286,7 +309,7 @@ def test_any_qid_is_read_from_the_stored_values(media_root, qid):
     run = services.import_run(source=f"{qid} Q0 d1 1 1 t\n".encode(), filename="r", system="s")
     services.score_run(run=run, qrels=qrels, measure_specs=DEFAULT)
 
-    view = dashboards.build_topic(scoring_of(qrels), qid)
+    view = dashboards.build_topic(scoring_of(qrels), qid, user=AnonymousUser())
 
     assert view.runs[0].values["ndcg_cut_10"] == 1.0
 
@@ -300,8 +323,26 @@ def test_document_text_prefers_a_campaign_with_the_topic(world, django_user_mode
     without.documents.create(docno="d1", text="from B")
     without.documents.create(docno="d2", title="", text="")
 
-    assert dashboards.find_document("d1", "1").text == "from A"
-    assert dashboards.find_document("d2", "1") is None
+    assert dashboards.find_document(lead, "d1", "1").text == "from A"
+    assert dashboards.find_document(lead, "d2", "1") is None
+
+
+def test_document_text_comes_only_from_the_users_own_campaigns(world, django_user_model):
+    # Issue 27: another lead's secret text was shown for the docno.
+    lead = user(django_user_model, "lea", "lead")
+    other = user(django_user_model, "leo", "lead")
+    engineer = user(django_user_model, "eng", "engineer")
+    mine = annotation.create_campaign(lead=lead, name="Mine")
+    mine.documents.create(docno="d1", text="mine")
+    theirs = annotation.create_campaign(lead=other, name="Theirs")  # newer, with topic 1
+    Topic.objects.create(campaign=theirs, qid="1", query="q")
+    theirs.documents.create(docno="d1", text="their secret")
+    theirs.documents.create(docno="d2", text="their secret too")
+
+    assert dashboards.find_document(lead, "d1", "1").text == "mine"
+    assert dashboards.find_document(lead, "d2", "1") is None
+    assert dashboards.find_document(engineer, "d1", "1") is None
+    assert dashboards.find_document(other, "d1", "1").text == "their secret"
 
 
 # --- comparisons ---------------------------------------------------------------------------

@@ -101,6 +101,17 @@ def test_a_trec_eval_file_without_runid_is_one_run_named_after_the_file():
             "lb.txt:1: the value True is not a finite number",
         ),
         ("jsonl", b"{nope\n", "lb.txt:1: not JSON"),
+        (
+            "jsonl",
+            b'{"run_id": "a", "topic_id": "1", "measure": "P_5", "value": 0.1, "value": 0.9}\n',
+            "lb.txt:1: duplicate key 'value' (a key may appear once per object)",
+        ),
+        ("jsonl", b"[" * 100_000 + b"\n", "lb.txt:1: not JSON (nested too deeply)"),
+        (
+            "jsonl",
+            b'{"run_id": "a", "topic_id": "1", "measure": "P_5", "value": ' + b"7" * 5000 + b"}\n",
+            "lb.txt:1: not JSON (a number has too many digits)",
+        ),
         ("trec_eval", b"P_5 1\n", "lb.txt:1: expected 3 fields (measure topic value), found 2"),
         ("trec_eval", b"runid 1 bm25\n", "lb.txt:1: a runid line names topic all, not '1'"),
         ("tot", b"\xff\xfe bm25\n", "lb.txt:1: not UTF-8 text"),

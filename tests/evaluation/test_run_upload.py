@@ -233,6 +233,24 @@ def test_a_run_without_a_topic_in_common_is_imported_with_a_warning(client, engi
                 "files": files(("a.run", BM25)),
                 "system": "new",
                 "new_name": "y",
+                "new_description": "d" * 10_001,
+            },
+            "Ensure this value has at most 10000 characters (it has 10001).",
+        ),
+        (
+            {
+                "files": files(("a.run", BM25)),
+                "system": "new",
+                "new_name": "y",
+                "description": "d" * 10_001,
+            },
+            "Ensure this value has at most 10000 characters (it has 10001).",
+        ),
+        (
+            {
+                "files": files(("a.run", BM25)),
+                "system": "new",
+                "new_name": "y",
                 "measures": ["num_q"],
             },
             "dashboards show means over topics",

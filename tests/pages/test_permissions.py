@@ -62,6 +62,12 @@ def engineers(ok):
     return (LOGIN, 403, 403, 403, 403, 403, ok, ok)
 
 
+def campaign_text(ok):
+    """A campaign's document on the dashboards: readers, but only the campaign's lead (and
+    admins) find it; another lead and an engineer get the API's 404 (issue 27)."""
+    return (LOGIN, 403, 403, 403, ok, 404, 404, ok)
+
+
 def owner(ok):
     """The engineer's own job or token; admins see every job."""
     return (LOGIN, 404, 404, 404, 404, 404, ok, ok)
@@ -129,7 +135,7 @@ MATRIX = [
     ("GET", "evaluation/leaderboard/check/?" + SCORED, None, readers(200)),
     ("POST", "evaluation/leaderboard/check/", "check", readers(200)),
     ("GET", "evaluation/topics/{qid}/?" + SCORED, None, readers(200)),
-    ("GET", "evaluation/documents/?docno=d1&qid=1", None, readers(200)),
+    ("GET", "evaluation/documents/?docno=d1&qid=1", None, campaign_text(200)),
     ("GET", "evaluation/compare/", None, readers(200)),
     ("POST", "evaluation/unjudged/send/", "send", campaign_lead(302)),
     ("GET", "evaluation/diff/", None, readers(200)),

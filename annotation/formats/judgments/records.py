@@ -8,10 +8,12 @@ import math
 import re
 from typing import NamedTuple
 
+from config import text_limits
+
 from ..checks import MAX_DOCNO_CHARS, MAX_QID_CHARS, Errors, Seen, check_id, quote
 
 MAX_JUDGE_CHARS = 150
-MAX_NOTE_CHARS = 10_000
+MAX_NOTE_CHARS = text_limits.NOTE
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
