@@ -35,7 +35,8 @@ MAX_URL_CHARS = 2000
 class Errors(ErrorLog):
     """evaluation.trec's error log, keeping the first ``limit`` errors in line order rather
     than in the order they are found: a TREC topic's missing ``<num>`` is only known at its
-    ``</top>``, after errors on the topic's later lines."""
+    ``</top>``, after errors on the topic's later lines. Like it, it stops the reader at its
+    ``count_limit``-th error."""
 
     def __init__(self, name: str, limit: int) -> None:
         super().__init__(name, limit)
@@ -47,6 +48,8 @@ class Errors(ErrorLog):
         self._found.append((line, self.total, message))
         if len(self._found) > 4 * self.limit:
             self._found = sorted(self._found)[: self.limit]
+        if self.total >= self.count_limit:
+            self.stop(line)
 
     def fail(self, message: str) -> None:
         self.add(0, message)  # line 0 sorts first, so it is always kept
