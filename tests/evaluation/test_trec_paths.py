@@ -115,6 +115,39 @@ def test_line_path_reports_errors_exactly_like_the_reference_parser():
     assert (caught.value.errors, caught.value.total) == (expected.errors[:4], 9)
 
 
+def test_line_path_stops_reading_pieces_at_the_errors_cap():
+    # 3,000 bad lines, in pieces of about 20 lines: the cap (patched to 100 errors) is
+    # reached in the third piece, and no piece after it is read.
+    data = b"1 Q0 a 1 abc t\n" * 3000
+    pieces = mock.Mock(wraps=line_path._piece_rows)
+    with (
+        mock.patch.object(errors, "MAX_ERRORS_COUNTED", 100),
+        mock.patch.object(line_path, "_piece_rows", pieces),
+        pytest.raises(TrecFormatError) as caught,
+    ):
+        read_any_layout(grammar.RUN, data, "f", 5, piece_bytes=300)
+    assert (caught.value.total, caught.value.stopped_at) == (100, 51)
+    assert pieces.call_count == 3
+
+
+def test_a_pair_repeated_from_an_earlier_piece_is_reported_with_its_first_line():
+    # Pieces of about two lines: the repeats come pieces after their first line, before and
+    # after the first piece with an error of its own.
+    data = b"1 Q0 a 1 1.0 t\n1 Q0 b 1 1.0 t\n2 Q0 a 1 1.0 t\n1 Q0 a 1 1.0 t\n2 Q0 x 1 z t\n"
+    data += b"1  Q0 b 1 1.0 t\n2 Q0 a 1 2.0 t\n"
+    expected = reference(grammar.RUN, data, max_errors=50)
+    assert [str(e) for e in expected.errors] == [
+        "f:4: docno 'a' already appears for topic '1' on line 1",
+        "f:5: score 'z' is not a number",
+        "f:6: docno 'b' already appears for topic '1' on line 2",
+        "f:7: docno 'a' already appears for topic '2' on line 3",
+    ]
+    for piece_bytes in (1, 20, 40, None):
+        with pytest.raises(TrecFormatError) as caught:
+            read_any_layout(grammar.RUN, data, "f", 50, piece_bytes=piece_bytes)
+        assert caught.value.errors == expected.errors, piece_bytes
+
+
 def test_valid_file_with_suspect_lines_is_read_by_the_line_path():
     # A real U+FFFD, a NUL in a comment and a long comment: valid, but polars cannot tell.
     data = "1 Q0 \ufffd 1 1.0 t\n  #\x00\n#{}\n1  Q0 b 2 2.0 t\n".format("c" * 70000).encode()
