@@ -4,46 +4,24 @@ DRF's own JSONParser reads the whole stream (it bypasses Django's DATA_UPLOAD_MA
 which only guards ``request.body`` and forms) and hands it to ``json.load``, whose decoder
 recurses once per nesting level: a body of 5,000 ``[`` raises RecursionError, a 500. Here a
 body is read up to DATA_UPLOAD_MAX_MEMORY_SIZE (one byte more is a 413) and its nesting is
-measured before it is decoded (deeper than MAX_DEPTH is a 400), so neither can happen. No
-body the API documents nests deeper than 4.
+measured before it is decoded (deeper than MAX_DEPTH, config/nesting.py, is a 400), so
+neither can happen. No body the API documents nests deeper than 4.
 """
 
 import json
-import re
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils.json import strict_constant
 
+from config.nesting import MAX_DEPTH, nesting_depth
 from config.permissions import BODY_TOO_LARGE, PayloadTooLarge
 
 __all__ = ["MAX_DEPTH", "TOO_DEEP", "BoundedJSONParser", "nesting_depth"]
 
-MAX_DEPTH = 32
 TOO_DEEP = "JSON parse error - the body nests arrays and objects deeper than {limit} levels."
 NOT_TEXT = "JSON parse error - the body is not {encoding} text (byte {start})."
-
-# A JSON string (escapes included): brackets inside strings do not nest anything.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
-
-
-def nesting_depth(text: str, *, stop_above: int | None = None) -> int:
-    """How deeply ``text``'s arrays and objects nest (0 for a scalar), counted without
-    decoding it; stops counting once past ``stop_above``. Malformed text gets a number too
-    (its brackets outside strings are counted), which the decoder then refuses anyway."""
-    depth = deepest = 0
-    for match in _BRACKET.finditer(_STRING.sub('""', text)):
-        if match.group() in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if stop_above is not None and deepest > stop_above:
-                    break
-        else:
-            depth = max(depth - 1, 0)
-    return deepest
 
 
 class BoundedJSONParser(JSONParser):
