@@ -79,10 +79,15 @@ class TrecFormatError(ValueError):
         # args stay (errors, total, stopped_at) so that the exception survives pickling.
         super().__init__(self.errors, self.total, stopped_at)
 
+    @property
+    def more(self) -> int:
+        """How many errors were counted but not listed."""
+        return self.total - len(self.errors) + (self.stopped_at is not None)
+
     def __str__(self) -> str:
         lines = [str(error) for error in self.errors]
         note = lines.pop() if self.stopped_at is not None else None
-        rest = self.total - len(lines)
+        rest = self.more
         if rest > 0:
             lines.append(f"... and {rest} more error{'s' if rest > 1 else ''}")
         if note is not None:

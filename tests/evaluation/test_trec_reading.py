@@ -358,7 +358,7 @@ def test_checking_stops_at_the_line_of_the_10000th_error_and_says_so(reader):
         reader(BAD_LINES, name="bomb.run")
     error = caught.value
     # Line 1 has one error (the score), every later line two (the score and the repeat).
-    assert (error.total, error.stopped_at) == (10_000, 5001)
+    assert (error.total, error.stopped_at, error.more) == (10_000, 5001, 10_000 - MAX_ERRORS)
     assert len(error.errors) == MAX_ERRORS + 1
     assert error.errors[:3] == [
         LineError("bomb.run", 1, "score 'abc' is not a number"),
