@@ -16,6 +16,8 @@ a run's aggregate (trec_eval's "all" line). Layouts (LAYOUTS), one entry per lin
 The last three carry full precision (Python's shortest round-trip repr), so a file written
 and read back gives the same numbers. Reading is all-or-nothing: every bad line is reported
 as ``file:line: problem`` (up to MAX_ERRORS, with the total), and nothing is returned.
+Counting stops where evaluation.trec's readers stop (errors.MAX_ERRORS_COUNTED), with the
+same note; a JSON line may nest at most config.nesting.MAX_DEPTH deep.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from config.json_keys import RepeatedKeys, unique_keys
+from config.nesting import MAX_DEPTH, nesting_depth
+from evaluation.trec.errors import MAX_ERRORS_COUNTED, STOPPED
 from evaluation.trec.source import TEXT_HEAD, text_problem
 
 __all__ = [
@@ -147,11 +151,14 @@ def read_leaderboard(data: bytes, layout: str, *, filename: str = "leaderboard")
         total += 1
         if len(errors) < MAX_ERRORS:
             errors.append(f"{filename}:{line}: {problem}")
+        if total >= MAX_ERRORS_COUNTED:
+            errors.append(f"{filename}:{line}: {STOPPED.format(count=total)}")
+            raise LeaderboardFormatError(errors, total)
 
     entries: list[tuple[int, Entry]] = []
     pending: list[tuple[int, str, str, float]] = []  # trec_eval: lines waiting for their runid
     current_run: str | None = None  # trec_eval: the run whose "all" lines are being read
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    for number, raw in _numbered_lines(data):
         raw = raw.removesuffix(b"\r")
         try:
             line = raw.decode("utf-8")
@@ -237,20 +244,37 @@ def read_leaderboard(data: bytes, layout: str, *, filename: str = "leaderboard")
     return [entry for _, entry in entries]
 
 
+def _numbered_lines(data: bytes):
+    """``enumerate(data.split(b"\\n"), 1)`` without a list of every line at once (a 50 MB file
+    of empty lines would be 50 million bytes objects)."""
+    start, number = 0, 1
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield number, data[start:]
+            return
+        yield number, data[start:end]
+        start, number = end + 1, number + 1
+
+
 def _stem(filename: str) -> str:
     name = filename.replace("\\", "/").rsplit("/", 1)[-1]
     return name.split(".", 1)[0] or name
 
 
 def _jsonl_entry(line: str) -> Entry | str:
+    if line.count("[") + line.count("{") > MAX_DEPTH and (
+        nesting_depth(line, stop_above=MAX_DEPTH) > MAX_DEPTH
+    ):
+        return f"not JSON (nested more than {MAX_DEPTH} levels deep)"
     try:
         record = json.loads(line, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as error:
         return f"not JSON ({error.msg})"
     except RepeatedKeys as repeated:
         return str(repeated)
-    except RecursionError:
-        return "not JSON (nested too deeply)"
+    except RecursionError:  # not below MAX_DEPTH; still never a crash
+        return f"not JSON (nested more than {MAX_DEPTH} levels deep)"
     except ValueError:  # an integer of more digits than Python converts
         return "not JSON (a number has too many digits)"
     if not isinstance(record, dict):

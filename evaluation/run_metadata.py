@@ -22,11 +22,21 @@ Rules here:
 - Every line up to ``# ir_metadata.end`` must be a comment (or blank); the YAML is each line without its
   ``#`` and the one space after it. It must parse as one YAML mapping (``key: value``
   lines), with no anchors or aliases (``&x``, ``*x``: a few lines of them can expand to
-  gigabytes), in at most MAX_HEADER_LINES lines and MAX_HEADER_BYTES bytes.
+  gigabytes), and a key at most once in each mapping.
+- Bounds, checked before the YAML is parsed, as PyYAML's parser does work for every open
+  level on each token and its composer recurses once per level (a 40 KB header nested
+  20,000 deep held a worker for minutes, then raised RecursionError): at most
+  MAX_HEADER_LINES lines and MAX_HEADER_BYTES bytes (while the lines are read), mappings and
+  lists nested at most config.nesting.MAX_DEPTH deep and no key or value longer than
+  MAX_SCALAR_CHARS characters (in one pass of PyYAML's tokenizer, which stops at the first
+  token past a bound).
 - Values come out as JSON would hold them: YAML dates and timestamps as ISO 8601 strings,
   keys as strings, so the metadata can be stored and returned as JSON unchanged in meaning.
+  A date that does not exist (``2020-13-45``), an integer outside the signed 64-bit range and
+  a number that is not finite are refused at their line.
 - A problem raises evaluation.trec.TrecFormatError naming the file and line (a YAML error
-  at the line of the file it is on), like every other problem of a run file.
+  at the line of the file it is on), like every other problem of a run file; so does any
+  other failure of the YAML library, at the header's first line.
 
 The header lines stay comments for the run reader (evaluation.trec skips lines starting
 with ``#``, as trec_eval 10.0 does), and the stored upload keeps them: a download is the
@@ -41,20 +51,39 @@ from dataclasses import dataclass
 
 import yaml
 
+from config.nesting import MAX_DEPTH
 from evaluation.trec import source as trec_source
 from evaluation.trec.errors import LineError, TrecFormatError
 
-__all__ = ["END", "MAX_HEADER_LINES", "START", "RunMetadata", "read_ir_metadata"]
+__all__ = [
+    "END",
+    "MAX_HEADER_BYTES",
+    "MAX_HEADER_LINES",
+    "MAX_SCALAR_CHARS",
+    "START",
+    "RunMetadata",
+    "read_ir_metadata",
+]
 
 START = "# ir_metadata.start"
 END = "# ir_metadata.end"
 MAX_HEADER_LINES = 10_000
-MAX_HEADER_BYTES = 1 << 20
+MAX_HEADER_BYTES = 64 << 10
+MAX_SCALAR_CHARS = 8192
+_INT64 = (-(2**63), 2**63 - 1)
 
 MESSAGES = {
     "no_end": f"the ir_metadata header that starts here has no {END!r} line",
     "too_long": f"the ir_metadata header is longer than {MAX_HEADER_LINES:,} lines or "
-    f"{MAX_HEADER_BYTES >> 20} MiB",
+    f"{MAX_HEADER_BYTES >> 10} KiB",
+    "too_deep": f"the ir_metadata header nests mappings and lists deeper than {MAX_DEPTH} levels",
+    "scalar_too_long": "the ir_metadata header holds a key or value longer than "
+    f"{MAX_SCALAR_CHARS:,} characters",
+    "duplicate_key": "the ir_metadata header gives the key {key} twice in one mapping",
+    "bad_date": "the ir_metadata header holds a date that does not exist ({value}: {problem})",
+    "int_range": "the ir_metadata header holds an integer outside the signed 64-bit range "
+    "({value})",
+    "unreadable": "the ir_metadata header could not be read as YAML ({problem})",
     "not_comment": "the ir_metadata header started on line {start} has not ended (with "
     f"{END!r}), and this line is not a comment starting with '#'",
     "not_utf8": "the ir_metadata header is not valid UTF-8",
@@ -131,23 +160,129 @@ def _parse(path: str, start: int, end: int, body: list[tuple[int, bytes]]) -> Ru
         except UnicodeDecodeError:
             _fail(path, number, MESSAGES["not_utf8"])
     text = "\n".join(texts) + ("\n" if texts else "")
+
+    def line_of(mark) -> int:
+        line = start + 1 + mark.line if mark is not None else start
+        return min(line, end - 1) if body else start
+
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                mark = event.start_mark
-                _fail(path, start + 1 + mark.line, MESSAGES["alias"])
-        data = yaml.safe_load(text)
+        _check_tokens(text)
+        data = yaml.load(text, Loader=_HeaderLoader)  # a SafeLoader
+    except _Refused as refused:
+        _fail(path, line_of(refused.mark), refused.message)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        line = start + 1 + mark.line if mark is not None else start
-        line = min(line, end - 1) if body else start
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        _fail(path, line, MESSAGES["yaml"].format(problem=problem))
+        _fail(path, line_of(mark), MESSAGES["yaml"].format(problem=problem))
+    except (ValueError, TypeError, OverflowError, RecursionError) as error:
+        # Not expected within the bounds: still a file:line error, never a crash.
+        problem = f"{type(error).__name__}: {str(error)[:200]}"
+        _fail(path, start, MESSAGES["unreadable"].format(problem=problem))
     if data is None:
         data = {}
     if not isinstance(data, dict):
         _fail(path, start + 1, MESSAGES["not_mapping"].format(kind=_kind(data)))
     return RunMetadata(data=_as_json(data, path, start), text=text, start=start, end=end)
+
+
+class _Refused(Exception):
+    """The header breaks a rule of the module's doc at ``mark`` (a YAML mark)."""
+
+    def __init__(self, message: str, mark) -> None:
+        super().__init__(message)
+        self.message, self.mark = message, mark
+
+
+_OPENS = (
+    yaml.BlockMappingStartToken,
+    yaml.BlockSequenceStartToken,
+    yaml.FlowMappingStartToken,
+    yaml.FlowSequenceStartToken,
+)
+_CLOSES = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+_INDENTLESS = "-"  # a block sequence at its mapping's indentation: it has no start token
+
+
+def _check_tokens(text: str) -> None:
+    """The bounds of the module's doc that need the YAML's structure, from its tokens (one
+    pass of PyYAML's tokenizer, stopped at the first token past a bound, so its work per
+    token stays within MAX_DEPTH open levels): raises _Refused, or the tokenizer's
+    yaml.YAMLError.
+
+    The depth counted is never less than the parser's: a sequence written at its mapping's
+    indentation (``key:`` then ``- item`` lines) has no start token; it counts from its first
+    ``-`` until its mapping ends."""
+    open_: list = []
+    for token in yaml.scan(text, Loader=yaml.SafeLoader):
+        if isinstance(token, _OPENS):
+            open_.append(token)
+        elif isinstance(token, _CLOSES):
+            if open_ and open_[-1] == _INDENTLESS:
+                open_.pop()
+            if open_:
+                open_.pop()
+        elif isinstance(token, yaml.BlockEntryToken):
+            if open_ and isinstance(open_[-1], yaml.BlockMappingStartToken):
+                open_.append(_INDENTLESS)
+        elif isinstance(token, yaml.AnchorToken | yaml.AliasToken):
+            raise _Refused(MESSAGES["alias"], token.start_mark)
+        elif isinstance(token, yaml.ScalarToken) and len(token.value) > MAX_SCALAR_CHARS:
+            raise _Refused(MESSAGES["scalar_too_long"], token.start_mark)
+        if len(open_) > MAX_DEPTH:
+            raise _Refused(MESSAGES["too_deep"], token.start_mark)
+
+
+class _HeaderLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with the module's rules: a key once per mapping; dates that
+    exist; integers within 64 bits; finite numbers. Each refusal names its node's line."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    repeated = key in seen
+                    seen.add(key)
+                except TypeError:  # unhashable: the safe constructor refuses it
+                    continue
+                if repeated:
+                    message = MESSAGES["duplicate_key"].format(key=repr(_key(key))[:80])
+                    raise _Refused(message, key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_timestamp(self, node):
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError) as error:
+            message = MESSAGES["bad_date"].format(value=repr(node.value)[:80], problem=error)
+            raise _Refused(message, node.start_mark) from None
+
+    def construct_yaml_int(self, node):
+        try:
+            value = super().construct_yaml_int(node)
+        except ValueError:  # more digits than Python converts
+            value = None
+        if value is None or not _INT64[0] <= value <= _INT64[1]:
+            text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            raise _Refused(MESSAGES["int_range"].format(value=text), node.start_mark)
+        return value
+
+    def construct_yaml_float(self, node):
+        value = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise _Refused(MESSAGES["not_finite"].format(value=value), node.start_mark)
+        return value
+
+
+for _tag, _method in (
+    ("tag:yaml.org,2002:timestamp", _HeaderLoader.construct_yaml_timestamp),
+    ("tag:yaml.org,2002:int", _HeaderLoader.construct_yaml_int),
+    ("tag:yaml.org,2002:float", _HeaderLoader.construct_yaml_float),
+):
+    _HeaderLoader.add_constructor(_tag, _method)
 
 
 def _kind(value) -> str:
@@ -168,7 +303,7 @@ def _as_json(value, path: str, start: int):
         return value.isoformat()
     if isinstance(value, bytes):  # !!binary
         return value.hex()
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):  # e.g. inside a !!set
         _fail(path, start + 1, MESSAGES["not_finite"].format(value=value))
     if isinstance(value, set):
         return sorted((_as_json(v, path, start) for v in value), key=str)

@@ -21,7 +21,9 @@ from jobs.models import HEARTBEAT_SECONDS, STALE_AFTER_SECONDS, Job, JobStatus
 
 logger = logging.getLogger(__name__)
 
-MAX_ERRORS_SHOWN = 50
+# A refused file's errors kept on its job: a reader lists at most 50 (evaluation.trec's
+# MAX_ERRORS) and, when it stopped at its cap, a last line saying where.
+MAX_ERRORS_SHOWN = 51
 STAGING = "staging"
 
 MESSAGES = {

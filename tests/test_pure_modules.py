@@ -40,6 +40,7 @@ PURE_MODULES = [
     "evaluation.run_metadata",
     "evaluation.ranking_agreement",
     "config.outbound",
+    "config.nesting",
 ]
 
 PROBE = """

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Hashable
 
 from config.json_keys import collect_repeats, describe_repeats
+from config.nesting import MAX_DEPTH, nesting_depth
 from evaluation.trec.errors import ErrorLog, LineError
 from evaluation.trec.errors import show as quote
 
@@ -31,12 +32,14 @@ __all__ = [
 MAX_QID_CHARS = 100
 MAX_DOCNO_CHARS = 255
 MAX_URL_CHARS = 2000
+TOO_DEEP = f"not valid JSON: nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)"
 
 
 class Errors(ErrorLog):
     """evaluation.trec's error log, keeping the first ``limit`` errors in line order rather
     than in the order they are found: a TREC topic's missing ``<num>`` is only known at its
-    ``</top>``, after errors on the topic's later lines."""
+    ``</top>``, after errors on the topic's later lines. Like it, it stops the reader at its
+    ``count_limit``-th error."""
 
     def __init__(self, name: str, limit: int) -> None:
         super().__init__(name, limit)
@@ -48,6 +51,8 @@ class Errors(ErrorLog):
         self._found.append((line, self.total, message))
         if len(self._found) > 4 * self.limit:
             self._found = sorted(self._found)[: self.limit]
+        if self.total >= self.count_limit:
+            self.stop(line)
 
     def fail(self, message: str) -> None:
         self.add(0, message)  # line 0 sorts first, so it is always kept
@@ -102,15 +107,21 @@ def check_url(url: str) -> str | None:
 def json_object(line: str, number: int, errors: Errors) -> dict | None:
     """The line's JSON object, or None after reporting why it is not one. A key given twice
     in one object is refused (the json module would keep the last value silently, so
-    ``{"qid": "1", "qid": "2"}`` would become topic 2)."""
+    ``{"qid": "1", "qid": "2"}`` would become topic 2), and so is nesting deeper than
+    config.nesting.MAX_DEPTH, measured before decoding."""
+    if line.count("[") + line.count("{") > MAX_DEPTH and (
+        nesting_depth(line, stop_above=MAX_DEPTH) > MAX_DEPTH
+    ):
+        errors.add(number, TOO_DEEP)
+        return None
     repeated: list[str] = []
     try:
         value = json.loads(line, object_pairs_hook=collect_repeats(repeated))
     except json.JSONDecodeError as error:
         errors.add(number, f"not valid JSON: {error.msg} (column {error.colno})")
         return None
-    except RecursionError:
-        errors.add(number, "not valid JSON: nested too deeply")
+    except RecursionError:  # not below MAX_DEPTH; still never a crash
+        errors.add(number, TOO_DEEP)
         return None
     except ValueError:
         # An integer of more digits than Python converts (sys.get_int_max_str_digits).

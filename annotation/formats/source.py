@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from evaluation.trec.errors import LineError, TrecFormatError, check_max_errors
+from evaluation.trec.errors import CheckingStopped, LineError, TrecFormatError, check_max_errors
 from evaluation.trec.source import BOM, WHITESPACE, display_name, iter_lines, line_problem
 
 from .checks import Errors
@@ -103,7 +103,10 @@ def read(
             ]
             raise TrecFormatError(problems[:max_errors], 1 + len(long_lines))
     errors = Errors(name, max_errors)
-    records = kind.parsers[fmt](lines, errors)
+    try:
+        records = kind.parsers[fmt](lines, errors)
+    except CheckingStopped:  # too many errors: the rest of the file is not read
+        errors.raise_if_any()
     if not records and not errors.total:
         errors.fail(f"file has no {kind.noun}")
     errors.raise_if_any()

@@ -305,7 +305,7 @@ def gold_import(request, pk):
                 name=upload.name, total=error.total, s=plural(error.total)
             ),
             "lines": [str(line) for line in error.errors],
-            "more": error.total - len(error.errors),
+            "more": error.more,
         }
         return render_calibration(request, campaign, status=400, form=form, errors=errors)
     except ValidationError as error:

@@ -97,7 +97,7 @@ def judgments_import(request, pk):
                 name=upload.name, total=error.total, s="" if error.total == 1 else "s"
             ),
             "lines": [str(line) for line in error.errors],
-            "more": error.total - len(error.errors),
+            "more": error.more,
         }
         return render_judgments(request, campaign, status=400, form=form, errors=errors)
     except ValidationError as error:

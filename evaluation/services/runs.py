@@ -35,11 +35,11 @@ from evaluation.trec import source as trec_source
 from jobs.faults import pause_point
 from jobs.services import walk_storage, written_before
 
-# Uploads at least this large (as given, maybe gzip) are copied to a local scratch folder a
-# mebibyte at a time instead of being read into memory; those whose text reaches
-# LARGE_RUN_BYTES are then checked and converted a few million lines at a time
-# (trec.iter_run_topics), so that importing a run of tens of millions of lines needs a few
-# hundred megabytes, not ten times the file.
+# Uploads at least this large (as given, maybe gzip), and every gzip upload (a few megabytes
+# can expand to hundreds), are copied to a local scratch folder a mebibyte at a time instead
+# of being read into memory; those whose text reaches LARGE_RUN_BYTES are then checked and
+# converted a few million lines at a time (trec.iter_run_topics), so that importing a run of
+# tens of millions of lines needs a few hundred megabytes, not ten times the file.
 LARGE_UPLOAD_BYTES = 64 * 1024 * 1024
 LARGE_RUN_BYTES = 400_000_000
 RUN_COLUMNS = tuple(trec.RUN_SCHEMA)
@@ -141,7 +141,18 @@ def _is_large(source) -> bool:
     if isinstance(source, bytes | bytearray | memoryview):
         return False
     size = getattr(source, "size", None)
-    return isinstance(size, int) and size >= LARGE_UPLOAD_BYTES
+    return (isinstance(size, int) and size >= LARGE_UPLOAD_BYTES) or _is_gzip(source)
+
+
+def _is_gzip(source) -> bool:
+    """Whether a file object's content starts as gzip does (its position is kept)."""
+    try:
+        position = source.tell()
+        head = source.read(2)
+        source.seek(position)
+    except (AttributeError, OSError, ValueError):  # not seekable: read into memory
+        return False
+    return head == b"\x1f\x8b"
 
 
 def _spool(source, scratch: Path, filename: str, max_bytes: int | None) -> _Spooled:

@@ -36,7 +36,10 @@ Grammar (trec_eval's for run files, stricter where trec_eval misreads: it reads 
   as a whole (empty, not valid gzip, larger than ``max_bytes``) are reported on line 0.
 
 Every error is collected: a reader raises one :class:`TrecFormatError` holding the first
-``max_errors`` of them in line order and the total count, and returns nothing.
+``max_errors`` of them in line order and the total count, and returns nothing. Counting stops
+at ``errors.MAX_ERRORS_COUNTED`` (10,000): the reader stops at that error's line, and the
+error's last entry says so (``stopped_at``), so a file of millions of bad lines costs the work
+of its first ones.
 
 How :func:`read_run` and :func:`read_qrels` read, fastest first (no Python loop per line
 until the last):
@@ -53,7 +56,8 @@ until the last):
 2. One string per line in polars, whitespace normalised at byte level, split and cast with
    vectorised expressions: any layout, and the exact error report of a file with errors, with
    only the reported lines and the few lines polars cannot judge (invalid UTF-8, NUL bytes,
-   long lines) going through the reference line checker.
+   long lines) going through the reference line checker. 4 MiB at a time (lines.PIECE_BYTES),
+   so memory holds one piece's work besides the frame of a valid file.
 3. The line-by-line parser behind :func:`iter_run` and :func:`iter_qrels`, the reference for
    the grammar, when polars cannot read the lines at all.
 

@@ -1,5 +1,11 @@
 """Errors in TREC-style files: one :class:`LineError` per problem, one :class:`TrecFormatError`
-per file, and the log that collects them (the first ``limit`` kept, all counted)."""
+per file, and the log that collects them (the first ``limit`` kept, the rest counted).
+
+Counting stops too: a reader stops checking at the line of the file's ``MAX_ERRORS_COUNTED``-th
+error (:class:`CheckingStopped`), so that a file of millions of bad lines (a few megabytes of
+gzip can expand to hundreds of megabytes of one repeated line) costs the work and memory of
+its first errors, not of all of them. The error then ends with a note on that line saying so
+(``STOPPED``), and its total counts the errors found up to there."""
 
 from __future__ import annotations
 
@@ -8,17 +14,25 @@ from typing import NamedTuple
 __all__ = [
     "EXTRA_FIELDS",
     "MAX_ERRORS",
+    "MAX_ERRORS_COUNTED",
     "RANK_NOT_INTEGER",
+    "STOPPED",
+    "CheckingStopped",
     "ErrorLog",
     "LineError",
     "Notice",
     "NoticeLog",
     "TrecFormatError",
     "check_max_errors",
+    "count_limit",
     "show",
 ]
 
-MAX_ERRORS = 50
+MAX_ERRORS = 50  # errors listed (file:line: problem); the rest are counted
+MAX_ERRORS_COUNTED = 10_000  # errors counted: checking stops at the line of the last one
+STOPPED = (
+    "checking stopped at this line after {count:,} errors; the lines after it were not checked"
+)
 NOTICE_LINES = 5  # line numbers a notice lists
 
 # What a run file may hold that trec_eval accepts but a user may not mean: accepted, and
@@ -49,44 +63,89 @@ class LineError(NamedTuple):
 
 class TrecFormatError(ValueError):
     """A file broke the grammar. ``errors`` holds the first ones in line order, ``total``
-    counts them all; ``str()`` gives one ``path:line: message`` per line."""
+    counts them all; ``str()`` gives one ``path:line: message`` per line.
 
-    def __init__(self, errors: list[LineError], total: int | None = None) -> None:
+    ``stopped_at``: the line where checking stopped (see the module's doc), else None. Then
+    ``errors`` ends with one more entry, the ``STOPPED`` note on that line, which ``total``
+    does not count: every consumer that lists ``errors`` shows it."""
+
+    def __init__(
+        self, errors: list[LineError], total: int | None = None, stopped_at: int | None = None
+    ) -> None:
         self.errors = [LineError(*error) for error in errors]
-        self.total = len(self.errors) if total is None else total
-        # args stay (errors, total) so that the exception survives pickling.
-        super().__init__(self.errors, self.total)
+        self.stopped_at = stopped_at
+        listed = len(self.errors) - (stopped_at is not None)
+        self.total = listed if total is None else total
+        # args stay (errors, total, stopped_at) so that the exception survives pickling.
+        super().__init__(self.errors, self.total, stopped_at)
+
+    @property
+    def more(self) -> int:
+        """How many errors were counted but not listed."""
+        return self.total - len(self.errors) + (self.stopped_at is not None)
 
     def __str__(self) -> str:
         lines = [str(error) for error in self.errors]
-        rest = self.total - len(self.errors)
+        note = lines.pop() if self.stopped_at is not None else None
+        rest = self.more
         if rest > 0:
             lines.append(f"... and {rest} more error{'s' if rest > 1 else ''}")
+        if note is not None:
+            lines.append(note)
         return "\n".join(lines)
 
 
+class CheckingStopped(Exception):
+    """Raised by ErrorLog.add once the log has counted its ``count_limit`` errors: the
+    reader stops reading there and raises ``log.error()``."""
+
+
+def count_limit(max_errors: int) -> int:
+    """How many errors a reader listing ``max_errors`` counts before it stops."""
+    return max(max_errors, MAX_ERRORS_COUNTED)
+
+
 class ErrorLog:
-    """Keeps the first ``limit`` errors and counts them all."""
+    """Keeps the first ``limit`` errors and counts the rest up to ``count_limit(limit)``:
+    the ``add`` that reaches it raises CheckingStopped (after logging its error), and the
+    reader stops there (``stopped_at``)."""
 
     def __init__(self, name: str, limit: int) -> None:
         self.name = name
         self.limit = limit
+        self.count_limit = count_limit(limit)
         self.errors: list[LineError] = []
         self.total = 0
+        self.stopped_at: int | None = None
 
     def add(self, line: int, message: str) -> None:
         self.total += 1
         if len(self.errors) < self.limit:
             self.errors.append(LineError(self.name, line, message))
+        if self.total >= self.count_limit:
+            self.stop(line)
+
+    def stop(self, line: int) -> None:
+        """Stop checking at ``line``: raises CheckingStopped."""
+        self.stopped_at = line
+        raise CheckingStopped
 
     def fail(self, message: str) -> None:
         """Record a file-level error; it goes first (line 0) and is always kept."""
         self.errors = [LineError(self.name, 0, message), *self.errors[: self.limit - 1]]
         self.total += 1
 
+    def error(self) -> TrecFormatError:
+        """The TrecFormatError of what was logged (with the STOPPED note if it stopped)."""
+        errors = list(self.errors)
+        if self.stopped_at is not None:
+            message = STOPPED.format(count=self.total)
+            errors.append(LineError(self.name, self.stopped_at, message))
+        return TrecFormatError(errors, self.total, self.stopped_at)
+
     def raise_if_any(self) -> None:
         if self.total:
-            raise TrecFormatError(self.errors, self.total)
+            raise self.error()
 
 
 def check_max_errors(max_errors) -> None:

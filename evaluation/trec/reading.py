@@ -9,7 +9,15 @@ from collections.abc import Iterator, Sequence
 import polars as pl
 
 from .canonical import read_canonical
-from .errors import MAX_ERRORS, ErrorLog, Notice, NoticeLog, TrecFormatError, check_max_errors
+from .errors import (
+    MAX_ERRORS,
+    CheckingStopped,
+    ErrorLog,
+    Notice,
+    NoticeLog,
+    TrecFormatError,
+    check_max_errors,
+)
 from .grammar import QRELS, RUN, Format, QrelsLine, RunLine, parse
 from .lines import read_any_layout
 from .source import (
@@ -153,6 +161,8 @@ def _iterate(fmt: Format, source, name, max_errors, max_bytes) -> Iterator:
             yield from parse(fmt, lines, log)
         except TrecFormatError as error:  # the input as a whole: bad gzip, too large
             log.fail(error.errors[0].message)
+        except CheckingStopped:
+            pass
         log.raise_if_any()
 
     return generate()
@@ -164,8 +174,11 @@ def read_line_by_line(
     """Path 3: the reference parser over the whole input (bytes or a memory map)."""
     columns: list[list] = [[] for _ in fmt.columns]
     log = ErrorLog(name, max_errors)
-    for record in parse(fmt, split_lines(drop_bom(slices(data))), log, notices):
-        for values, value in zip(columns, record, strict=False):
-            values.append(value)
+    try:
+        for record in parse(fmt, split_lines(drop_bom(slices(data))), log, notices):
+            for values, value in zip(columns, record, strict=False):
+                values.append(value)
+    except CheckingStopped:
+        pass
     log.raise_if_any()
     return pl.DataFrame(dict(zip(fmt.columns, columns, strict=True)), schema=fmt.schema)

@@ -5,7 +5,9 @@ NUL bytes, UTF-8). Shared by the TREC readers and the other line-oriented import
 - Gzip is recognised by its first two bytes (1f 8b), never by the file name; concatenated
   members and NUL padding after them are read, as gzip(1) does.
 - ``max_bytes`` counts decompressed bytes, and reading stops as soon as it is exceeded, so a
-  gzip bomb never fills memory.
+  gzip bomb never fills memory. Where the whole input is needed at once (:func:`whole_input`),
+  a decompressed input larger than ``SPOOL_BYTES`` is written to a temporary file and mapped,
+  not held in memory: the readers let the map's pages go as they read.
 - A UTF-8 byte-order mark at the very start is dropped; anywhere else it is data. A file
   starting with a UTF-16 byte-order mark is refused as a whole, asking for UTF-8.
 - Lines end with ``\\n`` and are numbered from 1; a ``\\r`` before the ``\\n`` stays in the line
@@ -25,10 +27,12 @@ kind raises ValueError.
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import mmap
 import os
 import re
+import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO
@@ -40,12 +44,14 @@ from .errors import LineError, TrecFormatError
 __all__ = [
     "BOM",
     "MAX_LINE_BYTES",
+    "SPOOL_BYTES",
     "check_max_bytes",
     "check_source",
     "display_name",
     "has_long_line",
     "iter_chunks",
     "iter_lines",
+    "joined",
     "line_problem",
     "read_bytes",
     "split_lines",
@@ -54,6 +60,7 @@ __all__ = [
 ]
 
 MAX_LINE_BYTES = 65536
+SPOOL_BYTES = 16 << 20
 BOM = b"\xef\xbb\xbf"
 WHITESPACE = b" \t\r\x0b\x0c"  # C's isspace without \n: what separates fields
 CHUNK = 1 << 20
@@ -156,7 +163,7 @@ def iter_lines(
 
 def read_bytes(source, *, name: str | None = None, max_bytes: int | None = None) -> bytes:
     """The whole input, decompressed if gzip, without a leading byte-order mark."""
-    return b"".join(iter_chunks(source, name=name, max_bytes=max_bytes))
+    return joined(iter_chunks(source, name=name, max_bytes=max_bytes))
 
 
 def split_lines(
@@ -198,7 +205,9 @@ def whole_input(
     source, *, name: str | None = None, max_bytes: int | None = None
 ) -> Iterator[bytes | mmap.mmap]:
     """The whole (decompressed) input, copied as little as possible: its bytes, or a read-only
-    memory map of a plain file; a leading byte-order mark is kept. The map is closed on exit."""
+    memory map of a plain file, or of a temporary file holding a decompressed input larger
+    than SPOOL_BYTES; a leading byte-order mark is kept. The map (and the temporary file) is
+    closed on exit."""
     check_source(source)
     check_max_bytes(max_bytes)
     try:
@@ -218,6 +227,16 @@ def drop_bom(chunks: Iterable[bytes]) -> Iterator[bytes]:
     if head := head.removeprefix(BOM):
         yield head
     yield from chunks
+
+
+def joined(chunks: Iterable[bytes]) -> bytes:
+    """The chunks as one bytes object, in about its size of memory: ``b"".join`` first lists
+    the chunks, then copies them, so that a 500 MB gzip expansion briefly took 1 GB."""
+    buffer = io.BytesIO()
+    for chunk in chunks:
+        buffer.write(chunk)
+    # Handed over without a copy: nothing else holds the buffer.
+    return buffer.getvalue()
 
 
 def slices(data, size: int = CHUNK) -> Iterator[bytes]:
@@ -365,7 +384,8 @@ def _whole(source, max_bytes: int | None) -> Iterator[bytes | mmap.mmap]:
     if isinstance(source, str | os.PathLike):
         with open(source, "rb") as file:
             if file.peek(2)[:2] == _GZIP_MAGIC:
-                yield b"".join(_decoded_chunks(_file_chunks(file), max_bytes))
+                with _spooled(_decoded_chunks(_file_chunks(file), max_bytes)) as data:
+                    yield data
                 return
             size = os.fstat(file.fileno()).st_size
             if max_bytes is not None and size > max_bytes:
@@ -383,7 +403,33 @@ def _whole(source, max_bytes: int | None) -> Iterator[bytes | mmap.mmap]:
         _check_not_utf16(source)
         yield source
     else:
-        yield b"".join(_decoded(source, max_bytes))
+        with _spooled(_decoded(source, max_bytes)) as data:
+            yield data
+
+
+@contextlib.contextmanager
+def _spooled(chunks: Iterable[bytes]) -> Iterator[bytes | mmap.mmap]:
+    """The chunks as bytes, or, past SPOOL_BYTES, as a memory map of a temporary file (deleted
+    on exit): a gzip expansion of hundreds of megabytes then sits in the page cache, not in
+    this process's memory."""
+    held: list[bytes] = []
+    size = 0
+    chunks = iter(chunks)
+    for chunk in chunks:
+        held.append(chunk)
+        size += len(chunk)
+        if size > SPOOL_BYTES:
+            break
+    else:
+        yield joined(held)
+        return
+    with tempfile.TemporaryFile(prefix="qrelsmith-input-") as file:
+        for chunk in itertools.chain(held, chunks):
+            file.write(chunk)
+        del held
+        file.flush()
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
 
 
 # ---------------------------------------------------------------------------------------------

@@ -340,6 +340,30 @@ def test_errors_are_capped_in_line_order_and_all_counted():
     assert str(error).endswith("... and 115 more errors")
 
 
+def test_reading_stops_at_the_10000th_error_and_says_where():
+    # A gzip of one bad line repeated can expand to millions of lines: reading stops at the
+    # cap shared with evaluation.trec's readers, so it costs the work of its first lines.
+    data = gzip.compress(b'{"qid": 1}\n' * 50_000)
+    with pytest.raises(TrecFormatError) as caught:
+        formats.read_topics(data, name="t.jsonl")
+    error = caught.value
+    assert (error.total, error.stopped_at, len(error.errors)) == (10_000, 10_000, 51)
+    assert str(error.errors[0]) == "t.jsonl:1: missing 'title' (the query)"
+    assert str(error.errors[-1]) == (
+        "t.jsonl:10000: checking stopped at this line after 10,000 errors; the lines after it "
+        "were not checked"
+    )
+
+
+def test_json_nested_deeper_than_the_cap_is_refused_before_decoding():
+    deep = b'{"qid": "1", "title": "q", "x": ' + b"[" * 33 + b"]" * 33 + b"}\n"
+    ok = b'{"qid": "2", "title": "q", "x": ' + b"[" * 31 + b"]" * 31 + b"}\n"
+    assert errors_of(formats.read_topics, deep + ok) == [
+        "f:1: not valid JSON: nested too deeply (more than 32 levels of arrays and objects)",
+        "f:2: unknown field 'x' (expected qid, title, query, description, narrative)",
+    ]
+
+
 def test_input_may_be_a_path_or_a_binary_file(tmp_path):
     path = tmp_path / "pairs.txt"
     path.write_bytes(b"1 d1\n")

@@ -151,3 +151,21 @@ def test_a_django_file_is_spooled_a_piece_at_a_time(media_root, large, tmp_path)
         run = services.import_run(source=File(handle), filename="r.run", system="s")
     assert (run.line_count, run.topic_count, run.tag) == (2, 2, "t")
     assert run.original_file.read() == path.read_bytes()
+
+
+def test_a_gzip_upload_of_any_size_is_spooled_to_disk_not_read_into_memory(media_root, monkeypatch):
+    # A few megabytes of gzip can expand to hundreds: its text is read from a scratch file.
+    spooled = []
+    spool = run_services._spool
+
+    def spy(*args, **kwargs):
+        spooled.append(args[2])
+        return spool(*args, **kwargs)
+
+    monkeypatch.setattr(run_services, "_spool", spy)
+    data = gzip.compress(b"1 Q0 a 1 2.0 t\n2 Q0 b 1 2.0 t\n")
+    run = services.import_run(source=Upload(data), filename="r.run.gz", system="s")
+    assert spooled == ["r.run.gz"]
+    assert (run.line_count, run.original_file.read()) == (2, data)
+    services.import_run(source=Upload(b"1 Q0 a 1 3.0 t\n"), filename="plain.run", system="s")
+    assert spooled == ["r.run.gz"], "a small plain upload is read in memory"

@@ -132,6 +132,34 @@ def test_every_bad_line_is_listed_up_to_the_cap_with_the_total():
     assert "(and 10 more)" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (b"[" * 100_000, "lb.jsonl:1: not JSON (nested more than 32 levels deep)"),
+        (
+            b'{"run_id": "a", "topic_id": "1", "measure": "P_5", "value": ' + b"9" * 5000 + b"}",
+            "lb.jsonl:1: not JSON (a number has too many digits)",
+        ),
+    ],
+    ids=["deep", "digits"],
+)
+def test_a_json_line_the_decoder_cannot_take_is_a_line_error_not_a_crash(line, problem):
+    with pytest.raises(formats.LeaderboardFormatError) as caught:
+        formats.read_leaderboard(line + b"\n", "jsonl", filename="lb.jsonl")
+    assert caught.value.errors == [problem]
+
+
+def test_reading_stops_at_the_10000th_bad_line_and_says_where():
+    data = b"x\n" * 50_000
+    with pytest.raises(formats.LeaderboardFormatError) as caught:
+        formats.read_leaderboard(data, "ir_measures", filename="lb.txt")
+    assert (caught.value.total, len(caught.value.errors)) == (10_000, formats.MAX_ERRORS + 1)
+    assert caught.value.errors[-1] == (
+        "lb.txt:10000: checking stopped at this line after 10,000 errors; the lines after it "
+        "were not checked"
+    )
+
+
 def test_an_unknown_layout_is_refused():
     with pytest.raises(ValueError, match="unknown layout"):
         formats.read_leaderboard(b"", "csv")

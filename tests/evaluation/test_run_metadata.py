@@ -142,12 +142,130 @@ def test_a_bad_header_is_refused_with_its_file_and_line(data, expected):
     assert error_of(data) == expected
 
 
+def header(*lines: str) -> bytes:
+    body = b"".join(b"# " + line.encode() + b"\n" for line in lines)
+    return b"# ir_metadata.start\n" + body + b"# ir_metadata.end\n" + LINES
+
+
+DEEP = 20_000  # the 40 KB header that held a worker for 3 minutes, then raised RecursionError
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            header("method: " + "[" * DEEP + "]" * DEEP),
+            "bm25.run:2: the ir_metadata header nests mappings and lists deeper than 32 levels",
+        ),
+        (
+            header("method: " + "{a: " * 5000 + "1" + "}" * 5000),
+            "bm25.run:2: the ir_metadata header nests mappings and lists deeper than 32 levels",
+        ),
+        (
+            header(*(" " * level + "k:" for level in range(40))),
+            "bm25.run:34: the ir_metadata header nests mappings and lists deeper than 32 levels",
+        ),
+        (
+            header("method:", " " + "- " * 40 + "x"),
+            "bm25.run:3: the ir_metadata header nests mappings and lists deeper than 32 levels",
+        ),
+        (
+            # Sequences at their mapping's indentation have no start token of their own.
+            header("k:", *("  " * level + "- k:" for level in range(1, 20))),
+            "bm25.run:18: the ir_metadata header nests mappings and lists deeper than 32 levels",
+        ),
+        (
+            header("date: 2020-13-45"),
+            "bm25.run:2: the ir_metadata header holds a date that does not exist "
+            "('2020-13-45': month must be in 1..12)",
+        ),
+        (
+            header("seed: " + "9" * 60_000),
+            "bm25.run:2: the ir_metadata header holds a key or value longer than 8,192 characters",
+        ),
+        (
+            header("seed: " + "9" * 5000),
+            "bm25.run:2: the ir_metadata header holds an integer outside the signed 64-bit "
+            "range (" + "9" * 37 + "...)",
+        ),
+        (
+            header("seed: 9223372036854775808"),
+            "bm25.run:2: the ir_metadata header holds an integer outside the signed 64-bit "
+            "range (9223372036854775808)",
+        ),
+        (
+            header("tag: a", "k1: 1.0e+999"),
+            "bm25.run:3: the ir_metadata header holds a number that is not finite (inf)",
+        ),
+        (
+            header("tag: a", "k1: 0.9", "tag: b"),
+            "bm25.run:4: the ir_metadata header gives the key 'tag' twice in one mapping",
+        ),
+    ],
+    ids=[
+        "flow-lists",
+        "flow-mappings",
+        "block-mappings",
+        "compact-lists",
+        "indentless-lists",
+        "date",
+        "60000-digits",
+        "5000-digits",
+        "int64",
+        "inf",
+        "duplicate-key",
+    ],
+)
+def test_a_header_past_a_bound_is_refused_before_it_is_parsed(data, expected):
+    assert error_of(data) == expected
+
+
+def test_a_header_at_the_bounds_is_read():
+    nested = "[" * 31 + "1" + "]" * 31  # 32 levels with the mapping around it
+    data = header(
+        "deep: " + nested,
+        "seed: 9223372036854775807",
+        "note: " + "x" * run_metadata.MAX_SCALAR_CHARS,
+        "day: 2024-02-29",
+    )
+    metadata = read(data).data
+    assert (metadata["seed"], metadata["day"], len(metadata["note"])) == (
+        2**63 - 1,
+        "2024-02-29",
+        8192,
+    )
+    value = metadata["deep"]
+    for _ in range(30):
+        [value] = value
+    assert value == [1]
+
+
+def test_any_other_failure_of_the_yaml_library_is_a_file_line_error(monkeypatch):
+    def broken(self, node):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setitem(
+        run_metadata._HeaderLoader.yaml_constructors, "tag:yaml.org,2002:seq", broken
+    )
+    assert error_of(header("a: [1]")) == (
+        "bm25.run:1: the ir_metadata header could not be read as YAML (RecursionError: "
+        "maximum recursion depth exceeded)"
+    )
+
+
 def test_a_header_too_long_is_refused_at_its_start():
     body = b"".join(b"# k%d: %d\n" % (i, i) for i in range(run_metadata.MAX_HEADER_LINES + 1))
 
     message = error_of(b"# ir_metadata.start\n" + body + b"# ir_metadata.end\n")
 
-    assert message.startswith("bm25.run:1: the ir_metadata header is longer than 10,000 lines")
+    assert message == ("bm25.run:1: the ir_metadata header is longer than 10,000 lines or 64 KiB")
+
+
+def test_a_header_of_more_than_64_kib_is_refused_at_its_start():
+    data = header(*(f"k{i}: " + "x" * 1000 for i in range(70)))
+    assert error_of(data) == (
+        "bm25.run:1: the ir_metadata header is longer than 10,000 lines or 64 KiB"
+    )
 
 
 def test_evaluate_prints_what_trec_eval_10_prints_for_a_run_with_a_header(tmp_path, capsys):

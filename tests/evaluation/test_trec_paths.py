@@ -18,6 +18,7 @@ from polars.testing import assert_frame_equal
 
 from evaluation.trec import (
     TrecFormatError,
+    errors,
     grammar,
     iter_qrels,
     iter_run,
@@ -26,6 +27,7 @@ from evaluation.trec import (
     read_run,
     write_run,
 )
+from evaluation.trec import lines as line_path
 from evaluation.trec.canonical import read_canonical
 from evaluation.trec.errors import NoticeLog
 from evaluation.trec.lines import LineIndex, read_any_layout
@@ -111,6 +113,39 @@ def test_line_path_reports_errors_exactly_like_the_reference_parser():
     with pytest.raises(TrecFormatError) as caught:
         read_any_layout(grammar.RUN, data, "f", 4)
     assert (caught.value.errors, caught.value.total) == (expected.errors[:4], 9)
+
+
+def test_line_path_stops_reading_pieces_at_the_errors_cap():
+    # 3,000 bad lines, in pieces of about 20 lines: the cap (patched to 100 errors) is
+    # reached in the third piece, and no piece after it is read.
+    data = b"1 Q0 a 1 abc t\n" * 3000
+    pieces = mock.Mock(wraps=line_path._piece_rows)
+    with (
+        mock.patch.object(errors, "MAX_ERRORS_COUNTED", 100),
+        mock.patch.object(line_path, "_piece_rows", pieces),
+        pytest.raises(TrecFormatError) as caught,
+    ):
+        read_any_layout(grammar.RUN, data, "f", 5, piece_bytes=300)
+    assert (caught.value.total, caught.value.stopped_at) == (100, 51)
+    assert pieces.call_count == 3
+
+
+def test_a_pair_repeated_from_an_earlier_piece_is_reported_with_its_first_line():
+    # Pieces of about two lines: the repeats come pieces after their first line, before and
+    # after the first piece with an error of its own.
+    data = b"1 Q0 a 1 1.0 t\n1 Q0 b 1 1.0 t\n2 Q0 a 1 1.0 t\n1 Q0 a 1 1.0 t\n2 Q0 x 1 z t\n"
+    data += b"1  Q0 b 1 1.0 t\n2 Q0 a 1 2.0 t\n"
+    expected = reference(grammar.RUN, data, max_errors=50)
+    assert [str(e) for e in expected.errors] == [
+        "f:4: docno 'a' already appears for topic '1' on line 1",
+        "f:5: score 'z' is not a number",
+        "f:6: docno 'b' already appears for topic '1' on line 2",
+        "f:7: docno 'a' already appears for topic '2' on line 3",
+    ]
+    for piece_bytes in (1, 20, 40, None):
+        with pytest.raises(TrecFormatError) as caught:
+            read_any_layout(grammar.RUN, data, "f", 50, piece_bytes=piece_bytes)
+        assert caught.value.errors == expected.errors, piece_bytes
 
 
 def test_valid_file_with_suspect_lines_is_read_by_the_line_path():
@@ -349,9 +384,12 @@ def assert_same_verdict(read, expected, data: bytes) -> None:
     if isinstance(expected, TrecFormatError):
         with pytest.raises(TrecFormatError) as caught:
             read()
-        assert (caught.value.errors, caught.value.total) == (expected.errors, expected.total), (
-            f"different errors for {data!r}"
-        )
+        found = caught.value
+        assert (found.errors, found.total, found.stopped_at) == (
+            expected.errors,
+            expected.total,
+            expected.stopped_at,
+        ), f"different errors for {data!r}"
     else:
         assert_same_frame(read(), expected)
 
@@ -378,12 +416,19 @@ def check_agreement(fmt, data: bytes):
         )
         assert_same_frame(canonical, expected)
 
-    def any_layout():
-        frame = read_any_layout(fmt, data, "f", 3)
-        assert frame is not None, f"any-layout path gave up on {data!r}"
-        return frame
+    # Path 2 reads 4 MiB pieces: small ones put a piece boundary between any two lines. Its
+    # lines are split by polars, or by Python in a piece that holds every byte polars could
+    # take as separator.
+    for piece_bytes, python_split in ((1, False), (16, True), (None, False)):
 
-    assert_same_verdict(any_layout, expected, data)
+        def any_layout(piece_bytes=piece_bytes, python_split=python_split):
+            no_separator = mock.patch.object(line_path, "_FREE_BYTE_CANDIDATES", [])
+            with no_separator if python_split else nullcontext():
+                frame = read_any_layout(fmt, data, "f", 3, piece_bytes=piece_bytes)
+            assert frame is not None, f"any-layout path gave up on {data!r} ({piece_bytes})"
+            return frame
+
+        assert_same_verdict(any_layout, expected, data)
     reader = read_run if fmt is grammar.RUN else read_qrels
     assert_same_verdict(lambda: reader(data, name="f", max_errors=3), expected, data)
     if not isinstance(expected, TrecFormatError):
@@ -410,6 +455,14 @@ def test_fast_and_reference_run_parsers_agree_on_hostile_input(data):
 @given(hostile_files(4, (3,)))
 def test_fast_and_reference_qrels_parsers_agree_on_hostile_input(data):
     check_agreement(grammar.QRELS, data)
+
+
+@settings(AGREEMENT, max_examples=100)
+@given(hostile_files(6, (3, 4)), st.integers(1, 5))
+def test_every_path_stops_checking_at_the_same_line_at_the_errors_cap(data, cap):
+    # The real cap (10,000 errors) with hostile files of a few lines is a few errors.
+    with mock.patch.object(errors, "MAX_ERRORS_COUNTED", cap):
+        check_agreement(grammar.RUN, data)
 
 
 @st.composite

@@ -16,6 +16,7 @@ import pytest
 
 from evaluation.trec import (
     EXTRA_FIELDS,
+    MAX_ERRORS,
     RANK_NOT_INTEGER,
     LineError,
     QrelsLine,
@@ -26,6 +27,7 @@ from evaluation.trec import (
     read_qrels,
     read_run,
 )
+from evaluation.trec.errors import MAX_ERRORS_COUNTED
 
 RUN = b"301 Q0 D1 1 2.5 bm25\n301 Q0 D2 2 1.5 bm25\n302 Q0 D1 1 -3e2 bm25\n"
 QRELS = b"301 0 D1 2\n301 0 D9 0\n302 1 D1 -1\n"
@@ -333,6 +335,56 @@ def test_format_error_survives_pickling_for_background_tasks():
     error = TrecFormatError([LineError("a", 1, "m")], total=3)
     copy = pickle.loads(pickle.dumps(error))
     assert (copy.errors, copy.total, str(copy)) == (error.errors, 3, str(error))
+    stopped = TrecFormatError([LineError("a", 1, "m"), LineError("a", 9, "stop")], 9, 9)
+    copy = pickle.loads(pickle.dumps(stopped))
+    assert (copy.errors, copy.total, copy.stopped_at, str(copy)) == (
+        stopped.errors,
+        9,
+        9,
+        str(stopped),
+    )
+
+
+# --- checking stops at the errors' cap ---------------------------------------------------------
+
+# A 1.2 MB gzip of one bad line repeated expands to 480 MiB: 28 million errors. Counting stops
+# at the 10,000th, on its line, so such a file costs the work of its first lines.
+BAD_LINES = b"1 Q0 a 1 abc run\n" * (MAX_ERRORS_COUNTED // 2 + 1000)
+
+
+@pytest.mark.parametrize("reader", [read_run, lambda data, **kw: list(iter_run(data, **kw))])
+def test_checking_stops_at_the_line_of_the_10000th_error_and_says_so(reader):
+    with pytest.raises(TrecFormatError) as caught:
+        reader(BAD_LINES, name="bomb.run")
+    error = caught.value
+    # Line 1 has one error (the score), every later line two (the score and the repeat).
+    assert (error.total, error.stopped_at, error.more) == (10_000, 5001, 10_000 - MAX_ERRORS)
+    assert len(error.errors) == MAX_ERRORS + 1
+    assert error.errors[:3] == [
+        LineError("bomb.run", 1, "score 'abc' is not a number"),
+        LineError("bomb.run", 2, "score 'abc' is not a number"),
+        LineError("bomb.run", 2, "docno 'a' already appears for topic '1' on line 1"),
+    ]
+    assert error.errors[-1] == LineError(
+        "bomb.run",
+        5001,
+        "checking stopped at this line after 10,000 errors; the lines after it were not checked",
+    )
+    assert str(error).splitlines()[-2:] == [
+        "... and 9950 more errors",
+        "bomb.run:5001: checking stopped at this line after 10,000 errors; the lines after "
+        "it were not checked",
+    ]
+
+
+def test_a_file_with_fewer_errors_than_the_cap_is_checked_to_its_end():
+    data = BAD_LINES[: len(BAD_LINES) // 3] + b"2 Q0 b 1 1.0 run\n1 Q0 b 1 x run\n"
+    with pytest.raises(TrecFormatError) as caught:
+        read_run(data, name="f")
+    error = caught.value
+    bad = data.count(b"\n") - 2  # one error on the first, two on each other; one on the last
+    assert (error.total, error.stopped_at) == ((2 * bad - 1) + 1, None)
+    assert str(error).splitlines()[-1] == f"... and {error.total - MAX_ERRORS} more errors"
 
 
 def test_long_field_values_are_shortened_in_messages():

@@ -5,6 +5,7 @@ and the public helpers other importers reuse (iter_lines, read_bytes, line_probl
 
 import gzip
 import io
+import mmap
 import tracemalloc
 import zlib
 from pathlib import Path
@@ -134,6 +135,18 @@ def test_gzip_bomb_stops_at_the_limit_without_decompressing_everything():
     finally:
         tracemalloc.stop()
     assert peak < 40 * (1 << 20), f"peak memory {peak / 2**20:.0f} MiB while refusing a bomb"
+
+
+def test_a_large_gzip_expansion_is_mapped_from_a_temporary_file_not_held(monkeypatch):
+    monkeypatch.setattr(source, "SPOOL_BYTES", 1000)
+    data = NUMBERED_RUN  # about 40 KB
+    with source.whole_input(gz(data)) as whole:
+        assert isinstance(whole, mmap.mmap)
+        assert whole[:] == data
+        assert_frame_equal(read_run(gz(data)), read_run(data))
+    assert whole.closed
+    with source.whole_input(gz(data[:999])) as small:  # within SPOOL_BYTES: plain bytes
+        assert small == data[:999]
 
 
 def test_a_huge_line_is_rejected_without_holding_it_in_memory():
