@@ -106,7 +106,7 @@ def test_a_trec_eval_file_without_runid_is_one_run_named_after_the_file():
             b'{"run_id": "a", "topic_id": "1", "measure": "P_5", "value": 0.1, "value": 0.9}\n',
             "lb.txt:1: duplicate key 'value' (a key may appear once per object)",
         ),
-        ("jsonl", b"[" * 100_000 + b"\n", "lb.txt:1: not JSON (nested too deeply)"),
+        ("jsonl", b"[" * 100_000 + b"\n", "lb.txt:1: not JSON (nested more than 32 levels deep)"),
         (
             "jsonl",
             b'{"run_id": "a", "topic_id": "1", "measure": "P_5", "value": ' + b"7" * 5000 + b"}\n",
