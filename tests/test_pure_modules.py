@@ -38,6 +38,7 @@ PURE_MODULES = [
     "evaluation.run_metadata",
     "evaluation.ranking_agreement",
     "config.outbound",
+    "accounts.addresses",
 ]
 
 PROBE = """
