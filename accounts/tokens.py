@@ -15,6 +15,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import PersonalToken
+from jobs.services import is_database_locked
 
 # Recognisable in logs and to secret scanners; the page shows the prefix plus a few
 # characters so people can tell their tokens apart.
@@ -104,7 +105,9 @@ def note_token_use(token: PersonalToken, *, now: datetime | None = None) -> bool
             # another transaction holds instead of waiting (SQLite has no row locks).
             row = PersonalToken.objects.select_for_update(skip_locked=True).filter(pk=token.pk)
             recorded = bool(row.values_list("pk", flat=True)) and row.update(last_used_at=now) > 0
-    except OperationalError as error:  # SQLite: "database is locked"
+    except OperationalError as error:
+        if not is_database_locked(error):  # SQLite's "database is locked" only
+            raise
         logger.warning("Use of API token %s (%s…) not recorded: %s", token.pk, token.prefix, error)
         return False
     if not recorded:
