@@ -41,5 +41,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
     CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/readyz', timeout=2)"]
 # Same commands as README "Production": migrate, then serve. The worker overrides CMD.
 # /metrics sums the gunicorn workers' counters through PROMETHEUS_MULTIPROC_DIR, emptied at start.
+# gunicorn's settings (threaded workers, deadlines for slow clients, WEB_WORKERS, WEB_THREADS)
+# live in config/gunicorn.conf.py.
 ENV PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus
-CMD ["sh", "-c", "rm -rf \"$PROMETHEUS_MULTIPROC_DIR\" && mkdir -p \"$PROMETHEUS_MULTIPROC_DIR\" && python manage.py migrate --no-input && exec gunicorn config.wsgi --bind 0.0.0.0:8000 --workers ${WEB_WORKERS:-3} --timeout 120 --access-logfile -"]
+CMD ["sh", "-c", "rm -rf \"$PROMETHEUS_MULTIPROC_DIR\" && mkdir -p \"$PROMETHEUS_MULTIPROC_DIR\" && python manage.py migrate --no-input && exec gunicorn -c config/gunicorn.conf.py config.wsgi"]

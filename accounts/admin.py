@@ -1,10 +1,30 @@
 """Admin pages for personal tokens (seen and revoked, never made here: the key is shown to
-its owner only) and failed logins (delete a user's rows to lift a rate-limit refusal)."""
+its owner only), failed logins (delete a user's rows to lift a rate-limit refusal), and
+Django's users, whose password page says which API tokens a new password revokes."""
 
 from django.contrib import admin, messages
+from django.contrib.auth import admin as auth_admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import AdminPasswordChangeForm
 
 from accounts.models import LoginFailure, PersonalToken
-from accounts.tokens import revoke_token
+from accounts.tokens import active_tokens, revoke_token
+
+
+class PasswordChangeForm(AdminPasswordChangeForm):
+    @property
+    def active_tokens(self) -> list[PersonalToken]:
+        """What saving the form revokes (accounts/signals.py), for the page to say first."""
+        return list(active_tokens(self.user))
+
+
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class UserAdmin(auth_admin.UserAdmin):
+    change_password_form = PasswordChangeForm
+    change_user_password_template = "admin/accounts/user_change_password.html"
 
 
 @admin.register(PersonalToken)

@@ -8,7 +8,9 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and roles"
 
     def ready(self):
-        from accounts import checks, schema  # noqa: F401  (registers a check, a schema extension)
+        # Registers the checks, a schema extension and the receivers that end a user's tokens
+        # when their password changes.
+        from accounts import checks, schema, signals  # noqa: F401
 
 
 class AdminConfig(admin_apps.AdminConfig):

@@ -34,8 +34,9 @@ def refused_message(refused: LoginRefused, now=None) -> str:
 
 
 class RateLimitedLoginMixin:
-    """Refuses the attempt, without checking the password, when the username or the client
-    address has too many recent failures (accounts/login_limits.py). ``refused`` is then the
+    """Refuses the attempt, without checking the password, when the client's address has
+    too many recent failures for the username or overall, or has failed while the account or
+    the site is under attack (accounts/login_limits.py). ``refused`` is then the
     ``LoginRefused``, for the view to answer 429 with a Retry-After."""
 
     refused: LoginRefused | None = None
@@ -52,7 +53,7 @@ class RateLimitedLoginMixin:
             self.refused = refused
             raise ValidationError(refused_message(refused), code="refused") from None
         cleaned = super().clean()  # a wrong password raises here and the attempt stays
-        clear_login_failures(username=username)
+        clear_login_failures(username=username, ip=ip)
         return cleaned
 
 

@@ -4,15 +4,18 @@ kept), revoke one, and find the active token behind a key the API receives.
 A key has 256 random bits, so an unsalted SHA-256 is enough to make a stolen database
 useless for calling the API, and it lets the lookup be one indexed equality."""
 
+import contextlib
 import hashlib
+import logging
 import secrets
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import PersonalToken
+from jobs.services import is_database_locked
 
 # Recognisable in logs and to secret scanners; the page shows the prefix plus a few
 # characters so people can tell their tokens apart.
@@ -21,6 +24,11 @@ SHOWN_LENGTH = len(KEY_PREFIX) + 8
 NAME_MAX_LENGTH = PersonalToken._meta.get_field("name").max_length
 # Record use at most this often: a write per API request would double the load of reads.
 LAST_USED_PRECISION = timedelta(minutes=1)
+# How long recording a use may wait for another writer's lock before it is skipped: "last
+# used" is a convenience, and a read must not wait (or fail) behind an import's write.
+LAST_USED_LOCK_WAIT_MS = 100
+
+logger = logging.getLogger(__name__)
 
 MESSAGES = {
     "name_required": "Give the token a name, e.g. the machine or script that will use it.",
@@ -63,6 +71,15 @@ def revoke_token(*, token: PersonalToken, now: datetime | None = None) -> bool:
     return True
 
 
+def active_tokens(user):
+    return PersonalToken.objects.filter(user=user, revoked_at__isnull=True)
+
+
+def revoke_user_tokens(*, user, now: datetime | None = None) -> int:
+    """Revoke every active token of ``user`` (their password changed); returns how many."""
+    return active_tokens(user).update(revoked_at=now or timezone.now())
+
+
 def find_active_token(key: str) -> PersonalToken | None:
     """The active token whose key is ``key``, with its user, or None."""
     return (
@@ -72,10 +89,49 @@ def find_active_token(key: str) -> PersonalToken | None:
     )
 
 
-def note_token_use(token: PersonalToken, *, now: datetime | None = None) -> None:
-    """Set ``last_used_at``, unless it was set less than ``LAST_USED_PRECISION`` ago."""
+def note_token_use(token: PersonalToken, *, now: datetime | None = None) -> bool:
+    """Set ``last_used_at``, unless it was set less than ``LAST_USED_PRECISION`` ago.
+
+    Best effort: when another writer holds the lock (SQLite's one write lock during a long
+    import, or the token's row on PostgreSQL) the use is not recorded and a warning is
+    logged; the request goes on. Returns whether it was recorded."""
     now = now or timezone.now()
     if token.last_used_at is not None and now - token.last_used_at < LAST_USED_PRECISION:
-        return
+        return False
+    try:
+        with _brief_lock_wait(), transaction.atomic():
+            # A savepoint when the request is already in a transaction, so a failure here
+            # leaves that transaction usable. skip_locked: PostgreSQL passes over a row
+            # another transaction holds instead of waiting (SQLite has no row locks).
+            row = PersonalToken.objects.select_for_update(skip_locked=True).filter(pk=token.pk)
+            recorded = bool(row.values_list("pk", flat=True)) and row.update(last_used_at=now) > 0
+    except OperationalError as error:
+        if not is_database_locked(error):  # SQLite's "database is locked" only
+            raise
+        logger.warning("Use of API token %s (%s…) not recorded: %s", token.pk, token.prefix, error)
+        return False
+    if not recorded:
+        logger.warning(
+            "Use of API token %s (%s…) not recorded: its row is locked", token.pk, token.prefix
+        )
+        return False
     token.last_used_at = now
-    token.save(update_fields=["last_used_at"])
+    return True
+
+
+@contextlib.contextmanager
+def _brief_lock_wait():
+    """On SQLite, wait at most ``LAST_USED_LOCK_WAIT_MS`` for the write lock (instead of the
+    connection's busy timeout, seconds) while inside; other databases are left as they are."""
+    if connection.vendor != "sqlite":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        (previous,) = cursor.fetchone()
+        cursor.execute(f"PRAGMA busy_timeout = {LAST_USED_LOCK_WAIT_MS}")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA busy_timeout = {int(previous)}")

@@ -1,22 +1,28 @@
-"""Log in (rate limited) and personal API tokens."""
+"""Log in (rate limited), change one's password, and personal API tokens."""
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.urls import reverse, reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.forms import LoginForm, TokenForm
 from accounts.models import PersonalToken
-from accounts.tokens import create_token, revoke_token
+from accounts.tokens import active_tokens, create_token, revoke_token
 
 REVOKED_SHOWN = 20
 MESSAGES = {
     "revoked": "Token “{name}” revoked: requests with its key are refused from now on.",
     "already_revoked": "Token “{name}” was already revoked.",
+    "password_changed": "Your password was changed.",
+    "password_changed_tokens": (
+        "Your password was changed and your {count} API token{plural} revoked: "
+        "make new ones for your scripts below."
+    ),
 }
 
 
@@ -35,6 +41,33 @@ class LoginView(auth_views.LoginView):
 
     def form_invalid(self, form):
         return answer_refusal(super().form_invalid(form), form)
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """The user's own password, behind the old one. The page lists the API tokens that the
+    change will revoke (accounts/signals.py ends them with the old password); afterwards it
+    says how many were, on the tokens page where new ones are made."""
+
+    template_name = "accounts/password_change.html"
+    success_url = reverse_lazy("home")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["active_tokens"] = list(active_tokens(self.request.user))
+        return context
+
+    def form_valid(self, form):
+        count = active_tokens(self.request.user).count()
+        with transaction.atomic():  # the new password and the revocations, or neither
+            response = super().form_valid(form)
+        if not count:
+            messages.success(self.request, MESSAGES["password_changed"])
+            return response
+        text = MESSAGES["password_changed_tokens"].format(
+            count=count, plural="" if count == 1 else "s"
+        )
+        messages.success(self.request, text)
+        return redirect("accounts:tokens")
 
 
 @require_http_methods(["GET", "POST"])
@@ -58,7 +91,7 @@ def tokens(request):
     context = {
         "form": form,
         "created": created,
-        "active": mine.filter(revoked_at__isnull=True),
+        "active": active_tokens(request.user),
         "revoked": revoked[:REVOKED_SHOWN],
         "revoked_count": revoked.count(),
         "api_root": request.build_absolute_uri(reverse("api:api-root")),

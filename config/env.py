@@ -1,6 +1,7 @@
 """Typed readers for environment variables: a mistyped value stops start-up instead of
 silently becoming a default (``DEBUG=flase`` is an error, not ``False``)."""
 
+import ipaddress
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -42,3 +43,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of IP addresses or networks (``10.0.0.5,172.16.0.0/12``); an
+    entry that is neither stops start-up."""
+    items = env_list(name, default)
+    for item in items:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {item!r} is not an IP address or network (e.g. 10.0.0.5 or 172.16.0.0/12)"
+            ) from None
+    return items

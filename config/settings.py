@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 from config import outbound
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -154,10 +154,19 @@ CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "accounts:login"
-# Login rate limiting (accounts/login_limits.py): this many failures for one username, or
-# from one client address, within the window refuse further attempts until they age out.
+# Login rate limiting (accounts/login_limits.py), over failures within the window: an
+# address is refused for a username after LOGIN_FAILURE_LIMIT of its failures for it, and
+# for every username after LOGIN_ADDRESS_FAILURE_LIMIT; a username with LOGIN_FAILURE_LIMIT
+# failures from anywhere, or a site with LOGIN_GLOBAL_FAILURE_LIMIT, refuses the addresses
+# that failed, while an address that has not still gets the password checked.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 20)
+LOGIN_GLOBAL_FAILURE_LIMIT = env_int("LOGIN_GLOBAL_FAILURE_LIMIT", 100)
 LOGIN_FAILURE_WINDOW_MINUTES = env_int("LOGIN_FAILURE_WINDOW_MINUTES", 15)
+# The proxies (addresses or networks) whose X-Forwarded-For names the client: the login
+# limits count the client's address, not the proxy's (accounts/addresses.py). Nobody else's
+# X-Forwarded-For is believed.
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES", [])
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -277,8 +286,6 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Production hardening; `manage.py check --deploy` is clean when DEBUG is off.
-# Behind our TLS proxy, its X-Forwarded-Proto says https and its X-Forwarded-For hop is the
-# client's address (accounts/login_limits.py).
 # Requests the server makes on a user's behalf (machine judges, search endpoints) go through
 # config/outbound.py: public addresses only, unless listed here (a local model: e.g.
 # OUTBOUND_ALLOW=127.0.0.1:11434,10.0.0.7:8000,vllm.internal); README "Outbound requests".
@@ -295,6 +302,8 @@ if min(OUTBOUND_MAX_RESPONSE_BYTES, OUTBOUND_MAX_CONCURRENCY) < 1 or OUTBOUND_MA
 # empty: a key derived from SECRET_KEY.
 SECRETS_KEYS = env_list("SECRETS_KEYS", [])
 
+# Behind our TLS proxy, its X-Forwarded-Proto says https (the client's address comes from
+# TRUSTED_PROXIES' X-Forwarded-For, above).
 BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)

@@ -41,6 +41,7 @@ PURE_MODULES = [
     "evaluation.ranking_agreement",
     "config.outbound",
     "config.nesting",
+    "accounts.addresses",
 ]
 
 PROBE = """

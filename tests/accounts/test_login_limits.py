@@ -1,6 +1,8 @@
-"""Login rate limiting (issue "Trust", item 4): refused after too many failures for one
-username or from one address, on our login page and the admin's, across processes (the
-counts are database rows), with the refusal's end said in words and in Retry-After."""
+"""Login rate limiting (issue "Trust", item 4; issue 27, finding 7): an address is refused
+after too many failures for one username or for many, and while an account or the whole site
+is under attack an address that failed is refused but one that has not still gets in with
+the right password; on our login page and the admin's, across processes (the counts are
+database rows), with the refusal's end said in words and in Retry-After."""
 
 import os
 import subprocess
@@ -15,7 +17,7 @@ from django.db import close_old_connections, connection
 from django.test import Client, RequestFactory
 from django.utils import timezone
 
-from accounts.checks import check_login_limits
+from accounts.checks import check_login_limits, check_proxy_addresses
 from accounts.forms import INVALID_LOGIN
 from accounts.login_limits import (
     LoginRefused,
@@ -35,10 +37,12 @@ def log_in(client, username, password, *, ip="10.0.0.1", path=LOGIN):
     return client.post(path, {"username": username, "password": password}, REMOTE_ADDR=ip)
 
 
-def fail(times, username="ann", *, ip="10.0.0.1", path=LOGIN, client=None):
+def fail(times, username="ann", *, ip="10.0.0.1", path=LOGIN, client=None, **extra):
     client = client or Client()
     for _ in range(times):
-        response = log_in(client, username, "wrong-password", ip=ip, path=path)
+        response = client.post(
+            path, {"username": username, "password": "wrong-password"}, REMOTE_ADDR=ip, **extra
+        )
         assert response.status_code == 200, f"attempt refused early: {response.status_code}"
 
 
@@ -148,10 +152,10 @@ def test_a_successful_login_clears_the_usernames_failures(make_user):
 
 
 @pytest.mark.django_db
-def test_another_user_from_the_same_address_is_refused_by_the_address_rule(make_user):
+def test_another_user_from_the_same_address_is_refused_by_the_address_rule(make_user, settings):
     make_user("bob")
-    for name in ("ann", "cy", "dee", "eve", "fay"):
-        fail(1, name, ip="192.0.2.7")
+    for i in range(settings.LOGIN_ADDRESS_FAILURE_LIMIT):  # a spray: one guess per name
+        fail(1, f"user{i}", ip="192.0.2.7")
 
     refused = log_in(Client(), "bob", PASSWORD, ip="192.0.2.7")
     elsewhere = log_in(Client(), "bob", PASSWORD, ip="198.51.100.1")
@@ -161,12 +165,126 @@ def test_another_user_from_the_same_address_is_refused_by_the_address_rule(make_
 
 
 @pytest.mark.django_db
-def test_the_username_rule_holds_from_any_address_and_ignores_case(make_user):
+def test_an_address_under_the_address_limit_is_not_refused_for_other_names(make_user, settings):
+    make_user("bob")
+    for i in range(settings.LOGIN_ADDRESS_FAILURE_LIMIT - 1):
+        fail(1, f"user{i}", ip="192.0.2.7")
+
+    assert log_in(Client(), "bob", PASSWORD, ip="192.0.2.7").status_code == 302
+
+
+@pytest.mark.django_db
+def test_an_account_under_attack_refuses_the_addresses_that_failed_for_it_ignoring_case(
+    make_user,
+):
     make_user("ann")
     for i, name in enumerate(("ann", "Ann", "ANN", "ann", "aNn")):
         fail(1, name, ip=f"203.0.113.{i}")
 
-    assert log_in(Client(), "ann", PASSWORD, ip="203.0.113.99").status_code == 429
+    # Each of those addresses failed once, far under its own limit, but the account has
+    # five failures (whatever the case): they wait, even with the right password.
+    assert log_in(Client(), "ann", PASSWORD, ip="203.0.113.0").status_code == 429
+    assert log_in(Client(), "ann", PASSWORD, ip="203.0.113.4").status_code == 429
+    # The owner, from an address that has not failed, gets in.
+    assert log_in(Client(), "ann", PASSWORD, ip="203.0.113.99").status_code == 302
+
+
+@pytest.mark.django_db
+def test_a_stranger_cannot_lock_the_owner_out(django_user_model, password_checks):
+    django_user_model.objects.create_superuser("admin", password=PASSWORD)
+    stranger = Client()
+    fail(5, "admin", ip="198.51.100.66", client=stranger)
+    for _ in range(20):  # and keeps going, refused
+        assert log_in(stranger, "admin", "wrong-password", ip="198.51.100.66").status_code == 429
+    assert log_in(stranger, "admin", PASSWORD, ip="198.51.100.66").status_code == 429
+
+    owner = Client()
+    response = log_in(owner, "admin", PASSWORD, ip="192.0.2.10")
+
+    assert response.status_code == 302
+    assert logged_in(owner)
+    assert len(password_checks) == 5, "the stranger's refused attempts checked a password"
+
+
+@pytest.mark.django_db
+def test_the_owners_login_does_not_reset_the_strangers_count(make_user):
+    make_user("ann")
+    fail(5, "ann", ip="198.51.100.66")
+    assert log_in(Client(), "ann", PASSWORD, ip="192.0.2.10").status_code == 302
+
+    assert log_in(Client(), "ann", "wrong-password", ip="198.51.100.66").status_code == 429
+    assert failures(username="ann", ip="198.51.100.66") == 5
+
+
+@pytest.mark.django_db
+def test_under_attack_each_new_address_gets_one_guess(make_user):
+    make_user("ann")
+    fail(5, "ann", ip="198.51.100.1")  # the account is under attack from here on
+
+    for i in range(2, 6):
+        address = f"198.51.100.{i}"
+        fail(1, "ann", ip=address)  # a fresh address: its password is checked
+        assert log_in(Client(), "ann", "wrong-password", ip=address).status_code == 429
+
+    assert failures(username="ann") == 5 + 4
+
+
+@pytest.mark.django_db
+def test_a_spray_from_many_addresses_is_stopped_by_the_global_rate(make_user, settings):
+    settings.LOGIN_GLOBAL_FAILURE_LIMIT = 12
+    make_user("ann")
+    sprayers = [f"198.51.100.{i}" for i in range(3)]
+    for round_ in range(4):  # three addresses, four names each: twelve failures in all
+        for address in sprayers:
+            fail(1, f"user{round_}-{address}", ip=address)
+
+    for address in sprayers:  # each under its own limits, but the site is under attack
+        assert log_in(Client(), "someone", "wrong-password", ip=address).status_code == 429
+    assert log_in(Client(), "ann", PASSWORD, ip="192.0.2.10").status_code == 302
+
+
+@pytest.mark.django_db
+def test_a_client_cannot_escape_its_count_by_writing_x_forwarded_for(make_user, settings):
+    settings.TRUSTED_PROXIES = ["10.0.0.2"]
+    make_user("ann")
+    for i in range(5):  # straight from the internet, each with a made-up X-Forwarded-For
+        fail(1, "ann", ip="198.51.100.66", HTTP_X_FORWARDED_FOR=f"203.0.113.{i}")
+
+    response = Client().post(
+        LOGIN,
+        {"username": "ann", "password": PASSWORD},
+        REMOTE_ADDR="198.51.100.66",
+        HTTP_X_FORWARDED_FOR="203.0.113.99",
+    )
+
+    assert response.status_code == 429
+    assert failures(ip="198.51.100.66") == 5
+
+
+@pytest.mark.django_db
+def test_behind_the_trusted_proxy_each_client_is_counted_apart(make_user, settings):
+    settings.TRUSTED_PROXIES = ["10.0.0.2"]
+    make_user("ann")
+    proxy = {"ip": "10.0.0.2"}
+    fail(5, "ann", HTTP_X_FORWARDED_FOR="198.51.100.66", **proxy)
+
+    stranger = Client().post(
+        LOGIN,
+        {"username": "ann", "password": PASSWORD},
+        REMOTE_ADDR="10.0.0.2",
+        HTTP_X_FORWARDED_FOR="198.51.100.66",
+    )
+    # The owner's browser sent a forged first hop; the proxy appended the real address.
+    owner = Client().post(
+        LOGIN,
+        {"username": "ann", "password": PASSWORD},
+        REMOTE_ADDR="10.0.0.2",
+        HTTP_X_FORWARDED_FOR="198.51.100.66, 192.0.2.10",
+    )
+
+    assert stranger.status_code == 429
+    assert owner.status_code == 302
+    assert failures(ip="198.51.100.66") == 5
 
 
 @pytest.mark.django_db
@@ -229,11 +347,12 @@ def test_the_refusal_ends_when_the_limit_th_newest_failure_leaves_the_window():
 
 
 @pytest.mark.django_db
-def test_the_later_of_two_refusals_wins():
+def test_the_later_of_two_refusals_wins(settings):
     now = timezone.now()
-    for minute in range(5):
-        LoginFailure.objects.create(username="ann", ip="", at=now - timedelta(minutes=10))
-        LoginFailure.objects.create(username=f"u{minute}", ip="10.0.0.1", at=now)
+    for _ in range(5):  # the pair rule, ending in 5 minutes
+        LoginFailure.objects.create(username="ann", ip="10.0.0.1", at=now - timedelta(minutes=10))
+    for i in range(settings.LOGIN_ADDRESS_FAILURE_LIMIT):  # the address rule, in 15
+        LoginFailure.objects.create(username=f"u{i}", ip="10.0.0.1", at=now)
 
     with pytest.raises(LoginRefused) as refused:
         start_login_attempt(username="ann", ip="10.0.0.1", now=now)
@@ -242,25 +361,47 @@ def test_the_later_of_two_refusals_wins():
 
 
 @pytest.mark.django_db
-def test_clear_login_failures_forgets_only_that_username():
-    for name in ("ann", "Ann", "bob"):
-        start_login_attempt(username=name, ip="10.0.0.1")
+def test_under_attack_a_refusal_ends_when_the_addresss_own_failure_leaves_the_window():
+    now = timezone.now()
+    for minute in range(5):  # the account's attack lasts another 14 minutes...
+        LoginFailure.objects.create(username="ann", ip=f"198.51.100.{minute}", at=now)
+    # ...but this address failed once, 12 minutes ago: 3 minutes to wait.
+    LoginFailure.objects.create(username="ann", ip="10.0.0.1", at=now - timedelta(minutes=12))
 
-    assert clear_login_failures(username="ANN") == 2
-    assert list(LoginFailure.objects.values_list("username", flat=True)) == ["bob"]
+    with pytest.raises(LoginRefused) as refused:
+        start_login_attempt(username="ann", ip="10.0.0.1", now=now)
+
+    assert refused.value.until == now - timedelta(minutes=12) + WINDOW
+
+
+@pytest.mark.django_db
+def test_clear_login_failures_forgets_only_that_username_from_that_address():
+    for name, ip in (
+        ("ann", "10.0.0.1"),
+        ("Ann", "10.0.0.1"),
+        ("ann", "10.0.0.9"),
+        ("bob", "10.0.0.1"),
+    ):
+        start_login_attempt(username=name, ip=ip)
+
+    assert clear_login_failures(username="ANN", ip="10.0.0.1") == 2
+    assert sorted(LoginFailure.objects.values_list("username", "ip")) == [
+        ("ann", "10.0.0.9"),
+        ("bob", "10.0.0.1"),
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_parallel_guesses_cannot_get_past_the_limit_together():
-    """Each attempt is written down before it is checked, so of eight at once at most five
-    (the limit) go on to a password check, whatever the interleaving."""
+    """Each attempt is written down before it is checked, so of eight at once from one
+    address at most five (the limit) go on to a password check, whatever the interleaving."""
     barrier = threading.Barrier(8)
     outcomes = [None] * 8
 
     def attempt(i):
         try:
             barrier.wait()
-            outcomes[i] = start_login_attempt(username="ann", ip=f"10.0.0.{i}")
+            outcomes[i] = start_login_attempt(username="ann", ip="10.0.0.1")
         except LoginRefused as refused:
             outcomes[i] = refused
         finally:
@@ -280,35 +421,79 @@ def test_parallel_guesses_cannot_get_past_the_limit_together():
     assert failures(username="ann") == len(allowed)
 
 
-def test_a_limit_below_one_is_a_system_check_error(settings):
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LOGIN_FAILURE_LIMIT",
+        "LOGIN_ADDRESS_FAILURE_LIMIT",
+        "LOGIN_GLOBAL_FAILURE_LIMIT",
+        "LOGIN_FAILURE_WINDOW_MINUTES",
+    ],
+)
+def test_a_limit_below_one_is_a_system_check_error(settings, name):
     assert check_login_limits(None) == []
-    settings.LOGIN_FAILURE_LIMIT = 0
+    setattr(settings, name, 0)
 
     errors = check_login_limits(None)
 
     assert [(e.id, e.msg) for e in errors] == [
-        ("accounts.E001", "LOGIN_FAILURE_LIMIT=0 must be a whole number of at least 1.")
+        ("accounts.E001", f"{name}=0 must be a whole number of at least 1.")
     ]
 
 
-def test_the_limits_are_read_from_the_environment():
+def test_a_tls_proxy_without_trusted_proxies_is_a_system_check_warning(settings):
+    settings.BEHIND_TLS_PROXY, settings.TRUSTED_PROXIES = True, []
+    assert [w.id for w in check_proxy_addresses(None)] == ["accounts.W001"]
+
+    settings.TRUSTED_PROXIES = ["10.0.0.2"]
+    assert check_proxy_addresses(None) == []
+
+
+def run_settings(code: str, **env) -> subprocess.CompletedProcess:
     code = (
         "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings'; "
-        "django.setup(); from django.conf import settings; "
-        "print(settings.LOGIN_FAILURE_LIMIT, settings.LOGIN_FAILURE_WINDOW_MINUTES)"
+        f"django.setup(); from django.conf import settings; {code}"
     )
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", code],
         cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "LOGIN_FAILURE_LIMIT": "3", "LOGIN_FAILURE_WINDOW_MINUTES": "60"},
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
     )
+
+
+def test_the_limits_are_read_from_the_environment():
+    result = run_settings(
+        "print(settings.LOGIN_FAILURE_LIMIT, settings.LOGIN_ADDRESS_FAILURE_LIMIT, "
+        "settings.LOGIN_GLOBAL_FAILURE_LIMIT, settings.LOGIN_FAILURE_WINDOW_MINUTES, "
+        "settings.TRUSTED_PROXIES)",
+        LOGIN_FAILURE_LIMIT="3",
+        LOGIN_ADDRESS_FAILURE_LIMIT="7",
+        LOGIN_GLOBAL_FAILURE_LIMIT="50",
+        LOGIN_FAILURE_WINDOW_MINUTES="60",
+        TRUSTED_PROXIES="10.0.0.2, 172.16.0.0/12",
+    )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["3", "60"]
+    assert result.stdout.split(maxsplit=4) == [
+        "3",
+        "7",
+        "50",
+        "60",
+        "['10.0.0.2', '172.16.0.0/12']\n",
+    ]
 
 
-# --- the client's address ---------------------------------------------------------------
+def test_a_trusted_proxy_that_is_not_an_address_stops_start_up():
+    result = run_settings("pass", TRUSTED_PROXIES="10.0.0.2,nginx")
+
+    assert result.returncode != 0
+    assert (
+        "TRUSTED_PROXIES: 'nginx' is not an IP address or network (e.g. 10.0.0.5 or 172.16.0.0/12)"
+    ) in result.stderr
+
+
+# --- the client's address (the rules themselves: tests/accounts/test_addresses.py) ------
 
 
 def request_from(remote_addr="192.0.2.1", forwarded=None):
@@ -319,13 +504,13 @@ def request_from(remote_addr="192.0.2.1", forwarded=None):
 
 
 def test_the_client_address_is_remote_addr_when_no_proxy_is_trusted(settings):
-    settings.BEHIND_TLS_PROXY = False
+    settings.TRUSTED_PROXIES = []
 
     assert client_ip(request_from("192.0.2.1", forwarded="203.0.113.9")) == "192.0.2.1"
 
 
-def test_behind_the_proxy_the_client_address_is_the_hop_the_proxy_appended(settings):
-    settings.BEHIND_TLS_PROXY = True
+def test_behind_a_trusted_proxy_the_client_address_is_the_hop_the_proxy_appended(settings):
+    settings.TRUSTED_PROXIES = ["10.0.0.0/24"]
 
     # The client sent "X-Forwarded-For: 1.2.3.4"; the proxy appended the address it saw.
     assert client_ip(request_from("10.0.0.2", forwarded="1.2.3.4, 203.0.113.9")) == "203.0.113.9"
@@ -333,8 +518,14 @@ def test_behind_the_proxy_the_client_address_is_the_hop_the_proxy_appended(setti
     assert client_ip(request_from("10.0.0.2")) == "10.0.0.2"
 
 
+def test_a_proxy_not_named_in_the_settings_is_not_believed(settings):
+    settings.TRUSTED_PROXIES = ["10.0.0.2"]
+
+    assert client_ip(request_from("10.0.0.3", forwarded="203.0.113.9")) == "10.0.0.3"
+
+
 def test_an_ipv6_client_counts_as_its_slash_64(settings):
-    settings.BEHIND_TLS_PROXY = False
+    settings.TRUSTED_PROXIES = []
 
     assert client_ip(request_from("2001:db8:1:2:aaaa::1")) == "2001:db8:1:2::/64"
     assert client_ip(request_from("2001:db8:1:2:bbbb::9")) == "2001:db8:1:2::/64"
@@ -342,6 +533,7 @@ def test_an_ipv6_client_counts_as_its_slash_64(settings):
 
 
 def test_an_address_that_is_not_one_is_unknown(settings):
-    settings.BEHIND_TLS_PROXY = True
+    settings.TRUSTED_PROXIES = ["10.0.0.2"]
 
-    assert client_ip(request_from("", forwarded="1.2.3.4, not-an-address")) is None
+    assert client_ip(request_from("10.0.0.2", forwarded="1.2.3.4, not-an-address")) is None
+    assert client_ip(request_from("")) is None

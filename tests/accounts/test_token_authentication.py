@@ -1,19 +1,23 @@
 """Calling the API with a personal token: ``Bearer`` or ``Token``; revoked, unknown and
 malformed keys are refused the way DRF refuses (403: session authentication comes first, so
-there is no WWW-Authenticate challenge); last use is written at most once a minute."""
+there is no WWW-Authenticate challenge); last use is written at most once a minute, and
+never fails or holds up a read: with another writer holding the lock it is skipped."""
 
+import logging
+import threading
 from datetime import timedelta
 
 import pytest
 import yaml
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.authentication import MESSAGES
-from accounts.tokens import create_token, revoke_token
+from accounts.models import PersonalToken
+from accounts.tokens import create_token, note_token_use, revoke_token
 
 pytestmark = pytest.mark.django_db
 
@@ -136,3 +140,75 @@ def test_the_schema_declares_the_token_as_http_bearer(tmp_path):
     assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
     assert {"personalToken": []} in schema["paths"]["/api/v1/runs/"]["get"]["security"]
     assert "tokenAuth" not in schema["components"]["securitySchemes"]
+
+
+@pytest.fixture
+def locked_token_row():
+    """``hold(token)``: another connection holds a write lock that covers ``token``'s row (on
+    SQLite the database's one write lock, on PostgreSQL the row's), until the test ends."""
+    release, threads = threading.Event(), []
+
+    def hold(token):
+        held = threading.Event()
+
+        def holder():
+            try:
+                with transaction.atomic():
+                    PersonalToken.objects.select_for_update().get(pk=token.pk)
+                    held.set()
+                    release.wait(60)
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=holder)
+        thread.start()
+        threads.append(thread)
+        assert held.wait(30), "the other connection did not get the lock"
+
+    yield hold
+    release.set()
+    for thread in threads:
+        thread.join(60)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_is_answered_while_another_writer_holds_the_lock(engineer, locked_token_row, caplog):
+    token, key = create_token(user=engineer, name="ci")
+    locked_token_row(token)
+
+    with caplog.at_level(logging.WARNING, logger="accounts.tokens"):
+        response = client_with(f"Bearer {key}").get(RUNS)
+
+    assert response.status_code == 200, response.content
+    token.refresh_from_db()
+    assert token.last_used_at is None, "the use was written: the lock was not held"
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "accounts.tokens"]
+    assert warning.startswith(f"Use of API token {token.pk} ({token.prefix}…) not recorded: ")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_skipped_use_leaves_the_connections_lock_wait_as_it_was(engineer, locked_token_row):
+    token, _key = create_token(user=engineer, name="ci")
+    before = busy_timeout()
+    locked_token_row(token)
+
+    assert note_token_use(token) is False
+
+    assert busy_timeout() == before
+
+
+@pytest.mark.django_db
+def test_a_use_is_recorded_inside_a_transaction_and_leaves_it_usable(engineer):
+    token, _key = create_token(user=engineer, name="ci")
+
+    with transaction.atomic():
+        assert note_token_use(token) is True
+        assert PersonalToken.objects.filter(pk=token.pk, last_used_at__isnull=False).exists()
+
+
+def busy_timeout() -> int | None:
+    if connection.vendor != "sqlite":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        return cursor.fetchone()[0]

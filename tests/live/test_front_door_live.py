@@ -1,6 +1,6 @@
-"""The front door against live servers (issue 19): gunicorn with DEBUG=0, as the Dockerfile runs
-it, and ``manage.py runserver`` with DEBUG=1, as ``make run`` starts it, each on a loopback
-port of its own, on this test's database.
+"""The front door against live servers (issue 19): gunicorn with DEBUG=0, started as the
+Dockerfile starts it (tests/live/servers.py), and ``manage.py runserver`` with DEBUG=1, as
+``make run`` starts it, each on a loopback port of its own, on this test's database.
 
 1. The hostile requests of the issue's table, sent raw (a Host not allowed, multipart without a
    boundary, JSON nested 5,000 deep, too many fields, a body over the limit, no CSRF token,
@@ -31,6 +31,7 @@ import pytest
 
 from accounts.tokens import create_token
 from tests.faults.conftest import output, process_env, start, stop, wait_for
+from tests.live.servers import gunicorn_args
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -78,16 +79,7 @@ def servers(settings, tmp_path, media_root):
         SECURE_HSTS_SECONDS="0",
     )
     gunicorn = start(
-        [
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            f"--bind=127.0.0.1:{ports['gunicorn']}",
-            "--workers=2",
-            "--timeout=60",
-            f"--control-socket={tmp_path / 'gunicorn.ctl'}",
-            "--log-level=warning",
-        ],
+        gunicorn_args(ports["gunicorn"], tmp_path, "--log-level=warning"),
         production,
         tmp_path / "gunicorn.log",
     )

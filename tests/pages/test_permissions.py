@@ -103,6 +103,8 @@ MATRIX = [
     # accounts
     ("GET", "accounts/login/", None, (200, 302, 302, 302, 302, 302, 302, 302)),
     ("POST", "accounts/logout/", None, (302, 302, 302, 302, 302, 302, 302, 302)),
+    ("GET", "accounts/password/", None, everyone(200)),
+    ("POST", "accounts/password/", None, everyone(200)),  # no old password: the form again
     ("GET", "accounts/tokens/", None, everyone(200)),
     ("POST", "accounts/tokens/", "token", everyone(201)),
     ("POST", "accounts/tokens/{token}/revoke/", None, token_owner(302)),
