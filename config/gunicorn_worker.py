@@ -21,10 +21,13 @@ seconds, not minutes; the worker's other threads keep serving everyone else. In 
 the web nodes, nginx with request buffering (deploy/nginx.conf) takes slow clients off
 gunicorn entirely.
 
+A connection that ends is closed by the thread that served it, not by gunicorn's main loop,
+which would wait up to 2 s there for the client to close its end, serving nobody meanwhile.
+
 Writing the response is left as gunicorn does it (blocking, no deadline).
 
 The hooks used are gunicorn 27's (``TConn``, ``ThreadWorker.accept``, ``handle``,
-``handle_request``, ``handle_error``); tests/config/test_gunicorn.py and tests/live/ check
+``handle_request``, ``handle_error``, ``_DEFER``); tests/config/test_gunicorn.py and tests/live/ check
 them against the pinned version."""
 
 import errno
@@ -112,6 +115,14 @@ class DeadlineConn(gthread.TConn):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.reading = _Reading()
+        self.closed = False
+
+    def close(self, graceful=False):
+        # Closed once: by the worker thread that served it (see DeadlineThreadWorker.handle),
+        # and then again, as a no-op, by gunicorn's main loop.
+        if not self.closed:
+            self.closed = True
+            super().close(graceful)
 
     def init(self):
         fresh = self.parser is None
@@ -140,7 +151,14 @@ class DeadlineThreadWorker(gthread.ThreadWorker):
 
     def handle(self, conn):
         conn.reading.head()  # a new request on this connection: its head's deadline
-        return super().handle(conn)
+        keep = super().handle(conn)
+        if keep is not gthread._DEFER and not keep:
+            # Close here, in this thread. gunicorn's main loop would do it itself, lingering
+            # up to 2 s for the client to close its side first (RFC 9112, 9.6), and
+            # meanwhile accept and dispatch nothing: a client that keeps its end open
+            # (as every slow client that was cut off does) would stall the whole worker.
+            conn.close(graceful=True)
+        return keep
 
     def handle_request(self, req, conn):
         conn.reading.body()  # the head is read; from here on, the body's
