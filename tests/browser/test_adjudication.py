@@ -109,7 +109,7 @@ def test_a_lead_resolves_disagreements_by_keyboard_and_publishes_qrels(
     expect(page.get_by_text(re.compile(r"Published pets-2026 v1: 8 grades\."))).to_be_visible()
     screenshot("lead-published-qrels")
     with page.expect_download() as download:
-        page.get_by_role("button", name="Download TREC qrels").click()
+        page.get_by_role("link", name="TREC qrels", exact=True).click()
     qrels_file = tmp_path / "pets.qrels"
     download.value.save_as(qrels_file)
     lines = qrels_file.read_text().splitlines()
