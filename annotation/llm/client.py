@@ -353,7 +353,10 @@ class ChatClient:
     # --- keeping the key out of what is kept -----------------------------------------------
 
     def _scrub(self, text: str) -> str:
+        """``text`` fit to keep: the key replaced by ``[key]``, and NUL (which PostgreSQL's
+        text columns refuse, a byte a hostile endpoint may send) by U+FFFD."""
         key = self.endpoint.api_key
+        text = text.replace("\x00", "\ufffd")
         return text.replace(key, "[key]") if key else text
 
     def _raw(self, text: str) -> str:

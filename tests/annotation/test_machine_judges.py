@@ -429,6 +429,7 @@ def test_a_server_that_answers_garbage_leaves_failures_never_grades(
 
 
 BROKEN = [
+    (Raw(b"\xff\xfe\x00garbage\x80"), "\ufffd\ufffd\ufffdgarbage\ufffd"),  # NUL kept as U+FFFD
     (Raw("<html><body>502 Bad Gateway</body></html>", "text/html"), "502 Bad Gateway"),
     (Raw('{"choices": null}'), '{"choices": null}'),
     (Raw('{"choices": []}'), '{"choices": []}'),
