@@ -41,6 +41,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 AXE_JS = Path(os.environ.get("AXE_CORE_JS") or ROOT / ".cache/axe/node_modules/axe-core/axe.min.js")
 BLOCKING = ("serious", "critical")
+# Rules that fail the test whatever their impact: issue 28 named empty table headers (axe
+# calls them minor: a column a screen reader announces without a name).
+ALWAYS_BLOCKING = {"empty-table-header"}
 WIDE, PHONE = {"width": 1280, "height": 800}, {"width": 390, "height": 844}
 DASHBOARD = list(evaluation.DASHBOARD_MEASURES)
 THIRD_RUN = b"1 Q0 d1 1 2.0 lex\n2 Q0 d3 1 1.0 lex\n2 Q0 d4 2 0.5 lex\n"
@@ -145,7 +148,7 @@ def check(page, source: str, label: str, open_menus: bool = False) -> list[str]:
     result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
     problems = []
     for violation in result["violations"]:
-        if violation["impact"] not in BLOCKING:
+        if violation["impact"] not in BLOCKING and violation["id"] not in ALWAYS_BLOCKING:
             continue
         nodes = [
             " ".join(map(str, node["target"]))
