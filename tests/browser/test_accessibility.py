@@ -15,8 +15,9 @@ axe-core comes from the npm registry (scripts/ensure-axe, which ``make test`` ru
 elsewhere. It is injected into each page by a browser context that bypasses the Content
 Security Policy (the policy forbids inline scripts, rightly, for the site's own pages).
 
-Every page is checked at 1280 px; every role's home, the campaign list and the judge's page
-also at 390 px, with the header's menus open.
+Every page is checked at 1280 px, then narrowed to 390 px and checked again with the rules
+the layout changes; every role's home, the campaign list and the judge's page are also
+loaded at 390 px and checked whole, with the header's menus open.
 """
 
 import itertools
@@ -62,7 +63,12 @@ VARIANTS = {
     "evaluation/qrels/<int:pk>/diff/<int:other>/": ["evaluation/qrels/{qrels}/diff/{newer}/"],
     "campaigns/<int:pk>/adjudicate/": ["campaigns/{campaign}/adjudicate/?show=all"],
 }
-# The ones at 390 px as well as 1280 px: every role's home and the judge's page.
+# Every page, once checked at 1280 px, is narrowed to 390 px where it stands and checked
+# again with the rules whose answer depends on the layout: text that wraps onto another
+# background, a table that starts to scroll and must then take the keyboard's focus.
+NARROW_RULES = ["color-contrast", "scrollable-region-focusable"]
+# These are also loaded afresh at 390 px (a phone's own layout and scripts) and checked with
+# every rule, the header's menus open: every role's home and the judge's page.
 PHONE_ROUTES = {"", "campaigns/", "campaigns/<int:pk>/judge/"}
 
 
@@ -137,15 +143,18 @@ def session_cookie(live_server, user) -> dict:
     return {"name": cookie.key, "value": cookie.value, "url": live_server.url}
 
 
-def check(page, source: str, label: str, open_menus: bool = False) -> list[str]:
-    """Inject axe-core, run it, and describe each serious or critical violation. With
-    ``open_menus`` the header's menus (<details>) are opened first, so their links are
-    checked too."""
+def check(page, source: str, label: str, open_menus=False, rules=None) -> list[str]:
+    """Inject axe-core, run it (``rules``: only those), and describe each serious or critical
+    violation. With ``open_menus`` the header's menus (<details>) are opened first, so their
+    links are checked too."""
     if open_menus:
         page.eval_on_selector_all("header details", "menus => menus.forEach(m => m.open = true)")
     if not page.evaluate("typeof axe !== 'undefined'"):  # set_content runs no init script
         page.add_script_tag(content=source)
-    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    options = {"resultTypes": ["violations"]}
+    if rules:
+        options["runOnly"] = {"type": "rule", "values": rules}
+    result = page.evaluate("async (options) => await axe.run(document, options)", options)
     problems = []
     for violation in result["violations"]:
         if violation["impact"] not in BLOCKING and violation["id"] not in ALWAYS_BLOCKING:
@@ -215,6 +224,9 @@ def test_every_page_of_every_role_has_no_serious_or_critical_axe_violation(
         paths = [p for p in paths if is_full_page(context, live_server, p, seen)]
         for path in paths:
             problems += visit(page, live_server, path, 200, source, f"{role} {path} 1280px")
+            page.set_viewport_size(PHONE)
+            problems += check(page, source, f"{role} {path} narrowed to 390px", rules=NARROW_RULES)
+            page.set_viewport_size(WIDE)
             checked += 1
         forbidden = first_forbidden(role, placeholders)
         if forbidden:
