@@ -208,3 +208,54 @@ def test_agreement_and_per_topic_put_it_together():
     per = ra.per_topic(reference, other)
     assert sorted(per) == sorted((f"q{t}" for t in range(10)), key=str.encode)
     assert all(-1 <= v <= 1 for v in per.values())
+
+
+# --- means that differ only by rounding are ties ---------------------------------------------
+
+# Judged@10 per topic on 41 topics, 32.8 tenths in all: the mean is 0.8, but added up in topic
+# order (as trec_eval does) it is stored as 0.7999999999999999.
+ROUNDED_EIGHT = [
+    1.0, 1.0, 1.0, 0.5, 1.0, 0.7, 0.9, 1.0, 0.7, 1.0, 0.5, 0.7, 1.0, 0.8, 0.8, 0.6, 0.4, 0.7,
+    0.9, 0.8, 1.0, 0.6, 0.9, 1.0, 1.0, 0.7, 0.3, 1.0, 0.8, 1.0, 0.8, 0.7, 0.3, 0.8, 1.0, 1.0,
+    1.0, 0.5, 0.9, 1.0, 0.5,
+]  # fmt: skip
+
+
+def test_means_equal_but_for_rounding_rank_as_ties():
+    noisy = float(np.cumsum(ROUNDED_EIGHT)[-1]) / len(ROUNDED_EIGHT)
+    assert noisy != 0.8 and abs(noisy - 0.8) < 1e-15  # the shape of the reported defect
+    reference = {"a": noisy, "b": 0.8, "c": 0.5, "d": 0.9}
+    other = {"a": 0.7, "b": 0.6, "c": 0.5, "d": 0.9}
+    # a and b tie under the reference: no swap, and tau-b counts the pair as tied.
+    assert ra.swapped_pairs(reference, other) == []
+    exact = {"a": 0.8, "b": 0.8, "c": 0.5, "d": 0.9}
+    for name in ra.COEFFICIENTS:
+        value = ra.coefficient(name, reference, other)
+        assert value == pytest.approx(ra.coefficient(name, exact, other), abs=1e-12), name
+    names = sorted(exact)
+    expected = stats.kendalltau([exact[n] for n in names], [other[n] for n in names]).statistic
+    assert ra.coefficient("kendall", reference, other) == pytest.approx(expected, abs=1e-12)
+    # @k: the tie at the edge is broken by name, as for exact ties.
+    assert ra.top_by_reference(reference, 2) == ["d", "a"]
+
+
+def test_tied_means_joins_chains_within_the_tolerance_and_keeps_real_gaps():
+    values = [0.8, 0.8 * (1 - 4e-13), 0.8 * (1 - 8e-13), 0.8 * (1 - 2e-12), 0.3, -0.0, 0.0]
+    tied = ra.tied_means(values)
+    assert len(set(tied[:3].tolist())) == 1  # each within 1e-12 of the next
+    assert tied[3] != tied[2]  # 1.2e-12 apart: a real gap
+    assert tied[4] == 0.3 and tied[5] == tied[6] == 0.0
+    assert ra.tied_means([]).size == 0 and ra.tied_means([2.0]).tolist() == [2.0]
+    # Infinities (a leaderboard's missing mean) never absorb a finite neighbour.
+    assert ra.tied_means([-math.inf, 0.5, math.inf]).tolist() == [-math.inf, 0.5, math.inf]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=0, max_size=12))
+def test_tied_means_never_reorders_and_moves_values_by_at_most_the_tolerance(values):
+    tied = ra.tied_means(values)
+    for a, b, ta, tb in zip(values, values[1:], tied, tied[1:], strict=False):
+        if a < b:
+            assert ta <= tb
+    for value, snapped in zip(values, tied, strict=True):
+        assert abs(value - snapped) <= 1e-12 * max(abs(value), abs(snapped)) * len(values)
