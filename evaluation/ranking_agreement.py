@@ -327,6 +327,10 @@ class Agreement:
     intervals: dict[str, Interval]
     intervals_at_k: dict[str, Interval]
     samples: int
+    # With per-topic values: the topics every system has under both, which the values and
+    # intervals are computed over, and the topics some system lacks, left out of both.
+    topics: int | None = None
+    topics_left_out: int = 0
 
 
 def agreement(
@@ -340,7 +344,22 @@ def agreement(
     seed: int = DEFAULT_SEED,
 ) -> Agreement:
     """Every coefficient, @k too when ``k`` is given, the swapped pairs, and with both
-    ``*_topics`` ({system: {qid: value}}) bootstrap intervals over topics."""
+    ``*_topics`` ({system: {qid: value}}) bootstrap intervals over topics.
+
+    With per-topic values, the point estimates are computed over the same topics as the
+    intervals, those every common system has under both: when some system lacks a topic,
+    each system's mean over those topics replaces the leaderboards' means (which are over
+    each system's own topics), so a value never falls outside its own interval for that
+    reason alone; ``topics_left_out`` says how many topics were left out."""
+    topics, left_out = None, 0
+    if reference_topics is not None and other_topics is not None:
+        names, qids = _common(reference_topics, other_topics)
+        seen = {q for side in (reference_topics, other_topics) for n in names for q in side[n]}
+        topics, left_out = len(qids), len(seen - set(qids))
+        if left_out and qids:
+            x, y = _matrix(reference_topics, names, qids), _matrix(other_topics, names, qids)
+            reference = dict(zip(names, x.mean(axis=1).tolist(), strict=True))
+            other = dict(zip(names, y.mean(axis=1).tolist(), strict=True))
     values = {name: coefficient(name, reference, other) for name in COEFFICIENTS}
     at_k = {name: coefficient(name, reference, other, k=k) for name in COEFFICIENTS} if k else None
     intervals: dict[str, Interval] = {}
@@ -358,6 +377,8 @@ def agreement(
         intervals=intervals,
         intervals_at_k=intervals_k,
         samples=samples if intervals else 0,
+        topics=topics,
+        topics_left_out=left_out,
     )
 
 

@@ -259,3 +259,47 @@ def test_tied_means_never_reorders_and_moves_values_by_at_most_the_tolerance(val
             assert ta <= tb
     for value, snapped in zip(values, tied, strict=True):
         assert abs(value - snapped) <= 1e-12 * max(abs(value), abs(snapped)) * len(values)
+
+
+def test_point_estimates_use_the_topics_the_intervals_use():
+    """A run missing topics: its leaderboard mean is over its own topics, but the estimate
+    and its interval are both over the topics every run has (the reported tau-b fell
+    outside its own interval)."""
+    rng = np.random.default_rng(5)
+    reference = topics_of({f"s{i}": 0.1 * i for i in range(6)}, rng, topics=20)
+    other = {
+        s: {q: v + rng.normal(0, 0.02) for q, v in per.items()} for s, per in reference.items()
+    }
+    for side in (reference, other):  # s5 lacks the four topics where it would shine
+        for t in range(4):
+            del side["s5"][f"q{t}"]
+        for s in side:
+            if s != "s5":
+                for t in range(4):
+                    side[s][f"q{t}"] += 3.0
+    own = {s: float(np.mean(list(v.values()))) for s, v in reference.items()}
+    own_other = {s: float(np.mean(list(v.values()))) for s, v in other.items()}
+
+    result = ra.agreement(
+        own, own_other, reference_topics=reference, other_topics=other, samples=300
+    )
+
+    common = [f"q{t}" for t in range(4, 20)]
+    on_common = {s: float(np.mean([reference[s][q] for q in common])) for s in reference}
+    on_common_other = {s: float(np.mean([other[s][q] for q in common])) for s in other}
+    assert result.topics == 16 and result.topics_left_out == 4
+    for name in ra.COEFFICIENTS:
+        expected = ra.coefficient(name, on_common, on_common_other)
+        assert result.values[name] == pytest.approx(expected, abs=1e-12), name
+        interval = result.intervals[name]
+        assert interval.low - 1e-9 <= result.values[name] <= interval.high + 1e-9, name
+    assert result.swaps == ra.swapped_pairs(on_common, on_common_other)
+
+
+def test_without_missing_topics_the_leaderboards_means_are_used_as_given():
+    rng = np.random.default_rng(6)
+    reference = topics_of({f"s{i}": 0.1 * i for i in range(5)}, rng, topics=8)
+    means = {s: float(np.mean(list(v.values()))) for s, v in reference.items()}
+    result = ra.agreement(means, means, reference_topics=reference, other_topics=reference)
+    assert result.topics == 8 and result.topics_left_out == 0
+    assert result.values["kendall"] == 1.0
