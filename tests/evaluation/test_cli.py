@@ -104,11 +104,13 @@ def test_ir_measures_format_prints_what_ir_measures_prints(files):
 
 
 # Topic 3 is judged but not in the run, topic 4 judged non-relevant only and not in the run,
-# topic 5 only in the run; topic 1 has ties (d2, d5, d6 at 2.0) and a near-tie beyond float32.
+# topic 5 only in the run; topic 1 has ties (d2, d5, d6 at 2.0) and a near-tie beyond float32,
+# topic 2 ties written in scientific notation.
 MISSING_QRELS = QRELS + "1 0 d5 1\n1 0 d6 0\n3 0 d7 2\n3 0 d8 1\n4 0 d9 0\n"
 MISSING_RUN = (
     "1 Q0 d1 1 3.0 t\n1 Q0 d6 2 2.0 t\n1 Q0 d2 3 2.0 t\n1 Q0 d5 4 2.0 t\n"
-    "1 Q0 d9 5 1.0000000001 t\n1 Q0 d3 6 1.0 t\n2 Q0 d4 1 5.5 t\n5 Q0 d1 1 1.0 t\n"
+    "1 Q0 d9 5 1.0000000001 t\n1 Q0 d3 6 1.0 t\n2 Q0 d4 1 5.5 t\n2 Q0 d9 2 5.5E0 t\n"
+    "2 Q0 d5 3 55e-1 t\n2 Q0 d1 4 -1.5e-3 t\n5 Q0 d1 1 1.0 t\n"
 )
 EVERY_FAMILY = [
     "nDCG@10", "nDCG", "P@2", "P(rel=2)@5", "R@3", "AP", "AP@2", "RR", "RR@2", "Rprec",
