@@ -16,7 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluation.measures import Options, catalog, evaluate, ir_name, parse_request
+from evaluation.measures import (
+    Options,
+    catalog,
+    evaluate,
+    format_ir_measures,
+    ir_name,
+    parse_request,
+)
 from evaluation.measures.cascade import ERR_MAX_GRADE
 from evaluation.measures.dialects import MESSAGES
 from tests.evaluation.test_measures import (
@@ -445,3 +452,42 @@ def test_z_scores_are_refused_for_measures_they_cannot_apply_to():
     zscores = pl.DataFrame({"qid": ["1"], "measure": ["P_5"], "mean": [0.5], "stddev": [0.1]})
     with pytest.raises(ValueError, match="-Z: z-scores are for trec_eval's measures"):
         evaluate(qrels_frame(qrels), run_frame(run), ["P.5", "ERR@10"], zscores=zscores)
+
+
+def ir_measures_lines(qrels, run, names) -> dict[tuple[str, str], float]:
+    """What `--format ir_measures -q --places full` prints, as {(qid, name): value}."""
+    result = evaluate(qrels_frame(qrels), run_frame(run), names, Options(complete=True))
+    text = format_ir_measures(result, per_topic=True, places="full")
+    return {(q, n): float(v) for q, n, v in (line.split("\t") for line in text.splitlines())}
+
+
+@PROPERTY
+@given(collections())
+def test_the_ir_measures_format_scores_every_qrels_topic_as_ir_measures(collection):
+    """Topics only in the qrels print 0 for every measure and count in the means ("all"),
+    as ir_measures' providers and its aggregation give them; ties as each provider's."""
+    qrels, run = collection
+    names = PYTREC_NAMES + OTHER_PROVIDERS + ["P(rel=2)@5", "AP(judged_only=True)"]
+    mine = ir_measures_lines(qrels, run, names)
+    reference = theirs(qrels, run, names)
+    aggregates = ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(n) for n in names], qrels, run
+    )
+    for name in names:
+        key = canonical(name)
+        per_topic = reference.get(key, {})
+        assert {q for q, n in mine if n == key and q != "all"} == set(qrels), key
+        for qid, value in per_topic.items():
+            assert mine[(qid, key)] == pytest.approx(value, abs=TOLERANCE), (key, qid)
+        expected_all = aggregates[ir_measures.parse_measure(name)]
+        assert mine[("all", key)] == pytest.approx(expected_all, abs=1e-9), key
+
+
+def test_a_judged_only_measure_scores_zero_with_c_when_no_judged_document_is_retrieved():
+    qrels = {"1": {"a": 1}, "2": {"b": 1}}
+    run = {"1": {"u1": 2.0, "u2": 1.0}}  # nothing judged retrieved; topic 2 not in the run
+    result = evaluate(
+        qrels_frame(qrels), run_frame(run), ["P@1", "AP(judged_only=True)"], Options(complete=True)
+    )
+    assert result.per_topic.get_column("qid").to_list() == ["1", "2"]
+    assert result.per_topic.get_column("AP(judged_only=True)").to_list() == [0.0, 0.0]
