@@ -81,9 +81,23 @@ def accepted(job: Job, request) -> Response:
     The job is read again first: without a worker (the inline backend) it has run already,
     and the answer says so rather than "queued"."""
     job.refresh_from_db()
+    return _job_answer(job, request, status.HTTP_202_ACCEPTED)
+
+
+def started(job: Job, request) -> Response:
+    """The answer to a request whose whole work is ``job``, saying truly where it is: 202
+    with the job (Location to poll) while it waits for a worker or runs on one; 200 with the
+    finished job (succeeded or failed, its result or errors) when it ran before the answer,
+    as the inline backend runs it (TASKS_BACKEND unset: no worker, the request waits)."""
+    job.refresh_from_db()
+    code = status.HTTP_200_OK if job.finished else status.HTTP_202_ACCEPTED
+    return _job_answer(job, request, code)
+
+
+def _job_answer(job: Job, request, code: int) -> Response:
     body = JobSerializer(job, context={"request": request}).data
     location = reverse("api:job-detail", args=[job.pk], request=request)
-    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": location})
+    return Response(body, status=code, headers={"Location": location})
 
 
 @extend_schema_view(

@@ -1,6 +1,6 @@
 """Machine (LLM) judges over the API, for a campaign's lead: configure one (its key is
 write-only, never in an answer), run it over the pool, a topic or the pairs no human has
-graded (202 with the job to poll), cancel a run, and read its answers and failures. Thin
+graded (202 with the job to poll, or 200 with the finished job when it ran inline), cancel a run, and read its answers and failures. Thin
 over annotation/services/machine_judges.py and machine_runs.py."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from annotation.models import (
 from annotation.services import machine_judges as service
 from annotation.services import machine_runs as runs
 from config.permissions import RolePermissionsMixin
-from jobs.api import JobSerializer, accepted
+from jobs.api import JobSerializer, started
 
 
 class MachineJudgeSerializer(serializers.ModelSerializer):
@@ -272,10 +272,18 @@ class MachineJudgeViewSet(
         return Response(MachineJudgeSerializer(machine).data)
 
     @extend_schema(
-        summary="Run the machine judge (a background job: 202 with the job to poll)",
+        summary="Run the machine judge (a background job: 202 with the job to poll while a "
+        "worker has it; 200 with the finished job when the server ran it before answering)",
         request=RunRequestSerializer,
         responses={
-            202: OpenApiResponse(JobSerializer, description="The job to poll (Location)."),
+            202: OpenApiResponse(
+                JobSerializer, description="Queued or running on a worker: poll Location."
+            ),
+            200: OpenApiResponse(
+                JobSerializer,
+                description="Done before the answer (no worker: TASKS_BACKEND's inline "
+                "default): the job succeeded or failed, with its result or errors.",
+            ),
         },
     )
     @action(detail=True, methods=["post"])
@@ -295,7 +303,7 @@ class MachineJudgeViewSet(
             )
         except DjangoValidationError as error:
             raise ValidationError({"detail": messages_of(error)}) from None
-        return accepted(job, request)
+        return started(job, request)
 
     @extend_schema(
         summary="Test the connection: one request as a run sends it (no retry, at most 15 s)",
