@@ -641,7 +641,7 @@ def test_undo_reopens_the_pair_and_the_history_keeps_every_change(judge, world):
 
     assert undone.status_code == 200
     assert (undone.json()["status"], undone.json()["judgment"]) == ("open", None)
-    history = judge.get(url + "history/").json()
+    history = judge.get(url + "history/").json()["results"]
     assert [(c["action"], c["old_grade"], c["new_grade"], c["note"]) for c in history] == [
         ("graded", None, 2, ""),
         ("noted", 2, 2, "Tricky."),
