@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -28,7 +28,7 @@ from annotation.models import (
 from annotation.services import machine_judges as service
 from annotation.services import machine_runs as runs
 from config.permissions import RolePermissionsMixin
-from jobs.api import JobSerializer, started
+from jobs.api import JOB_STARTED, started
 
 
 class MachineJudgeSerializer(serializers.ModelSerializer):
@@ -275,16 +275,7 @@ class MachineJudgeViewSet(
         summary="Run the machine judge (a background job: 202 with the job to poll while a "
         "worker has it; 200 with the finished job when the server ran it before answering)",
         request=RunRequestSerializer,
-        responses={
-            202: OpenApiResponse(
-                JobSerializer, description="Queued or running on a worker: poll Location."
-            ),
-            200: OpenApiResponse(
-                JobSerializer,
-                description="Done before the answer (no worker: TASKS_BACKEND's inline "
-                "default): the job succeeded or failed, with its result or errors.",
-            ),
-        },
+        responses=JOB_STARTED,
     )
     @action(detail=True, methods=["post"])
     def run(self, request, campaign_pk=None, pk=None):
