@@ -61,6 +61,8 @@ def options_from(args) -> tuple[list[str], measures.Options]:
             chosen.options,
             judged_only=getattr(args, "judged_only", False),
             num_docs_in_coll=getattr(args, "num_docs_in_coll", 0),
+            # ir_measures scores every topic of the qrels, those the run lacks too.
+            complete=chosen.options.complete or getattr(args, "format", "") == "ir_measures",
         )
         requests = measures.parse_requests(chosen.measures)
         trec_specs = [r.trec for r in requests if r.trec is not None]
@@ -94,30 +96,23 @@ def score(qrels, run, specs, options, *, rel_format="qrels", zscores=None) -> me
 
 
 def render(
-    result: measures.Evaluation, *, fmt: str, per_topic: bool, runid: str, summary: bool = True
+    result: measures.Evaluation,
+    *,
+    fmt: str,
+    per_topic: bool,
+    runid: str,
+    summary: bool = True,
+    places: int | str = 4,
 ) -> str:
     if fmt == "trec":
-        return measures.format_trec_eval(result, per_topic=per_topic, runid=runid, summary=summary)
+        return measures.format_trec_eval(
+            result, per_topic=per_topic, runid=runid, summary=summary, places=places
+        )
     if fmt == "json":
         return _json(result, per_topic=per_topic, runid=runid)
     if fmt == "ir_measures":
-        return _ir_measures(result, per_topic=per_topic)
+        return measures.format_ir_measures(result, per_topic=per_topic, places=places)
     return _csv(result, per_topic=per_topic)
-
-
-def _ir_measures(result: measures.Evaluation, *, per_topic: bool) -> str:
-    """What `ir_measures QRELS RUN MEASURES [-q]` prints: 'qid<TAB>measure<TAB>value' per
-    topic and 'all' lines with -q, 'measure<TAB>value' lines without; 4 decimals."""
-    names = measures.ir_names(result.measures, result.options.relevance_level)
-    lines = []
-    if per_topic:
-        for row in result.per_topic.iter_rows(named=True):
-            qid = row.pop("qid")
-            lines += [f"{qid}\t{names[name]}\t{row[name]:.4f}\n" for name in result.measures]
-        lines += [f"all\t{names[n]}\t{result.means[n]:.4f}\n" for n in result.measures]
-    else:
-        lines += [f"{names[n]}\t{result.means[n]:.4f}\n" for n in result.measures]
-    return "".join(lines)
 
 
 def _json(result, *, per_topic, runid) -> str:
@@ -296,7 +291,12 @@ def main(argv: list[str], started: StartedFiles | None = None) -> int:
         sys.stderr.write(f"CommandError: {error}\n")
         return 1
     output = render(
-        result, fmt=args.format, per_topic=args.per_topic, runid=runid, summary=args.summary
+        result,
+        fmt=args.format,
+        per_topic=args.per_topic,
+        runid=runid,
+        summary=args.summary,
+        places=args.places,
     )
     sys.stdout.write(output)
     sys.stdout.flush()

@@ -114,8 +114,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(measure names in its dialect); json; csv",
     )
     parser.add_argument(
+        "--places",
+        type=_places,
+        default=4,
+        metavar="N",
+        help="decimals printed by the trec and ir_measures formats (default 4), or 'full': "
+        "the shortest text that reads back as the same number",
+    )
+    parser.add_argument(
         "--save", action="store_true", help="store the evaluation (stored qrels and run only)"
     )
+
+
+MAX_PLACES = 17  # a double's 17 significant digits; "full" prints every one that matters
+
+
+def _places(text: str) -> int | str:
+    if text.strip().lower() == "full":
+        return "full"
+    try:
+        places = int(text)
+    except ValueError:
+        places = -1
+    if not 0 <= places <= MAX_PLACES:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a number of decimals from 0 to {MAX_PLACES}, nor 'full'"
+        )
+    return places
 
 
 def _add_trec_eval_inputs(parser: argparse.ArgumentParser) -> None:

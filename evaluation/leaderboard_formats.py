@@ -13,7 +13,11 @@ a run's aggregate (trec_eval's "all" line). Layouts (LAYOUTS), one entry per lin
 - ``tot``: ``run measure topic value`` (the TREC AutoJudge tooling's layout);
 - ``jsonl``: ``{"run_id": ..., "topic_id": ..., "measure": ..., "value": ...}``.
 
-The last three carry full precision (Python's shortest round-trip repr), so a file written
+- ``trec_eval_zip`` (written, not read): a zip archive of one ``trec_eval -q`` file per run,
+  ``RUN.txt``, the layout the trec_eval-based tools (autojudge-evaluate, trec_eval itself)
+  expect: one run per file.
+
+The last three text layouts carry full precision (Python's shortest round-trip repr), so a file written
 and read back gives the same numbers. Reading is all-or-nothing: every bad line is reported
 as ``file:line: problem`` (up to MAX_ERRORS, with the total), and nothing is returned.
 Counting stops where evaluation.trec's readers stop (errors.MAX_ERRORS_COUNTED), with the
@@ -22,9 +26,11 @@ same note; a JSON line may nest at most config.nesting.MAX_DEPTH deep.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -34,6 +40,7 @@ from evaluation.trec.errors import MAX_ERRORS_COUNTED, STOPPED
 from evaluation.trec.source import TEXT_HEAD, text_problem
 
 __all__ = [
+    "DOWNLOAD_LAYOUTS",
     "LAYOUTS",
     "MAX_ERRORS",
     "Comparison",
@@ -42,9 +49,12 @@ __all__ = [
     "compare_leaderboards",
     "read_leaderboard",
     "write_leaderboard",
+    "write_leaderboard_zip",
 ]
 
-LAYOUTS = ("trec_eval", "ir_measures", "tot", "jsonl")
+LAYOUTS = ("trec_eval", "ir_measures", "tot", "jsonl")  # read and written
+ZIP_LAYOUT = "trec_eval_zip"
+DOWNLOAD_LAYOUTS = (*LAYOUTS, ZIP_LAYOUT)
 MAX_ERRORS = 20
 ALL = "all"
 TOLERANCE = 5e-5  # half of trec_eval's last printed decimal
@@ -117,6 +127,26 @@ def write_leaderboard(entries: Iterable[Entry], layout: str) -> str:
         lines.append(f"{'runid':<22}\t{ALL}\t{_label(run)}\n")
         lines.extend(_trec_line(entry) for entry in totals)
     return "".join(lines)
+
+
+def write_leaderboard_zip(entries: Iterable[Entry]) -> bytes:
+    """A zip of one trec_eval-layout file per run (``RUN.txt``; characters a file name
+    should not hold become ``_``, and a name two runs share gets ``-2``, ``-3``...)."""
+    by_run: dict[str, list[Entry]] = {}
+    for entry in entries:
+        by_run.setdefault(entry.run, []).append(entry)
+    buffer = io.BytesIO()
+    taken: set[str] = set()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for run, items in by_run.items():
+            stem = re.sub(r"[^A-Za-z0-9._-]", "_", run).strip(".") or "run"
+            name, n = f"{stem}.txt", 1
+            while name in taken:
+                n += 1
+                name = f"{stem}-{n}.txt"
+            taken.add(name)
+            archive.writestr(name, write_leaderboard(items, "trec_eval"))
+    return buffer.getvalue()
 
 
 def _trec_line(entry: Entry) -> str:

@@ -33,6 +33,9 @@ ranks first, ties at the edge broken by system name, as in ``top_by_reference``)
 - ``rbo``: rank-biased overlap (evaluation.rundiff.rbo_ext, p = 0.9) of the two orderings
   (ties by system name).
 
+Means equal within a relative TIE_TOLERANCE (1e-12) are ties everywhere systems are ranked
+here (tied_means): the order of means that differ only by rounding says nothing.
+
 Undefined values are NaN (never a made-up 0): fewer than 3 systems (autojudge-evaluate
 refuses them too), or a ranking with no spread for the correlations that need one.
 
@@ -71,6 +74,8 @@ __all__ = [
     "swapped_pairs",
     "tau_gap",
     "tauap_b",
+    "tied_leaderboard",
+    "tied_means",
     "top_by_reference",
 ]
 
@@ -81,6 +86,34 @@ TOPIC_COEFFICIENTS = ("kendall", "spearman", "pearson", "tauap_b")
 MIN_SYSTEMS = 3
 DEFAULT_SAMPLES = 1000
 DEFAULT_SEED = 20150809  # fixed, so the same inputs give the same intervals
+# Means closer than this (relative to the larger) are ties: 40/50 and 36.8/46 are both 0.8,
+# stored as 0.7999999999999997 and 0.7999999999999998 after adding up per-topic values.
+TIE_TOLERANCE = 1e-12
+
+
+def tied_means(values) -> np.ndarray:
+    """The values with each group of near-equal ones (consecutive in sorted order, each
+    within TIE_TOLERANCE of the next, relative to the larger) replaced by the group's
+    smallest, so rankings see ties where only rounding told the means apart."""
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        return values.copy()
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    scale = np.maximum(np.abs(ordered[1:]), np.abs(ordered[:-1]))
+    finite = np.isfinite(ordered)
+    joins = finite[1:] & finite[:-1] & ((ordered[1:] - ordered[:-1]) <= TIE_TOLERANCE * scale)
+    group = np.concatenate([[0], np.cumsum(~joins)])
+    firsts = ordered[np.flatnonzero(np.concatenate([[True], ~joins]))]
+    snapped = np.empty_like(values)
+    snapped[order] = firsts[group]
+    return snapped
+
+
+def tied_leaderboard(scores: Mapping[str, float]) -> dict[str, float]:
+    """A leaderboard ({system: mean}) with near-equal means made equal (tied_means)."""
+    names = list(scores)
+    return dict(zip(names, tied_means([scores[n] for n in names]).tolist(), strict=True))
 
 
 # --- the coefficients on aligned score vectors (position i: the same system) --------------
@@ -216,16 +249,18 @@ def _vectors(x, y) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _aligned(reference: Mapping[str, float], other: Mapping[str, float]):
+    """The common systems and their means under each, near-equal means tied."""
     names = sorted(reference.keys() & other.keys())
-    x = np.array([reference[n] for n in names], dtype=float)
-    y = np.array([other[n] for n in names], dtype=float)
+    x = tied_means([reference[n] for n in names])
+    y = tied_means([other[n] for n in names])
     return names, x, y
 
 
 def top_by_reference(reference: Mapping[str, float], k: int) -> list[str]:
-    """The k systems the reference ranks first (ties by name)."""
+    """The k systems the reference ranks first (ties, near-equal means too, by name)."""
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    reference = tied_leaderboard(reference)
     return sorted(reference, key=lambda n: (-reference[n], n))[:k]
 
 
@@ -292,6 +327,10 @@ class Agreement:
     intervals: dict[str, Interval]
     intervals_at_k: dict[str, Interval]
     samples: int
+    # With per-topic values: the topics every system has under both, which the values and
+    # intervals are computed over, and the topics some system lacks, left out of both.
+    topics: int | None = None
+    topics_left_out: int = 0
 
 
 def agreement(
@@ -305,7 +344,22 @@ def agreement(
     seed: int = DEFAULT_SEED,
 ) -> Agreement:
     """Every coefficient, @k too when ``k`` is given, the swapped pairs, and with both
-    ``*_topics`` ({system: {qid: value}}) bootstrap intervals over topics."""
+    ``*_topics`` ({system: {qid: value}}) bootstrap intervals over topics.
+
+    With per-topic values, the point estimates are computed over the same topics as the
+    intervals, those every common system has under both: when some system lacks a topic,
+    each system's mean over those topics replaces the leaderboards' means (which are over
+    each system's own topics), so a value never falls outside its own interval for that
+    reason alone; ``topics_left_out`` says how many topics were left out."""
+    topics, left_out = None, 0
+    if reference_topics is not None and other_topics is not None:
+        names, qids = _common(reference_topics, other_topics)
+        seen = {q for side in (reference_topics, other_topics) for n in names for q in side[n]}
+        topics, left_out = len(qids), len(seen - set(qids))
+        if left_out and qids:
+            x, y = _matrix(reference_topics, names, qids), _matrix(other_topics, names, qids)
+            reference = dict(zip(names, x.mean(axis=1).tolist(), strict=True))
+            other = dict(zip(names, y.mean(axis=1).tolist(), strict=True))
     values = {name: coefficient(name, reference, other) for name in COEFFICIENTS}
     at_k = {name: coefficient(name, reference, other, k=k) for name in COEFFICIENTS} if k else None
     intervals: dict[str, Interval] = {}
@@ -323,6 +377,8 @@ def agreement(
         intervals=intervals,
         intervals_at_k=intervals_k,
         samples=samples if intervals else 0,
+        topics=topics,
+        topics_left_out=left_out,
     )
 
 
@@ -423,7 +479,7 @@ def per_topic_coefficients(
     undefined = dict.fromkeys(names, math.nan)
     out = {}
     for column, qid in enumerate(qids):
-        xs, ys = x[:, column], y[:, column]
+        xs, ys = tied_means(x[:, column]), tied_means(y[:, column])
         if len(systems) < MIN_SYSTEMS or np.ptp(xs) == 0 or np.ptp(ys) == 0:
             out[qid] = dict(undefined)
         else:

@@ -25,6 +25,8 @@ MESSAGES = {
     "tag_too_long": f"A tag has at most {text_limits.TAG} characters.",
     "whole_number": "Send a whole number.",
     "qrels_name": "A qrels name is letters, digits, hyphens and underscores, e.g. dl-2019.",
+    "query_in_post": "Send this in the request body with the other fields, not in the query "
+    "string.",
 }
 
 MAX_TAGS = text_limits.TAGS

@@ -122,6 +122,16 @@ class DashboardView(APIView):
         offered = hasattr(self, self.request.method.lower())
         return [IsAuthenticated(), *([IsLeadOrEngineer()] if offered else [])]
 
+    def initial(self, request, *args, **kwargs):
+        """A POST reads its parameters from the body alone: one given in the query string
+        would be ignored (the scoring of the newest qrels used instead of the one asked
+        for), so it is refused, named (400), after the permission checks."""
+        super().initial(request, *args, **kwargs)
+        if request.method == "POST" and request.query_params:
+            raise ValidationError(
+                {name: [MESSAGES["query_in_post"]] for name in request.query_params}
+            )
+
 
 class LeaderboardView(DashboardView):
     """Every run scored with the scoring: mean and 95% interval per measure."""

@@ -23,7 +23,10 @@ from evaluation.views.leaderboard_io import CONTENT_TYPES, SUFFIXES
 
 
 class DownloadParameters(ScoringParameters):
-    layout = serializers.ChoiceField(choices=list(formats.LAYOUTS))
+    layout = serializers.ChoiceField(
+        choices=list(formats.DOWNLOAD_LAYOUTS),
+        help_text="trec_eval_zip: a zip of one trec_eval -q file per run.",
+    )
 
 
 class LeaderboardDownloadView(DashboardView):
@@ -32,18 +35,20 @@ class LeaderboardDownloadView(DashboardView):
     renderer_classes = [JSONRenderer, PlainTextRenderer]
 
     @extend_schema(
-        summary="The leaderboard as trec_eval -q text, ir_measures, tot or jsonl",
+        summary="The leaderboard as trec_eval -q text (one file, or a zip of one per run), "
+        "ir_measures, tot or jsonl",
         parameters=[DownloadParameters],
         responses={
             (200, "text/plain"): OpenApiTypes.STR,
             (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "application/zip"): OpenApiTypes.BINARY,
         },
     )
     def get(self, request):
         params = DownloadParameters(data=request.query_params)
         params.is_valid(raise_exception=True)
         scoring, layout = params.validated_data["scoring"], params.validated_data["layout"]
-        text = formats.write_leaderboard(leaderboard_io.leaderboard_entries(scoring), layout)
+        text = leaderboard_io.download(scoring, layout)
         response = HttpResponse(
             text, content_type=CONTENT_TYPES.get(layout, "text/plain; charset=utf-8")
         )

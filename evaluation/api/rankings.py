@@ -29,6 +29,8 @@ def agreement_body(result: rankings.RankingComparison) -> dict:
         "k": result.k,
         "runs": len(result.rows),
         "samples": result.agreement.samples,
+        "topics": result.agreement.topics,
+        "topics_left_out": result.agreement.topics_left_out,
         "coefficients": [
             {key: _number(value) for key, value in row.items()} for row in result.coefficients
         ],
@@ -112,6 +114,15 @@ class RankingAgreementSerializer(serializers.Serializer):
     runs = serializers.IntegerField()
     samples = serializers.IntegerField(
         help_text="Bootstrap resamples of the topics (0: no per-topic values, no intervals)."
+    )
+    topics = serializers.IntegerField(
+        allow_null=True,
+        help_text="The topics every run has under both, which the coefficients and their "
+        "intervals are computed over (null without per-topic values).",
+    )
+    topics_left_out = serializers.IntegerField(
+        help_text="Topics some run lacks, left out of the coefficients and intervals (the "
+        "rows' means stay over each run's own topics)."
     )
     coefficients = CoefficientSerializer(many=True)
     rows = RankRowSerializer(many=True, help_text="By the reference's rank.")

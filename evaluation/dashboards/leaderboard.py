@@ -8,13 +8,14 @@ The cells themselves stay in the scoring's order (the API's)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from evaluation import measures, services
 from evaluation.dashboards.scoring import JUDGED_WARNING, MESSAGES, Scoring, cutoff_of, scored
 from evaluation.models import Evaluation, Run
+from evaluation.ranking_agreement import tied_means
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Row:
     evaluation: Evaluation
     cells: list[Cell]
     system_rows: int = 1  # on a system's first row, how many rows it has (0 on the others)
+    ranked: list[float] = field(default_factory=list)  # the cells' means as ranked: tied_means
 
     @property
     def warning(self) -> str:
@@ -105,12 +107,14 @@ def build_leaderboard(scoring: Scoring, *, sort: str = "") -> Leaderboard:
     names = scoring.names
     evaluations = list(scored(scoring).select_related("run__system").defer("per_topic", "options"))
     services.ensure_intervals(evaluations)
+    # Means equal but for rounding rank (and are marked best) together.
+    ranked = {name: tied_means([e.means.get(name, -np.inf) for e in evaluations]) for name in names}
     best = {}
     for name in names:
         if not is_judged(name):
-            best[name] = max((e.means.get(name, -np.inf) for e in evaluations), default=None)
+            best[name] = max(ranked[name], default=None)
     rows = []
-    for evaluation in evaluations:
+    for row_index, evaluation in enumerate(evaluations):
         cells = []
         for name in names:
             mean = evaluation.means[name]
@@ -119,8 +123,11 @@ def build_leaderboard(scoring: Scoring, *, sort: str = "") -> Leaderboard:
             if is_judged(name) and mean < JUDGED_WARNING:
                 share = {"share": mean, "k": cutoff_of(name), "limit": JUDGED_WARNING}
                 warning = MESSAGES["judged_warning"].format(**share)
-            cells.append(Cell(name, mean, low, high, best.get(name) == mean, warning))
-        rows.append(Row(evaluation.run, evaluation, cells))
+            is_best = best.get(name) == ranked[name][row_index]
+            cells.append(Cell(name, mean, low, high, is_best, warning))
+        rows.append(
+            Row(evaluation.run, evaluation, cells, ranked=[ranked[n][row_index] for n in names])
+        )
     key, descending = parse_sort(sort, names)
     rows = _grouped(rows, key, descending, names)
     unscored = Run.objects.count() - len(rows)
@@ -140,10 +147,10 @@ def _grouped(rows: list[Row], key: str, descending: bool, names: list[str]) -> l
         index = names.index(key)
         sign = -1 if descending else 1
         for group in by_system.values():
-            group.sort(key=lambda row: (sign * row.cells[index].mean, row.run.name))
+            group.sort(key=lambda row: (sign * row.ranked[index], row.run.name))
         groups = sorted(
             by_system.values(),
-            key=lambda g: (sign * g[0].cells[index].mean, g[0].run.system.name),
+            key=lambda g: (sign * g[0].ranked[index], g[0].run.system.name),
         )
     ordered = []
     for group in groups:

@@ -12,10 +12,19 @@ MAX_UPLOAD_BYTES = 50 << 20
 
 MESSAGES = {
     "layout": "Choose a layout: " + ", ".join(formats.LAYOUTS) + ".",
+    "download_layout": "Choose a layout: " + ", ".join(formats.DOWNLOAD_LAYOUTS) + ".",
     "too_big": "The file is larger than 50 MB.",
     "empty": "Choose a file.",
     "rank_measure": "{measure} is not a measure both leaderboards hold: {names}.",
 }
+
+
+def download(scoring: Scoring, layout: str) -> str | bytes:
+    """The leaderboard file in one of formats.DOWNLOAD_LAYOUTS (a zip's bytes, or text)."""
+    entries = leaderboard_entries(scoring)
+    if layout == formats.ZIP_LAYOUT:
+        return formats.write_leaderboard_zip(entries)
+    return formats.write_leaderboard(entries, layout)
 
 
 def leaderboard_entries(scoring: Scoring) -> list[formats.Entry]:

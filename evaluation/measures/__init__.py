@@ -21,7 +21,7 @@ from .frames import qrels_frame, run_frame
 from .grouped import evaluate, output_names, parse_requests
 from .judgment_groups import evaluate_judgment_groups
 from .prefs import evaluate_prefs, prefs_from_qrels
-from .report import format_trec_eval
+from .report import format_ir_measures, format_trec_eval
 from .scoring import Evaluation
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "evaluate_in_chunks",
     "evaluate_judgment_groups",
     "evaluate_prefs",
+    "format_ir_measures",
     "format_trec_eval",
     "ir_name",
     "ir_names",

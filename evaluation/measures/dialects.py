@@ -12,8 +12,9 @@ NumRet(rel=1), its name for it).
 
 A name that trec_eval knows (with its `.` parameters) is read as trec_eval's; any other as
 ir_measures'. Each ir_measures name maps onto the engine's trec_eval measure with the same
-numbers (nDCG@10 is ndcg_cut.10), or onto a measure of ours (ERR@k, RR@k, RBP: see
-cascade.py). Parameters:
+numbers (nDCG@10 is ndcg_cut.10), or onto a measure of ours (ERR@k, RR@k, Judged without
+a cutoff, RBP: see cascade.py), computed the way ir_measures' default provider for it
+computes it, ties included. Parameters:
     rel=N          the relevance level of this measure alone (trec_eval's -l for it); without
                    it the request's level applies (1 unless -l says otherwise)
     judged_only    score only the retrieved documents that are judged (trec_eval's -J)
@@ -100,7 +101,7 @@ FAMILIES: dict[str, _Family] = {
     "infAP": _Family("infAP", params=("rel",)),
     "Success": _Family("success", cutoff="required", params=_REL_J),
     "IPrec": _Family("iprec_at_recall", cutoff="recall", params=("judged_only",)),
-    "Judged": _Family("judged", cutoff="required"),
+    "Judged": _Family("judged", ours="Judged", cutoff="optional"),
     "NumQ": _Family("num_q"),
     "NumRet": _Family("num_ret", params=("rel",)),
     "NumRel": _Family("num_rel", params=("rel",)),
@@ -329,6 +330,8 @@ def _request(spec: str, name: str, family: _Family, cutoff, params: dict) -> Mea
         gains = tuple(sorted((g, x) for g, x in gains.items() if g != x)) or None
     rel = params.get("rel")
     ours = family.ours if (cutoff is not None or family.trec_plain is None) else None
+    if name == "Judged":  # Judged@k is the engine's judged.k; over the whole ranking, ours
+        ours = "Judged" if cutoff is None else None
     if ours is not None:
         trec = None
     elif cutoff is None:

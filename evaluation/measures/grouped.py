@@ -241,8 +241,11 @@ def _engine_specs(requests: list[MeasureRequest], *, keep_trec_rule: bool) -> li
 
 
 def _shares_topics(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> bool:
+    """Whether the group's run retrieves a judged document of some topic. When it does not
+    (judged documents only, none retrieved), every topic scores 0, with `-c` too: the
+    engine would refuse a run that shares no topic with the qrels."""
     judged = qrels.filter(pl.col("grade") >= 0).get_column("qid").unique()
-    return options.complete or bool(run.get_column("qid").is_in(judged.implode()).any())
+    return bool(run.get_column("qid").is_in(judged.implode()).any())
 
 
 def _empty(qrels, run, requests, options) -> _Scored:

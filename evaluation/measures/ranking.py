@@ -27,7 +27,20 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-__all__ = ["JudgedRanking", "QidBlocks", "rank_judged_documents"]
+__all__ = ["ORDERS", "TIES", "JudgedRanking", "QidBlocks", "rank_judged_documents"]
+
+TIES = ("docno_desc", "docno_asc", "line")
+
+# How ir_measures' default provider for each measure ranks a run: (scores compared as
+# doubles, how ties are broken). None: trec_eval's own order (the request's version).
+ORDERS: dict[str, tuple[bool, str] | None] = {
+    "ERR": (True, "docno_desc"),  # gdeval.pl: Perl numbers, then docno descending
+    "RR": (True, "docno_asc"),  # msmarco: sorted(key=(-score, docno))
+    "Judged": (True, "docno_asc"),  # judged: sorted(key=(-score, docno)); also judged.k
+    "RBP": (True, "line"),  # cwl_eval: a stable sort of the run's lines by score
+    "graded RBP": None,
+}
+
 
 _HASH_SEED = 0x7EC
 _SPREAD = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it mixes topic numbers
@@ -40,12 +53,16 @@ class JudgedRanking:
     num_ret: per topic, documents ranked (after the depth cut).
     topic, rank, grade: one entry per judged document within the depth, sorted by
         (topic, rank); rank is 1-based; grade is the qrels grade, negative ones included.
+    tied: whether a judged document's score ties another document's (as compared). When
+        none does, every order of tied scores (and doubles or float32, since rounding keeps
+        order) ranks the judged documents alike, so this ranking serves every order.
     """
 
     num_ret: np.ndarray
     topic: np.ndarray
     rank: np.ndarray
     grade: np.ndarray
+    tied: bool = True
 
 
 class QidBlocks:
@@ -103,12 +120,17 @@ def rank_judged_documents(
     *,
     trec_eval_version: int,
     depth: int | None,
+    ties: str = "docno_desc",
 ) -> JudgedRanking:
     """Rank `run` like trec_eval and return the judged documents with their ranks.
 
     judgments: topic (index into `topics`), docno, grade; one row per judged pair.
     run_blocks: QidBlocks(run["qid"]). Run lines of topics not in `topics` are ignored.
+    ties: how equal scores are ordered: "docno_desc" (trec_eval, gdeval), "docno_asc"
+        (ir_measures' msmarco and judged providers) or "line" (the file's order: cwl_eval).
     """
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
     n_topics = topics.len()
     line_topic, blocks = run_blocks.topic_numbers(topics)
     kept = line_topic >= 0
@@ -150,14 +172,16 @@ def rank_judged_documents(
     first, tied = order.place(lines)
     rank = first - start_of[topic] + 1
     if tied.any():
-        rank[tied] += _places_among_ties(order, scores, docno, lines[tied], first[tied])
+        rank[tied] += _places_among_ties(order, scores, docno, lines[tied], first[tied], ties)
 
     if depth is not None:
         within = rank <= depth
         topic, rank, grade = topic[within], rank[within], grade[within]
     by_rank = np.argsort(topic * (int(rank.max(initial=0)) + 1) + rank)
     num_ret = counts if depth is None else np.minimum(counts, depth)
-    return JudgedRanking(num_ret, topic[by_rank], rank[by_rank], grade[by_rank])
+    return JudgedRanking(
+        num_ret, topic[by_rank], rank[by_rank], grade[by_rank], tied=bool(tied.any())
+    )
 
 
 def _ranking_scores(score: pl.Series, trec_eval_version: int) -> np.ndarray:
@@ -425,10 +449,15 @@ def _reject_repeated_judgments(
 
 
 def _places_among_ties(
-    order: _KeyOrder, scores: np.ndarray, docno: pl.Series, lines: np.ndarray, first: np.ndarray
+    order: _KeyOrder,
+    scores: np.ndarray,
+    docno: pl.Series,
+    lines: np.ndarray,
+    first: np.ndarray,
+    ties: str,
 ) -> np.ndarray:
-    """For lines sharing their key with others: how many of those come first in trec_eval's
-    order (score descending, then docno descending in byte order)."""
+    """For lines sharing their key with others: how many of those come first in the order
+    (score descending, then `ties`: docno descending or ascending in byte order, or line)."""
     group_first = np.unique(first)
     if order.known:
         stop = np.searchsorted(order.sorted, order.sorted[group_first], "right")
@@ -443,7 +472,9 @@ def _places_among_ties(
             "docno": docno.gather(members),
             "line": members,
         }
-    ).sort(["key", "score", "docno"], descending=[False, True, True])
+    )
+    tie_column = "line" if ties == "line" else "docno"
+    group = group.sort(["key", "score", tie_column], descending=[False, True, ties == "docno_desc"])
     group_keys = group.get_column("key").to_numpy()
     place = np.arange(group.height) - np.searchsorted(group_keys, group_keys, "left")
     places = pl.DataFrame({"line": group.get_column("line"), "place": place})

@@ -16,6 +16,10 @@ TIES = (
     "trec_eval's order: score descending, then docno descending (byte order); 9.0.8 compares "
     "scores rounded to float32, 10.0 the doubles"
 )
+DOUBLES_ASCENDING = (
+    "score descending (compared as doubles), then docno ascending (byte order), as "
+    "ir_measures' {provider} provider orders them, whatever the trec_eval version"
+)
 UNJUDGED_NOT_RELEVANT = "not relevant (gain 0), but each takes a rank"
 MISSING_ZERO = "a topic judged but absent from the run scores 0 and counts in the mean"
 RANK_CUTOFFS = "k: rank cutoff (trec_eval's default list: 5, 10, 15, 20, 30, 100, 200, 500, 1000)"
@@ -107,7 +111,7 @@ MEASURES: tuple[MeasureDoc, ...] = (
         "reciprocal rank at k (MS MARCO's MRR@10)",
         f"k: rank cutoff; {REL}; {JUDGED_ONLY}",
         "1 / the first relevant rank i ≤ k; 0 if none",
-        TIES + " (ir_measures' msmarco provider: docno ascending)",
+        DOUBLES_ASCENDING.format(provider="msmarco"),
         family="RR",
     ),
     MeasureDoc(
@@ -183,9 +187,9 @@ MEASURES: tuple[MeasureDoc, ...] = (
         "Judged@k",
         "judged.k",
         "share of the top k that is judged",
-        "k: rank cutoff",
+        "k: rank cutoff; without it (Judged) the whole ranking",
         "|{i ≤ k : document i judged, any grade}| / min(k, retrieved); 0 when nothing is retrieved",
-        TIES + " (ir_measures' judged provider: docno ascending)",
+        DOUBLES_ASCENDING.format(provider="judged"),
         unjudged="what it counts: a low value means the other measures undercount the run",
         family="Judged",
     ),
@@ -195,6 +199,8 @@ MEASURES: tuple[MeasureDoc, ...] = (
         "expected reciprocal rank at k",
         "k: rank cutoff (required); grades 0–4 (gdeval's scale)",
         "Σ_{i≤k} R(i)/i · Π_{j<i} (1 − R(j)), R(i) = (2^grade(i) − 1) / 16",
+        "score descending (compared as doubles), then docno descending (byte order), as "
+        "gdeval (ir_measures' provider) orders them, whatever the trec_eval version",
         family="ERR",
     ),
     MeasureDoc(
@@ -203,8 +209,11 @@ MEASURES: tuple[MeasureDoc, ...] = (
         "rank-biased precision",
         f"p: persistence (default {RBP_P}); rel=N: binary gains (grade ≥ N), without it the "
         "gain is the grade",
-        "(1 − p) Σ_i p^(i−1) · gain(i), over every retrieved document",
-        TIES + " (ir_measures' cwl_eval provider: file order, and it stops at rank 1000)",
+        "graded: (1 − p) Σ_i p^(i−1) · gain(i), over every retrieved document; rel=N (as "
+        "cwl_eval, ir_measures' provider): (1 − p) / (1 − p^1000) Σ_{i≤1000} p^(i−1) · "
+        "[grade(i) ≥ N]",
+        "rel=N: score descending (compared as doubles), tied documents in the run file's "
+        "order (cwl_eval's stable sort); graded: " + TIES,
         family="RBP",
     ),
     MeasureDoc(

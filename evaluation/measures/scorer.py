@@ -17,7 +17,15 @@ __all__ = ["Scorer"]
 
 
 class Scorer(SetMeasures, BinaryMeasures, GradedMeasures):
-    def __init__(self, ranking: JudgedRanking, judgments: TopicJudgments, options: Options):
+    def __init__(
+        self,
+        ranking: JudgedRanking,
+        judgments: TopicJudgments,
+        options: Options,
+        judged_order: JudgedRanking | None = None,
+    ):
+        """judged_order: the ranking judged@k counts in (ir_measures' judged provider breaks
+        ties its own way), when it differs from `ranking`."""
         self.options = options
         self.judgments = judgments
         self.num_ret = ranking.num_ret
@@ -27,6 +35,9 @@ class Scorer(SetMeasures, BinaryMeasures, GradedMeasures):
         grade = ranking.grade
         relevant = (grade >= 0) & (grade >= level)
         self.judged = Events(ranking.topic, ranking.rank, n)
+        self.judged_in_order = self.judged
+        if judged_order is not None:
+            self.judged_in_order = Events(judged_order.topic, judged_order.rank, n)
         self.nonnegative = Events(ranking.topic[grade >= 0], ranking.rank[grade >= 0], n)
         self.relevant = Events(ranking.topic[relevant], ranking.rank[relevant], n)
         # prec(i) at each relevant rank i; map adds them up, iprec_at_recall takes maxima.

@@ -25,7 +25,9 @@ R = num_rel, the number of judged documents with grade >= l; grade(i) the judged
                             retrieved or not; nDCG is 0 when IDCG is 0. `-l` does not apply.
                    gain(g) = g ("linear", trec_eval) or 2^g - 1 ("exp")
     judged@k     = |{i <= k : document i judged, any grade}| / min(k, num_ret)  (ir_measures'
-                   Judged@k; 0 when nothing is retrieved)
+                   Judged@k; 0 when nothing is retrieved), with documents ranked the way
+                   ir_measures' judged provider ranks them: scores as doubles, ties by docno
+                   ascending (ranking.ORDERS)
     num_ret, num_rel, num_rel_ret, num_q: counts; their "all" value is the sum (num_q: the
                    number of topics averaged over)
 
@@ -44,7 +46,7 @@ from .binary import MIN_GEO_MEAN
 from .catalog import _KINDS, DEFAULT_MEASURES, GEOMETRIC_NAMES, Options, parse_measures
 from .inputs import check_measures
 from .judged_only import keep_judged_only
-from .ranking import QidBlocks, rank_judged_documents
+from .ranking import ORDERS, QidBlocks, rank_judged_documents
 from .scorer import Scorer
 from .sequences import sequential_sum
 from .topics import TopicJudgments
@@ -134,9 +136,25 @@ def evaluate(
         trec_eval_version=options.trec_eval_version,
         depth=options.depth,
     )
+    judged_order = None
+    if ranking.tied and any(m.name == "judged" for m in parsed):
+        # judged@k is ir_measures' Judged@k: ties broken as its judged provider breaks them.
+        doubles, ties = ORDERS["Judged"]
+        judged_order = rank_judged_documents(
+            judgments,
+            run,
+            run_blocks,
+            topics,
+            trec_eval_version=10 if doubles else options.trec_eval_version,
+            depth=options.depth,
+            ties=ties,
+        )
     if options.judged_only:
         ranking = keep_judged_only(ranking)
-    scorer = Scorer(ranking, TopicJudgments(judgments, topics.len(), options), options)
+        judged_order = judged_order and keep_judged_only(judged_order)
+    scorer = Scorer(
+        ranking, TopicJudgments(judgments, topics.len(), options), options, judged_order
+    )
     columns: dict[str, np.ndarray] = {}
     strings: dict[str, list[str]] = {}
     line_order: list[str] = []

@@ -66,7 +66,7 @@ class SetMeasures:
         return (np.minimum(self.num_ret, k) - self.nonnegative.count_within(k)) / k
 
     def _judged(self, k):
-        return divide(self.judged.count_within(k), np.minimum(self.num_ret, k))
+        return divide(self.judged_in_order.count_within(k), np.minimum(self.num_ret, k))
 
     def _relstring(self, measure) -> list[str]:
         """One string per topic (trec_eval prints it on per-topic lines only)."""

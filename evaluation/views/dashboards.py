@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import Role, has_role
 from evaluation import dashboards, measures, services, tasks
+from evaluation import leaderboard_formats as formats
 from evaluation.dashboards.leaderboard import is_judged
 from evaluation.measures import reference
 from evaluation.models import Run
@@ -118,7 +119,7 @@ def leaderboard(request):
             # An empty board (a version just published, say): where the runs are scored.
             "scored_elsewhere": _scored_elsewhere(scoring) if not board.rows else None,
             "bounds": bounds,
-            "download_layouts": ("trec_eval", "ir_measures", "tot", "jsonl"),
+            "download_layouts": formats.DOWNLOAD_LAYOUTS,
             "bounds_url": scoring.query(
                 sort=request.GET.get("sort"), bounds=None if show_bounds else 1
             ),

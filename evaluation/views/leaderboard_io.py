@@ -20,8 +20,14 @@ from evaluation.views.common import (
     scoring_context,
 )
 
-CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8"}
-SUFFIXES = {"trec_eval": "txt", "ir_measures": "txt", "tot": "tot", "jsonl": "jsonl"}
+CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "trec_eval_zip": "application/zip"}
+SUFFIXES = {
+    "trec_eval": "txt",
+    "ir_measures": "txt",
+    "tot": "tot",
+    "jsonl": "jsonl",
+    "trec_eval_zip": "zip",
+}
 DIFFERENCES_SHOWN = 200
 
 
@@ -32,13 +38,13 @@ def leaderboard_download(request):
     require_reader(request.user)
     layout = request.GET.get("layout", "")
     _, scoring = read_scoring(request.GET)
-    if layout not in formats.LAYOUTS:
+    if layout not in formats.DOWNLOAD_LAYOUTS:
         return HttpResponse(
-            leaderboard_io.MESSAGES["layout"], status=400, content_type="text/plain"
+            leaderboard_io.MESSAGES["download_layout"], status=400, content_type="text/plain"
         )
     if scoring is None:
         return HttpResponse("Bad scoring options.", status=400, content_type="text/plain")
-    text = formats.write_leaderboard(leaderboard_io.leaderboard_entries(scoring), layout)
+    text = leaderboard_io.download(scoring, layout)
     response = HttpResponse(
         text, content_type=CONTENT_TYPES.get(layout, "text/plain; charset=utf-8")
     )

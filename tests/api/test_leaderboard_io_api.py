@@ -97,3 +97,24 @@ def test_a_bad_layout_is_a_400_naming_it(api, world):
 
     assert download.status_code == 400 and "layout" in download.json()
     assert check.status_code == 400 and "layout" in check.json()
+
+
+def test_parameters_in_the_query_string_of_a_post_are_refused_by_name(api, world):
+    """They used to be ignored: the check ran against the newest qrels version instead."""
+    qrels, _, _ = world
+    text = api.get("/api/v1/leaderboard/download/", {"qrels": qrels.pk, "layout": "tot"}).content
+
+    response = api.post(
+        f"/api/v1/leaderboard/check/?qrels={qrels.pk}&measure=P_5",
+        {"layout": "tot", "file": upload(text)},
+        format="multipart",
+    )
+
+    assert response.status_code == 400
+    message = "Send this in the request body with the other fields, not in the query string."
+    assert response.json() == {"qrels": [message], "measure": [message]}
+
+
+def test_a_post_with_a_query_string_is_refused_only_after_the_login_is_checked(client, world):
+    response = client.post("/api/v1/leaderboard/check/?qrels=1", {"layout": "tot"})
+    assert response.status_code in (401, 403)

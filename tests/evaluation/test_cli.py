@@ -1,5 +1,6 @@
 """`manage.py evaluate` on two plain files runs without setting Django up (evaluation.cli)."""
 
+import math
 import os
 import subprocess
 import sys
@@ -100,6 +101,51 @@ def test_ir_measures_format_prints_what_ir_measures_prints(files):
         theirs = ir_measures_cli(*files, *names, per_topic=per_topic)
         # Same lines; ir_measures lists topics in its providers' order, we in topic order.
         assert sorted(ours.stdout.splitlines()) == sorted(theirs.splitlines())
+
+
+# Topic 3 is judged but not in the run, topic 4 judged non-relevant only and not in the run,
+# topic 5 only in the run; topic 1 has ties (d2, d5, d6 at 2.0) and a near-tie beyond float32,
+# topic 2 ties written in scientific notation.
+MISSING_QRELS = QRELS + "1 0 d5 1\n1 0 d6 0\n3 0 d7 2\n3 0 d8 1\n4 0 d9 0\n"
+MISSING_RUN = (
+    "1 Q0 d1 1 3.0 t\n1 Q0 d6 2 2.0 t\n1 Q0 d2 3 2.0 t\n1 Q0 d5 4 2.0 t\n"
+    "1 Q0 d9 5 1.0000000001 t\n1 Q0 d3 6 1.0 t\n2 Q0 d4 1 5.5 t\n2 Q0 d9 2 5.5E0 t\n"
+    "2 Q0 d5 3 55e-1 t\n2 Q0 d1 4 -1.5e-3 t\n5 Q0 d1 1 1.0 t\n"
+)
+EVERY_FAMILY = [
+    "nDCG@10", "nDCG", "P@2", "P(rel=2)@5", "R@3", "AP", "AP@2", "RR", "RR@2", "Rprec",
+    "Bpref", "infAP", "Success@1", "IPrec@0.5", "Judged@2", "Judged", "NumQ", "NumRet",
+    "NumRel", "NumRet(rel=1)", "SetP", "SetR", "SetF", "RBP(rel=1)", "RBP(rel=2,p=0.5)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("per_topic", [False, True])
+def test_ir_measures_format_scores_every_qrels_topic_as_ir_measures_does(tmp_path, per_topic):
+    """Topics the run lacks print ir_measures' 0 and count in every mean, ties are broken as
+    each measure's provider breaks them, and --places 12 prints what its --places 12 does."""
+    (tmp_path / "q").write_text(MISSING_QRELS)
+    (tmp_path / "r").write_text(MISSING_RUN)
+    files = (tmp_path / "q", tmp_path / "r")
+    flags = ["--format", "ir_measures", "--places", "12"] + (["-q"] if per_topic else [])
+    ours = manage("evaluate", *files, *[f"-m{n}" for n in EVERY_FAMILY], *flags)
+    assert ours.returncode == 0, ours.stderr
+    theirs = ir_measures_cli(*files, *EVERY_FAMILY, "--places", "12", per_topic=per_topic)
+    assert sorted(ours.stdout.splitlines()) == sorted(theirs.splitlines())
+    if per_topic:
+        assert "3\tP@2\t0.000000000000" in ours.stdout.splitlines()
+
+
+def test_places_full_prints_every_digit_and_a_bad_value_is_refused(files):
+    full = manage("evaluate", *files, "-m", "ndcg_cut.10", "--places", "full")
+    assert full.stdout == f"ndcg_cut_10           \tall\t{(2 / (2 + 1 / math.log2(3)) + 1) / 2!r}\n"
+    six = manage("evaluate", *files, "-m", "P.5", "-m", "num_ret", "-q", "--places", "6")
+    assert six.stdout.splitlines()[:2] == [
+        "num_ret               \t1\t3",
+        "P_5                   \t1\t0.200000",
+    ]
+    bad = manage("evaluate", *files, "--places", "18", settings="no.such.settings")
+    assert bad.returncode != 0
+    assert "'18' is not a number of decimals from 0 to 17, nor 'full'" in bad.stderr
 
 
 def test_the_dialects_mix_and_trec_format_keeps_trec_eval_names(files):

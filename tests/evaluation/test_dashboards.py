@@ -196,6 +196,22 @@ def test_leaderboard_groups_runs_by_system_and_sorts_systems_by_their_best_run(w
     assert [row.run.system.name for row in by_name.rows] == ["bm25", "bm25", "dense"]
 
 
+def test_means_equal_but_for_rounding_are_both_best_and_ordered_by_system_name(world):
+    qrels, bm25, dense = world
+    scoring = scoring_of(qrels)
+    stored = {e.run: e for e in dashboards.scored(scoring)}
+    # Both 0.8 in exact arithmetic; added up in another topic order they differ by 1e-16.
+    stored[bm25].means["map"], stored[dense].means["map"] = 0.7999999999999998, 0.8
+    for evaluation in stored.values():
+        evaluation.save(update_fields=["means"])
+
+    board = dashboards.build_leaderboard(scoring, sort="-map")
+    index = scoring.names.index("map")
+    assert [row.run.system.name for row in board.rows] == ["bm25", "dense"]
+    assert all(row.cells[index].best for row in board.rows)
+    assert board.rows[0].cells[index].mean == 0.7999999999999998  # shown as stored
+
+
 def test_runs_not_scored_with_the_options_are_counted(world):
     qrels, _, _ = world
 

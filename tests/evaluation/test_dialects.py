@@ -3,9 +3,9 @@ against ir_measures 0.4.3 (its default provider for each measure) to 1e-12 on
 hypothesis-generated collections.
 
 Providers break ties in their own ways (STACK.md): pytrec_eval like trec_eval, msmarco
-(RR@k) and judged (Judged@k) by docno ascending, cwl_eval (RBP) in file order. Measures
-whose provider is pytrec_eval are compared on runs with ties; the others on the same runs
-rescored with distinct scores in trec_eval's order, where every order agrees.
+(RR@k) and judged (Judged@k) by docno ascending, cwl_eval (RBP) in file order, gdeval (ERR)
+by docno descending with scores compared as doubles; ours follow each (cascade.ORDERS), so
+every measure is compared on runs with ties and near-ties.
 """
 
 import math
@@ -16,7 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluation.measures import Options, catalog, evaluate, ir_name, parse_request
+from evaluation.measures import (
+    Options,
+    catalog,
+    evaluate,
+    format_ir_measures,
+    ir_name,
+    parse_request,
+)
 from evaluation.measures.cascade import ERR_MAX_GRADE
 from evaluation.measures.dialects import MESSAGES
 from tests.evaluation.test_measures import (
@@ -43,9 +50,9 @@ WITH_OPTIONS = [
     "RR(judged_only=True)", "Rprec(judged_only=True)", "P(rel=2,judged_only=True)@3",
     "nDCG(gains={0:1,1:5,2:7,3:20})@5", "nDCG(gains={1:0,2:3})", "R(judged_only=True)@5",
 ]  # fmt: skip
-# Default providers other than pytrec_eval; compared on tie-free runs.
+# Default providers other than pytrec_eval, each with its own order of tied documents.
 OTHER_PROVIDERS = [
-    "RR@1", "RR@3", "RR(rel=2)@5", "Judged@1", "Judged@5", "RBP(rel=1)",
+    "RR@1", "RR@3", "RR(rel=2)@5", "Judged@1", "Judged@5", "Judged", "RBP(rel=1)",
     "RBP(rel=2,p=0.5)", "RBP(rel=1,p=0.95)",
 ]  # fmt: skip
 # Names whose trec_eval measure comes with the full all_trec set (branch `scoring`).
@@ -111,11 +118,63 @@ def test_ir_measures_names_match_ir_measures_with_ties(collection):
 
 @PROPERTY
 @given(collections())
+def test_other_providers_match_with_ties(collection):
+    qrels, run = collection
+    names = OTHER_PROVIDERS + PYTREC_NAMES
+    assert_same(ours(qrels, run, names), theirs(qrels, run, names), names)
+
+
+@PROPERTY
+@given(collections())
 def test_other_providers_match_on_tie_free_runs(collection):
     qrels, run = collection
     run = rescored(run)
     names = OTHER_PROVIDERS + PYTREC_NAMES
     assert_same(ours(qrels, run, names), theirs(qrels, run, names), names)
+
+
+def long_run(draw_scores, size: int, relevant_every: int) -> tuple[dict, dict]:
+    """One topic ranked `size` deep, every `relevant_every`-th document relevant (grade 1 or
+    2), the others judged 0, unjudged or judged -1 in turn; scores from `draw_scores`."""
+    docs = [f"d{i:05d}" for i in range(size)]
+    qrels = {"1": {}}
+    for i, docno in enumerate(docs):
+        if i % relevant_every == 0:
+            qrels["1"][docno] = 1 + i % 2
+        elif i % 3 == 0:
+            qrels["1"][docno] = 0
+        elif i % 7 == 0:
+            qrels["1"][docno] = -1
+    return qrels, {"1": {docno: draw_scores(i) for i, docno in enumerate(docs)}}
+
+
+@pytest.mark.parametrize("size", [999, 1000, 1001, 1300])
+@pytest.mark.parametrize("scores", ["distinct", "tied in tens"])
+def test_other_providers_match_on_long_rankings(size, scores):
+    """cwl_eval stops RBP at rank 1000, which p=0.99 makes visible; Judged without a
+    cutoff counts the whole ranking."""
+    qrels, run = long_run(
+        (lambda i: float(size - i)) if scores == "distinct" else (lambda i: float(-(i // 10))),
+        size,
+        relevant_every=97,
+    )
+    names = ["RBP(rel=1,p=0.99)", "RBP(rel=2,p=0.999)", "Judged", "Judged@1000", "RR@1000"]
+    names += ["nDCG@1000", "AP"]
+    assert_same(ours(qrels, run, names), theirs(qrels, run, names), names)
+    # gdeval prints ERR with 5 decimals.
+    err = ours(qrels, run, ["ERR@1000"])["ERR@1000"]["1"]
+    assert abs(err - theirs(qrels, run, ["ERR@1000"])["ERR@1000"]["1"]) <= 0.5e-5 + 1e-12
+
+
+def provider_order(docs: dict[str, float], ties: str) -> list[str]:
+    """Docnos by score descending (as doubles), ties by docno ("desc", "asc") or in the
+    mapping's order ("line")."""
+    if ties == "line":
+        return sorted(docs, key=lambda d: -docs[d])  # stable: the mapping's order
+    ascending = sorted(docs, key=lambda d: (-docs[d], d.encode()))
+    if ties == "asc":
+        return ascending
+    return sorted(docs, key=lambda d: (docs[d], d.encode()), reverse=True)
 
 
 @PROPERTY
@@ -144,9 +203,8 @@ def err_reference(grades: list[int], k: int) -> float:
 def test_err_follows_gdeval_formula(collection, k):
     qrels, run = collection
     mine = ours(qrels, run, [f"ERR@{k}"])[f"ERR@{k}"]
-    ordered = rescored(run)
     for qid, value in mine.items():
-        docs = sorted(ordered[qid], key=ordered[qid].get, reverse=True)
+        docs = provider_order(run[qid], "desc")
         grades = [qrels[qid].get(docno, 0) for docno in docs]
         assert value == pytest.approx(err_reference(grades, k), abs=TOLERANCE)
 
@@ -156,8 +214,7 @@ def test_err_follows_gdeval_formula(collection, k):
 def test_err_matches_gdeval_to_its_five_printed_decimals(collection, k):
     qrels, run = collection
     numeric = {qid: v for qid, v in qrels.items() if qid.isdigit()}  # gdeval's topics
-    # gdeval compares doubles (trec_eval 9.0.8 float32): rescored, the orders agree.
-    run = rescored({qid: v for qid, v in run.items() if qid.isdigit()})
+    run = {qid: v for qid, v in run.items() if qid.isdigit()}
     if not set(numeric) & set(run):
         return
     name = f"ERR@{k}"
@@ -171,9 +228,12 @@ def test_err_matches_gdeval_to_its_five_printed_decimals(collection, k):
 
 
 def rbp_reference(grades: list[int], p: float, rel: int | None) -> float:
-    """Moffat and Zobel's formula: grades in rank order."""
-    gains = [g if rel is None and g > 0 else float(rel is not None and g >= rel) for g in grades]
-    return (1 - p) * sum(gain * p**i for i, gain in enumerate(gains) if gain > 0)
+    """Moffat and Zobel's formula: grades in rank order; binary RBP (rel) over the first 1000
+    ranks, normalised over them as cwl_eval does."""
+    if rel is None:
+        return (1 - p) * sum(g * p**i for i, g in enumerate(grades) if g > 0)
+    gains = [float(g >= rel) for g in grades[:1000]]
+    return (1 - p) / (1 - p**1000) * sum(gain * p**i for i, gain in enumerate(gains))
 
 
 @PROPERTY
@@ -182,9 +242,12 @@ def test_rbp_follows_the_published_formula(collection, p, rel):
     qrels, run = collection
     name = canonical(f"RBP(p={p})" if rel is None else f"RBP(rel={rel},p={p})")
     mine = ours(qrels, run, [name])[name]
-    ordered = rescored(run)
+    ordered = rescored(run)  # graded RBP keeps trec_eval's order; binary RBP cwl_eval's
     for qid, value in mine.items():
-        docs = sorted(ordered[qid], key=ordered[qid].get, reverse=True)
+        if rel is None:
+            docs = sorted(ordered[qid], key=ordered[qid].get, reverse=True)
+        else:
+            docs = provider_order(run[qid], "line")
         grades = [qrels[qid].get(docno, 0) for docno in docs]
         assert value == pytest.approx(rbp_reference(grades, p, rel), abs=TOLERANCE)
 
@@ -223,7 +286,6 @@ def test_all_trec_names_match_ir_measures(collection):
         ("MRR", "recip_rank"),
         ("Rprec", "Rprec"),
         ("Bpref", "bpref"),
-        ("Judged@10", "judged.10"),
         ("NumQ", "num_q"),
         ("NumRet", "num_ret"),
         ("NumRel", "num_rel"),
@@ -233,6 +295,7 @@ def test_all_trec_names_match_ir_measures(collection):
         ("SetR", "set_recall"),
         ("SetF", "set_F"),
         ("infAP", "infAP"),
+        ("Judged@10", "judged.10"),
         ("Success@5", "success.5"),
         ("IPrec@0.5", "iprec_at_recall.0.5"),
         ("ndcg_cut.10", "ndcg_cut.10"),
@@ -246,7 +309,13 @@ def test_each_name_maps_to_its_trec_eval_measure(spec, trec):
 
 @pytest.mark.parametrize(
     ("spec", "ours_name"),
-    [("ERR@20", "ERR"), ("RR@10", "RR"), ("RBP(p=0.8)", "RBP"), ("RBP(rel=1)", "RBP")],
+    [
+        ("ERR@20", "ERR"),
+        ("RR@10", "RR"),
+        ("Judged", "Judged"),
+        ("RBP(p=0.8)", "RBP"),
+        ("RBP(rel=1)", "RBP"),
+    ],
 )
 def test_measures_trec_eval_lacks_are_ours(spec, ours_name):
     request = parse_request(spec)
@@ -383,3 +452,42 @@ def test_z_scores_are_refused_for_measures_they_cannot_apply_to():
     zscores = pl.DataFrame({"qid": ["1"], "measure": ["P_5"], "mean": [0.5], "stddev": [0.1]})
     with pytest.raises(ValueError, match="-Z: z-scores are for trec_eval's measures"):
         evaluate(qrels_frame(qrels), run_frame(run), ["P.5", "ERR@10"], zscores=zscores)
+
+
+def ir_measures_lines(qrels, run, names) -> dict[tuple[str, str], float]:
+    """What `--format ir_measures -q --places full` prints, as {(qid, name): value}."""
+    result = evaluate(qrels_frame(qrels), run_frame(run), names, Options(complete=True))
+    text = format_ir_measures(result, per_topic=True, places="full")
+    return {(q, n): float(v) for q, n, v in (line.split("\t") for line in text.splitlines())}
+
+
+@PROPERTY
+@given(collections())
+def test_the_ir_measures_format_scores_every_qrels_topic_as_ir_measures(collection):
+    """Topics only in the qrels print 0 for every measure and count in the means ("all"),
+    as ir_measures' providers and its aggregation give them; ties as each provider's."""
+    qrels, run = collection
+    names = PYTREC_NAMES + OTHER_PROVIDERS + ["P(rel=2)@5", "AP(judged_only=True)"]
+    mine = ir_measures_lines(qrels, run, names)
+    reference = theirs(qrels, run, names)
+    aggregates = ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(n) for n in names], qrels, run
+    )
+    for name in names:
+        key = canonical(name)
+        per_topic = reference.get(key, {})
+        assert {q for q, n in mine if n == key and q != "all"} == set(qrels), key
+        for qid, value in per_topic.items():
+            assert mine[(qid, key)] == pytest.approx(value, abs=TOLERANCE), (key, qid)
+        expected_all = aggregates[ir_measures.parse_measure(name)]
+        assert mine[("all", key)] == pytest.approx(expected_all, abs=1e-9), key
+
+
+def test_a_judged_only_measure_scores_zero_with_c_when_no_judged_document_is_retrieved():
+    qrels = {"1": {"a": 1}, "2": {"b": 1}}
+    run = {"1": {"u1": 2.0, "u2": 1.0}}  # nothing judged retrieved; topic 2 not in the run
+    result = evaluate(
+        qrels_frame(qrels), run_frame(run), ["P@1", "AP(judged_only=True)"], Options(complete=True)
+    )
+    assert result.per_topic.get_column("qid").to_list() == ["1", "2"]
+    assert result.per_topic.get_column("AP(judged_only=True)").to_list() == [0.0, 0.0]

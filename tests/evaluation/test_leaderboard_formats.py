@@ -2,6 +2,9 @@
 our trec_eval-exact report prints, hostile files are refused with file:line errors, and two
 leaderboards are compared entry by entry."""
 
+import io
+import zipfile
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -200,3 +203,18 @@ def test_compare_finds_the_same_the_different_and_the_unmatched():
     )
     assert difference.delta == pytest.approx(0.05) and result.max_delta == pytest.approx(0.05)
     assert (result.unknown_runs, result.unknown_measures) == (["other"], ["AP"])
+
+
+def test_the_zip_has_one_trec_eval_file_per_run_with_safe_distinct_names():
+    entries = [
+        formats.Entry("bm25/a b", "1", "P_5", 0.25),
+        formats.Entry("bm25/a b", "all", "P_5", 0.25),
+        formats.Entry("bm25_a_b", "1", "P_5", 0.5),
+        formats.Entry("../etc", "all", "map", 0.125),
+    ]
+    with zipfile.ZipFile(io.BytesIO(formats.write_leaderboard_zip(entries))) as archive:
+        names = archive.namelist()
+        assert names == ["bm25_a_b.txt", "bm25_a_b-2.txt", "_etc.txt"]
+        first = archive.read("bm25_a_b.txt").decode()
+    assert first == formats.write_leaderboard(entries[:2], "trec_eval")
+    assert "runid                 \tall\tbm25/a_b\n" in first

@@ -4,6 +4,7 @@ a changed value is found, a bad file is refused line by line, and judges see non
 
 import io
 import json
+import zipfile
 
 import pytest
 
@@ -54,6 +55,29 @@ def test_every_layout_holds_every_topic_and_all_and_checks_as_the_same(as_engine
 
     assert 'data-testid="check-result"' in html
     assert f"<strong>{len(entries)} / {len(entries)}</strong><span>values the same" in html
+
+
+def test_the_trec_eval_zip_holds_one_file_per_run_each_read_as_one_run(as_engineer, world):
+    """The layout trec_eval-based tools read (autojudge-evaluate refuses a file of several
+    runs): each file checks as the same against ours."""
+    qrels, _, _ = world
+    response = as_engineer.get(
+        f"/evaluation/leaderboard/download/?qrels={qrels.pk}&layout=trec_eval_zip"
+    )
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"].endswith('-trec_eval_zip.zip"')
+    whole = formats.read_leaderboard(
+        download(as_engineer, qrels, "trec_eval").encode(), "trec_eval"
+    )
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        assert sorted(archive.namelist()) == ["bm25_bm25.txt", "dense_dense.txt"]
+        for name in archive.namelist():
+            data = archive.read(name)
+            entries = formats.read_leaderboard(data, "trec_eval", filename=name)
+            assert {e.run for e in entries} == {name[:-4].replace("_", "/")}
+            assert set(entries) <= set(whole)
+            html = check(as_engineer, qrels, data, "trec_eval", name=name).content.decode()
+            assert f"<strong>{len(entries)} / {len(entries)}</strong><span>values the same" in html
 
 
 def test_a_changed_value_is_found_and_names_are_matched(as_engineer, world):

@@ -697,15 +697,23 @@ def test_complete_scores_missing_topics_zero_and_averages_over_all_judged_topics
 
 
 @PROPERTY
-@given(collections(), st.lists(st.integers(1, 12), min_size=1, max_size=4, unique=True))
-def test_judged_matches_ir_measures(collection, cutoffs):
+@given(
+    collections(),
+    st.lists(st.integers(1, 12), min_size=1, max_size=4, unique=True),
+    st.booleans(),
+    st.sampled_from([9, 10]),
+)
+def test_judged_matches_ir_measures(collection, cutoffs, tie_free, version):
+    """judged@k ranks the run as ir_measures' judged provider does (ties by docno
+    ascending, scores as doubles), whatever the trec_eval version, ties or not."""
     qrels, run = collection
+    if tie_free:
+        run = rescored(run, version)
     spec = "judged." + ",".join(map(str, cutoffs))
-    ours = score(qrels, run, [spec])
-    # ir_measures breaks ties differently; give it the run in trec_eval's order.
+    ours = score(qrels, run, [spec], trec_eval_version=version)
     measures = [ir_measures.Judged @ k for k in cutoffs]
     reference: dict[str, dict[str, float]] = {}
-    for metric in ir_measures.iter_calc(measures, qrels, rescored(run)):
+    for metric in ir_measures.iter_calc(measures, qrels, run):
         # ir_measures also reports judged topics absent from the run (as 0, like -c).
         if metric.query_id in run:
             name = f"judged_{metric.measure['cutoff']}"

@@ -208,3 +208,98 @@ def test_agreement_and_per_topic_put_it_together():
     per = ra.per_topic(reference, other)
     assert sorted(per) == sorted((f"q{t}" for t in range(10)), key=str.encode)
     assert all(-1 <= v <= 1 for v in per.values())
+
+
+# --- means that differ only by rounding are ties ---------------------------------------------
+
+# Judged@10 per topic on 41 topics, 32.8 tenths in all: the mean is 0.8, but added up in topic
+# order (as trec_eval does) it is stored as 0.7999999999999999.
+ROUNDED_EIGHT = [
+    1.0, 1.0, 1.0, 0.5, 1.0, 0.7, 0.9, 1.0, 0.7, 1.0, 0.5, 0.7, 1.0, 0.8, 0.8, 0.6, 0.4, 0.7,
+    0.9, 0.8, 1.0, 0.6, 0.9, 1.0, 1.0, 0.7, 0.3, 1.0, 0.8, 1.0, 0.8, 0.7, 0.3, 0.8, 1.0, 1.0,
+    1.0, 0.5, 0.9, 1.0, 0.5,
+]  # fmt: skip
+
+
+def test_means_equal_but_for_rounding_rank_as_ties():
+    noisy = float(np.cumsum(ROUNDED_EIGHT)[-1]) / len(ROUNDED_EIGHT)
+    assert noisy != 0.8 and abs(noisy - 0.8) < 1e-15  # the shape of the reported defect
+    reference = {"a": noisy, "b": 0.8, "c": 0.5, "d": 0.9}
+    other = {"a": 0.7, "b": 0.6, "c": 0.5, "d": 0.9}
+    # a and b tie under the reference: no swap, and tau-b counts the pair as tied.
+    assert ra.swapped_pairs(reference, other) == []
+    exact = {"a": 0.8, "b": 0.8, "c": 0.5, "d": 0.9}
+    for name in ra.COEFFICIENTS:
+        value = ra.coefficient(name, reference, other)
+        assert value == pytest.approx(ra.coefficient(name, exact, other), abs=1e-12), name
+    names = sorted(exact)
+    expected = stats.kendalltau([exact[n] for n in names], [other[n] for n in names]).statistic
+    assert ra.coefficient("kendall", reference, other) == pytest.approx(expected, abs=1e-12)
+    # @k: the tie at the edge is broken by name, as for exact ties.
+    assert ra.top_by_reference(reference, 2) == ["d", "a"]
+
+
+def test_tied_means_joins_chains_within_the_tolerance_and_keeps_real_gaps():
+    values = [0.8, 0.8 * (1 - 4e-13), 0.8 * (1 - 8e-13), 0.8 * (1 - 2e-12), 0.3, -0.0, 0.0]
+    tied = ra.tied_means(values)
+    assert len(set(tied[:3].tolist())) == 1  # each within 1e-12 of the next
+    assert tied[3] != tied[2]  # 1.2e-12 apart: a real gap
+    assert tied[4] == 0.3 and tied[5] == tied[6] == 0.0
+    assert ra.tied_means([]).size == 0 and ra.tied_means([2.0]).tolist() == [2.0]
+    # Infinities (a leaderboard's missing mean) never absorb a finite neighbour.
+    assert ra.tied_means([-math.inf, 0.5, math.inf]).tolist() == [-math.inf, 0.5, math.inf]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=0, max_size=12))
+def test_tied_means_never_reorders_and_moves_values_by_at_most_the_tolerance(values):
+    tied = ra.tied_means(values)
+    for a, b, ta, tb in zip(values, values[1:], tied, tied[1:], strict=False):
+        if a < b:
+            assert ta <= tb
+    for value, snapped in zip(values, tied, strict=True):
+        assert abs(value - snapped) <= 1e-12 * max(abs(value), abs(snapped)) * len(values)
+
+
+def test_point_estimates_use_the_topics_the_intervals_use():
+    """A run missing topics: its leaderboard mean is over its own topics, but the estimate
+    and its interval are both over the topics every run has (the reported tau-b fell
+    outside its own interval)."""
+    rng = np.random.default_rng(5)
+    reference = topics_of({f"s{i}": 0.1 * i for i in range(6)}, rng, topics=20)
+    other = {
+        s: {q: v + rng.normal(0, 0.02) for q, v in per.items()} for s, per in reference.items()
+    }
+    for side in (reference, other):  # s5 lacks the four topics where it would shine
+        for t in range(4):
+            del side["s5"][f"q{t}"]
+        for s in side:
+            if s != "s5":
+                for t in range(4):
+                    side[s][f"q{t}"] += 3.0
+    own = {s: float(np.mean(list(v.values()))) for s, v in reference.items()}
+    own_other = {s: float(np.mean(list(v.values()))) for s, v in other.items()}
+
+    result = ra.agreement(
+        own, own_other, reference_topics=reference, other_topics=other, samples=300
+    )
+
+    common = [f"q{t}" for t in range(4, 20)]
+    on_common = {s: float(np.mean([reference[s][q] for q in common])) for s in reference}
+    on_common_other = {s: float(np.mean([other[s][q] for q in common])) for s in other}
+    assert result.topics == 16 and result.topics_left_out == 4
+    for name in ra.COEFFICIENTS:
+        expected = ra.coefficient(name, on_common, on_common_other)
+        assert result.values[name] == pytest.approx(expected, abs=1e-12), name
+        interval = result.intervals[name]
+        assert interval.low - 1e-9 <= result.values[name] <= interval.high + 1e-9, name
+    assert result.swaps == ra.swapped_pairs(on_common, on_common_other)
+
+
+def test_without_missing_topics_the_leaderboards_means_are_used_as_given():
+    rng = np.random.default_rng(6)
+    reference = topics_of({f"s{i}": 0.1 * i for i in range(5)}, rng, topics=8)
+    means = {s: float(np.mean(list(v.values()))) for s, v in reference.items()}
+    result = ra.agreement(means, means, reference_topics=reference, other_topics=reference)
+    assert result.topics == 8 and result.topics_left_out == 0
+    assert result.values["kendall"] == 1.0

@@ -117,7 +117,11 @@ def test_top_k_equals_the_rule_written_as_a_plain_sort(rows, k, version, depth):
 @PROPERTY
 @given(runs(), st.integers(1, 8), st.sampled_from([9, 10]))
 def test_unjudged_documents_are_those_judged_at_k_leaves_out(rows, k, version):
-    """judged@k = judged documents in the top k / min(k, retrieved); P@k = relevant / k."""
+    """judged@k = judged documents in the top k / min(k, retrieved); P@k = relevant / k.
+    judged@k ranks as ir_measures' judged provider does (doubles, ties by docno ascending),
+    so on a tie at rank k its top k may hold other documents than trec_eval's (P@k's, and
+    top_k's): compared where no judged document ties another."""
+    rows = [r for r in rows if sum(float32(s) == float32(r[2]) for _, _, s in rows) == 1]
     run = run_of(rows)
     qrels = qrels_of(
         [(q, d, i % 3) for i, (q, d, _) in enumerate(rows) if i % 2 == 0] + [("1", "zz", 1)]
@@ -180,3 +184,11 @@ def test_stored_top_lists_hold_both_versions_orders():
     stored = topk.stored_tops(run_of([("1", "a", 1.00000001), ("1", "b", 1.0)]), 1)
 
     assert stored.rows() == [("1", "b", 1.0, 1, None), ("1", "a", 1.00000001, None, 1)]
+
+
+def test_on_a_tie_at_k_judged_follows_ir_measures_while_top_k_follows_trec_eval():
+    run = run_of([("1", "a", 1.0), ("1", "b", 1.0)])
+    qrels = qrels_of([("1", "a", 1)])
+    judged = measures.evaluate(qrels, run, ["judged.1"]).per_topic.get_column("judged_1")
+    assert judged.to_list() == [1.0]  # ir_measures' judged provider: a before b
+    assert topk.top_k(run, 1).get_column("docno").to_list() == ["b"]  # trec_eval: b before a

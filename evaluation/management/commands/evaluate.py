@@ -108,6 +108,7 @@ class Command(BaseCommand):
             per_topic=opts["per_topic"],
             runid=runid,
             summary=opts["summary"],
+            places=opts["places"],
         )
         if gate is not None:
             output = with_comparison(output, gate, opts)
