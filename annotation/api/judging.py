@@ -269,11 +269,14 @@ class AssignmentViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(
         summary="Every change of the judgment, oldest first", responses=ChangeSerializer(many=True)
     )
-    @action(detail=True, pagination_class=None)
+    @action(detail=True)
     def history(self, request, pk=None):
+        # Paged like every list (config/pagination.py): a judge may change a grade any
+        # number of times.
         assignment = self.get_object()
         changes = assignment.changes.select_related("changed_by").order_by("changed_at", "pk")
-        return Response(ChangeSerializer(changes, many=True).data)
+        page = self.paginate_queryset(changes)
+        return self.get_paginated_response(ChangeSerializer(page, many=True).data)
 
 
 # --- judgments -----------------------------------------------------------------------------

@@ -641,7 +641,7 @@ def test_undo_reopens_the_pair_and_the_history_keeps_every_change(judge, world):
 
     assert undone.status_code == 200
     assert (undone.json()["status"], undone.json()["judgment"]) == ("open", None)
-    history = judge.get(url + "history/").json()
+    history = judge.get(url + "history/").json()["results"]
     assert [(c["action"], c["old_grade"], c["new_grade"], c["note"]) for c in history] == [
         ("graded", None, 2, ""),
         ("noted", 2, 2, "Tricky."),
@@ -819,7 +819,12 @@ def test_publishing_over_the_api_409s_on_undecided_pairs_then_publishes(lead, wo
         ("", "", None, "")
     }
     raw = lead.get(f"{CAMPAIGNS_URL}{world.campaign.pk}/raw-judgments/").json()["results"]
-    assert sorted((r["judge"], r["grade"]) for r in raw) == [("ann", 2), ("bob", 0)]
+    # The world's imported machine grade too (machine.qrels), marked as such.
+    assert sorted((r["judge"], r["grade"], r["judge_kind"], r["imported_from"]) for r in raw) == [
+        ("ann", 2, "here", ""),
+        ("bob", 0, "here", ""),
+        ("machine:world-machine", 1, "machine", "machine.qrels"),
+    ]
 
 
 def test_provenance_over_the_api_names_the_lead_and_the_rule_in_force(lead, world):
