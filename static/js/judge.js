@@ -543,12 +543,15 @@
     const detail = slots.document.querySelector("[data-slot=finished-detail]");
     const firstOpen = slots.document.querySelector("[data-action=first-open]");
     if (!title) return;
+    const waiting = config.waiting
+      ? ` ${document.getElementById("waiting-note").textContent}`
+      : "";
     if (open) {
       title.textContent = `${open} pair${open === 1 ? "" : "s"} still open`;
-      detail.textContent = "You reached the end of your list, but some pairs have neither a grade nor a skip.";
+      detail.textContent = "You reached the end of your list, but some pairs have neither a grade nor a skip." + waiting;
     } else {
-      title.textContent = "You have been through every pair";
-      detail.textContent = `All ${queue.length} pairs assigned to you have a grade or a skip. You can still revise your own grades: go back with ←.`;
+      title.textContent = config.waiting ? "You have been through every pair you can grade now" : "You have been through every pair";
+      detail.textContent = `All ${queue.length} pairs ${config.waiting ? "you can grade" : "assigned to you"} have a grade or a skip. You can still revise your own grades: go back with ←.${waiting}`;
     }
     firstOpen.hidden = !open;
   }
