@@ -13,10 +13,21 @@ setup:
 ## Background work (imports, scoring, pools) goes through the database queue to a task
 ## worker started beside the server, so a page shows its live progress instead of waiting
 ## for the work; the trap stops the worker with the server (Ctrl-C) or if the server fails.
-run: export DEBUG ?= 1
+## DEBUG is off, as in production, so errors show the product's own pages (`make run
+## DEBUG=1` for Django's debug pages); the rest of production's defaults that plain http on
+## loopback cannot keep are turned off here only: the https redirect, https-only cookies,
+## HSTS, and the development secret (a key of this checkout's own, scripts/local-secret).
+## Static files are collected for WhiteNoise, which serves them as in production.
+run: export DEBUG ?= 0
+run: export ALLOWED_HOSTS ?= $(HOST),localhost,127.0.0.1,[::1]
+run: export SECURE_SSL_REDIRECT ?= 0
+run: export SECURE_COOKIES ?= 0
+run: export SECURE_HSTS_SECONDS ?= 0
+run: export SECRET_KEY ?= $(shell scripts/local-secret)
 run: export TASKS_BACKEND ?= django_tasks_db.DatabaseBackend
 run: setup
 	@$(PY) manage.py demo
+	@$(PY) manage.py collectstatic --no-input -v 0
 	@echo "Qrelsmith: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	@trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT; \
 	$(PY) manage.py db_worker --no-reload --no-startup-delay --interval 0.2 -v 0 & worker=$$!; \

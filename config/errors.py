@@ -23,14 +23,21 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
 from config.busy import busy_response, is_busy
 from config.permissions import BODY_TOO_LARGE
 
-__all__ = ["bad_request", "csrf_failure", "page_not_found", "permission_denied", "server_error"]
+__all__ = [
+    "MethodNotAllowedMiddleware",
+    "bad_request",
+    "csrf_failure",
+    "page_not_found",
+    "permission_denied",
+    "server_error",
+]
 
 BAD_REQUEST = "The request could not be understood. Check the address or the form and try again."
 BAD_HOST = (
@@ -50,6 +57,9 @@ CSRF_FAILED = (
 )
 FORBIDDEN = "You may not do this."
 NOT_FOUND = "Not found."
+METHOD_NOT_ALLOWED = "This address does not take a {method} request."
+# A page that only takes a form's POST, opened by its address (a bookmark, a reload).
+FORM_ONLY = "It is the target of a form or a button on another page: go back and use it there."
 SERVER_ERROR = "The server could not finish this request. Try again; if it happens again, tell an admin the time."
 
 
@@ -122,3 +132,30 @@ def csrf_failure(request, reason=""):
         "403.html", {"message": message, "title": "Form expired"}, request=request
     )
     return HttpResponse(page, status=403)
+
+
+class MethodNotAllowedMiddleware:
+    """Our 405 page for a page that refused the request's method. Django has no handler405:
+    ``require_http_methods`` and class-based views answer an empty HttpResponseNotAllowed,
+    which a browser shows as a blank page. Only those are given our page as their body; the
+    API's 405s are DRF's JSON already. Listed after
+    AuthenticationMiddleware, so the page knows who is logged in."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if not isinstance(response, HttpResponseNotAllowed) or is_api(request):
+            return response
+        allowed = [m.strip() for m in response.get("Allow", "").split(",") if m.strip()]
+        message = METHOD_NOT_ALLOWED.format(method=request.method[:20])
+        if "POST" in allowed and "GET" not in allowed:
+            message = f"{message} {FORM_ONLY}"
+        # The same response, its body filled in: status, Allow header, and Django's note
+        # that it was logged already (a new response would be logged a second time).
+        response.content = render_to_string(
+            "405.html", {"message": message, "allowed": allowed}, request
+        )
+        response["Content-Type"] = "text/html; charset=utf-8"
+        return response

@@ -58,6 +58,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Our 405 page where a page refused the method (Django's is blank): config/errors.py.
+    "config.errors.MethodNotAllowedMiddleware",
     "config.storage.StorageUnavailableMiddleware",  # 503 when the file store fails a write
     # 413 for more than a request may write (SYNC_WRITE_ROWS), 503 when the database stayed
     # locked by another write (config/busy.py).
@@ -341,7 +343,11 @@ if LOG_FORMAT not in ("text", "json"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "config.request_ids.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "config.request_ids.RequestIdFilter"},
+        # An expected refusal (4xx) is one line, without a traceback (config/logs.py).
+        "client_errors": {"()": "config.logs.ClientErrorFilter"},
+    },
     "formatters": {
         "text": {"format": "%(levelname)s %(name)s [%(request_id)s] %(message)s"},
         "json": {
@@ -353,7 +359,7 @@ LOGGING = {
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "filters": ["request_id"],
+            "filters": ["request_id", "client_errors"],
             "formatter": LOG_FORMAT,
         }
     },

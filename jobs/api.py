@@ -1,4 +1,5 @@
-"""Jobs over the API: what a client polls after an upload or a pooling answered 202.
+"""Jobs over the API: what a client polls after an upload or a pooling answered 202 (or reads
+at once when it answered 200: the job ran before the answer).
 
 A job lists its file's errors, so only its owner (and admins) may see it; anyone else's job
 is a 404, as on the job page (jobs/views.py). Whoever may see a job may start it again when
@@ -76,14 +77,42 @@ class RetryRefusedSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="Why the job cannot be started again.")
 
 
+# The answers of an endpoint whose whole work is a job (``started``), for its schema.
+JOB_STARTED = {
+    202: OpenApiResponse(
+        JobSerializer, description="Queued or running on a worker: poll Location."
+    ),
+    200: OpenApiResponse(
+        JobSerializer,
+        description="Done before the answer (no worker: TASKS_BACKEND's inline default): the "
+        "job succeeded or failed, with its result or errors.",
+    ),
+}
+
+
 def accepted(job: Job, request) -> Response:
-    """The answer to a request that started ``job``: 202 with the job, Location to poll.
-    The job is read again first: without a worker (the inline backend) it has run already,
-    and the answer says so rather than "queued"."""
+    """The answer to a request that started ``job`` where a 200 means something else (work
+    small enough is done in the request and answered with its result; larger work is a
+    job): 202 with the job, Location to poll. The job is read again first: without a worker
+    (the inline backend) it has run already, and the body says so rather than "queued"."""
     job.refresh_from_db()
+    return _job_answer(job, request, status.HTTP_202_ACCEPTED)
+
+
+def started(job: Job, request) -> Response:
+    """The answer to a request whose whole work is ``job``, saying truly where it is: 202
+    with the job (Location to poll) while it waits for a worker or runs on one; 200 with the
+    finished job (succeeded or failed, its result or errors) when it ran before the answer,
+    as the inline backend runs it (TASKS_BACKEND unset: no worker, the request waits)."""
+    job.refresh_from_db()
+    code = status.HTTP_200_OK if job.finished else status.HTTP_202_ACCEPTED
+    return _job_answer(job, request, code)
+
+
+def _job_answer(job: Job, request, code: int) -> Response:
     body = JobSerializer(job, context={"request": request}).data
     location = reverse("api:job-detail", args=[job.pk], request=request)
-    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": location})
+    return Response(body, status=code, headers={"Location": location})
 
 
 @extend_schema_view(
@@ -103,7 +132,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
         summary="Start a job again that crashed or whose worker died",
         request=None,
         responses={
-            202: JobSerializer,
+            **JOB_STARTED,
             409: OpenApiResponse(
                 RetryRefusedSerializer, description="The job cannot be started again (why)."
             ),
@@ -115,4 +144,4 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
             job = retry_job(job=self.get_object())
         except JobNotRetryable as refused:
             return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
-        return accepted(job, request)
+        return started(job, request)

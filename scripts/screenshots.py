@@ -4,8 +4,9 @@
 
 A fresh SQLite database in a temporary folder gets `manage.py demo`; the development server
 serves it on a free loopback port, and Playwright drives Debian's Chromium (CHROMIUM_PATH,
-default /usr/bin/chromium, as the browser tests) logged in as the demo engineer. Nothing of
-the project's own database or media is touched. Retake them when a page they show changes.
+default /usr/bin/chromium, as the browser tests) logged in as the demo engineer, and as the
+demo judge for the judge page on a phone (judge-phone.png, 390 x 844, touch). Nothing of the
+project's own database or media is touched. Retake them when a page they show changes.
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ SHOTS = [
     ("home", "/", False),
     ("leaderboard", "/evaluation/leaderboard/", True),
 ]
+# The judge page as a judge sees it on a phone (its bar is fixed at the bottom of the screen,
+# so the first screen, not the whole page).
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "has_touch": True,
+    "is_mobile": True,
+}
 
 
 def free_port() -> int:
@@ -49,6 +58,20 @@ def wait_for(url: str, server: subprocess.Popen, seconds: float = 60) -> None:
         except OSError:
             time.sleep(0.3)
     sys.exit(f"the development server did not answer at {url} within {seconds:.0f} s")
+
+
+def log_in(page, base: str, username: str) -> None:
+    """Log in as a demo user (manage.py demo: the password is the username + "-demo")."""
+    page.goto(f"{base}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(f"{username}-demo")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{base}/")
+
+
+def save(page, target: Path, *, full_page: bool) -> None:
+    page.screenshot(path=target, full_page=full_page)
+    print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
 
 
 def main() -> None:
@@ -85,19 +108,19 @@ def main() -> None:
                     executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
                 )
                 page = browser.new_page(viewport=VIEWPORT)
-                page.goto(f"{base}/accounts/login/")
-                page.get_by_label("Username").fill("engineer")
-                page.get_by_label("Password").fill("engineer-demo")
-                page.get_by_role("button", name="Log in").click()
-                page.wait_for_url(f"{base}/")
+                log_in(page, base, "engineer")
                 for name, path, full_page in SHOTS:
                     page.goto(f"{base}{path}")
                     page.wait_for_load_state("networkidle")
-                    target = args.out / f"{name}.png"
-                    page.screenshot(path=target, full_page=full_page)
-                    print(
-                        f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}"
-                    )
+                    save(page, args.out / f"{name}.png", full_page=full_page)
+                phone = browser.new_context(**PHONE).new_page()
+                log_in(phone, base, "judge")
+                phone.goto(f"{base}/campaigns/")
+                row = phone.get_by_role("row").filter(has_text="Demo campaign")
+                row.get_by_role("link", name="Judge").click()
+                phone.locator("#document-slot [data-assignment]").wait_for()
+                phone.wait_for_load_state("networkidle")
+                save(phone, args.out / "judge-phone.png", full_page=False)
                 browser.close()
         finally:
             server.terminate()

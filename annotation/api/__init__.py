@@ -9,7 +9,8 @@ tests/api/test_permissions.py):
   assignments and judgments, and grades, skips, undoes and notes their own assignments;
 - a campaign, assignment or judgment the user may not see is a 404 (a guessed id confirms
   nothing); one they see but may not change is a 403.
-Imports and pooling run as background jobs: the answer is 202 with the job to poll. A lead's
+Imports and pooling run as background jobs: the answer is 202 with the job to poll, or 200
+with the finished job when it ran before the answer (jobs.api.started). A lead's
 decision on a pair that another lead decided meanwhile, and publishing while pairs are
 undecided, are 409s that say why.
 """

@@ -308,15 +308,22 @@ class PublicationViewSet(
 class RawJudgmentSerializer(serializers.Serializer):
     qid = serializers.CharField()
     docno = serializers.CharField()
-    judge = serializers.CharField()
-    grade = serializers.IntegerField(allow_null=True)
+    judge = serializers.CharField(
+        help_text="A username, or outside:NAME / machine:NAME for a judge who does not judge here."
+    )
+    grade = serializers.IntegerField(allow_null=True, help_text="Null when skipped.")
     skip_reason = serializers.CharField()
     note = serializers.CharField()
-    seconds = serializers.FloatField()
+    seconds = serializers.FloatField(allow_null=True, help_text="Null when the source gave none.")
     time = serializers.DateTimeField()
+    # A string, not an enum: judgment imports name an enum "judge_kind" of two kinds already.
+    judge_kind = serializers.CharField(help_text="here, outside or machine.")
+    imported_from = serializers.CharField(
+        help_text="The file an imported grade came from; empty for grades given here."
+    )
 
 
-FIELDS = ("qid", "docno", "judge", "grade", "skip_reason", "note", "seconds", "time")
+FIELDS = tuple(service.JUDGMENT_HEADER)
 
 
 @extend_schema_view(list=extend_schema(summary="Every judge's own judgment of every pair"))

@@ -5,6 +5,7 @@ Nobody else's grades are reachable."""
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Q
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -178,6 +179,11 @@ class AssignmentViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         )
         if self.action == "list":
             assignments = assignments.filter(**AssignmentFilter.read(self.request))
+            # A judge's own list is their queue: pairs waiting for their document's text are
+            # left out, as on the judging page (a lead still lists every assignment).
+            assignments = assignments.exclude(
+                Q(judge=self.request.user) & services.WAITING_FOR_TEXT
+            )
         return assignments.order_by("pair__campaign_id", "judge_id", "pair__topic_id", "position")
 
     def _own(self) -> Assignment:
@@ -213,6 +219,7 @@ class AssignmentViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
             "grade",
             assignment_id=assignment.pk,
             judge=request.user,
+            needs_text=True,
             **form.validated_data,
         )
         return self._state(assignment)
@@ -269,11 +276,14 @@ class AssignmentViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(
         summary="Every change of the judgment, oldest first", responses=ChangeSerializer(many=True)
     )
-    @action(detail=True, pagination_class=None)
+    @action(detail=True)
     def history(self, request, pk=None):
+        # Paged like every list (config/pagination.py): a judge may change a grade any
+        # number of times.
         assignment = self.get_object()
         changes = assignment.changes.select_related("changed_by").order_by("changed_at", "pk")
-        return Response(ChangeSerializer(changes, many=True).data)
+        page = self.paginate_queryset(changes)
+        return self.get_paginated_response(ChangeSerializer(page, many=True).data)
 
 
 # --- judgments -----------------------------------------------------------------------------

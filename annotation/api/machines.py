@@ -1,6 +1,6 @@
 """Machine (LLM) judges over the API, for a campaign's lead: configure one (its key is
 write-only, never in an answer), run it over the pool, a topic or the pairs no human has
-graded (202 with the job to poll), cancel a run, and read its answers and failures. Thin
+graded (202 with the job to poll, or 200 with the finished job when it ran inline), cancel a run, and read its answers and failures. Thin
 over annotation/services/machine_judges.py and machine_runs.py."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -28,7 +28,7 @@ from annotation.models import (
 from annotation.services import machine_judges as service
 from annotation.services import machine_runs as runs
 from config.permissions import RolePermissionsMixin
-from jobs.api import JobSerializer, accepted
+from jobs.api import JOB_STARTED, started
 
 
 class MachineJudgeSerializer(serializers.ModelSerializer):
@@ -272,11 +272,10 @@ class MachineJudgeViewSet(
         return Response(MachineJudgeSerializer(machine).data)
 
     @extend_schema(
-        summary="Run the machine judge (a background job: 202 with the job to poll)",
+        summary="Run the machine judge (a background job: 202 with the job to poll while a "
+        "worker has it; 200 with the finished job when the server ran it before answering)",
         request=RunRequestSerializer,
-        responses={
-            202: OpenApiResponse(JobSerializer, description="The job to poll (Location)."),
-        },
+        responses=JOB_STARTED,
     )
     @action(detail=True, methods=["post"])
     def run(self, request, campaign_pk=None, pk=None):
@@ -295,7 +294,7 @@ class MachineJudgeViewSet(
             )
         except DjangoValidationError as error:
             raise ValidationError({"detail": messages_of(error)}) from None
-        return accepted(job, request)
+        return started(job, request)
 
     @extend_schema(
         summary="Test the connection: one request as a run sends it (no retry, at most 15 s)",

@@ -23,8 +23,9 @@ from annotation.models import Campaign, Document, Pair, PairSource, Topic
 from config.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 from evaluation.models import Run
-from jobs.api import JobSerializer, accepted
+from jobs.api import JOB_STARTED, JobSerializer, accepted, started
 from jobs.limits import check_sync_write
+from jobs.models import Job
 from jobs.services import start_job
 
 
@@ -48,11 +49,10 @@ class DocumentImportSerializer(FileImportSerializer):
     )
 
 
-def start_import(request, campaign: Campaign, upload, *, what: str, task, **params) -> Response:
-    job = tasks.start_import_job(
+def start_import(request, campaign: Campaign, upload, *, what: str, task, **params) -> Job:
+    return tasks.start_import_job(
         campaign=campaign, upload=upload, user=request.user, what=what, task=task, **params
     )
-    return accepted(job, request)
 
 
 class TopicSerializer(serializers.ModelSerializer):
@@ -86,12 +86,12 @@ class TopicViewSet(
     @extend_schema(
         summary="Import topics (TSV, JSONL or TREC topic file); a job does it",
         request={"multipart/form-data": TopicImportSerializer},
-        responses={202: JobSerializer},
+        responses=JOB_STARTED,
     )
     def create(self, request, *args, **kwargs):
         form = TopicImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        return start_import(
+        job = start_import(
             request,
             self.campaign,
             form.validated_data["file"],
@@ -99,6 +99,7 @@ class TopicViewSet(
             task=tasks.import_topics_job,
             fmt=form.validated_data.get("format"),
         )
+        return started(job, request)
 
 
 class DocumentSerializer(serializers.ModelSerializer):
@@ -160,12 +161,12 @@ class DocumentViewSet(
     @extend_schema(
         summary="Import documents (JSONL, CSV or TSV); a job does it",
         request={"multipart/form-data": DocumentImportSerializer},
-        responses={202: JobSerializer},
+        responses=JOB_STARTED,
     )
     def create(self, request, *args, **kwargs):
         form = DocumentImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        return start_import(
+        job = start_import(
             request,
             self.campaign,
             form.validated_data["file"],
@@ -173,6 +174,7 @@ class DocumentViewSet(
             task=tasks.import_documents_job,
             fmt=form.validated_data.get("format"),
         )
+        return started(job, request)
 
 
 class PairSerializer(serializers.ModelSerializer):
@@ -287,13 +289,14 @@ class PairViewSet(
         if "file" in request.FILES or request.content_type.startswith("multipart/"):
             form = FileImportSerializer(data=request.data)
             form.is_valid(raise_exception=True)
-            return start_import(
+            job = start_import(
                 request,
                 self.campaign,
                 form.validated_data["file"],
                 what="pairs",
                 task=tasks.import_pairs_job,
             )
+            return accepted(job, request)  # 200 is the answer of a JSON list
         pairs = request.data.get("pairs") if isinstance(request.data, dict) else None
         if isinstance(pairs, list):
             # Counted before each pair is validated: a list too long is refused at once.
@@ -316,7 +319,7 @@ class PairViewSet(
     @extend_schema(
         summary="Depth-k pooling of stored runs; a job does it",
         request=PoolRunsSerializer,
-        responses={202: JobSerializer},
+        responses=JOB_STARTED,
     )
     @action(detail=False, methods=["post"])
     def pool(self, request, campaign_pk=None):
@@ -337,4 +340,4 @@ class PairViewSet(
             run_ids=run_ids,
             depth=depth,
         )
-        return accepted(job, request)
+        return started(job, request)

@@ -25,6 +25,7 @@ from .campaigns import (
     PoolOrdering,
     StopRule,
     Topic,
+    lacking_text,
 )
 from .pool import Pair, PairSource, PooledRun
 from .judging import Assignment, AssignmentStatus, Judgment, JudgmentAction, JudgmentChange
@@ -86,4 +87,5 @@ __all__ = [
     "StopRule",
     "Topic",
     "TopicTally",
+    "lacking_text",
 ]

@@ -178,6 +178,13 @@ class Topic(models.Model):
         return f"{self.qid}: {self.query[:60]}"
 
 
+def lacking_text(prefix: str = "") -> Q:
+    """A document with neither title nor text (pooling adds docnos before their text is
+    imported): judges cannot grade it. ``prefix`` reaches it through a relation, e.g.
+    ``"pair__document__"`` from an assignment."""
+    return Q(**{f"{prefix}text": "", f"{prefix}title": ""})
+
+
 class Document(models.Model):
     """A result that can be judged. Pooling may add a docno before its text is imported."""
 
@@ -196,7 +203,7 @@ class Document(models.Model):
             # The pool page's documents without text (usually few of many) and its per-topic
             # counts of them: found without reading every document.
             models.Index(
-                fields=["campaign"], condition=Q(text="", title=""), name="document_lacking_text"
+                fields=["campaign"], condition=lacking_text(), name="document_lacking_text"
             )
         ]
 

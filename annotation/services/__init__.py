@@ -32,7 +32,9 @@ from annotation.services.campaigns import (
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
 from annotation.services.gold import clear_gold, mark_gold, set_gold
 from annotation.services.judging import (
+    WAITING_FOR_TEXT,
     JudgeProgress,
+    judge_assignments,
     judge_progress,
     judge_queue,
     median_times,
@@ -43,6 +45,7 @@ from annotation.services.judging import (
     store_judge_medians,
     topic_progress,
     undo_judgment,
+    waiting_for_text,
 )
 
 __all__ = [
@@ -50,6 +53,7 @@ __all__ = [
     "MESSAGES",
     "SCALES",
     "SUSPICIOUSLY_FAST_SECONDS",
+    "WAITING_FOR_TEXT",
     "CampaignChange",
     "JudgeProgress",
     "PoolChange",
@@ -60,6 +64,7 @@ __all__ = [
     "assignments_due",
     "clear_gold",
     "create_campaign",
+    "judge_assignments",
     "judge_progress",
     "judge_queue",
     "mark_gold",
@@ -81,4 +86,5 @@ __all__ = [
     "undo_judgment",
     "update_campaign",
     "update_writes",
+    "waiting_for_text",
 ]

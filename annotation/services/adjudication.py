@@ -14,7 +14,8 @@ from collections import Counter
 import polars as pl
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Case, CharField, F, Q, Value, When
+from django.db.models.functions import Coalesce, Concat
 from django.utils.text import slugify
 
 from annotation.models import (
@@ -403,7 +404,21 @@ def publish(
     return publication
 
 
-JUDGMENT_HEADER = ["qid", "docno", "judge", "grade", "skip_reason", "note", "seconds", "time"]
+# judge: a username for a person judging here, ``outside:NAME`` or ``machine:NAME`` for the
+# others (ExternalJudge.label); judge_kind says which; imported_from names the file an
+# imported grade came from (empty for grades given here).
+JUDGMENT_HEADER = [
+    "qid",
+    "docno",
+    "judge",
+    "grade",
+    "skip_reason",
+    "note",
+    "seconds",
+    "time",
+    "judge_kind",
+    "imported_from",
+]
 PROVENANCE_HEADER = [
     "qid",
     "docno",
@@ -428,27 +443,66 @@ DECISION_HEADER = [
 
 
 def judgment_rows(campaign: Campaign):
-    """Every judge's own judgment of every pair, for the raw download: qid, docno, judge,
-    grade (None when skipped), skip reason, note, active seconds, last change."""
-    return (
+    """Every judge's own grade of every pair, for the raw downloads, under
+    :data:`JUDGMENT_HEADER`: the judgments of people judging here (grade None when skipped),
+    then merged in order the grades of outside people and machines (imported, or recorded
+    here by a machine judge run; their time is when the source says it was judged, else
+    when it was stored). One query (a UNION), ordered by qid, docno and judge, so the API
+    pages it like any list."""
+    here = (
         Assignment.objects.filter(pair__campaign=campaign, judgment__isnull=False)
-        .order_by("pair__topic__qid", "pair__document__docno", "judge__username")
-        .values_list(
-            "pair__topic__qid",
-            "pair__document__docno",
-            "judge__username",
-            "judgment__grade",
-            "judgment__skip_reason",
-            "judgment__note",
-            "judgment__seconds",
-            "judgment__updated_at",
+        .annotate(
+            row_qid=F("pair__topic__qid"),
+            row_docno=F("pair__document__docno"),
+            row_judge=F("judge__username"),
+            row_grade=F("judgment__grade"),
+            row_skip=F("judgment__skip_reason"),
+            row_note=F("judgment__note"),
+            row_seconds=F("judgment__seconds"),
+            row_time=F("judgment__updated_at"),
+            row_kind=Value(JudgeKind.HERE, output_field=CharField()),
+            row_source=Value("", output_field=CharField()),
         )
+        .values_list(*_ROW_FIELDS)
+        .order_by()  # the models' default orders: a compound query orders only as a whole
     )
+    elsewhere = (
+        ExternalGrade.objects.filter(judge__campaign=campaign)
+        .annotate(
+            row_qid=F("pair__topic__qid"),
+            row_docno=F("pair__document__docno"),
+            row_judge=Concat("judge__kind", Value(":"), "judge__name", output_field=CharField()),
+            row_grade=F("grade"),
+            row_skip=Value("", output_field=CharField()),
+            row_note=F("note"),
+            row_seconds=F("seconds"),
+            row_time=Coalesce("judged_at", "updated_at"),
+            row_kind=F("judge__kind"),
+            row_source=Coalesce("source__file_name", Value(""), output_field=CharField()),
+        )
+        .values_list(*_ROW_FIELDS)
+        .order_by()
+    )
+    return here.union(elsewhere, all=True).order_by("row_qid", "row_docno", "row_judge")
+
+
+_ROW_FIELDS = (
+    "row_qid",
+    "row_docno",
+    "row_judge",
+    "row_grade",
+    "row_skip",
+    "row_note",
+    "row_seconds",
+    "row_time",
+    "row_kind",
+    "row_source",
+)
 
 
 def judgment_table(campaign: Campaign):
     """:func:`judgment_rows` as text cells, under :data:`JUDGMENT_HEADER`."""
-    for qid, docno, judge, grade, skip, note, seconds, at in judgment_rows(campaign):
+    for qid, docno, judge, grade, skip, note, seconds, at, kind, source in judgment_rows(campaign):
         yield (
             qid,
             docno,
@@ -456,8 +510,10 @@ def judgment_table(campaign: Campaign):
             "" if grade is None else grade,
             skip,
             note,
-            f"{seconds:.1f}",
+            "" if seconds is None else f"{seconds:.1f}",
             at.isoformat(),
+            kind,
+            source,
         )
 
 

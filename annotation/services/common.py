@@ -19,6 +19,11 @@ MESSAGES = {
     "threshold_outside_scale": "The relevance threshold {threshold} is not a grade of the scale.",
     "not_a_judge": "{user} is not a judge of this campaign.",
     "note_needs_judgment": "Grade the pair before adding a note.",
+    # The lead's pages say "judges cannot grade these yet" of the same documents.
+    "document_lacks_text": (
+        "Document {docno} has no text yet, so this pair cannot be graded. It waits outside "
+        "your queue until the campaign's lead imports its text."
+    ),
     "bad_request_id": "request_id must be a UUID, got {value!r}.",
     "overlap_below_one": "Overlap must be at least 1.",
     "grade_in_use": "Judgments already use grade {grade}; this scale stops at grade {top}.",

@@ -178,7 +178,8 @@ def import_judgments(
     if not judge_kind:
         judge_kind = JudgeKind.MACHINE if fmt == ImportFormat.UMBRELA else JudgeKind.OUTSIDE
     if fmt == ImportFormat.QRELS and not judge_name:
-        raise ValidationError(MESSAGES["qrels_needs_judge"])
+        # The code lets each caller name its own way of giving the judge (--judge, judge_name).
+        raise ValidationError(MESSAGES["qrels_needs_judge"], code="qrels_needs_judge")
     plan = _Plan(campaign, name, parsed.records, judge_name, judge_kind, mapping, max_errors)
     plan.resolve(add_missing_pairs)
     options = {"judge_name": judge_name, "add_missing_pairs": add_missing_pairs}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Min
+from django.db.models import BooleanField, ExpressionWrapper, F, Min, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
@@ -24,6 +24,7 @@ from annotation.models import (
     JudgmentAction,
     JudgmentChange,
     TopicTally,
+    lacking_text,
 )
 from annotation.services.agreement import mark_agreement_stale, tasks_inline
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
@@ -34,11 +35,32 @@ from config import text_limits
 # --- judging -------------------------------------------------------------------------------
 
 
-def judge_queue(*, campaign: Campaign, judge) -> list[int]:
-    """The judge's assignment ids in working order: topic by topic, then their own shuffled
-    order inside the topic (an adaptive pool ordering: its order, across topics)."""
-    return list(
+# Pairs whose document has neither title nor text wait outside every judge's queue: the
+# queue is read afresh on each request, so a documents import that fills the text in puts
+# them back in their place with no further step (and grading one is refused meanwhile).
+WAITING_FOR_TEXT = lacking_text("pair__document__")
+
+
+def judge_assignments(*, campaign: Campaign, judge) -> QuerySet[Assignment]:
+    """The judge's assignments in the campaign that can be graded now: the one place a
+    judge's queue is chosen (the judging page, its resume point and the API's list)."""
+    return Assignment.objects.filter(pair__campaign=campaign, judge=judge).exclude(WAITING_FOR_TEXT)
+
+
+def waiting_for_text(*, campaign: Campaign, judge) -> int:
+    """How many of the judge's assignments wait for their document's text."""
+    return (
         Assignment.objects.filter(pair__campaign=campaign, judge=judge)
+        .filter(WAITING_FOR_TEXT)
+        .count()
+    )
+
+
+def judge_queue(*, campaign: Campaign, judge) -> list[int]:
+    """The judge's gradable assignment ids in working order: topic by topic, then their own
+    shuffled order inside the topic (an adaptive pool ordering: its order, across topics)."""
+    return list(
+        judge_assignments(campaign=campaign, judge=judge)
         .order_by(*queue_order(campaign))
         .values_list("pk", flat=True)
     )
@@ -47,9 +69,8 @@ def judge_queue(*, campaign: Campaign, judge) -> list[int]:
 def next_open_assignment(*, campaign: Campaign, judge) -> Assignment | None:
     """Where the judge left off: the first open assignment in their queue."""
     return (
-        Assignment.objects.filter(
-            pair__campaign=campaign, judge=judge, status=AssignmentStatus.OPEN
-        )
+        judge_assignments(campaign=campaign, judge=judge)
+        .filter(status=AssignmentStatus.OPEN)
         .select_related("pair__topic", "pair__document")
         .order_by(*queue_order(campaign))
         .first()
@@ -74,7 +95,14 @@ def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -
     campaign, or of a campaign the judge no longer judges is ``Assignment.DoesNotExist``;
     without it, another judge's assignment is PermissionDenied (the API's contract).
     """
-    locked = Assignment.objects.select_for_update(of=("self",)).select_related("pair")
+    locked = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("pair")
+        .annotate(
+            lacks_text=ExpressionWrapper(WAITING_FOR_TEXT, output_field=BooleanField()),
+            docno=F("pair__document__docno"),
+        )
+    )
     if campaign_id is None:
         assignment = locked.get(pk=assignment_id)
         if assignment.judge_id != judge.pk:
@@ -119,12 +147,19 @@ def record_judgment(
     seconds: float = 0.0,
     request_id: uuid.UUID | None = None,
     campaign_id: int | None = None,
+    needs_text: bool = False,
 ) -> Judgment:
     """Record (or change) the judge's grade for their assignment. ``request_id`` makes a
-    retried submission a no-op, so a flaky connection never counts time twice."""
+    retried submission a no-op, so a flaky connection never counts time twice.
+
+    ``needs_text``: refuse a pair whose document has neither title nor text (it is not in
+    the judge's queue: judge_assignments). The judge's own doors, the judging page and the
+    API, pass True; callers that stand in for judges (the demo, tests) may grade any pair."""
     request_id = _request_uuid(request_id)
     with transaction.atomic():
         assignment = _own_assignment(assignment_id, judge, campaign_id)
+        if needs_text and assignment.lacks_text:
+            raise ValidationError(MESSAGES["document_lacks_text"].format(docno=assignment.docno))
         grades = assignment.pair.campaign.grades
         if grade not in grades:
             raise ValidationError(

@@ -80,7 +80,10 @@ MESSAGES = {
     "no_text": "the document has no text yet: import its text, then run again",
     "not_a_grade": "{reason}",
     "gave_up": "Stopped after {n} failures in a row at the endpoint; the last: {last}",
-    "gave_up_in_flight": " ({n} more request(s) already in flight failed too)",
+    "gave_up_in_flight": (
+        "; {n} request(s) already in flight then were recorded too ({failed} failed, "
+        "{graded} graded)"
+    ),
     "cancelled": "Cancelled after {done:,} of {total:,} pairs: run it again to resume.",
     "summary": "{graded:,} pair{s} graded, {failed:,} failed{already}{tokens}{cost}.",
     "nothing": "Nothing to do: {judge} has graded every pair of this scope already.",

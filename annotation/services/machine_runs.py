@@ -249,10 +249,16 @@ def run_machine_judge(*, run: MachineRun, progress=None, client: ChatClient | No
         state.flush()  # what was paid for is kept, also on a crash
     if state.gave_up:
         _finish(run)
-        in_flight = state.failures_in_a_row - GIVE_UP_AFTER
+        late = state.after_giving_up
         raise GaveUp(
             MESSAGES["gave_up"].format(n=GIVE_UP_AFTER, last=state.last_failure)
-            + (MESSAGES["gave_up_in_flight"].format(n=in_flight) if in_flight > 0 else "")
+            + (
+                MESSAGES["gave_up_in_flight"].format(
+                    n=sum(late.values()), failed=late["failed"], graded=late["graded"]
+                )
+                if any(late.values())
+                else ""
+            )
         )
     if state.cancelled:
         run.cancelled = True
@@ -304,6 +310,11 @@ class _RunState:
         self.gave_up = False
         self.failures_in_a_row = 0
         self.last_failure = ""
+        # Answers to requests already started when the run gave up: recorded (they were
+        # paid for) and counted apart, so the figures add up to GIVE_UP_AFTER plus these.
+        # map_bounded starts the next requests before it hands over an answer, so up to
+        # twice the concurrency may still come.
+        self.after_giving_up = {"failed": 0, "graded": 0}
 
     def stopping(self) -> bool:
         if self.cancelled or self.gave_up:
@@ -327,7 +338,9 @@ class _RunState:
             )
             if cost is None and answer.prompt_tokens is not None:
                 self.cost_known = False  # a count is missing: the sum is unknown
-        if answer.grade is not None or answer.failure in ("not_a_grade", "no_text"):
+        if self.gave_up:
+            self.after_giving_up["graded" if answer.grade is not None else "failed"] += 1
+        elif answer.grade is not None or answer.failure in ("not_a_grade", "no_text"):
             self.failures_in_a_row = 0
         else:
             self.failures_in_a_row += 1

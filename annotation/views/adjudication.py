@@ -256,8 +256,8 @@ def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
 @require_GET
 @login_required
 def download(request, pk, what):
-    """``judgments``: every judge's own judgment (qid, docno, judge, grade, skip reason,
-    note, seconds, time). ``decisions``: the decision log (every lead's decision with its
+    """``judgments``: every judge's own grade, imported and machine grades included
+    (service.JUDGMENT_HEADER). ``decisions``: the decision log (every lead's decision with its
     reason, who, when and the rule in force). ``provenance``: a publication's grades with
     their basis, each judge's grade and the lead's decision (``?publication=ID``, the latest
     by default)."""

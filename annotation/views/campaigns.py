@@ -51,15 +51,23 @@ def campaign_list(request):
     user = request.user
     led = paginate(request, _with_figures(campaigns_led_by(user)))
     judged = list(campaigns_judged_by(user).order_by("-created_at"))
+    # The judge's progress as their judging page counts it: pairs waiting for their
+    # document's text are not in their queue yet (services.judge_assignments), said apart.
+    gradable = ~services.WAITING_FOR_TEXT
     mine = {
         row["pair__campaign"]: row
         for row in Assignment.objects.filter(judge=user, pair__campaign__in=judged)
         .values("pair__campaign")
-        .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status=AssignmentStatus.OPEN)))
+        .annotate(
+            total=Count("pk", filter=gradable),
+            done=Count("pk", filter=gradable & ~Q(status=AssignmentStatus.OPEN)),
+            waiting=Count("pk", filter=services.WAITING_FOR_TEXT),
+        )
     }
     for campaign in judged:
-        figures = mine.get(campaign.pk, {"total": 0, "done": 0})
+        figures = mine.get(campaign.pk, {"total": 0, "done": 0, "waiting": 0})
         campaign.my_total, campaign.my_done = figures["total"], figures["done"]
+        campaign.my_waiting = figures["waiting"]
     can_lead = user.is_superuser or has_role(user, Role.LEAD)
     return render(
         request,

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET
 
 from annotation import services
 from annotation.access import get_assignment_for_judge, get_campaign_for_judge
-from annotation.models import Assignment, Judgment
+from annotation.models import Judgment
 from annotation.services.ordering import queue_order
 from config import text_limits
 
@@ -146,11 +146,14 @@ def judge_page(request, pk):
     campaign = get_campaign_for_judge(request.user, pk)
     # Same order as services.judge_queue (a test holds them together), with each
     # assignment's topic and status so the page can draw progress without asking again.
+    # Pairs whose document has no text yet are left out (services.judge_assignments) and
+    # counted, so the judge's done / total stays true and says how many wait.
     queue = list(
-        Assignment.objects.filter(pair__campaign=campaign, judge=request.user)
+        services.judge_assignments(campaign=campaign, judge=request.user)
         .order_by(*queue_order(campaign))
         .values_list("pk", "pair__topic_id", "status")
     )
+    waiting = services.waiting_for_text(campaign=campaign, judge=request.user)
     current = services.next_open_assignment(campaign=campaign, judge=request.user)
     scale = _scale(campaign)
     config = {
@@ -160,6 +163,7 @@ def judge_page(request, pk):
         "grades": [g for g in campaign.grades if g <= 9],
         "scale": [{key: item[key] for key in ("grade", "label", "tone")} for item in scale],
         "queue": queue,
+        "waiting": waiting,
         "start": current.pk if current else None,
         "default_skip_reason": DEFAULT_SKIP_REASON,
         # The stop rule has paused the campaign (services.stopping): open pairs are not shown.
@@ -170,6 +174,7 @@ def judge_page(request, pk):
         "scale": scale,
         "config": config,
         "queue_size": len(queue),
+        "waiting": waiting,
         "default_skip_reason": DEFAULT_SKIP_REASON,
         "paused": config["paused"],
         "skip_reason_chars": text_limits.SKIP_REASON,
@@ -213,6 +218,7 @@ def grade(request, pk, assignment):
         grade=value,
         seconds=_seconds(request),
         request_id=_request_id(request),
+        needs_text=True,
     )
     return JsonResponse(_state(judgment.assignment, judgment))
 

@@ -14,7 +14,7 @@ from evaluation import dashboards, services, tasks
 from evaluation.api.dashboard_serializers import NotFoundSerializer, scoring_body
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.models import Run
-from jobs.api import JobSerializer, accepted
+from jobs.api import JOB_STARTED, started
 from jobs.services import start_job
 
 MESSAGES = {
@@ -113,7 +113,7 @@ class PoolFairnessView(DashboardView):
     @extend_schema(
         summary="Run the leave-one-run-out test (a job); GET reads the result",
         request=FairnessParameters,
-        responses={202: JobSerializer},
+        responses=JOB_STARTED,
     )
     def post(self, request):
         scoring, depth = _read(request, request.data)
@@ -125,4 +125,4 @@ class PoolFairnessView(DashboardView):
             scoring=scoring.task_params(),
             depth=depth,
         )
-        return accepted(job, request)
+        return started(job, request)

@@ -27,7 +27,7 @@ from evaluation.api.common import (
 )
 from evaluation.api.dashboards import RUN_TOPICS_SCHEMA, run_topics_response
 from evaluation.models import QrelsVersion, Run, System
-from jobs.api import JobSerializer, accepted
+from jobs.api import JOB_STARTED, started
 from jobs.services import drop_staged, stage_upload, start_job
 
 # --- systems -------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ class RunViewSet(
 ):
     """Runs (ranked-list files) of systems. Leads and engineers read them; engineers upload
     and delete. An upload is imported by a background job: the answer is 202 with the job to
-    poll, whose result names the new run."""
+    poll (200 when it ran before the answer), whose result names the new run."""
 
     serializer_class = RunSerializer
     lookup_value_converter = "int"
@@ -267,7 +267,7 @@ class RunViewSet(
         summary="Upload a run file; a job imports it",
         request={"multipart/form-data": RunUploadSerializer},
         responses={
-            202: JobSerializer,
+            **JOB_STARTED,
             409: OpenApiResponse(
                 ConflictSerializer, description="The same file, or the same run name, exists."
             ),
@@ -310,7 +310,7 @@ class RunViewSet(
         except BaseException:
             drop_staged(staged)
             raise
-        return accepted(job, request)
+        return started(job, request)
 
     def perform_destroy(self, instance):
         with transaction.atomic():

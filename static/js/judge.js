@@ -43,6 +43,9 @@
   // The campaign's stop rule has paused it: open pairs show the paused card instead. Set by
   // the page, and by any saved grade's answer (the server reads a flag; nothing is computed).
   let paused = Boolean(config.paused);
+  // Below this width the page is one column: the document first, the grades in a bar fixed at
+  // the bottom (static/css/judge.css uses the same breakpoint), the topic's details folded.
+  const narrow = window.matchMedia("(max-width: 1023px)");
 
   // --- small helpers --------------------------------------------------------------------------
   // localStorage, or memory once localStorage fails (disabled, full): the outbox then still
@@ -414,14 +417,34 @@
       topic.classList.add("topic-new");
       toast(`Now judging topic ${topic.querySelector(".qid").textContent}: ${topic.querySelector(".query").textContent}`);
     }
+    foldTopic(topic, before);
     slots.topic.replaceChildren(topic);
     slots.document.replaceChildren(template.content.querySelector("[data-part=document]"));
     slots.document.removeAttribute("aria-busy");
     renderAll();
-    const top = document.querySelector(".judge-grid").getBoundingClientRect().top;
-    if (top < 0) window.scrollBy({ top: top - 12 });
+    toTop();
     prefetch();
   }
+
+  // The next pair starts at its top: scrolled back up to the topic and document if the judge
+  // had read down the last one (at laptop width the same; the side column is sticky).
+  function toTop() {
+    const top = document.querySelector(".judge-grid").getBoundingClientRect().top;
+    if (top < 0) window.scrollBy({ top: top - 12, behavior: "instant" });
+  }
+
+  // A topic's description and narrative: open at laptop width; on a phone folded, so the
+  // document comes first, and kept as the judge left them while the topic stays the same.
+  function foldTopic(topic, before) {
+    const more = topic.querySelector(".topic-more");
+    if (!more) return;
+    const previous = before && before.dataset.topic === topic.dataset.topic && before.querySelector(".topic-more");
+    more.open = previous ? previous.open : !narrow.matches;
+  }
+  narrow.addEventListener("change", () => {
+    for (const more of document.querySelectorAll(".topic-more")) more.open = !narrow.matches;
+  });
+
 
   // --- drawing the state ------------------------------------------------------------------------
   function saveStateOf(id) {
@@ -543,12 +566,15 @@
     const detail = slots.document.querySelector("[data-slot=finished-detail]");
     const firstOpen = slots.document.querySelector("[data-action=first-open]");
     if (!title) return;
+    const waiting = config.waiting
+      ? ` ${document.getElementById("waiting-note").textContent}`
+      : "";
     if (open) {
       title.textContent = `${open} pair${open === 1 ? "" : "s"} still open`;
-      detail.textContent = "You reached the end of your list, but some pairs have neither a grade nor a skip.";
+      detail.textContent = "You reached the end of your list, but some pairs have neither a grade nor a skip." + waiting;
     } else {
-      title.textContent = "You have been through every pair";
-      detail.textContent = `All ${queue.length} pairs assigned to you have a grade or a skip. You can still revise your own grades: go back with ←.`;
+      title.textContent = config.waiting ? "You have been through every pair you can grade now" : "You have been through every pair";
+      detail.textContent = `All ${queue.length} pairs ${config.waiting ? "you can grade" : "assigned to you"} have a grade or a skip. You can still revise your own grades: go back with ←.${waiting}`;
     }
     firstOpen.hidden = !open;
   }
@@ -799,6 +825,8 @@
 
   // --- start -----------------------------------------------------------------------------------
   function start() {
+    const inlineTopic = slots.topic.querySelector("[data-part=topic]");
+    if (inlineTopic) foldTopic(inlineTopic, null);
     const inline = slots.document.querySelector("[data-part=document][data-assignment]");
     if (inline) {
       const id = Number(inline.dataset.assignment);

@@ -187,7 +187,18 @@ def test_downloads_trec_binary_provenance_and_raw_judgments(world):
             )
         )
     )
-    assert rows[0] == ["qid", "docno", "judge", "grade", "skip_reason", "note", "seconds", "time"]
+    assert rows[0] == [
+        "qid",
+        "docno",
+        "judge",
+        "grade",
+        "skip_reason",
+        "note",
+        "seconds",
+        "time",
+        "judge_kind",
+        "imported_from",
+    ]
     assert len(rows) == 1 + 15  # five finished pairs × three judges
     assert client.get(url("campaign-download", campaign, "nothing")).status_code == 404
 

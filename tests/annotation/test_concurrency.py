@@ -21,6 +21,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     CampaignJudge,
+    Document,
     Judgment,
     JudgmentChange,
     Pair,
@@ -70,6 +71,8 @@ def campaign(django_user_model):
         pairs=[(q, f"d{i}") for q in ("1", "2", "3") for i in range(20)],
         source=PairSource.IMPORTED,
     )
+    # Judges' queues hold only pairs whose document has text.
+    Document.objects.filter(campaign=campaign).update(text="A passage.")
     return campaign, judges
 
 

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from annotation import services
 from annotation.assignment import interleave
-from annotation.models import Assignment, AssignmentStatus, Pair, PairSource, Topic
+from annotation.models import Assignment, AssignmentStatus, Document, Pair, PairSource, Topic
 
 # --- interleave (pure) ---------------------------------------------------------------------
 
@@ -73,7 +73,13 @@ def campaign(django_user_model):
         pairs=[("1", f"d{i:02}") for i in range(OPEN_PAIRS)],
         source=PairSource.POOLED,
     )
+    give_text(campaign)
     return campaign
+
+
+def give_text(campaign):
+    """Judges' queues hold only pairs whose document has text (pooling adds docnos bare)."""
+    Document.objects.filter(campaign=campaign).update(text="A passage.")
 
 
 def queue_docnos(campaign, judge) -> list[str]:
@@ -84,6 +90,7 @@ def queue_docnos(campaign, judge) -> list[str]:
 
 def add_gold(campaign):
     services.set_gold(campaign=campaign, entries=[("1", f"g{i}", i) for i in range(3)])
+    give_text(campaign)
 
 
 @pytestmark_db

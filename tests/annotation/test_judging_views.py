@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation import services
+from annotation import services, tasks
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -19,6 +19,7 @@ from annotation.models import (
     PairSource,
     Topic,
 )
+from annotation.services.common import MESSAGES
 from config import text_limits
 
 pytestmark = pytest.mark.django_db
@@ -59,6 +60,9 @@ def world(django_user_model):
         text="Passport fees: renewals cost $130. <script>alert('doc')</script>",
         url="https://example.org/fees",
     )
+    # Judges grade only documents with text (d9, added by a test, has none).
+    for docno in ("d2", "d3", "d4"):
+        Document.objects.filter(campaign=campaign, docno=docno).update(text=f"Passage {docno}.")
     return {
         "campaign": campaign,
         "judy": judy,
@@ -240,6 +244,7 @@ def test_an_assignment_of_another_campaign_is_404_even_for_its_own_judge(world):
     other = services.create_campaign(lead=world["lead"], name="Other", judges=[world["judy"]])
     Topic.objects.create(campaign=other, qid="9", query="q")
     services.add_pairs(campaign=other, pairs=[("9", "x")], source=PairSource.IMPORTED)
+    Document.objects.filter(campaign=other, docno="x").update(text="Some text.")
     elsewhere = services.judge_queue(campaign=other, judge=world["judy"])[0]
     client = client_for(world, "judy")
     assert client.get(url("judge-pair", world, elsewhere)).status_code == 404
@@ -522,12 +527,13 @@ def test_a_revised_grade_costs_sixteen_queries(world, django_assert_num_queries)
         client.post(url("judge-grade", world, assignment), data)
 
 
-def test_the_page_costs_six_queries(world, django_assert_num_queries):
+def test_the_page_costs_seven_queries(world, django_assert_num_queries):
     client = client_for(world, "judy")
     # 1 session, 2 user, 3 the campaign if the user judges it, 4 the queue (ids, topics,
-    # statuses), 5 the first open assignment with topic and document, 6 the user's roles for
-    # the navigation (accounts.context_processors).
-    with django_assert_num_queries(6):
+    # statuses), 5 how many of the judge's pairs wait for their document's text, 6 the first
+    # open assignment with topic and document, 7 the user's roles for the navigation
+    # (accounts.context_processors).
+    with django_assert_num_queries(7):
         client.get(url("judge", world))
 
 
@@ -566,3 +572,73 @@ def test_an_overlong_skip_reason_is_refused_not_cut(world):
     assert response.status_code == 400
     assert response.json() == {"error": "Keep this to 200 characters; it has 201."}
     assert not Judgment.objects.exists() and not JudgmentChange.objects.exists()
+
+
+# --- pairs whose document has no text yet --------------------------------------------------
+
+
+def add_textless_pair(world, docno="d9"):
+    """A pair of topic 102 whose document pooling added without title or text."""
+    services.add_pairs(campaign=world["campaign"], pairs=[("102", docno)], source=PairSource.POOLED)
+    return Assignment.objects.get(judge=world["judy"], pair__document__docno=docno)
+
+
+def test_a_pair_without_text_waits_outside_the_queue_until_a_documents_import_fills_it(world):
+    before = queue_of(world, "judy")
+    waiting = add_textless_pair(world)
+    titled = add_textless_pair(world, docno="d8")
+    Document.objects.filter(campaign=world["campaign"], docno="d8").update(title="A title only")
+
+    assert sorted(queue_of(world, "judy")) == sorted([*before, titled.pk]), "a title is enough"
+    assert services.waiting_for_text(campaign=world["campaign"], judge=world["judy"]) == 1
+    response = client_for(world, "judy").get(url("judge", world))
+    config = page_config(response)
+    assert waiting.pk not in [row[0] for row in config["queue"]]
+    assert config["waiting"] == 1
+    assert "1 more pair waits for its document&#x27;s text" in response.content.decode()
+
+    # The lead imports the documents file: the pair is in the queue, with nothing else done.
+    tasks.import_documents(
+        campaign=world["campaign"],
+        source=b'{"docno": "d9", "title": "Visa rules", "text": "Ninety days."}\n',
+        filename="docs.jsonl",
+    )
+    assert waiting.pk in queue_of(world, "judy")
+    assert services.waiting_for_text(campaign=world["campaign"], judge=world["judy"]) == 0
+    config = page_config(client_for(world, "judy").get(url("judge", world)))
+    assert waiting.pk in [row[0] for row in config["queue"]] and config["waiting"] == 0
+    response = client_for(world, "judy").post(url("judge-grade", world, waiting.pk), {"grade": 1})
+    assert response.status_code == 200
+
+
+def test_grading_a_pair_without_text_is_refused_and_stores_nothing(world):
+    waiting = add_textless_pair(world)
+
+    response = client_for(world, "judy").post(url("judge-grade", world, waiting.pk), {"grade": 2})
+
+    assert response.status_code == 400
+    assert response.json() == {"error": MESSAGES["document_lacks_text"].format(docno="d9")}
+    assert "has no text yet" in response.json()["error"]
+    assert not Judgment.objects.filter(assignment=waiting).exists()
+    assert not JudgmentChange.objects.filter(assignment=waiting).exists()
+    waiting.refresh_from_db()
+    assert waiting.status == AssignmentStatus.OPEN
+
+
+def test_a_judge_whose_every_pair_waits_for_text_is_told_so(world):
+    Document.objects.filter(campaign=world["campaign"]).update(title="", text="")
+
+    response = client_for(world, "judy").get(url("judge", world))
+
+    assert page_config(response)["queue"] == []
+    assert "No pairs for you yet" in response.content.decode()
+    assert "4 more pairs wait for their documents&#x27; text" in response.content.decode()
+
+
+def test_the_campaign_list_counts_a_judges_pairs_and_those_waiting_for_text(world):
+    add_textless_pair(world)
+
+    response = client_for(world, "judy").get(reverse("annotation:campaign-list"))
+
+    html = response.content.decode()
+    assert "0 of 4 pairs" in html and "1 more waits for its document&#x27;s text" in html

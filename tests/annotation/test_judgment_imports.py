@@ -4,10 +4,12 @@ idempotent, each grade with its provenance."""
 
 import gzip
 import hashlib
+import io
 import json
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
 
 from annotation.models import (
     Document,
@@ -242,3 +244,18 @@ def test_a_bad_line_anywhere_stores_nothing(setup):
     with pytest.raises(TrecFormatError):
         run(campaign, data)
     assert not ExternalGrade.objects.exists() and not ExternalJudge.objects.exists()
+
+
+def test_the_command_names_the_judge_option_a_qrels_file_needs(setup, tmp_path):
+    campaign, _, _ = setup
+    path = tmp_path / "assessor.qrels"
+    path.write_text("1 0 d0 2\n")
+
+    with pytest.raises(CommandError) as refused:
+        call_command("import_judgments", campaign.pk, str(path), stdout=io.StringIO())
+
+    assert "--judge NAME" in str(refused.value) and "assessor.qrels" in str(refused.value)
+    assert not ExternalGrade.objects.exists()
+    out = io.StringIO()
+    call_command("import_judgments", campaign.pk, str(path), "--judge", "a1", stdout=out)
+    assert ExternalGrade.objects.get().judge.label == "outside:a1"

@@ -250,6 +250,38 @@ def api(lead):
     return client
 
 
+@pytest.mark.django_db(transaction=True)
+def test_api_run_done_before_the_answer_is_200_with_the_finished_job(api, campaign, server):
+    # Committed as a server commits (transactional test): the inline backend (no worker,
+    # TASKS_BACKEND unset) runs the job when the run is stored, before the answer is made.
+    machine = new_machine(campaign, server)
+    url = f"/api/v1/campaigns/{campaign.pk}/machine-judges/{machine.pk}/run/"
+
+    done = api.post(url, {"scope": "pool"}, format="json")
+
+    assert done.status_code == 200, done.json()
+    body = done.json()
+    assert (body["status"], body["finished"], body["percent"]) == ("succeeded", True, 100)
+    assert body["result"]["summary"].startswith("4 pairs graded")
+    assert done["Location"].endswith(f"/api/v1/jobs/{body['id']}/")
+    assert MachineRun.objects.get().graded == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_run_handed_to_a_worker_is_202_with_the_queued_job(api, campaign, server, settings):
+    # A queue a worker drains (here one that never runs it): the answer says "queued".
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
+    machine = new_machine(campaign, server)
+    url = f"/api/v1/campaigns/{campaign.pk}/machine-judges/{machine.pk}/run/"
+
+    queued = api.post(url, {"scope": "pool"}, format="json")
+
+    assert queued.status_code == 202, queued.json()
+    assert (queued.json()["status"], queued.json()["finished"]) == ("queued", False)
+    assert api.get(queued["Location"]).json()["status"] == "queued"
+    assert not ExternalGrade.objects.exists() and len(server.requests) == 0
+
+
 def test_api_create_run_and_read_answers(api, campaign, server, django_capture_on_commit_callbacks):
     base = f"/api/v1/campaigns/{campaign.pk}/machine-judges/"
     secret = "sk-api-secret-123456"

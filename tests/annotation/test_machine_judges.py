@@ -3,13 +3,16 @@
 cancelling and resuming, the scopes, the key's sources, giving up on a dead endpoint."""
 
 import re
+import threading
+import time
+from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 
 from annotation import services
-from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
+from annotation.llm import DEFAULT_TEMPLATE, CompletionError, PromptTemplate
 from annotation.models import (
     Document,
     ExternalGrade,
@@ -295,13 +298,102 @@ def test_a_dead_endpoint_stops_the_run_early(campaign, server, monkeypatch):
     # The request in flight when the third failure came is recorded too, and said apart.
     assert re.fullmatch(
         r"Stopped after 3 failures in a row at the endpoint; the last: the endpoint refused "
-        r"the API key \(HTTP 401\)( \(1 more request\(s\) already in flight failed too\))?",
+        r"the API key \(HTTP 401\)(; 1 request\(s\) already in flight then were recorded too "
+        r"\(1 failed, 0 graded\))?",
         str(caught.value),
     )
     assert "sk-wrong" not in "".join(MachineAnswer.objects.values_list("reason", flat=True))
     prepared.refresh_from_db()
     assert prepared.seconds > 0  # a failed run's time is counted, not shown as 0.0
     assert len(server.requests) == 0  # refused before the body was read as a request
+
+
+class ScriptedClient:
+    """A chat client whose first ``failing`` requests fail at once (a server error) and whose
+    later ones answer "Grade: 2" after ``slow`` seconds, counting the requests made."""
+
+    def __init__(self, failing: int, slow: float = 0.0):
+        self.failing, self.slow = failing, slow
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def complete(self, messages, **parameters):
+        with self.lock:
+            self.calls += 1
+            number = self.calls
+        if number <= self.failing:
+            raise CompletionError("server_error", "the endpoint failed (HTTP 500)", status=500)
+        time.sleep(self.slow)
+        return SimpleNamespace(
+            text="Grade: 2",
+            model="m",
+            prompt_tokens=1,
+            completion_tokens=1,
+            seconds=self.slow,
+            attempts=1,
+        )
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def many_pairs(campaign):
+    """Forty more pairs with text: more than a run gives up after."""
+    for n in range(40):
+        Document.objects.create(campaign=campaign, docno=f"x{n}", text=f"Tides, part {n}.")
+    services.add_pairs(
+        campaign=campaign, pairs=[("1", f"x{n}") for n in range(40)], source=PairSource.IMPORTED
+    )
+    return campaign
+
+
+GAVE_UP = re.compile(
+    r"Stopped after 10 failures in a row at the endpoint; the last: the endpoint failed "
+    r"\(HTTP 500\)(; (\d+) request\(s\) already in flight then were recorded too "
+    r"\((\d+) failed, (\d+) graded\))?"
+)
+
+
+def test_a_run_gives_up_after_10_failures_in_a_row_and_counts_the_requests_in_flight_apart(
+    many_pairs, server
+):
+    # README "Machine judges": the run stops starting requests after 10 endpoint failures in
+    # a row; those already started are recorded and said apart, so the figures add up.
+    machine = machine_for(many_pairs, server, concurrency=4)
+    prepared = machine_runs.prepare_run(machine=machine, scope="pool")
+    client = ScriptedClient(failing=10_000)
+
+    with pytest.raises(machine_runs.GaveUp) as caught:
+        machine_runs.run_machine_judge(run=prepared, client=client)
+
+    said = GAVE_UP.fullmatch(str(caught.value))
+    assert said, str(caught.value)
+    late_failed = int(said.group(3) or 0)
+    assert int(said.group(4) or 0) == 0 and int(said.group(2) or 0) == late_failed
+    prepared.refresh_from_db()
+    assert prepared.failed == 10 + late_failed == client.calls  # every request recorded
+    assert late_failed <= 2 * 4 - 1  # the requests started before the tenth was recorded
+    assert prepared.finished_at is not None
+
+
+def test_answers_that_arrive_after_giving_up_are_kept_and_said_apart(many_pairs, server):
+    machine = machine_for(many_pairs, server, concurrency=4)
+    prepared = machine_runs.prepare_run(machine=machine, scope="pool")
+    # Ten quick failures, then slow answers: the tenth failure is recorded while later
+    # requests are still out; they answer, and their grades are kept.
+    client = ScriptedClient(failing=10, slow=1.0)
+
+    with pytest.raises(machine_runs.GaveUp) as caught:
+        machine_runs.run_machine_judge(run=prepared, client=client)
+
+    said = GAVE_UP.fullmatch(str(caught.value))
+    assert said and said.group(1), str(caught.value)
+    late, late_failed, late_graded = (int(said.group(n)) for n in (2, 3, 4))
+    prepared.refresh_from_db()
+    assert (late_failed, prepared.failed) == (0, 10)
+    assert late == late_graded == prepared.graded == client.calls - 10 >= 1
+    assert len(grades_of(machine)) == late_graded
 
 
 def test_the_key_can_come_from_the_environment(campaign, server, monkeypatch):

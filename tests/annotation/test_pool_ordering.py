@@ -7,7 +7,14 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation import services, tasks
-from annotation.models import Assignment, AssignmentStatus, Campaign, PoolOrdering, Topic
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    Document,
+    PoolOrdering,
+    Topic,
+)
 from annotation.services import ordering
 from annotation.strategies import plan_order
 from evaluation import services as evaluation
@@ -40,6 +47,8 @@ def make_campaign(django_user_model, strategy, *, overlap=2):
         evaluation.import_run(source=BAD, filename="bad", system="bad"),
     ]
     tasks.pool_stored_runs(campaign=campaign, runs=runs, depth=3)
+    # Judges' queues hold only pairs whose document has text (pooling adds docnos bare).
+    Document.objects.filter(campaign=campaign).update(text="A passage.")
     campaign.refresh_from_db()
     return campaign, judges
 

@@ -38,6 +38,11 @@ def make_campaign(people, *, overlap=2, topics=("1", "2"), judges=None):
     return campaign
 
 
+def give_text(campaign):
+    """Judges' queues hold only pairs whose document has text (pooling adds docnos bare)."""
+    Document.objects.filter(campaign=campaign).update(text="A passage.")
+
+
 def run_frame(rows):
     return pl.DataFrame(
         rows, schema={"qid": pl.String, "docno": pl.String, "score": pl.Float64}, orient="row"
@@ -165,6 +170,7 @@ def test_each_judge_works_through_whole_topics_in_their_own_order(people):
     services.add_pairs(
         campaign=campaign, pairs=[("1", f"d{i}") for i in range(30)], source=PairSource.IMPORTED
     )
+    give_text(campaign)
     queue = services.judge_queue(campaign=campaign, judge=Assignment.objects.first().judge)
     assert len(queue) == 30, "overlap 1 with one topic: one judge gets the whole topic"
     docnos = list(
@@ -210,6 +216,7 @@ def judged_setup(people):
     services.add_pairs(
         campaign=campaign, pairs=[("1", "d1"), ("1", "d2")], source=PairSource.IMPORTED
     )
+    give_text(campaign)
     return campaign, people[1][0]
 
 
@@ -283,6 +290,7 @@ def test_removing_a_judge_redistributes_open_work_and_keeps_their_grades(people)
         pairs=[(q, f"d{i}") for q in ("1", "2") for i in range(5)],
         source=PairSource.IMPORTED,
     )
+    give_text(campaign)
     leaving = Assignment.objects.values_list("judge", flat=True).first()
     leaving = type(people[0]).objects.get(pk=leaving)
     graded = services.next_open_assignment(campaign=campaign, judge=leaving)

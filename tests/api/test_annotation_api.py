@@ -536,6 +536,8 @@ def test_reassigning_needs_another_judge_of_the_campaign_and_a_known_topic(lead,
 
 
 def test_a_judge_lists_only_their_own_assignments_and_grades(judge, world):
+    # A judge's list leaves out pairs whose document has no text (the world's d2-d4).
+    Document.objects.filter(campaign=world.campaign).update(text="A passage.")
     listed = judge.get(ASSIGNMENTS_URL).json()
 
     mine = set(Assignment.objects.filter(judge=world.users["judge"]).values_list("pk", flat=True))
@@ -589,6 +591,7 @@ def test_grading_with_the_same_request_id_twice_counts_once(judge, world):
     assignment = Assignment.objects.filter(
         judge=world.users["judge"], status=AssignmentStatus.OPEN
     ).first()
+    Document.objects.filter(pk=assignment.pair.document_id).update(text="A passage.")
     request = {"grade": 3, "seconds": 4.5, "request_id": str(uuid.uuid4())}
 
     first = judge.post(assignment_url(assignment, "grade"), request, format="json")
@@ -603,6 +606,7 @@ def test_grading_with_the_same_request_id_twice_counts_once(judge, world):
 
 
 def test_a_grade_off_the_scale_and_bad_numbers_are_400(judge, world):
+    Document.objects.filter(pk=world.assignment.pair.document_id).update(text="A passage.")
     url = assignment_url(world.assignment, "grade")
 
     off_scale = judge.post(url, {"grade": 7}, format="json")
@@ -641,7 +645,7 @@ def test_undo_reopens_the_pair_and_the_history_keeps_every_change(judge, world):
 
     assert undone.status_code == 200
     assert (undone.json()["status"], undone.json()["judgment"]) == ("open", None)
-    history = judge.get(url + "history/").json()
+    history = judge.get(url + "history/").json()["results"]
     assert [(c["action"], c["old_grade"], c["new_grade"], c["note"]) for c in history] == [
         ("graded", None, 2, ""),
         ("noted", 2, 2, "Tricky."),
@@ -692,6 +696,8 @@ def test_listing_assignments_costs_the_same_few_queries_however_many_there_are(
         pairs=[(qid, f"x{i}") for qid in ("1", "2") for i in range(10)],
         source="imported",
     )
+    # A judge's list leaves out pairs whose document has no text (the world's d2-d4).
+    Document.objects.filter(campaign=world.campaign).update(text="A passage.")
     mine = Assignment.objects.filter(judge=world.users["judge"]).count()
     assert mine > 2, "the judge should hold some of the new pairs"
     # 1 session, 2 user, 3 the user's roles, 4 count, 5 the page with pairs, topics,
@@ -819,7 +825,12 @@ def test_publishing_over_the_api_409s_on_undecided_pairs_then_publishes(lead, wo
         ("", "", None, "")
     }
     raw = lead.get(f"{CAMPAIGNS_URL}{world.campaign.pk}/raw-judgments/").json()["results"]
-    assert sorted((r["judge"], r["grade"]) for r in raw) == [("ann", 2), ("bob", 0)]
+    # The world's imported machine grade too (machine.qrels), marked as such.
+    assert sorted((r["judge"], r["grade"], r["judge_kind"], r["imported_from"]) for r in raw) == [
+        ("ann", 2, "here", ""),
+        ("bob", 0, "here", ""),
+        ("machine:world-machine", 1, "machine", "machine.qrels"),
+    ]
 
 
 def test_provenance_over_the_api_names_the_lead_and_the_rule_in_force(lead, world):
@@ -865,3 +876,31 @@ def test_a_lead_chooses_and_changes_the_pool_ordering(lead):
     response = lead.patch(body["url"], {"pool_ordering": "discriminative"}, format="json")
     assert response.status_code == 200, response.content
     assert response.json()["pool_ordering"] == "discriminative"
+
+
+def test_a_judges_list_leaves_out_pairs_waiting_for_text_and_grading_one_is_refused(
+    judge, lead, world
+):
+    mine = list(
+        Assignment.objects.filter(judge=world.users["judge"]).select_related("pair__document")
+    )
+    waiting = [a for a in mine if not a.pair.document.has_text]
+    assert waiting, "the world's d2, d3 and d4 have no text"
+
+    listed = {a["id"] for a in judge.get(ASSIGNMENTS_URL).json()["results"]}
+    grade = judge.post(assignment_url(waiting[0], "grade"), {"grade": 1}, format="json")
+
+    assert listed == {a.pk for a in mine} - {a.pk for a in waiting}
+    assert lead.get(ASSIGNMENTS_URL).json()["count"] == 4, "a lead still lists every one"
+    assert grade.status_code == 400
+    docno = waiting[0].pair.document.docno
+    assert grade.json() == {"grade": [services.MESSAGES["document_lacks_text"].format(docno=docno)]}
+    changes = JudgmentChange.objects.filter(assignment=waiting[0], changed_by=world.users["judge"])
+    assert not changes.filter(new_grade=1).exists(), "nothing is stored"
+
+    # Once a documents import gives it text, it is listed and graded like any other.
+    Document.objects.filter(pk=waiting[0].pair.document_id).update(text="Now it has text.")
+    listed = {a["id"] for a in judge.get(ASSIGNMENTS_URL).json()["results"]}
+    assert waiting[0].pk in listed
+    regrade = judge.post(assignment_url(waiting[0], "grade"), {"grade": 1}, format="json")
+    assert regrade.status_code == 200 and regrade.json()["judgment"]["grade"] == 1

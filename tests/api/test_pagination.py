@@ -49,3 +49,41 @@ def test_a_bad_page_size_gives_the_default_and_a_huge_one_the_cap(asked, size):
     request = Request(APIRequestFactory().get("/", {"page_size": asked}))
 
     assert Pagination().get_page_size(request) == size == min(size, MAX_PAGE_SIZE)
+
+
+def test_every_list_of_the_api_is_paged_and_obeys_page_size(api, world):
+    """Every GET of the permission matrix an admin may read, asked with page_size=1: a list
+    is the paged shape ({count, next, previous, results}) with at most one item, and a list of
+    more has a next page that keeps page_size. No endpoint answers a bare JSON array."""
+    from django.db import transaction
+
+    from tests.api.test_permissions import BODIES, MATRIX, ROLES
+
+    admin = api(world.users["admin"])
+    paged, longer, bare = [], [], []
+    for method, path, body, statuses in MATRIX:
+        if method != "GET" or statuses[ROLES.index("admin")] != 200:
+            continue
+        url = "/api/v1/" + path.format(**world.ids)
+        with transaction.atomic():
+            query = dict(BODIES[body](world)[0]) if body else {}
+            response = admin.get(url, {**query, "page_size": 1})
+            transaction.set_rollback(True)
+        if response.status_code != 200 or not response["Content-Type"].startswith(
+            "application/json"
+        ):
+            continue
+        answer = response.json()
+        if isinstance(answer, list):
+            bare.append(path)
+        elif isinstance(answer, dict) and {"count", "results"} <= answer.keys():
+            paged.append(path)
+            assert len(answer["results"]) <= 1, f"{path} ignores page_size"
+            if answer["count"] > 1:
+                longer.append(path)
+                assert "page_size=1" in answer["next"], f"{path}'s next page drops page_size"
+    assert not bare, f"lists without paging: {bare}"
+    # The check saw the lists it is about (the two of issue 28 among them), some of them long.
+    provenance = "campaigns/{campaign}/publications/{publication}/provenance/"
+    assert {provenance, "campaigns/{campaign}/raw-judgments/"} <= set(paged), paged
+    assert len(paged) >= 20 and longer, (paged, longer)

@@ -315,3 +315,102 @@ def test_keys_typed_into_the_note_do_not_grade_and_the_note_is_saved_with_the_gr
     judgment = Judgment.objects.get(assignment_id=queue[0])
     assert (judgment.grade, judgment.note) == (3, "2019 price, 3 years old")
     assert not Judgment.objects.exclude(assignment_id=queue[0]).exists()
+
+
+# --- on a phone --------------------------------------------------------------------------------
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+LONG_TEXT = "\n\n".join(
+    f"Paragraph {n}: renewing an adult passport by mail costs $130; the card is $30 more."
+    for n in range(1, 31)
+)
+
+
+def no_sideways_scroll(page) -> None:
+    widths = page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert widths[0] <= widths[1], (
+        f"the page scrolls sideways at 390 px: {widths[0]} px wide in a {widths[1]} px window"
+    )
+
+
+def viewport_top_of(page, selector: str) -> float:
+    return page.evaluate(f"() => document.querySelector({selector!r}).getBoundingClientRect().top")
+
+
+def test_a_judge_grades_by_tapping_on_a_phone(browser, live_server, campaign):
+    campaign, judge = campaign
+    queue = services.judge_queue(campaign=campaign, judge=judge)
+    # The first document is long: the judge reads down it before tapping a grade.
+    first = Assignment.objects.get(pk=queue[0]).pair.document
+    Document.objects.filter(pk=first.pk).update(text=LONG_TEXT)
+    # A pair whose document has no text waits outside the queue, and the page says so.
+    services.add_pairs(campaign=campaign, pairs=[("1106007", "t3")], source=PairSource.POOLED)
+    assert services.judge_queue(campaign=campaign, judge=judge) == queue
+
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill("judy")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/judge/")
+    expect_showing(page, queue[0])
+    expect(page.locator("#overall-count")).to_have_text("0 / 8")
+    expect(page.locator("#waiting-note")).to_contain_text("1 more pair waits for its document")
+    no_sideways_scroll(page)
+
+    # The document comes first: its title and first lines are above the grades' bar, which is
+    # fixed at the bottom of the screen with tap targets a thumb can hit.
+    bar = page.locator(".scale-card").bounding_box()
+    actions = page.locator(".pair-actions").bounding_box()
+    assert bar["y"] + bar["height"] <= actions["y"] + 1 and actions["y"] + actions["height"] >= 843
+    text = page.locator(".doc-text").bounding_box()
+    assert text["y"] + 60 < bar["y"], f"the document starts at {text['y']} px, under the bar"
+    for button in page.locator(".grade").all():
+        box = button.bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44, f"a grade is too small to tap: {box}"
+        assert box["y"] >= bar["y"], "the grades are in the bar at the bottom"
+    # The topic's query is shown; its description is one tap away, and so are the guidelines.
+    expect(page.locator(".topic-card .query")).to_be_visible()
+    expect(page.get_by_text("The searcher wants the fee")).to_be_hidden()
+    page.locator(".topic-more summary").tap()
+    expect(page.get_by_text("The searcher wants the fee")).to_be_visible()
+    page.locator(".guidelines:not(.scale-help) summary").tap()
+    expect(page.locator(".guidelines-body")).to_contain_text("each passage on its own")
+
+    for step, grade in enumerate((2, 0, 3)):
+        # Read down to the end of the document, then tap a grade in the bar.
+        page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        if step == 0:
+            assert viewport_top_of(page, ".doc-card") < 0, "the long document was scrolled"
+        page.locator(f'.grade[data-grade="{grade}"]').tap()
+        expect_showing(page, queue[step + 1])
+        # The view is back at the top of the next document, not where the last one ended.
+        top = viewport_top_of(page, "#document-slot .doc-card")
+        assert 0 <= top < 844 / 2, f"the next document starts at {top} px in the window"
+        # Nothing looks chosen on the next pair, the tapped button included.
+        expect(page.locator('.grade[aria-pressed="true"]')).to_have_count(0)
+        tapped = page.locator(f'.grade[data-grade="{grade}"]')
+        expect(tapped).to_have_css("background-color", "rgb(255, 255, 255)")
+        assert not page.evaluate("() => document.activeElement.matches('.grade')")
+        no_sideways_scroll(page)
+
+    # Skip from the bar, with the dialog (it fits the screen).
+    page.locator(".pair-actions [data-action=skip]").tap()
+    expect(page.locator("#skip-dialog")).to_be_visible()
+    no_sideways_scroll(page)
+    page.locator("#skip-dialog").get_by_role("button", name="Skip pair").tap()
+    expect_showing(page, queue[4])
+    expect(page.locator("#overall-count")).to_have_text("4 / 8")
+    expect_all_saved(page)
+    assert dict(
+        Judgment.objects.filter(assignment_id__in=queue[:4]).values_list("assignment_id", "grade")
+    ) == {queue[0]: 2, queue[1]: 0, queue[2]: 3, queue[3]: None}
+
+    # The site's links are behind "Menu" at this width, and the header fits.
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.locator(".site-menu summary").tap()
+    expect(page.locator(".site-menu").get_by_role("link", name="Qrels")).to_be_visible()
+    no_sideways_scroll(page)
+    context.close()

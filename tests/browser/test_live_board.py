@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import Assignment, Campaign, PoolOrdering
+from annotation.models import Assignment, Campaign, Document, PoolOrdering
 from annotation.views import live as live_views
 from evaluation import services as evaluation_services
 from tests.annotation.live_data import GOOD, WEAK, person, truth
@@ -72,6 +72,9 @@ def start_bandit_campaign(lead, live_server, runs) -> Campaign:
     campaign = Campaign.objects.get(name="Live 2026")
     assert campaign.pool_ordering == PoolOrdering.BANDIT
     assert campaign.pairs.count() == 18 and Assignment.objects.count() == 18
+    # The pooled documents' text, as the lead's documents import would give it: judges'
+    # queues hold only pairs whose document has text.
+    Document.objects.filter(campaign=campaign).update(text="A passage.")
     return campaign
 
 

@@ -113,3 +113,21 @@ def test_the_api_lists_whether_a_job_can_be_retried(engineer, start_import):
     job = make_stalled(start_import(run=False))
     body = api_for(engineer).get(reverse("api:job-detail", args=[job.pk])).json()
     assert (body["can_retry"], body["attempt"]) == (True, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_api_retry_run_before_the_answer_is_200_with_the_finished_job(
+    engineer, start_import, media_root, settings
+):
+    # Committed as on a server: the first attempt is queued (a queue nobody drains, or the
+    # import would run at once) and its worker dies; the retry runs inline before answering.
+    inline = settings.TASKS
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
+    job = make_stalled(start_import(run=False))
+    settings.TASKS = inline
+
+    response = api_for(engineer).post(reverse("api:job-retry", args=[job.pk]))
+
+    assert response.status_code == 200, response.content
+    assert (response.json()["status"], response.json()["attempt"]) == ("succeeded", 2)
+    assert response["Location"].endswith(reverse("api:job-detail", args=[job.pk]))

@@ -1,6 +1,7 @@
 """The front door against live servers (issue 19): gunicorn with DEBUG=0, started as the
 Dockerfile starts it (tests/live/servers.py), and ``manage.py runserver`` with DEBUG=1, as
-``make run`` starts it, each on a loopback port of its own, on this test's database.
+``make run DEBUG=1`` starts it for development (test_make_run_live.py starts ``make run``
+itself), each on a loopback port of its own, on this test's database.
 
 1. The hostile requests of the issue's table, sent raw (a Host not allowed, multipart without a
    boundary, JSON nested 5,000 deep, too many fields, a body over the limit, no CSRF token,

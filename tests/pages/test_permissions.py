@@ -23,6 +23,7 @@ import pytest
 from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
+from annotation.models import Document
 from tests.api.conftest import DOCUMENTS, TOPICS, upload
 from tests.api.test_permissions import ROLES
 
@@ -285,6 +286,10 @@ def test_page_permission_matrix(
     """One subtest per role, each in a transaction rolled back afterwards, so every role
     meets the same world."""
     url = "/" + path.format(**ids)
+    if body == "grade":
+        # The judging page grades only pairs whose document has text; the world's d2-d4 have
+        # none (the lead's pages show them as lacking it).
+        Document.objects.filter(pk=world.assignment.pair.document_id).update(text="A passage.")
     for role, expected in zip(ROLES, statuses, strict=True):
         with subtests.test(msg=f"as {role}"), transaction.atomic():
             client.logout()

@@ -68,6 +68,13 @@ class Command(BaseCommand):
                 add_missing_pairs=options["add_missing_pairs"],
                 max_bytes=None,
             )
-        except (TrecFormatError, ValidationError) as error:
+        except ValidationError as error:
+            if any(e.code == "qrels_needs_judge" for e in getattr(error, "error_list", ())):
+                raise CommandError(
+                    f"nothing imported: {file.name} is a TREC qrels file, which holds one judge's "
+                    "grades: name the judge with --judge NAME (e.g. --judge assessor-1)"
+                ) from None
+            raise CommandError(f"nothing imported:\n{describe(error)}") from None
+        except TrecFormatError as error:
             raise CommandError(f"nothing imported:\n{describe(error)}") from None
         self.stdout.write(f"{campaign.name}: {file.name}: {result.summary()}")
