@@ -39,8 +39,10 @@ test: setup chromium
 	@$(PY) -m ruff format --check .
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
+## Debian's Chromium and axe-core (npm) for the browser tests.
 chromium:
 	@scripts/ensure-chromium
+	@scripts/ensure-axe
 
 lint:
 	@$(PY) -m ruff check . && $(PY) -m ruff format --check .
