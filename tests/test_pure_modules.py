@@ -42,6 +42,8 @@ PURE_MODULES = [
     "config.outbound",
     "config.nesting",
     "accounts.addresses",
+    "evaluation.collection",
+    "evaluation.collection.rankers",
 ]
 
 PROBE = """

@@ -1,0 +1,187 @@
+"""Sections split into passages of MIN_WORDS to MAX_WORDS words, on the documents' own
+boundaries.
+
+Rules, in order (a page at a time, its sections in document order):
+
+1. A section of MIN_WORDS to MAX_WORDS words is one passage.
+2. A longer one is split between its blocks (paragraphs, list items, code blocks) into parts
+   of at most MAX_WORDS words, each part as close to an even share as the blocks allow; a block
+   longer than half of MAX_WORDS is first cut between its lines (a code block) or words.
+   Parts after the first are numbered (``~2``, ``~3``, ...) in their docno.
+3. A shorter one is joined to the passage before it on the same page when that stays within
+   MAX_WORDS, else it starts a passage that the following sections join (their headings kept
+   as a line of text) until it reaches MIN_WORDS. Sections without text (a heading above
+   subsections) join nothing. What is still short at the end of a page is dropped.
+
+A passage's title is "page title — section heading" of the section it starts with, its URL
+that section's public address; it records every section whose text it holds (``sections``),
+which is how topics find their answers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .html import Section
+
+__all__ = ["MAX_WORDS", "MIN_WORDS", "Passage", "split_passages"]
+
+MIN_WORDS = 100
+MAX_WORDS = 400
+_MAX_BLOCK = MAX_WORDS // 2
+
+
+@dataclass(frozen=True)
+class Passage:
+    docno: str
+    title: str
+    url: str
+    text: str
+    sections: tuple[tuple[str, str], ...]  # (page, anchor) of every section it holds
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+@dataclass
+class _Draft:
+    first: Section  # the section it starts with: its title, URL and docno
+    part: int
+    blocks: list[tuple[tuple[str, str], str]]  # (the section it comes from, its text)
+    words: int
+    joinable: bool  # a whole section (or sections) within MAX_WORDS: a short one may join
+
+    def add(self, section: Section) -> None:
+        key = (section.page, section.anchor)
+        if section.heading:
+            self.blocks.append((key, section.heading))
+        self.blocks += [(key, block) for block in section.blocks]
+        self.words += section.words + len(section.heading.split())
+
+    @property
+    def sections(self) -> tuple[tuple[str, str], ...]:
+        return tuple(dict.fromkeys(key for key, _ in self.blocks))
+
+
+def _start(section: Section) -> _Draft:
+    key = (section.page, section.anchor)
+    return _Draft(section, 1, [(key, b) for b in section.blocks], section.words, True)
+
+
+def split_passages(
+    sections: Iterable[Section],
+    *,
+    docno: Callable[[Section, int], str],
+    url: Callable[[Section], str],
+    page_title: Callable[[Section], str],
+) -> list[Passage]:
+    """Passages of ``sections`` (grouped by page, in document order). ``docno(section, part)``
+    names the passage starting with ``section`` (part 1, 2, ... for a split one), ``url`` gives
+    a section's public address and ``page_title`` its page's title."""
+    drafts: list[_Draft] = []
+    page = None
+    pending: _Draft | None = None  # a short start waiting for MIN_WORDS
+    last: _Draft | None = None  # the page's last passage
+    for section in sections:
+        if section.page != page:
+            page, pending, last = section.page, None, None
+        words = section.words
+        if not words:
+            continue
+        if pending is not None:
+            pending.add(section)
+            if pending.words >= MIN_WORDS:
+                last = pending
+                drafts += _split(pending)
+                pending = None
+            continue
+        if words < MIN_WORDS:
+            extra = words + len(section.heading.split())
+            if last is not None and last.joinable and last.words + extra <= MAX_WORDS:
+                last.add(section)
+            else:
+                pending = _start(section)
+            continue
+        last = _start(section)
+        drafts += _split(last)
+    passages = []
+    for draft in drafts:
+        title = page_title(draft.first)
+        heading = draft.first.heading or title
+        passages.append(
+            Passage(
+                docno(draft.first, draft.part),
+                heading if heading == title else f"{title} — {heading}",
+                url(draft.first),
+                "\n\n".join(text for _, text in draft.blocks),
+                draft.sections,
+            )
+        )
+    return passages
+
+
+def _split(draft: _Draft) -> list[_Draft]:
+    """The draft itself when within MAX_WORDS, else its parts (no longer joinable)."""
+    if draft.words <= MAX_WORDS:
+        return [draft]
+    draft.joinable = False
+    parts = _parts(draft.blocks)
+    return [
+        _Draft(draft.first, number, blocks, sum(_size(b) for b in blocks), False)
+        for number, blocks in enumerate(parts, start=1)
+    ]
+
+
+def _size(block: tuple[tuple[str, str], str]) -> int:
+    return len(block[1].split())
+
+
+def _parts(blocks: list) -> list[list]:
+    """``blocks`` (more than MAX_WORDS words in all) in parts of at most MAX_WORDS words each,
+    near an even share; see the module's rule 2."""
+    pieces = [(key, piece) for key, block in blocks for piece in _cut(block)]
+    total = sum(_size(piece) for piece in pieces)
+    share = total / math.ceil(total / MAX_WORDS)
+    parts: list[list] = [[]]
+    words = 0
+    for piece in pieces:
+        size = _size(piece)
+        if parts[-1] and (words + size > MAX_WORDS or words >= share):
+            parts.append([])
+            words = 0
+        parts[-1].append(piece)
+        words += size
+    before, tail = (parts[-2], parts[-1]) if len(parts) > 1 else ([], [])
+    # A short tail takes whole pieces from the part before while that part keeps MIN_WORDS.
+    while len(before) > 1 and sum(_size(p) for p in tail) < MIN_WORDS:
+        moved = _size(before[-1])
+        if sum(_size(p) for p in before) - moved < MIN_WORDS:
+            break
+        tail.insert(0, before.pop())
+    return parts
+
+
+def _cut(block: str) -> list[str]:
+    """A block of more than _MAX_BLOCK words in pieces of at most _MAX_BLOCK words, between
+    lines when it has them (code), else between words."""
+    if len(block.split()) <= _MAX_BLOCK:
+        return [block]
+    units = block.split("\n") if "\n" in block else block.split()
+    glue = "\n" if "\n" in block else " "
+    pieces, current, words = [], [], 0
+    for unit in units:
+        size = len(unit.split())
+        if current and words + size > _MAX_BLOCK:
+            pieces.append(glue.join(current))
+            current, words = [], 0
+        if size > _MAX_BLOCK:  # one enormous line
+            pieces += _cut(" ".join(unit.split()))
+            continue
+        current.append(unit)
+        words += size
+    if current:
+        pieces.append(glue.join(current))
+    return pieces
