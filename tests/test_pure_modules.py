@@ -44,6 +44,7 @@ PURE_MODULES = [
     "accounts.addresses",
     "evaluation.collection",
     "evaluation.collection.rankers",
+    "evaluation.collection.files",
 ]
 
 PROBE = """
