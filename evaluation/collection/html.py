@@ -9,7 +9,7 @@ Two page shapes are read (both Sphinx; their themes differ):
 
 Text outside a section (the header, navigation bars, sidebars, footers) is never read; inside
 one, navigation is dropped too: ``<nav>``, the local table of contents (``contents``), toctree
-lists, scripts and the heading's permalink sign. Code blocks (``<pre>``) keep their lines.
+lists, scripts, the heading's permalink sign and "[source]" links. Code blocks (``<pre>``) keep their lines.
 """
 
 from __future__ import annotations
@@ -43,7 +43,11 @@ _VOID = {
     "wbr",
 }
 _DROPPED_TAGS = {"nav", "script", "style", "template"}
-_DROPPED_CLASSES = {"headerlink", "contents", "toctree-wrapper", "sphinxsidebar", "related"}
+# The heading's permalink sign, local tables of contents, toctrees, sidebars, navigation bars,
+# and the "[source]" link to a function's code (Django's viewcode).
+_DROPPED_CLASSES = {
+    "headerlink", "contents", "toctree-wrapper", "sphinxsidebar", "related", "viewcode-link",
+}  # fmt: skip
 _SPACE = re.compile(r"\s+")
 
 

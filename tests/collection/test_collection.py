@@ -51,6 +51,7 @@ DJANGO_SHAPE = """<html><body><div id="hd"><h1><a href="index.html">Django docs<
 <p>Read <a class="reference internal" href="../intro/tutorial01.html"><span class="doc">the tutorial</span></a>.</p>
 <div class="highlight-default notranslate"><div class="highlight"><pre>$ django-admin startproject mysite
 </pre></div></div>
+<dl class="py class"><dt id="django.demo.Start">class Start<a class="reference internal" href="../_modules/demo.html#Start"><span class="viewcode-link"><span class="pre">[source]</span></span></a></dt></dl>
 </div>
 </div>
 </div>
@@ -91,8 +92,12 @@ def test_reader_reads_djangos_shape_with_public_anchors():
         ("faq-demo", "FAQ: Demo", 1),
         ("how-do-i-start", "How do I start?", 2),
     ]
-    assert sections[1].blocks == ["Read the tutorial.", "$ django-admin startproject mysite"]
-    assert sections[1].links == [("intro/tutorial01", "")]
+    assert sections[1].blocks == [
+        "Read the tutorial.",
+        "$ django-admin startproject mysite",
+        "class Start",  # without its "[source]" link
+    ]
+    assert ("intro/tutorial01", "") in sections[1].links
     assert "Sidebar" not in " ".join(sections[1].blocks)
 
 
