@@ -24,6 +24,7 @@ __all__ = [
     "Collection",
     "Passage",
     "Section",
+    "SourceMissing",
     "Topic",
     "build_collection",
     "missing_packages_message",

@@ -5,8 +5,9 @@ Rules, in order (a page at a time, its sections in document order):
 
 1. A section of MIN_WORDS to MAX_WORDS words is one passage.
 2. A longer one is split between its blocks (paragraphs, list items, code blocks) into parts
-   of at most MAX_WORDS words, each part as close to an even share as the blocks allow; a block
-   longer than half of MAX_WORDS is first cut between its lines (a code block) or words.
+   of at most MAX_WORDS words, each part as close to an even share as the blocks allow (a last
+   part under MIN_WORDS takes whole blocks from the one before, or joins it); a block longer
+   than half of MAX_WORDS is first cut between its lines (a code block) or words.
    Parts after the first are numbered (``~2``, ``~3``, ...) in their docno.
 3. A shorter one is joined to the passage before it on the same page when that stays within
    MAX_WORDS, else it starts a passage that the following sections join (their headings kept
@@ -161,6 +162,10 @@ def _parts(blocks: list) -> list[list]:
         if sum(_size(p) for p in before) - moved < MIN_WORDS:
             break
         tail.insert(0, before.pop())
+    # Still short (its part before holds few, large pieces): one part, when that fits.
+    short = before and sum(_size(p) for p in tail) < MIN_WORDS
+    if short and sum(_size(p) for p in before + tail) <= MAX_WORDS:
+        parts[-2:] = [before + tail]
     return parts
 
 

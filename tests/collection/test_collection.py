@@ -4,6 +4,8 @@ answers, the fallback and the rankers. Pure: no database."""
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaluation import trec
 from evaluation.collection import (
@@ -199,6 +201,31 @@ def test_splitter_cuts_a_paragraph_longer_than_the_maximum():
 
     assert all(MIN_WORDS <= p.words <= MAX_WORDS for p in passages)
     assert sum(p.words for p in passages) == 1000
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1500), st.integers(1, 450), st.sampled_from("pq")),
+        max_size=12,
+    )
+)
+def test_splitter_never_leaves_the_bounds_and_loses_only_a_pages_short_end(shapes):
+    sections = [
+        _section(f"s{i}x", words, page=page, paragraph=paragraph)
+        for i, (words, paragraph, page) in enumerate(sorted(shapes, key=lambda s: s[2]))
+    ]
+    passages = _split(sections)
+
+    assert all(MIN_WORDS <= p.words <= MAX_WORDS for p in passages), [p.words for p in passages]
+    held = {key for p in passages for key in p.sections}
+    for page in "pq":
+        on_page = [s for s in sections if s.page == page and s.words]
+        kept = [s for s in on_page if (s.page, s.anchor) in held]
+        # What is left out is a run of short sections at the page's end, under MIN_WORDS.
+        left = on_page[len(kept) :]
+        assert on_page[: len(kept)] == kept
+        assert sum(s.words + 1 for s in left) < MIN_WORDS + len(left)
 
 
 # --- the installed documentation ---------------------------------------------------------------
