@@ -310,6 +310,12 @@ def test_fallback_splits_pydoc_topics_within_bounds(fallback):
     assert all(3 in t.answers.values() for t in fallback.topics)
 
 
+def test_the_same_source_gives_the_same_collection(fallback):
+    again = build_collection("fallback")
+    assert again.passages == fallback.passages
+    assert again.topics == fallback.topics
+
+
 def test_auto_falls_back_and_names_the_packages_when_none_is_installed(tmp_path):
     built = build_collection("auto", doc_root=tmp_path)
 
