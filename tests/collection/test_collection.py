@@ -2,6 +2,7 @@
 answers, the fallback and the rankers. Pure: no database."""
 
 import re
+import shutil
 
 import pytest
 from hypothesis import given, settings
@@ -339,6 +340,15 @@ def test_sample_of_installed_pages(sample_doc_root):
     }
     assert any(t.query == "Why are default values shared between objects?" for t in built.topics)
     assert any(t.qid.startswith("dj-faq-") for t in built.topics)
+
+
+def test_auto_reads_what_is_installed_and_names_what_is_not(sample_doc_root):
+    shutil.rmtree(sample_doc_root / "python-django-doc")
+    built = build_collection("auto", doc_root=sample_doc_root)
+
+    assert len(built.sources) == 1 and built.sources[0].startswith("Python 3.")
+    assert built.notes == ["python-django-doc is not installed: its part is left out."]
+    assert all(p.docno.startswith("py:") for p in built.passages)
 
 
 # --- the rankers -------------------------------------------------------------------------------
