@@ -12,7 +12,10 @@ Rules, in order (a page at a time, its sections in document order):
 3. A shorter one is joined to the passage before it on the same page when that stays within
    MAX_WORDS, else it starts a passage that the following sections join (their headings kept
    as a line of text) until it reaches MIN_WORDS. Sections without text (a heading above
-   subsections) join nothing. What is still short at the end of a page is dropped.
+   subsections) join nothing.
+4. What is still short at the end of a page takes whole sections from the end of the passage
+   before it (a passage of joined sections), when both then keep MIN_WORDS to MAX_WORDS;
+   otherwise it is dropped.
 
 A passage's title is "page title — section heading" of the section it starts with, its URL
 that section's public address; it records every section whose text it holds (``sections``),
@@ -86,9 +89,16 @@ def split_passages(
     page = None
     pending: _Draft | None = None  # a short start waiting for MIN_WORDS
     last: _Draft | None = None  # the page's last passage
-    for section in sections:
-        if section.page != page:
-            page, pending, last = section.page, None, None
+    by_key: dict[tuple[str, str], Section] = {}
+    for section in [*sections, None]:
+        if section is None or section.page != page:
+            rescued = pending and _rescue(last, pending, by_key)
+            if rescued:
+                drafts.append(rescued)
+            if section is None:
+                break
+            page, pending, last, by_key = section.page, None, None, {}
+        by_key[(section.page, section.anchor)] = section
         words = section.words
         if not words:
             continue
@@ -122,6 +132,38 @@ def split_passages(
             )
         )
     return passages
+
+
+def _rescue(last: _Draft | None, pending: _Draft, by_key: dict) -> _Draft | None:
+    """A page's short end with whole sections taken from the end of ``last`` (rule 4), or
+    None. ``last`` loses them."""
+    if last is None or not last.joinable:
+        return None
+    keys = list(last.sections)
+    sizes = {key: sum(_size(b) for b in last.blocks if b[0] == key) for key in keys}
+    moved: list[tuple[str, str]] = []
+    kept, gained = last.words, pending.words
+    while gained < MIN_WORDS and len(moved) < len(keys) - 1:
+        key = keys[-1 - len(moved)]
+        moved.insert(0, key)
+        kept -= sizes[key]
+        gained += sizes[key]
+    first = by_key[moved[0]] if moved else None
+    if first is None or kept < MIN_WORDS:
+        return None
+    # The first moved section's heading becomes the title; the short end's becomes a line.
+    start = pending.first
+    words = gained - len(first.heading.split()) + len(start.heading.split())
+    if not MIN_WORDS <= words <= MAX_WORDS:
+        return None
+    blocks = [b for b in last.blocks if b[0] in moved]
+    if first.heading:
+        blocks = blocks[1:]
+    if start.heading:
+        blocks.append(((start.page, start.anchor), start.heading))
+    last.blocks = [b for b in last.blocks if b[0] not in moved]
+    last.words = kept
+    return _Draft(first, 1, blocks + pending.blocks, words, False)
 
 
 def _split(draft: _Draft) -> list[_Draft]:

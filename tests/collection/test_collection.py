@@ -187,6 +187,19 @@ def test_splitter_joins_a_short_section_to_the_passage_before_when_it_fits():
     assert passages[0].words == 200 + 1 + 60
 
 
+def test_splitter_gives_a_pages_short_end_whole_sections_from_the_passage_before():
+    sections = [_section("a", 50), _section("b", 250), _section("c", 90), _section("d", 40)]
+    passages = _split(sections)
+
+    # a waits for b (301 words); c joins them (392); d (40) does not fit, so it takes c.
+    assert [(p.docno, p.sections, p.words) for p in passages] == [
+        ("p#a", (("p", "a"), ("p", "b")), 50 + 1 + 250),
+        ("p#c", (("p", "c"), ("p", "d")), 90 + 1 + 40),
+    ]
+    assert passages[1].title == "Page — C"
+    assert passages[1].text.split("\n\n")[-2] == "D"  # d's heading, kept as a line
+
+
 def test_splitter_splits_a_long_section_on_paragraphs_into_near_even_parts():
     passages = _split([_section("long", 1000, paragraph=40)])
 
