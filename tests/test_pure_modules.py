@@ -42,6 +42,9 @@ PURE_MODULES = [
     "config.outbound",
     "config.nesting",
     "accounts.addresses",
+    "evaluation.collection",
+    "evaluation.collection.rankers",
+    "evaluation.collection.files",
 ]
 
 PROBE = """

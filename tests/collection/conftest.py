@@ -1,0 +1,55 @@
+"""Small real samples of the installed documentation: a doc root in a temporary folder whose
+pages are links to a few installed pages (nothing is copied, into the repository or anywhere).
+Tests that need them skip, saying what to install, where the packages are missing."""
+
+from pathlib import Path
+
+import pytest
+
+from evaluation.collection import sources
+
+PYTHON_PAGES = ("faq/programming.html", "faq/design.html", "tutorial/controlflow.html")
+DJANGO_PAGES = ("index.html", "faq/general.html", "faq/models.html", "topics/db/queries.html")
+
+
+def installed_python() -> sources.DocSource | None:
+    return sources.python_docs()
+
+
+def installed_django() -> sources.DocSource | None:
+    return sources.django_docs()
+
+
+def need_python() -> sources.DocSource:
+    doc = installed_python()
+    if doc is None:
+        pytest.skip(
+            f"{sources.PYTHON_PACKAGE} is not installed (apt-get install {sources.PYTHON_PACKAGE})"
+        )
+    return doc
+
+
+def need_django() -> sources.DocSource:
+    doc = installed_django()
+    if doc is None:
+        pytest.skip(
+            f"{sources.DJANGO_PACKAGE} is not installed (apt-get install {sources.DJANGO_PACKAGE})"
+        )
+    return doc
+
+
+def _link(root: Path, target_root: Path, pages) -> None:
+    for page in pages:
+        link = root / page
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target_root / page)
+
+
+@pytest.fixture
+def sample_doc_root(tmp_path) -> Path:
+    """/usr/share/doc in small: a few pages of each installed package."""
+    python, django = need_python(), need_django()
+    root = tmp_path / "doc"
+    _link(root / python.root.parent.name / "html", python.root, PYTHON_PAGES)
+    _link(root / "python-django-doc" / "html", django.root, DJANGO_PAGES)
+    return root
