@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -540,10 +541,12 @@ def publish_job(
     name: str = "",
     description: str = "",
     leave_out_undecided: bool = False,
+    identical_to: int | None = None,
 ) -> None:
     """services.adjudication.publish for a campaign of more pairs than a request may write
     (SYNC_WRITE_ROWS): its qrels version and every grade's provenance. Undecided pairs that
-    block it fail the job with the reason, as the page and the API would refuse it."""
+    block it fail the job with the reason, as the page and the API would refuse it; grades
+    equal to the newest version fail it with a link to confirm the copy on the publish page."""
     with running(job_id) as progress:
         campaign = _campaign(campaign_id)
         _announce(progress, campaign)
@@ -554,9 +557,23 @@ def publish_job(
                 name=name,
                 description=description,
                 leave_out_undecided=leave_out_undecided,
+                identical_to=identical_to,
             )
         except adjudication.PublishBlocked as blocked:
             raise JobFailed(str(blocked)) from None
+        except adjudication.IdenticalGrades as same:
+            query = urlencode(
+                {"identical_to": same.latest.pk, "name": same.latest.name}
+                | ({"description": description} if description else {})
+                | ({"leave_out": "on"} if leave_out_undecided else {})
+            )
+            raise JobFailed(
+                same.message,
+                result={
+                    "url": f"{reverse('annotation:publish', args=[campaign.pk])}?{query}",
+                    "label": "Publish the identical copy anyway…",
+                },
+            ) from None
         except ValidationError as error:
             raise _failure(error) from None
         qrels = publication.qrels

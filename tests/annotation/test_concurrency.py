@@ -287,3 +287,42 @@ def test_judges_grading_pairs_of_one_topic_at_once_leave_its_counts_right(django
     assert stored["graded"] == THREADS and stored["judged"] == THREADS
     count_topics(campaign=campaign)
     assert TopicTally.objects.values(*TOPIC_FIELDS).get(campaign=campaign) == stored
+
+
+@pytest.fixture
+def graded(campaign):
+    """Every pair of the race campaign graded 1 by both of its judges (unanimous)."""
+    campaign, judges = campaign
+    for judge in judges[:2]:
+        services.add_judge(campaign=campaign, judge=judge)
+    for a in Assignment.objects.filter(pair__campaign=campaign).select_related("judge"):
+        services.record_judgment(assignment_id=a.pk, judge=a.judge, grade=1)
+    return campaign
+
+
+def test_identical_publications_at_once_make_one_version(graded):
+    from annotation.models import Publication
+    from annotation.services import adjudication
+
+    outcomes = race(lambda i: adjudication.publish(campaign=graded, user=graded.lead))
+    published = [o for o in outcomes if isinstance(o, Publication)]
+    refused = [o for o in outcomes if isinstance(o, adjudication.IdenticalGrades)]
+    assert len(published) == 1 and len(refused) == THREADS - 1, outcomes
+    assert {r.latest.pk for r in refused} == {published[0].qrels_id}
+    assert Publication.objects.filter(campaign=graded).count() == 1
+
+
+def test_confirmed_copies_at_once_make_one_copy(graded):
+    from annotation.models import Publication
+    from annotation.services import adjudication
+
+    first = adjudication.publish(campaign=graded, user=graded.lead).qrels
+    outcomes = race(
+        lambda i: adjudication.publish(campaign=graded, user=graded.lead, identical_to=first.pk)
+    )
+    published = [o for o in outcomes if isinstance(o, Publication)]
+    refused = [o for o in outcomes if isinstance(o, adjudication.IdenticalGrades)]
+    assert len(published) == 1 and len(refused) == THREADS - 1, outcomes
+    assert published[0].qrels.version == 2
+    assert {r.latest.pk for r in refused} == {published[0].qrels_id}
+    assert Publication.objects.filter(campaign=graded).count() == 2
