@@ -40,9 +40,10 @@ from annotation.models import (
 from annotation.services import adjudication, audits, live, ordering
 from annotation.services import agreement as agreement_service
 from annotation.services import imports as judgment_imports
+from annotation.services.common import topics_check
 from evaluation.models import Run
 from evaluation.services import load_run_frame
-from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
+from evaluation.trec import TrecFormatError
 from jobs.limits import sync_write_limit
 from jobs.models import Job
 from jobs.services import JobFailed, Progress, drop_staged, running, stage_upload, start_job
@@ -219,22 +220,14 @@ def import_pairs(
     progress: Progress | None = None,
 ) -> services.PoolChange:
     """Add the file's (qid, docno) pairs to the pool and assign them. Every qid must be a
-    topic of the campaign (reported with its lines); docnos without a document get a
+    topic of the campaign (reported with its lines, among the file's other problems); docnos without a document get a
     placeholder to fill by a documents import. A bad file stores nothing; a good one is
     stored SYNC_WRITE_ROWS pairs per transaction (services.add_pairs_in_batches), so that a
     large file does not keep every other writer waiting."""
     _step(progress, f"Reading {filename}", done=0, total=3)
-    records = formats.read_pairs(source, name=filename, max_bytes=max_bytes)
-    qids = set(campaign.topics.values_list("qid", flat=True))
-    unknown = [
-        LineError(
-            filename, r.line, services.MESSAGES["unknown_topic"].format(qid=formats.quote(r.qid))
-        )
-        for r in records
-        if r.qid not in qids
-    ]
-    if unknown:
-        raise TrecFormatError(unknown[:MAX_ERRORS], len(unknown))
+    records = formats.read_pairs(
+        source, name=filename, max_bytes=max_bytes, check=topics_check(campaign)
+    )
     _step(progress, f"Adding {len(records):,} pairs and assigning them", done=1)
 
     def on_batch(done: int, total: int) -> None:
