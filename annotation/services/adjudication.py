@@ -304,6 +304,11 @@ def default_qrels_name(campaign: Campaign) -> str:
     return slugify(campaign.name)[:100] or f"campaign-{campaign.pk}"
 
 
+SAME_NAME_AT_ONCE = (
+    "Another qrels version named {name!r} was stored at the same moment; nothing was "
+    "published. Publish again: it becomes the next version (or is named as the same grades)."
+)
+
 MACHINE_FILLED = (
     "{n} of its {total} grades are a machine judge's: no human graded those pairs "
     "(basis 'machine' in the provenance download)."
@@ -397,13 +402,19 @@ def publish(
             # The qrels version itself says how many of its grades no human gave.
             filled = MACHINE_FILLED.format(n=counts[GradeBasis.MACHINE], total=len(decided))
             description = f"{description} {filled}"
-        qrels = store_qrels(
-            frame=frame,
-            name=name,
-            source=QrelsSource.CAMPAIGN,
-            description=description,
-            user=user,
-        )
+        try:
+            # A savepoint: another campaign or an import storing the same name at this moment
+            # (the campaign's lock does not hold them) takes the version number first.
+            with transaction.atomic():
+                qrels = store_qrels(
+                    frame=frame,
+                    name=name,
+                    source=QrelsSource.CAMPAIGN,
+                    description=description,
+                    user=user,
+                )
+        except IntegrityError:
+            raise ValidationError(SAME_NAME_AT_ONCE.format(name=name)) from None
         publication = Publication.objects.create(
             campaign=campaign,
             qrels=qrels,
