@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -39,9 +40,10 @@ from annotation.models import (
 from annotation.services import adjudication, audits, live, ordering
 from annotation.services import agreement as agreement_service
 from annotation.services import imports as judgment_imports
+from annotation.services.common import topics_check
 from evaluation.models import Run
 from evaluation.services import load_run_frame
-from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
+from evaluation.trec import TrecFormatError
 from jobs.limits import sync_write_limit
 from jobs.models import Job
 from jobs.services import JobFailed, Progress, drop_staged, running, stage_upload, start_job
@@ -218,22 +220,14 @@ def import_pairs(
     progress: Progress | None = None,
 ) -> services.PoolChange:
     """Add the file's (qid, docno) pairs to the pool and assign them. Every qid must be a
-    topic of the campaign (reported with its lines); docnos without a document get a
+    topic of the campaign (reported with its lines, among the file's other problems); docnos without a document get a
     placeholder to fill by a documents import. A bad file stores nothing; a good one is
     stored SYNC_WRITE_ROWS pairs per transaction (services.add_pairs_in_batches), so that a
     large file does not keep every other writer waiting."""
     _step(progress, f"Reading {filename}", done=0, total=3)
-    records = formats.read_pairs(source, name=filename, max_bytes=max_bytes)
-    qids = set(campaign.topics.values_list("qid", flat=True))
-    unknown = [
-        LineError(
-            filename, r.line, services.MESSAGES["unknown_topic"].format(qid=formats.quote(r.qid))
-        )
-        for r in records
-        if r.qid not in qids
-    ]
-    if unknown:
-        raise TrecFormatError(unknown[:MAX_ERRORS], len(unknown))
+    records = formats.read_pairs(
+        source, name=filename, max_bytes=max_bytes, check=topics_check(campaign)
+    )
     _step(progress, f"Adding {len(records):,} pairs and assigning them", done=1)
 
     def on_batch(done: int, total: int) -> None:
@@ -540,10 +534,12 @@ def publish_job(
     name: str = "",
     description: str = "",
     leave_out_undecided: bool = False,
+    identical_to: int | None = None,
 ) -> None:
     """services.adjudication.publish for a campaign of more pairs than a request may write
     (SYNC_WRITE_ROWS): its qrels version and every grade's provenance. Undecided pairs that
-    block it fail the job with the reason, as the page and the API would refuse it."""
+    block it fail the job with the reason, as the page and the API would refuse it; grades
+    equal to the newest version fail it with a link to confirm the copy on the publish page."""
     with running(job_id) as progress:
         campaign = _campaign(campaign_id)
         _announce(progress, campaign)
@@ -554,9 +550,23 @@ def publish_job(
                 name=name,
                 description=description,
                 leave_out_undecided=leave_out_undecided,
+                identical_to=identical_to,
             )
         except adjudication.PublishBlocked as blocked:
             raise JobFailed(str(blocked)) from None
+        except adjudication.IdenticalGrades as same:
+            query = urlencode(
+                {"identical_to": same.latest.pk, "name": same.latest.name}
+                | ({"description": description} if description else {})
+                | ({"leave_out": "on"} if leave_out_undecided else {})
+            )
+            raise JobFailed(
+                same.message,
+                result={
+                    "url": f"{reverse('annotation:publish', args=[campaign.pk])}?{query}",
+                    "label": "Publish the identical copy anyway…",
+                },
+            ) from None
         except ValidationError as error:
             raise _failure(error) from None
         qrels = publication.qrels

@@ -56,12 +56,21 @@ class StorageUnavailable(Exception):
 class JobFailed(Exception):
     """A failure to show the user as it is (a bad file, a refused import): not a crash.
 
-    ``errors`` are the lines to list (file:line: problem), ``total`` how many there were."""
+    ``errors`` are the lines to list (file:line: problem), ``total`` how many there were;
+    ``result`` a way on (``url`` and ``label``: the job's page shows it as a button)."""
 
-    def __init__(self, message: str, *, errors: list[str] | None = None, total: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        errors: list[str] | None = None,
+        total: int | None = None,
+        result: dict | None = None,
+    ):
         super().__init__(message)
         self.errors = errors or []
         self.total = total if total is not None else len(self.errors)
+        self.result = result or {}
 
 
 class JobNotRetryable(Exception):
@@ -199,6 +208,7 @@ def running(job_id: int) -> Iterator[Progress]:
             step=str(failure),
             errors=failure.errors[:MAX_ERRORS_SHOWN],
             error_total=failure.total,
+            **({"result": failure.result} if failure.result else {}),
         ):
             drop_staged(job.params.get("staged", ""))
     except Exception as error:

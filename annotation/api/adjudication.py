@@ -24,7 +24,7 @@ from annotation.services import adjudication as service
 from annotation.services import final_grades
 from config import text_limits
 from config.permissions import RolePermissionsMixin
-from evaluation.api.common import QueryParameters
+from evaluation.api.common import MAX_ID, QueryParameters
 from jobs.api import JobSerializer
 from jobs.limits import fits_in_request
 
@@ -201,6 +201,16 @@ class PublishSerializer(serializers.Serializer):
     leave_out_undecided = serializers.BooleanField(
         default=False, help_text="Publish without the undecided pairs (else they block it)."
     )
+    identical_to = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="Publish even though the grades equal this qrels version (its id, as a 409 "
+        "names it), the newest of the name: the copy is made only while that version is "
+        "still the newest, so sending the request twice never makes two.",
+    )
 
 
 class PublishedGradeSerializer(serializers.Serializer):
@@ -223,7 +233,14 @@ class PublishedGradeSerializer(serializers.Serializer):
 
 class PublishBlockedSerializer(serializers.Serializer):
     detail = serializers.CharField()
-    undecided = PairStateSerializer(many=True, help_text="The pairs still without a grade.")
+    undecided = PairStateSerializer(
+        many=True, required=False, help_text="The pairs still without a grade."
+    )
+    identical_to = serializers.DictField(
+        required=False,
+        help_text="When the grades equal the newest version of the name: its id, label and "
+        "checksum. Send identical_to=id to publish the copy anyway.",
+    )
 
 
 @extend_schema_view(
@@ -231,7 +248,8 @@ class PublishBlockedSerializer(serializers.Serializer):
     retrieve=extend_schema(summary="One publication: counts and the pairs left out"),
     create=extend_schema(
         summary="Publish the final grades as the next qrels version (a job for a campaign of "
-        "more than SYNC_WRITE_ROWS pairs: 202 with the job to poll)",
+        "more than SYNC_WRITE_ROWS pairs: 202 with the job to poll); 409 when pairs are "
+        "undecided, or when the grades equal the newest version of the name (identical_to)",
         request=PublishSerializer,
         responses={
             201: PublicationSerializer,
@@ -270,6 +288,7 @@ class PublicationViewSet(
                 name=data.get("name", ""),
                 description=data.get("description", ""),
                 leave_out_undecided=data["leave_out_undecided"],
+                identical_to=data["identical_to"],
             )
         try:
             publication = service.publish(
@@ -278,12 +297,26 @@ class PublicationViewSet(
                 name=data.get("name", ""),
                 description=data.get("description", ""),
                 leave_out_undecided=data["leave_out_undecided"],
+                identical_to=data["identical_to"],
             )
         except service.PublishBlocked as blocked:
             return Response(
                 {
                     "detail": str(blocked),
                     "undecided": PairStateSerializer(blocked.undecided, many=True).data,
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
+        except service.IdenticalGrades as same:
+            latest = same.latest
+            return Response(
+                {
+                    "detail": f"{same.message} Send identical_to={latest.pk} to publish it anyway.",
+                    "identical_to": {
+                        "id": latest.pk,
+                        "label": latest.label,
+                        "checksum": latest.checksum,
+                    },
                 },
                 status=status.HTTP_409_CONFLICT,
             )

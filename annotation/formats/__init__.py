@@ -38,12 +38,18 @@ Documents (:func:`read_documents`), one of:
   ``title``, ``text``, ``url``, in any order. A record's line is the line it starts on.
 
 Pairs (:func:`read_pairs`): ``qid docno`` per line, separated by ASCII whitespace as in TREC
-files; blank lines and lines starting with ``#`` are skipped.
+files; blank lines and lines starting with ``#`` are skipped; a first data line naming the
+columns (``qid docno``, ``topic_id doc_id``...: pairs.QID_HEADERS, pairs.DOCNO_HEADERS) is a
+header.
 
 Gold grades (:func:`read_gold`): ``qid docno grade`` per line, or TREC qrels lines
 ``qid iter docno grade`` (iter ignored); the first line fixes which, blank lines and ``#``
-comments are skipped as for pairs; a grade is an integer (its place on the campaign's scale
-is the caller's check).
+comments are skipped as for pairs, and a header names the columns as for pairs; a grade is an
+integer (its place on the campaign's scale is the caller's check).
+
+The caller's checks (pairs, gold grades, judgments: ``check``): a function of the records read
+well that returns (line, problem) pairs, such as a topic the campaign does not have; they join
+the file's own problems in one TrecFormatError, in line order under the same caps.
 
 JSON lines are read strictly: a key given twice in one object is an error naming the key (the
 json module would keep the last value silently), as is a number too long to convert.

@@ -21,6 +21,7 @@ from .checks import Errors
 __all__ = [
     "MAX_DOCUMENT_LINE_BYTES",
     "MAX_LINE_BYTES",
+    "Check",
     "Kind",
     "Lines",
     "decode",
@@ -38,6 +39,8 @@ MAX_DOCUMENT_LINE_BYTES = 1024 * 1024
 
 # (line number from 1, the line's bytes without "\n" or "\r\n")
 Lines = Iterable[tuple[int, bytes]]
+# A caller's checks of the records read well: (line, problem) of each problem found.
+Check = Callable[[list], Iterable[tuple[int, str]]]
 
 
 class Kind(NamedTuple):
@@ -68,9 +71,15 @@ def read(
     max_bytes: int | None,
     kind: Kind,
     max_line_bytes: int,
+    check: Check | None = None,
 ) -> list:
     """Every record of the file, or TrecFormatError listing its problems. A line longer than
-    ``max_line_bytes`` bytes is one of them."""
+    ``max_line_bytes`` bytes is one of them.
+
+    ``check``: the caller's own checks of the records read well (a topic the campaign does
+    not have, a grade off its scale): called with them once the file is read, it gives
+    (line, problem) pairs that join the file's errors, in line order under the same caps,
+    so that one answer lists every problem of the file."""
     name = display_name(source, name)
     check_max_errors(max_errors)
     if (
@@ -105,6 +114,9 @@ def read(
     errors = Errors(name, max_errors)
     try:
         records = kind.parsers[fmt](lines, errors)
+        if check is not None and records:
+            for line, problem in check(records):
+                errors.add(line, problem)
     except CheckingStopped:  # too many errors: the rest of the file is not read
         errors.raise_if_any()
     if not records and not errors.total:

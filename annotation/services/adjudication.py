@@ -43,7 +43,7 @@ from annotation.services.tallies import (
 )
 from config import text_limits
 from evaluation.models import QrelsSource, QrelsVersion
-from evaluation.services import store_qrels
+from evaluation.services import qrels_checksum, store_qrels
 
 MAX_REASON = text_limits.REASON
 
@@ -73,6 +73,20 @@ class PublishBlocked(Exception):
         super().__init__(
             f"{len(undecided)} pair{'s' if len(undecided) != 1 else ''} "
             "still undecided; decide them or publish with them left out."
+        )
+
+
+class IdenticalGrades(ValidationError):
+    """The grades to publish are exactly those of the newest version of the name (equal
+    checksums): publishing them would make a copy. publish() makes it only when the caller
+    names that version (``identical_to``), so a request sent twice never makes two."""
+
+    def __init__(self, latest: QrelsVersion):
+        self.latest = latest
+        super().__init__(
+            f"These grades are exactly those of {latest.label}, the newest version of "
+            f"{latest.name!r}: publishing them would make {latest.name} v{latest.version + 1}, "
+            "an identical copy."
         )
 
 
@@ -291,6 +305,11 @@ def default_qrels_name(campaign: Campaign) -> str:
     return slugify(campaign.name)[:100] or f"campaign-{campaign.pk}"
 
 
+SAME_NAME_AT_ONCE = (
+    "Another qrels version named {name!r} was stored at the same moment; nothing was "
+    "published. Publish again: it becomes the next version (or is named as the same grades)."
+)
+
 MACHINE_FILLED = (
     "{n} of its {total} grades are a machine judge's: no human graded those pairs "
     "(basis 'machine' in the provenance download)."
@@ -329,10 +348,17 @@ def publish(
     name: str = "",
     description: str = "",
     leave_out_undecided: bool = False,
+    identical_to: int | None = None,
 ) -> Publication:
     """Freeze the decided grades as the next qrels version of ``name`` (the campaign's
     slug by default), with the provenance of every grade. Undecided pairs raise
-    :class:`PublishBlocked` unless ``leave_out_undecided``, which records them as left out."""
+    :class:`PublishBlocked` unless ``leave_out_undecided``, which records them as left out.
+
+    Grades equal to the newest version of ``name`` raise :class:`IdenticalGrades` unless
+    ``identical_to`` is that version's id (the caller saw the refusal and confirms the copy).
+    The check runs under the campaign's row lock, which every publication of the campaign
+    takes first: of two identical requests at once the second waits, then finds the first's
+    version and is refused, whether or not they confirmed a copy of an older one."""
     name = name.strip() or default_qrels_name(campaign)
     too_long = text_limits.length_errors(
         name=(name, QrelsVersion._meta.get_field("name").max_length),
@@ -365,18 +391,31 @@ def publish(
         )
         counts = dict(Counter(str(s.basis) for s in decided))
         counts["left_out"] = len(undecided)
+        latest = QrelsVersion.objects.filter(name=name).order_by("-version").first()
+        if (
+            latest is not None
+            and latest.pk != identical_to
+            and latest.checksum == qrels_checksum(frame)
+        ):
+            raise IdenticalGrades(latest)
         description = description or f"Published from campaign {campaign.name!r}."
         if counts.get(GradeBasis.MACHINE):
             # The qrels version itself says how many of its grades no human gave.
             filled = MACHINE_FILLED.format(n=counts[GradeBasis.MACHINE], total=len(decided))
             description = f"{description} {filled}"
-        qrels = store_qrels(
-            frame=frame,
-            name=name,
-            source=QrelsSource.CAMPAIGN,
-            description=description,
-            user=user,
-        )
+        try:
+            # A savepoint: another campaign or an import storing the same name at this moment
+            # (the campaign's lock does not hold them) takes the version number first.
+            with transaction.atomic():
+                qrels = store_qrels(
+                    frame=frame,
+                    name=name,
+                    source=QrelsSource.CAMPAIGN,
+                    description=description,
+                    user=user,
+                )
+        except IntegrityError:
+            raise ValidationError(SAME_NAME_AT_ONCE.format(name=name)) from None
         publication = Publication.objects.create(
             campaign=campaign,
             qrels=qrels,

@@ -1,11 +1,13 @@
-"""What the annotation services share: their messages, the fast-judge threshold, and storing
-assignments' positions fast (set_positions)."""
+"""What the annotation services share: their messages, the fast-judge threshold, storing
+assignments' positions fast (set_positions), and the check that a file's topics are the
+campaign's (topics_check)."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from django.db import connection
 
-from annotation.models import Assignment
+from annotation.formats import quote
+from annotation.models import Assignment, Campaign
 
 # Judges whose median active time per judgment is below this are flagged for leads: nobody
 # reads a document and its query properly in under two seconds.
@@ -46,3 +48,17 @@ def set_positions(assignments: Iterable[Assignment]) -> None:
     with connection.cursor() as cursor:
         key = quote(Assignment._meta.pk.column)
         cursor.executemany(f"UPDATE {table} SET {column} = %s WHERE {key} = %s", rows)
+
+
+def topics_check(campaign: Campaign) -> Callable[[list], Iterable[tuple[int, str]]]:
+    """A reader's ``check`` (annotation.formats.source.read) of records with a ``qid``: each
+    one naming a topic the campaign does not have is a problem of its line, listed with the
+    file's other problems in one answer."""
+    qids = set(campaign.topics.values_list("qid", flat=True))
+
+    def check(records) -> Iterable[tuple[int, str]]:
+        for record in records:
+            if record.qid not in qids:
+                yield record.line, MESSAGES["unknown_topic"].format(qid=quote(record.qid))
+
+    return check

@@ -30,7 +30,6 @@ from annotation.services.agreement import (
 from annotation.services.assignments import assign_pending
 from annotation.services.campaigns import PoolChange, add_pairs
 from annotation.services.tallies import count_topics
-from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
 from jobs.limits import TooLargeForRequest
 
 # A judge whose weighted kappa against gold is below this is flagged whatever their accuracy:
@@ -139,25 +138,27 @@ def import_gold(
     bad line, a topic not in the campaign or a grade off its scale raises TrecFormatError
     with every such line, and nothing changes. More than ``max_rows`` lines (a request's
     SYNC_WRITE_ROWS) raise jobs.limits.TooLargeForRequest before anything is written."""
-    records = formats.read_gold(source, name=filename, max_bytes=max_bytes)
+    unknown_topics, grades = common.topics_check(campaign), campaign.grades
+
+    def check(records):
+        """A topic the campaign does not have, a grade off its scale: with the file's other
+        problems, in one answer (not for a file too large for the request: refused below)."""
+        if max_rows is not None and len(records) > max_rows:
+            return
+        yield from unknown_topics(records)
+        off_scale = MESSAGES["grade_off_scale"]
+        for record in records:
+            if record.grade not in grades:
+                yield (
+                    record.line,
+                    off_scale.format(grade=record.grade, grades=", ".join(map(str, grades))),
+                )
+
+    records = formats.read_gold(source, name=filename, max_bytes=max_bytes, check=check)
     if max_rows is not None and len(records) > max_rows:
         raise TooLargeForRequest(
             count=len(records), what="gold pairs", instead=MESSAGES["gold_in_parts"]
         )
-    qids = set(campaign.topics.values_list("qid", flat=True))
-    grades = campaign.grades
-    problems = []
-    for record in records:
-        if record.qid not in qids:
-            message = common.MESSAGES["unknown_topic"].format(qid=formats.quote(record.qid))
-            problems.append(LineError(filename, record.line, message))
-        if record.grade not in grades:
-            message = MESSAGES["grade_off_scale"].format(
-                grade=record.grade, grades=", ".join(map(str, grades))
-            )
-            problems.append(LineError(filename, record.line, message))
-    if problems:
-        raise TrecFormatError(problems[:MAX_ERRORS], len(problems))
     change = set_gold(campaign=campaign, entries=[(r.qid, r.docno, r.grade) for r in records])
     return GoldImport(len(records), change)
 

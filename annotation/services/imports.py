@@ -56,8 +56,8 @@ MESSAGES = {
     "qrels_needs_judge": "Name the judge whose grades this qrels file holds.",
     "bad_mapping": "Grade mapping: {problem}.",
     "off_scale": (
-        "grade{s} {labels} {are} not on this campaign's scale ({grades}): give a mapping "
-        "from the file's grades to the scale (for example {example})"
+        "grade {label} is not on this campaign's scale ({grades}); {lines} of the file {give} it: "
+        "give a mapping from the file's grades to the scale (for example {example})"
     ),
     "mapping_off_scale": "the mapping sends {label!r} to {grade}, which is not on the scale",
     "unmapped": "grade {label} has no grade on the scale (not in the mapping)",
@@ -162,26 +162,32 @@ def import_judgments(
         raise ValidationError(MESSAGES["unknown_kind"].format(kind=judge_kind))
     judge_name = check_judge_name(judge_name) if (judge_name or "").strip() else ""
     mapping = {str(k).strip().casefold(): int(v) for k, v in (mapping or {}).items()}
+    grades = campaign.grades
+    for label, grade in mapping.items():
+        if grade not in grades:
+            problem = MESSAGES["mapping_off_scale"].format(label=label, grade=grade)
+            raise ValidationError(MESSAGES["bad_mapping"].format(problem=problem))
     if max_bytes is _SETTING:
         max_bytes = max_import_bytes()
     data = read_upload(source)
     sha256 = hashlib.sha256(data).hexdigest()
     name = file_name or "upload"
+    plan = _Plan(campaign, judge_name, judge_kind, mapping, add_missing_pairs, max_rows)
+    # The plan's problems (unknown topics and documents, grades off the scale, pairs not in
+    # the pool...) are listed with the file's own in one answer.
     parsed = formats.read_judgments(
-        data, name=name, fmt=fmt or None, max_bytes=max_bytes, max_errors=max_errors
+        data,
+        name=name,
+        fmt=fmt or None,
+        max_bytes=max_bytes,
+        max_errors=max_errors,
+        check=plan.check,
     )
     if max_rows is not None and len(parsed.records) > max_rows:
         raise TooLargeForRequest(
             count=len(parsed.records), what="grades", instead=MESSAGES["as_job"]
         )
-    fmt = parsed.fmt
-    if not judge_kind:
-        judge_kind = JudgeKind.MACHINE if fmt == ImportFormat.UMBRELA else JudgeKind.OUTSIDE
-    if fmt == ImportFormat.QRELS and not judge_name:
-        # The code lets each caller name its own way of giving the judge (--judge, judge_name).
-        raise ValidationError(MESSAGES["qrels_needs_judge"], code="qrels_needs_judge")
-    plan = _Plan(campaign, name, parsed.records, judge_name, judge_kind, mapping, max_errors)
-    plan.resolve(add_missing_pairs)
+    plan.name, plan.max_errors = name, max_errors
     options = {"judge_name": judge_name, "add_missing_pairs": add_missing_pairs}
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
@@ -189,7 +195,7 @@ def import_judgments(
         return plan.store(
             user=user,
             sha256=sha256,
-            fmt=fmt,
+            fmt=parsed.fmt,
             options=options,
             skipped=parsed.skipped,
         )
@@ -206,16 +212,19 @@ def _short(text: str, limit: int = 60) -> str:
 
 class _Plan:
     """The file's records resolved against the campaign: each record's pair (or the pair to
-    add) and grade, or the file's errors."""
+    add) and grade; its problems go to the reader (``check``), listed with the file's."""
 
-    def __init__(self, campaign, name, records, judge_name, judge_kind, mapping, max_errors):
+    def __init__(self, campaign, judge_name, judge_kind, mapping, add_missing_pairs, max_rows):
         self.campaign = campaign
-        self.name = name
-        self.records = records
+        self.name = ""
+        self.records = []
         self.judge_name = judge_name
         self.judge_kind = judge_kind
         self.mapping = mapping
-        self.max_errors = max_errors
+        self.add_missing_pairs = add_missing_pairs
+        self.max_rows = max_rows
+        self.max_errors = MAX_ERRORS
+        self.problems: list[tuple[int, str]] = []
         self.errors: list[LineError] = []
         self.total_errors = 0
         # per record: (qid, docno, judge name, grade)
@@ -223,6 +232,28 @@ class _Plan:
         self.missing_pairs: set[tuple[str, str]] = set()
 
     def error(self, line: int, message: str) -> None:
+        """A problem found while resolving (formats.source.read lists it with the file's)."""
+        self.problems.append((line, message))
+
+    def check(self, records, fmt: str) -> list[tuple[int, str]]:
+        """The reader's ``check``: resolve the records read well against the campaign and
+        return the problems found (none for a file too large for the request, which
+        import_judgments refuses once read). A qrels file without a judge is refused."""
+        if not self.judge_kind:
+            self.judge_kind = (
+                JudgeKind.MACHINE if fmt == ImportFormat.UMBRELA else JudgeKind.OUTSIDE
+            )
+        if fmt == ImportFormat.QRELS and not self.judge_name:
+            # Each caller names its own way of giving the judge (--judge, judge_name).
+            raise ValidationError(MESSAGES["qrels_needs_judge"], code="qrels_needs_judge")
+        if self.max_rows is not None and len(records) > self.max_rows:
+            return []
+        self.records = records
+        self.resolve(self.add_missing_pairs)
+        return self.problems
+
+    def _refuse(self, line: int, message: str) -> None:
+        """A problem found under the campaign's lock, once the file is known to be good."""
         self.total_errors += 1
         if len(self.errors) < self.max_errors:
             self.errors.append(LineError(self.name, line, message))
@@ -290,16 +321,13 @@ class _Plan:
             judge = self.judge_name or record.judge
             self.rows.append((record, qid, docno, judge, grade))
         self._check_repeats()
-        self.raise_if_any()
+        self._check_judge_kinds()
 
     def _check_scale(self, grades: list[int]) -> None:
-        """Without a mapping, every grade must be an integer of the scale: one refusal on
-        line 0 naming them all, and each line. With one, its grades must be on the scale."""
-        shown = ", ".join(map(str, grades))
+        """Without a mapping, every grade must be an integer of the scale: each grade off it
+        is refused on the first line giving it, with how many lines do and the mapping that
+        would put them on the scale. (A mapping's own grades are checked before reading.)"""
         if self.mapping:
-            for label, grade in self.mapping.items():
-                if grade not in grades:
-                    self.error(0, MESSAGES["mapping_off_scale"].format(label=label, grade=grade))
             return
         off = Counter()
         first_line: dict[str, int] = {}
@@ -310,23 +338,18 @@ class _Plan:
         if not off:
             return
         labels = sorted(off, key=lambda label: (not label.lstrip("-").isdigit(), label))
-        named = ", ".join(
-            f"{label!r} ({off[label]} line{'s' * (off[label] > 1)})" for label in labels
-        )
         example = ", ".join(f"{label}:{grades[-1]}" for label in labels[:3])
-        self.error(
-            0,
-            MESSAGES["off_scale"].format(
-                s="s" if len(off) > 1 else "",
-                labels=named,
-                are="are" if len(off) > 1 else "is",
-                grades=shown,
-                example=repr(example),
-            ),
-        )
-        for record in self.records:
-            if record.label in off and first_line[record.label] == record.line:
-                self.error(record.line, f"grade {record.label!r} is not on the scale ({shown})")
+        for label in labels:
+            self.error(
+                first_line[label],
+                MESSAGES["off_scale"].format(
+                    label=repr(label),
+                    lines=f"{off[label]:,} line{'s' * (off[label] > 1)}",
+                    give="give" if off[label] > 1 else "gives",
+                    grades=", ".join(map(str, grades)),
+                    example=repr(example),
+                ),
+            )
 
     def _qid(self, record, by_query) -> str | None:
         qids = by_query.get(_norm(record.query), [])
@@ -372,31 +395,47 @@ class _Plan:
 
     # --- storing -----------------------------------------------------------------------
 
-    def check_judges(self) -> None:
-        """Under the campaign's lock: the file's judges are new, or of the kind it names."""
-        names = sorted({judge for _, _, _, judge, _ in self.rows})
-        first_line = {}
+    def _judge_lines(self) -> dict[str, int]:
+        first_line: dict[str, int] = {}
         for record, _, _, judge, _ in self.rows:
             first_line.setdefault(judge, record.line)
-        for judge in names:
+        return first_line
+
+    def _kind_clashes(self) -> list[tuple[int, str]]:
+        """(line, problem) of each of the file's judges that is already another kind of
+        judge of the campaign; remembers the judges that exist."""
+        first_line = self._judge_lines()
+        kinds = dict(
+            ExternalJudge.objects.filter(
+                campaign=self.campaign, name__in=sorted(first_line)
+            ).values_list("name", "kind")
+        )
+        self.existing_judges = kinds
+        return [
+            (
+                first_line[judge],
+                MESSAGES["judge_kind_clash"].format(
+                    name=repr(judge), kind=kind, wanted=self.judge_kind
+                ),
+            )
+            for judge, kind in kinds.items()
+            if kind != self.judge_kind
+        ]
+
+    def _check_judge_kinds(self) -> None:
+        for judge, line in sorted(self._judge_lines().items()):
             try:
                 check_judge_name(judge)
             except ValidationError as error:
-                self.error(first_line[judge], error.messages[0])
-        kinds = dict(
-            ExternalJudge.objects.filter(campaign=self.campaign, name__in=names).values_list(
-                "name", "kind"
-            )
-        )
-        for judge, kind in kinds.items():
-            if kind != self.judge_kind:
-                self.error(
-                    first_line[judge],
-                    MESSAGES["judge_kind_clash"].format(
-                        name=repr(judge), kind=kind, wanted=self.judge_kind
-                    ),
-                )
-        self.existing_judges = kinds
+                self.error(line, error.messages[0])
+        for line, problem in self._kind_clashes():
+            self.error(line, problem)
+
+    def check_judges(self) -> None:
+        """Under the campaign's lock: the file's judges are still new, or of the kind it
+        names (a judge another import made meanwhile)."""
+        for line, problem in self._kind_clashes():
+            self._refuse(line, problem)
         self.raise_if_any()
 
     def store(self, *, user, sha256, fmt, options, skipped) -> ImportResult:

@@ -24,6 +24,7 @@ from annotation.views.common import paginate, plural, start_campaign_job
 from config import text_limits
 from config.exports import write_csv
 from config.ids import parse_id
+from evaluation.models import QrelsVersion
 from jobs.limits import fits_in_request
 
 # How the publish page names each basis of a final grade.
@@ -36,6 +37,13 @@ BASIS_LABELS = {
 }
 # The left-out pairs shown on the publish page before "and N more".
 SHOWN_UNDECIDED = 50
+
+MESSAGES = {
+    "already_published": (
+        "These grades were published as {label} after you opened the publish page (a second "
+        "click, or another lead); nothing new was published."
+    ),
+}
 
 
 def _topic_filter(request, campaign) -> tuple[int | None, object]:
@@ -170,9 +178,17 @@ def pair(request, pk, pair):
 @login_required
 def publish(request, pk):
     """Freeze the decided grades as a new qrels version; undecided pairs block it unless the
-    lead leaves them out, explicitly."""
+    lead leaves them out, explicitly. Grades equal to the newest version of the name are
+    published only when the lead confirms that copy (``identical_to``, the version's id);
+    when this campaign published that version after the page was opened (a double click, a
+    colleague), the lead is taken to it instead."""
     campaign = get_campaign_for_lead(request.user, pk)
-    error, status, blocked = "", 200, None
+    error, status, blocked, identical = "", 200, None, None
+    data = request.POST if request.method == "POST" else request.GET
+    name = data.get("name", "")
+    description = data.get("description", "").strip()
+    leave_out = data.get("leave_out") == "on"
+    identical_to = parse_id(data.get("identical_to"))
     if request.method == "POST" and not fits_in_request(campaign.pairs.count()):
         # More grades than a request may write (SYNC_WRITE_ROWS): a job publishes them.
         return start_campaign_job(
@@ -181,21 +197,30 @@ def publish(request, pk):
             kind="publish",
             title="Publish the qrels",
             task=tasks.publish_job,
-            name=request.POST.get("name", ""),
-            description=request.POST.get("description", "").strip(),
-            leave_out_undecided=request.POST.get("leave_out") == "on",
+            name=name,
+            description=description,
+            leave_out_undecided=leave_out,
+            identical_to=identical_to,
         )
     if request.method == "POST":
         try:
             publication = service.publish(
                 campaign=campaign,
                 user=request.user,
-                name=request.POST.get("name", ""),
-                description=request.POST.get("description", "").strip(),
-                leave_out_undecided=request.POST.get("leave_out") == "on",
+                name=name,
+                description=description,
+                leave_out_undecided=leave_out,
+                identical_to=identical_to,
             )
         except service.PublishBlocked as refused:
             error, status, blocked = str(refused), 400, refused.undecided
+        except service.IdenticalGrades as same:
+            latest = same.latest
+            seen = parse_id(request.POST.get("seen")) or 0
+            if latest.pk > seen and Publication.objects.filter(qrels=latest, campaign=campaign):
+                messages.info(request, MESSAGES["already_published"].format(label=latest.label))
+                return redirect(latest.get_absolute_url())
+            error, status, identical = same.message, 409, latest
         except ValidationError as invalid:
             error, status = " ".join(invalid.messages), 400
         else:
@@ -207,6 +232,9 @@ def publish(request, pk):
                 + (f", {left} undecided pair{plural(left)} left out." if left else "."),
             )
             return redirect(publication.qrels.get_absolute_url())
+    elif identical_to:
+        # A publish job refused a copy and links here to confirm it (annotation/tasks.py).
+        identical = QrelsVersion.objects.filter(pk=identical_to).first()
     figures = service.pair_figures(campaign=campaign)
     if blocked is not None:
         undecided, undecided_total = blocked[:SHOWN_UNDECIDED], len(blocked)
@@ -233,11 +261,15 @@ def publish(request, pk):
             "more_undecided": max(0, undecided_total - SHOWN_UNDECIDED),
             "undecided_total": undecided_total,
             "publications": publications,
-            "default_name": request.POST.get("name") or service.default_qrels_name(campaign),
+            "default_name": name or service.default_qrels_name(campaign),
             "name_pattern": service.QRELS_NAME_PATTERN,
-            "description": request.POST.get("description", ""),
+            "description": description,
+            "leave_out": leave_out,
             "description_chars": text_limits.DESCRIPTION,
             "error": error,
+            "identical": identical,
+            # The form's ``seen``: the campaign's newest version when the lead opened the page.
+            "seen": max((p.qrels_id for p in publications), default=0),
         },
         status=status,
     )

@@ -34,7 +34,6 @@ from annotation.services import stopping
 from annotation.views.common import (
     MESSAGES,
     campaign_figures,
-    overlap_warning,
     paginate,
     plural,
     recent_jobs,
@@ -142,9 +141,8 @@ def campaign_create(request):
                 form.add_error(None, error)
             else:
                 messages.success(request, MESSAGES["created"].format(name=campaign.name))
-                warning = overlap_warning(campaign, len(data["judges"]))
-                if warning:
-                    messages.warning(request, warning)
+                # A judges-per-pair warning is the campaign page's own (figures): not
+                # flashed as well, so the page says it once.
                 return redirect(campaign)
         return render(request, "annotation/campaign_form.html", {"form": form}, status=400)
     form = forms.CampaignForm(scale_key=request.GET.get("scale", ""))
@@ -253,9 +251,7 @@ def _save_campaign(campaign: Campaign, data: dict) -> list[tuple[int, str]]:
             )
         for judge in sorted(current - wanted, key=lambda u: u.username):
             notes.append(remove_judge_with_note(campaign, judge))
-    warning = overlap_warning(campaign, len(wanted))
-    if warning:
-        notes.append((messages.WARNING, warning))
+    # The campaign page, where the edit leads, warns of too few judges itself (figures).
     return notes
 
 

@@ -43,6 +43,7 @@ MESSAGES = {
         "No pair to send for this audit ({kind}): no such pair is short of human judges and unsent."
     ),
     "audit_refused": "Nothing sent: {reason}",
+    "audit_none_left": "No pair graded by a machine is short of human judges and unsent.",
 }
 
 
@@ -85,16 +86,21 @@ def _render_list(request, campaign, form, status=200):
         )
     )
     candidates = audits.audit_candidates(campaign=campaign)
+    kinds = [
+        {"value": kind.value, "label": kind.label, **candidates[kind.value]} for kind in AuditKind
+    ]
+    # The audit form only when some kind has a pair to send; else why none has.
+    sendable = [kind["value"] for kind in kinds if kind.get("pairs")]
     context = {
         "campaign": campaign,
         "machines": machines,
         "pairs": campaign.pairs.count(),
         "form": form,
         "audit_form": forms.MachineAuditForm(),
-        "audit_kinds": [
-            {"value": kind.value, "label": kind.label, **candidates[kind.value]}
-            for kind in AuditKind
-        ],
+        "audit_kinds": kinds,
+        "audit_default": sendable[0] if sendable else None,
+        "audit_reasons": sorted({kind["reason"] for kind in kinds if kind.get("reason")})
+        + ([MESSAGES["audit_none_left"]] if any(k.get("pairs") == 0 for k in kinds) else []),
         "audits": MachineAudit.objects.filter(campaign=campaign).select_related("sent_by")[:20],
     }
     return render(request, "annotation/machines.html", context, status=status)

@@ -22,6 +22,7 @@ from evaluation.services.qrels import (
     find_qrels,
     import_qrels,
     load_qrels_frame,
+    qrels_checksum,
     qrels_to_trec_bytes,
     store_qrels,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "mean_measures",
     "options_key",
     "pool_depth",
+    "qrels_checksum",
     "qrels_to_trec_bytes",
     "read_upload",
     "score_run",

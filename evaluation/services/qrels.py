@@ -26,6 +26,12 @@ def qrels_to_trec_bytes(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+def qrels_checksum(frame: pl.DataFrame) -> str:
+    """The checksum a version of these (qid, docno, grade) rows is stored with: SHA-256 of
+    their canonical TREC export, so equal grades give equal checksums in any row order."""
+    return sha256(qrels_to_trec_bytes(frame.sort(["qid", "docno"])))
+
+
 def import_qrels(
     *,
     source: IO[bytes] | bytes,
@@ -74,7 +80,7 @@ def store_qrels(
     """Store valid (qid, docno, grade) rows as the next version of ``name``; the checksum
     is that of the canonical TREC export, so equal grades give equal checksums."""
     frame = frame.sort(["qid", "docno"])
-    checksum = sha256(qrels_to_trec_bytes(frame))
+    checksum = qrels_checksum(frame)
     with transaction.atomic():
         # Lock the name's versions so two imports of the same name get distinct numbers.
         latest = (

@@ -104,6 +104,22 @@ def test_publish_qrels_is_blocked_then_publishes_and_exports_provenance(graded, 
         run("export_judgments", campaign.pk, "--provenance", "9")
 
 
+def test_publish_qrels_refuses_a_copy_of_the_newest_version_unless_it_is_named(graded):
+    campaign, _ = graded
+    run("publish_qrels", campaign.pk, "--leave-out-undecided")
+    v1 = QrelsVersion.objects.get()
+    with pytest.raises(CommandError) as refused:
+        run("publish_qrels", campaign.pk, "--leave-out-undecided")
+    assert str(refused.value) == (
+        "nothing published: These grades are exactly those of web-track-2026 v1, the newest "
+        "version of 'web-track-2026': publishing them would make web-track-2026 v2, an "
+        f"identical copy. To publish it anyway: --identical-to {v1.pk}"
+    )
+    out = run("publish_qrels", campaign.pk, "--leave-out-undecided", "--identical-to", v1.pk)
+    assert out.startswith("Published web-track-2026 v2")
+    assert QrelsVersion.objects.get(version=2).checksum == v1.checksum
+
+
 def test_provenance_names_the_version_and_refuses_an_ambiguous_number(graded):
     campaign, _ = graded
     run("decide", campaign.pk, "1", "d2", "1", "--reason", "related", "--as", "lead")

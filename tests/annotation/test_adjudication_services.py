@@ -203,6 +203,77 @@ def test_nothing_to_publish_is_said_plainly(setup):
         adj.publish(campaign=campaign, user=lead, leave_out_undecided=True)
 
 
+# --- publishing the same grades again (issue 28, item 5) -------------------------------------
+
+
+def test_grades_equal_to_the_newest_version_are_refused_until_that_version_is_named(setup):
+    campaign, lead, judges = setup
+    grade_all(campaign, judges, GRADES)
+    first = adj.publish(campaign=campaign, user=lead, leave_out_undecided=True).qrels
+
+    with pytest.raises(adj.IdenticalGrades) as refused:
+        adj.publish(campaign=campaign, user=lead, leave_out_undecided=True)
+    assert refused.value.latest == first
+    assert str(refused.value.message) == (
+        "These grades are exactly those of web-track-2026 v1, the newest version of "
+        "'web-track-2026': publishing them would make web-track-2026 v2, an identical copy."
+    )
+    assert evaluation.find_qrels("web-track-2026") == first
+
+    copy = adj.publish(
+        campaign=campaign, user=lead, leave_out_undecided=True, identical_to=first.pk
+    ).qrels
+    assert copy.version == 2 and copy.checksum == first.checksum
+
+
+def test_a_confirmed_copy_sent_twice_makes_one_version(setup):
+    campaign, lead, judges = setup
+    grade_all(campaign, judges, GRADES)
+    first = adj.publish(campaign=campaign, user=lead, leave_out_undecided=True).qrels
+    again = {"campaign": campaign, "user": lead, "leave_out_undecided": True}
+    copy = adj.publish(**again, identical_to=first.pk).qrels
+
+    with pytest.raises(adj.IdenticalGrades) as refused:
+        adj.publish(**again, identical_to=first.pk)
+    assert refused.value.latest == copy
+    assert [p.qrels.version for p in campaign.publications.all()] == [2, 1]
+
+
+def test_changed_grades_or_another_name_publish_without_a_question(setup):
+    campaign, lead, judges = setup
+    grade_all(campaign, judges, GRADES)
+    first = adj.publish(campaign=campaign, user=lead, leave_out_undecided=True).qrels
+    # Another name has no version yet: nothing to be identical to.
+    other = adj.publish(campaign=campaign, user=lead, name="web", leave_out_undecided=True)
+    assert other.qrels.label == "web v1"
+    pair = Pair.objects.get(topic__qid="1", document__docno="d2")
+    adj.decide_pair(
+        campaign=campaign, pair_id=pair.pk, lead=lead, grade=0, reason="off", based_on=None
+    )
+    # A stale confirmation does not matter once the grades differ.
+    second = adj.publish(
+        campaign=campaign, user=lead, leave_out_undecided=True, identical_to=first.pk
+    )
+    assert second.qrels.version == 2 and second.qrels.checksum != first.checksum
+
+
+def test_only_the_newest_version_counts_as_the_one_repeated(setup):
+    campaign, lead, judges = setup
+    grade_all(campaign, judges, GRADES)
+    first = adj.publish(campaign=campaign, user=lead, leave_out_undecided=True).qrels
+    pair = Pair.objects.get(topic__qid="1", document__docno="d1")  # 3 by majority
+    decision = adj.decide_pair(
+        campaign=campaign, pair_id=pair.pk, lead=lead, grade=2, reason="partly", based_on=None
+    )
+    adj.publish(campaign=campaign, user=lead, leave_out_undecided=True)
+    adj.decide_pair(
+        campaign=campaign, pair_id=pair.pk, lead=lead, grade=3, reason="fully", based_on=decision.pk
+    )
+    # Back to v1's grades: v3 equals v1, not the newest (v2), so it is published.
+    third = adj.publish(campaign=campaign, user=lead, leave_out_undecided=True).qrels
+    assert third.version == 3 and third.checksum == first.checksum
+
+
 # --- calibration pairs ---------------------------------------------------------------------
 
 

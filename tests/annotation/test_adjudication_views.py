@@ -241,8 +241,10 @@ def test_the_binary_download_of_a_published_version_keeps_its_threshold(world):
     after = client.get(download)
     assert after.content == before.content == b"1 0 d0 1\n1 0 d1 1\n2 0 d0 1\n"
     assert "binary-at-1" in after["Content-Disposition"]
-    # The next version freezes the threshold in force when it is published.
-    client.post(url("publish", campaign), {"name": "web-2026", "leave_out": "on"})
+    # The next version freezes the threshold in force when it is published (the same grades:
+    # the lead confirms the copy).
+    again = {"name": "web-2026", "leave_out": "on", "identical_to": publication.qrels_id}
+    assert client.post(url("publish", campaign), again).status_code == 302
     newer = Publication.objects.order_by("-pk").first()
     assert newer.relevance_threshold == 3
     binary = client.get(reverse("evaluation:qrels-download", args=[newer.qrels.pk]) + "?binary=1")

@@ -147,10 +147,15 @@ def build_campaign(name="Web Track 2026 — backup"):
         reason="On second thought: it answers it.",
         based_on=first.pk,
     )
-    adjudication.publish(campaign=campaign, user=lead)
+    published = adjudication.publish(campaign=campaign, user=lead)
     services.add_pairs(campaign=campaign, pairs=[("101", "d9")], source=PairSource.UNJUDGED)
+    # The same grades again (d9 is left out): a copy, confirmed.
     adjudication.publish(
-        campaign=campaign, user=None, description="With d9 open.", leave_out_undecided=True
+        campaign=campaign,
+        user=None,
+        description="With d9 open.",
+        leave_out_undecided=True,
+        identical_to=published.qrels_id,
     )
     co_lead.delete()  # their decisions stay, decided by nobody
     # Outside people and machines (format version 2): a crowd worker's grades, a machine

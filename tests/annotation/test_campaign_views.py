@@ -255,8 +255,12 @@ def test_more_judges_per_pair_than_judges_is_allowed_and_explained(lead_client, 
         "Judges per pair is 3 but the campaign has 1 judge: each pair goes to 1 until you "
         "add more judges."
     )
-    assert warning in follow_messages(lead_client, response)
-    assert warning in lead_client.get(f"/campaigns/{campaign.pk}/").text
+    # Said once on the page the lead lands on (issue 28): not flashed as well.
+    landed = lead_client.get(response["Location"]).text
+    assert landed.count(warning) == 1
+    assert "Created" in landed
+    for page in ("pool/", "progress/"):
+        assert lead_client.get(f"/campaigns/{campaign.pk}/{page}").text.count(warning) == 1
 
 
 def test_guidelines_are_shown_as_sanitised_markdown(lead_client, lead):

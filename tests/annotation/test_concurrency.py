@@ -290,3 +290,76 @@ def test_judges_grading_pairs_of_one_topic_at_once_leave_its_counts_right(django
     assert stored["graded"] == THREADS and stored["judged"] == THREADS
     count_topics(campaign=campaign)
     assert TopicTally.objects.values(*TOPIC_FIELDS).get(campaign=campaign) == stored
+
+
+@pytest.fixture
+def graded(campaign):
+    """Every pair of the race campaign graded 1 by both of its judges (unanimous)."""
+    campaign, judges = campaign
+    for judge in judges[:2]:
+        services.add_judge(campaign=campaign, judge=judge)
+    for a in Assignment.objects.filter(pair__campaign=campaign).select_related("judge"):
+        services.record_judgment(assignment_id=a.pk, judge=a.judge, grade=1)
+    return campaign
+
+
+def test_identical_publications_at_once_make_one_version(graded):
+    from annotation.models import Publication
+    from annotation.services import adjudication
+
+    outcomes = race(lambda i: adjudication.publish(campaign=graded, user=graded.lead))
+    published = [o for o in outcomes if isinstance(o, Publication)]
+    refused = [o for o in outcomes if isinstance(o, adjudication.IdenticalGrades)]
+    assert len(published) == 1 and len(refused) == THREADS - 1, outcomes
+    assert {r.latest.pk for r in refused} == {published[0].qrels_id}
+    assert Publication.objects.filter(campaign=graded).count() == 1
+
+
+def test_confirmed_copies_at_once_make_one_copy(graded):
+    from annotation.models import Publication
+    from annotation.services import adjudication
+
+    first = adjudication.publish(campaign=graded, user=graded.lead).qrels
+    outcomes = race(
+        lambda i: adjudication.publish(campaign=graded, user=graded.lead, identical_to=first.pk)
+    )
+    published = [o for o in outcomes if isinstance(o, Publication)]
+    refused = [o for o in outcomes if isinstance(o, adjudication.IdenticalGrades)]
+    assert len(published) == 1 and len(refused) == THREADS - 1, outcomes
+    assert published[0].qrels.version == 2
+    assert {r.latest.pk for r in refused} == {published[0].qrels_id}
+    assert Publication.objects.filter(campaign=graded).count() == 2
+
+
+def test_two_campaigns_publishing_one_name_at_once_never_crash(graded, django_user_model):
+    """Each campaign's lock does not hold the other: the database's unique (name, version)
+    does, and the loser is told to publish again, never a server error."""
+    from annotation.models import Publication
+    from annotation.services import adjudication
+
+    other = services.create_campaign(lead=graded.lead, name="race twin", overlap=1)
+    Topic.objects.create(campaign=other, qid="1", query="q1")
+    services.add_pairs(campaign=other, pairs=[("1", "x1")], source=PairSource.IMPORTED)
+    judge = django_user_model.objects.create_user("twin judge")
+    services.add_judge(campaign=other, judge=judge)
+    a = Assignment.objects.get(pair__campaign=other)
+    services.record_judgment(assignment_id=a.pk, judge=judge, grade=2)
+    campaigns = [graded, other]
+
+    outcomes = race(
+        lambda i: adjudication.publish(campaign=campaigns[i % 2], user=graded.lead, name="shared"),
+        count=4,
+    )
+
+    published = [o for o in outcomes if isinstance(o, Publication)]
+    refused = [o for o in outcomes if isinstance(o, ValidationError)]
+    assert len(published) + len(refused) == 4, outcomes
+    versions = sorted(p.qrels.version for p in published)
+    assert versions == list(range(1, len(published) + 1)), "one number each, none skipped"
+    assert Publication.objects.count() == len(published) >= 1
+    # A refusal is a copy of the newest version (the same campaign twice in a row), or a
+    # racer that lost the version number, told to publish again.
+    for error in refused:
+        assert isinstance(error, adjudication.IdenticalGrades) or (
+            "was stored at the same moment" in error.messages[0]
+        ), error

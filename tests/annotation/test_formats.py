@@ -323,6 +323,63 @@ def test_pair_errors_hint_at_qrels_and_run_files():
     ]
 
 
+@pytest.mark.parametrize(
+    "header", [b"qid docno", b"QID\tDOCNO", b"topic_id doc_id", b"query_id docid", b"topic docno"]
+)
+def test_a_pairs_file_may_start_with_a_header_naming_its_columns(header):
+    data = b"# pool\n" + header + b"\n1 d1\n"
+    assert formats.read_pairs(data, name="pool.tsv") == [PairRecord("1", "d1", 3)]
+
+
+def test_only_the_first_data_line_of_a_pairs_file_can_be_a_header():
+    data = b"1 d1\nqid docno\n"
+    assert formats.read_pairs(data, name="pool.tsv") == [
+        PairRecord("1", "d1", 1),
+        PairRecord("qid", "docno", 2),  # a pair like any other: the caller's topics decide
+    ]
+    assert errors_of(formats.read_pairs, b"qid docno grade\n1 d1\n") == [
+        "f:1: expected 2 fields (qid docno), found 3"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("header", "line"), [(b"qid docno grade", b"1 d1 2"), (b"qid iter docno rel", b"1 0 d1 2")]
+)
+def test_a_gold_file_may_start_with_a_header_naming_its_columns(header, line):
+    assert formats.read_gold(header + b"\n" + line + b"\n", name="gold.tsv") == [
+        formats.GoldRecord("1", "d1", 2, 2)
+    ]
+    # A number where the grade's name would be: a line of data, refused for its qid's sake
+    # by the caller, not skipped.
+    assert formats.read_gold(b"qid docno 2\n", name="gold.tsv") == [
+        formats.GoldRecord("qid", "docno", 2, 1)
+    ]
+
+
+def test_the_callers_check_joins_the_files_own_problems_in_line_order():
+    """A field-count problem, a repeat and a topic the caller does not know: one answer."""
+    data = b"1 d1\n1 d1 extra\n1099 d2\n1 d1\n7 d3\n"
+
+    def unknown_topics(records):
+        return [(r.line, f"topic {r.qid!r} is unknown") for r in records if r.qid != "1"]
+
+    assert errors_of(formats.read_pairs, data, check=unknown_topics) == [
+        "f:2: expected 2 fields (qid docno), found 3",
+        "f:3: topic '1099' is unknown",
+        "f:4: pair '1' 'd1' already appears on line 1",
+        "f:5: topic '7' is unknown",
+    ]
+
+
+def test_the_callers_check_counts_toward_the_10000_error_stop():
+    data = b"".join(b"9 d%d\n" % i for i in range(10_005))
+    with pytest.raises(TrecFormatError) as caught:
+        formats.read_pairs(data, name="p", check=lambda rs: [(r.line, "unknown") for r in rs])
+    assert caught.value.total == 10_000
+    assert caught.value.stopped_at == 10_000
+    assert len(caught.value.errors) == 51  # the first 50 listed, then where checking stopped
+
+
 def test_an_empty_pairs_file_is_an_error():
     assert errors_of(formats.read_pairs, b"# only a comment\n") == ["f:0: file has no pairs"]
 

@@ -95,9 +95,12 @@ def test_grades_off_the_scale_are_refused_naming_them_unless_mapped(setup):
     data = "qid\tdocno\tjudge\tgrade\n1\td0\tw1\t4\n1\td1\tw1\t3\n2\td0\tw1\t4\n"
     with pytest.raises(TrecFormatError) as caught:
         run(campaign, data, name="zero-four.tsv", user=lead)
-    text = messages(caught.value)
-    assert text[0].startswith("zero-four.tsv:0: grade '4' (2 lines) is not on this campaign's")
-    assert "zero-four.tsv:2: grade '4' is not on the scale (0, 1, 2, 3)" in text
+    # One problem, on the first line giving the grade: no made-up line 0 before it.
+    assert messages(caught.value) == [
+        "zero-four.tsv:2: grade '4' is not on this campaign's scale (0, 1, 2, 3); 2 lines of "
+        "the file give it: give a mapping from the file's grades to the scale (for example "
+        "'4:3')"
+    ]
     assert not ExternalGrade.objects.exists() and not JudgmentImport.objects.exists()
     mapping = parse_mapping("0:0, 1:1, 2:1, 3:2, 4:3")
     result = run(campaign, data, name="zero-four.tsv", user=lead, mapping=mapping)
@@ -107,11 +110,18 @@ def test_grades_off_the_scale_are_refused_naming_them_unless_mapped(setup):
 
 def test_a_mapping_must_cover_every_grade_and_land_on_the_scale(setup):
     campaign, _, _ = setup
+    data = "qid,docno,judge,grade\n1,d0,w,2\n1,d1,w,7\n"
+    # The mapping is the lead's choice, not the file: refused before the file is read.
+    with pytest.raises(ValidationError) as refused:
+        run(campaign, data, mapping={"2": 1, "3": 9})
+    assert refused.value.messages == [
+        "Grade mapping: the mapping sends '3' to 9, which is not on the scale."
+    ]
     with pytest.raises(TrecFormatError) as caught:
-        run(campaign, "qid,docno,judge,grade\n1,d0,w,2\n1,d1,w,7\n", mapping={"2": 1, "3": 9})
-    text = messages(caught.value)
-    assert "crowd.csv:0: the mapping sends '3' to 9, which is not on the scale" in text
-    assert "crowd.csv:3: grade '7' has no grade on the scale (not in the mapping)" in text
+        run(campaign, data, mapping={"2": 1, "3": 2})
+    assert messages(caught.value) == [
+        "crowd.csv:3: grade '7' has no grade on the scale (not in the mapping)"
+    ]
     with pytest.raises(ValidationError, match="not 'grade in the file: grade on the scale'"):
         parse_mapping("0:0, oops")
 

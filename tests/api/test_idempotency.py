@@ -103,7 +103,11 @@ PAGE_FORMS = [
         },
     ),
     ("campaigns/{campaign}/adjudicate/{pair}/", "lead", lambda w: {"grade": 1, "reason": "ok"}),
-    ("campaigns/{campaign}/publish/", "lead", lambda w: {"name": "robust", "leave_out": "on"}),
+    (
+        "campaigns/{campaign}/publish/",
+        "lead",
+        lambda w: {"name": "robust-final", "leave_out": "on"},
+    ),
 ]
 
 

@@ -54,8 +54,10 @@ def test_a_bad_file_is_a_400_listing_its_lines_and_stores_nothing(api, world):
     )
     assert response.status_code == 400
     body = response.json()
-    assert body["errors"][0].startswith("bad.csv:0: grade '7' (1 line) is not on")
-    assert "bad.csv:2: topic '9' is not in this campaign (import it first)" in body["errors"]
+    assert body["errors"][0] == "bad.csv:2: topic '9' is not in this campaign (import it first)"
+    # The real line of the grade off the scale, no made-up line 0 before it (issue 28).
+    assert body["errors"][1].startswith("bad.csv:3: grade '7' is not on this campaign's scale")
+    assert len(body["errors"]) == 2
     assert ExternalGrade.objects.count() == 1  # the world's machine grade only
 
 

@@ -255,7 +255,8 @@ BODIES = {
         {"pair": w.ids["pair"], "grade": 1, "reason": "checked", "based_on": None},
         "json",
     ),
-    "publish": lambda w: ({"name": "robust", "leave_out_undecided": True}, "json"),
+    # Another name than the world's version: the same grades under "robust" would be a 409.
+    "publish": lambda w: ({"name": "robust-final", "leave_out_undecided": True}, "json"),
     "skip": lambda w: ({"reason": "can't judge"}, "json"),
     "machine": lambda w: (
         {"model_name": "judge-8b", "base_url": "https://llm.example.invalid/v1"},

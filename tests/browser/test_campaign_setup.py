@@ -133,7 +133,7 @@ def test_a_lead_sets_up_a_campaign_and_pools_two_runs(
     screenshot("lead-campaign-detail")
 
     # Pool both runs at depth 10: bm25 brings d1..d10, dense d6..d15, per topic.
-    page.get_by_role("button", name="Pool", exact=True).click()
+    page.get_by_test_id("campaign-nav").get_by_role("link", name="Pool", exact=True).click()
     page.get_by_label("Runs").select_option(value=[str(run.pk) for run in runs])
     page.get_by_label("Depth k").fill("10")
     page.get_by_role("button", name="Build the pool").click()
@@ -155,7 +155,7 @@ def test_a_lead_sets_up_a_campaign_and_pools_two_runs(
         )
     for assignment in Assignment.objects.filter(judge=judges[1])[:5]:
         services.record_judgment(assignment_id=assignment.pk, judge=judges[1], grade=2, seconds=14)
-    page.get_by_role("button", name="Progress", exact=True).click()
+    page.get_by_test_id("campaign-nav").get_by_role("link", name="Judges & progress").click()
     expect(page.get_by_role("heading", name="Progress", level=1)).to_be_visible()
     expect(page.get_by_text("too fast")).to_be_visible()
     expect(page.get_by_text("17 of 90 assignments done")).to_be_visible()

@@ -53,7 +53,7 @@ def test_a_lead_imports_a_crowd_csv_and_an_umbrela_qrels_file(
     qrels.write_text(UMBRELA_QRELS)
     login("lea", PASSWORD)
     page.goto(f"{live_server.url}/campaigns/{campaign.pk}/")
-    page.get_by_role("button", name="Judgments from elsewhere").click()
+    page.get_by_test_id("campaign-nav").get_by_role("link", name="Judgments from elsewhere").click()
     expect(page.get_by_role("heading", name="Judgments from elsewhere", level=1)).to_be_visible()
 
     # The crowd's 0-4 grades are refused, naming the grade off the scale; nothing stored.

@@ -64,7 +64,7 @@ def start_bandit_campaign(lead, live_server, runs) -> Campaign:
     form.get_by_role("button", name="Import topics").click()
     expect(lead.get_by_text("Done", exact=True)).to_be_visible()
     lead.get_by_role("button", name="Back to the campaign").click()
-    lead.get_by_role("button", name="Pool", exact=True).click()
+    lead.get_by_test_id("campaign-nav").get_by_role("link", name="Pool", exact=True).click()
     lead.get_by_label("Runs").select_option(value=[str(run.pk) for run in runs])
     lead.get_by_label("Depth k").fill("3")
     lead.get_by_role("button", name="Build the pool").click()
@@ -94,7 +94,7 @@ def test_a_bandit_campaign_narrows_settles_and_pauses_by_its_stop_rule(
     campaign = start_bandit_campaign(lead, live_server, runs)
 
     lead.goto(f"{live_server.url}/campaigns/{campaign.pk}/")
-    lead.get_by_test_id("live-board-link").click()
+    lead.get_by_test_id("campaign-nav").get_by_role("link", name="Live leaderboard").click()
     expect(lead.get_by_test_id("open-badge")).to_be_visible()
     expect(lead.locator("#live-pairs")).to_contain_text("still open")
     expect(lead.get_by_test_id("probability")).to_have_text(re.compile(r"^0\.\d{4}$"))

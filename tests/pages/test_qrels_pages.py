@@ -58,7 +58,10 @@ def test_any_two_versions_of_a_name_are_compared_from_their_pages(client, world)
     lead = world.users["lead"]
     first = world.publication.qrels
     second = adjudication.publish(
-        campaign=world.publication.campaign, user=lead, leave_out_undecided=True
+        campaign=world.publication.campaign,
+        user=lead,
+        leave_out_undecided=True,
+        identical_to=first.pk,  # the same grades: a confirmed copy
     ).qrels
     third = services.import_qrels(source=b"1 0 d1 3\n", filename="x.qrels", name=first.name)
 

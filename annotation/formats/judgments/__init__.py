@@ -33,6 +33,7 @@ Modules: records (a record and the checks its values pass), readers (one per for
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from evaluation.trec.errors import MAX_ERRORS
@@ -78,9 +79,11 @@ def read_judgments(
     max_errors: int = MAX_ERRORS,
     max_bytes: int | None = None,
     max_line_bytes: int = MAX_JUDGMENT_LINE_BYTES,
+    check: Callable[[list[JudgmentRecord], str], Iterable[tuple[int, str]]] | None = None,
 ) -> JudgmentFile:
     """Every grade of the file (and the lines skipped, with why), or
-    :class:`~evaluation.trec.TrecFormatError` listing every problem."""
+    :class:`~evaluation.trec.TrecFormatError` listing every problem. ``check(records, fmt)``:
+    the caller's checks of the records read well (source.read), given the format read."""
     skipped: list[tuple[int, str]] = []
     detected = [fmt]
 
@@ -108,6 +111,7 @@ def read_judgments(
         max_bytes=max_bytes,
         kind=kind,
         max_line_bytes=max_line_bytes,
+        check=None if check is None else lambda records: check(records, detected[0]),
     )
     return JudgmentFile(records, skipped, detected[0])
 

@@ -10,7 +10,8 @@ class Command(BaseCommand):
     help = (
         "Publish a campaign's final grades (by its rule, leads' decisions and calibration "
         "pairs) as the next version of a qrels name. Undecided pairs stop it unless "
-        "--leave-out-undecided."
+        "--leave-out-undecided; grades equal to the newest version of the name stop it "
+        "unless --identical-to names that version."
     )
 
     def add_arguments(self, parser):
@@ -22,9 +23,26 @@ class Command(BaseCommand):
             action="store_true",
             help="publish without the pairs that have no final grade yet",
         )
+        parser.add_argument(
+            "--identical-to",
+            type=int,
+            metavar="QRELS_ID",
+            help="publish even though the grades equal this qrels version (its id, as the "
+            "refusal names it), the newest of the name",
+        )
         parser.add_argument("--as", dest="username", help="recorded as the publisher")
 
-    def handle(self, *args, campaign, name, description, leave_out_undecided, username, **opts):
+    def handle(
+        self,
+        *args,
+        campaign,
+        name,
+        description,
+        leave_out_undecided,
+        identical_to,
+        username,
+        **opts,
+    ):
         campaign = find_campaign(campaign)
         user = None
         if username:
@@ -38,7 +56,13 @@ class Command(BaseCommand):
                 name=name,
                 description=description,
                 leave_out_undecided=leave_out_undecided,
+                identical_to=identical_to,
             )
+        except adjudication.IdenticalGrades as same:
+            raise CommandError(
+                f"nothing published: {same.message} To publish it anyway: "
+                f"--identical-to {same.latest.pk}"
+            ) from None
         except adjudication.PublishBlocked as blocked:
             shown = "\n".join(f"  {s.qid} {s.docno}: {s.why}" for s in blocked.undecided[:20])
             more = len(blocked.undecided) - 20

@@ -574,6 +574,23 @@ def pairs() -> None:
         "unknown_qid.txt:2: topic '99' is not in this campaign (import it first)",
     )
     rejected(
+        "pairs/errors_of_every_kind.txt",
+        b"qid docno\n1 d1 extra\n99 d1\n1 d2\n1 d2\n",
+        "web:pairs",
+        "a field too many, an unknown topic and a repeat: all of them in one answer",
+        "errors_of_every_kind.txt:2: expected 2 fields (qid docno), found 3",
+        "errors_of_every_kind.txt:3: topic '99' is not in this campaign (import it first)",
+        "errors_of_every_kind.txt:5: pair '1' 'd2' already appears on line 4",
+    )
+    case(
+        "pairs/header.tsv",
+        b"qid\tdocno\n1\td1\n",
+        "web:pairs",
+        "accepted",
+        "a header line naming the columns, as a topics TSV file may have",
+        [],
+    )
+    rejected(
         "pairs/run_line.txt",
         b"1 Q0 d1 1 3.0 bm25\n",
         "web:pairs",
@@ -669,7 +686,7 @@ def judgments() -> None:
         HEADER + b"1,d1,w1,4\n1,d2,w1,2\n",
         "web:judgments",
         "a 0-4 grade on a 0-3 campaign, without a mapping",
-        "zero_to_four.csv:0: grade '4' (1 line) is not on this campaign's scale (0, 1, 2, 3)",
+        "zero_to_four.csv:2: grade '4' is not on this campaign's scale (0, 1, 2, 3); 1 line",
         "give a mapping",
     )
     rejected(
@@ -739,7 +756,7 @@ def judgments() -> None:
         b'{"topic_id": "1", "docid": "d1", "username": "alice", "rating": "Perfect"}\n',
         "web:judgments",
         "autojudge-annotate labels without a mapping",
-        "autojudge_labels.jsonl:0: grade 'Perfect' (1 line) is not on this campaign's scale",
+        "autojudge_labels.jsonl:1: grade 'Perfect' is not on this campaign's scale",
     )
     rejected(
         "judgments/gzip_bomb.csv.gz",
