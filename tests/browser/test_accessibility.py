@@ -17,7 +17,8 @@ Security Policy (the policy forbids inline scripts, rightly, for the site's own 
 
 Every page is checked at 1280 px, then narrowed to 390 px and checked again with the rules
 the layout changes; every role's home, the campaign list and the judge's page are also
-loaded at 390 px and checked whole, with the header's menus open.
+loaded at 390 px and checked whole, with the header's menus open. At 390 px no page may scroll
+sideways as a whole (axe does not look at that): what is wider scrolls in its own box.
 """
 
 import itertools
@@ -171,6 +172,34 @@ def check(page, source: str, label: str, open_menus=False, rules=None) -> list[s
     return problems
 
 
+# What sticks out of the page's width: elements whose right edge passes it, innermost first
+# (a wide table rather than the body holding it).
+WIDEST = """() => {
+  const width = document.documentElement.clientWidth;
+  return [...document.querySelectorAll('body *')]
+    .filter(e => e.getBoundingClientRect().right > width + 1)
+    .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > width + 1))
+    .slice(0, 3)
+    .map(e => `${e.tagName.toLowerCase()}${e.className ? '.' + e.className : ''} `
+      + `(right edge ${Math.round(e.getBoundingClientRect().right)} px)`);
+}"""
+
+
+def sideways(page, label: str) -> list[str]:
+    """A phone must never scroll the whole page sideways: what is wider than the screen
+    scrolls inside its own box (a table's .overflow-auto or .table-scroll)."""
+    # Two frames: what follows the width (charts' ResizeObserver) has redrawn by then.
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    wide, screen = page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    if wide <= screen:
+        return []
+    return [
+        f"{label}: the page scrolls sideways ({wide} px wide): " + "; ".join(page.evaluate(WIDEST))
+    ]
+
+
 def visit(page, live_server, path, expect, source, label, open_menus=False) -> list[str]:
     response = page.goto(live_server.url + path, wait_until="load")
     assert response is not None and response.status == expect, (
@@ -226,6 +255,7 @@ def test_every_page_of_every_role_has_no_serious_or_critical_axe_violation(
             problems += visit(page, live_server, path, 200, source, f"{role} {path} 1280px")
             page.set_viewport_size(PHONE)
             problems += check(page, source, f"{role} {path} narrowed to 390px", rules=NARROW_RULES)
+            problems += sideways(page, f"{role} {path} narrowed to 390px")
             page.set_viewport_size(WIDE)
             checked += 1
         forbidden = first_forbidden(role, placeholders)
@@ -239,6 +269,7 @@ def test_every_page_of_every_role_has_no_serious_or_critical_axe_violation(
             if route_of(path) in PHONE_ROUTES:
                 label = f"{role} {path} 390px"
                 problems += visit(page, live_server, path, 200, source, label, open_menus=True)
+                problems += sideways(page, label)
                 checked += 1
         context.close()
 
@@ -252,6 +283,7 @@ def test_every_page_of_every_role_has_no_serious_or_critical_axe_violation(
         width = f"{viewport['width']}px"
         for path in anonymous:
             problems += visit(page, live_server, path, 200, source, f"anonymous {path} {width}")
+            problems += sideways(page, f"anonymous {path} {width}")
             checked += 1
         problems += visit(page, live_server, "/no-such-page/", 404, source, f"404 {width}")
         for name in error_templates():
