@@ -149,6 +149,8 @@ def world(make_user, media_root) -> World:
         source=PairSource.IMPORTED,
     )
     Document.objects.filter(campaign=campaign, docno="d1").update(title="One", text="First.")
+    # Every pooled document has text, so judges may grade it (a pair without text waits).
+    Document.objects.filter(campaign=campaign, text="").update(text="A passage to grade.")
     mine = Assignment.objects.filter(judge=users["judge"]).order_by("pk").first()
     theirs = Assignment.objects.filter(judge=users["other_judge"]).order_by("pk").first()
     judgment = annotation.record_judgment(assignment_id=mine.pk, judge=users["judge"], grade=2)

@@ -60,8 +60,11 @@ def test_a_lead_imports_a_crowd_csv_and_an_umbrela_qrels_file(
     page.get_by_label("File", exact=True).set_input_files(str(crowd))
     page.get_by_role("button", name="Import judgments").click()
     alert = page.get_by_role("alert")
-    expect(alert).to_contain_text("Nothing imported: crowd.csv has 2 problems.")
-    expect(alert).to_contain_text("crowd.csv:0: grade '4' (1 line) is not on this campaign's")
+    # One problem, on the real line that gives the grade (issue 28: no made-up line 0).
+    expect(alert).to_contain_text("Nothing imported: crowd.csv has 1 problem.")
+    expect(alert).to_contain_text(
+        "crowd.csv:2: grade '4' is not on this campaign's scale (0, 1, 2, 3); 1 line of the file"
+    )
     assert not ExternalGrade.objects.exists()
 
     # With a mapping from 0-4 onto 0-3 it goes in.

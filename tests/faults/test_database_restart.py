@@ -27,7 +27,14 @@ from django.test import Client
 
 from accounts.roles import Role
 from annotation import services
-from annotation.models import Judgment, JudgmentAction, JudgmentChange, PairSource, Topic
+from annotation.models import (
+    Document,
+    Judgment,
+    JudgmentAction,
+    JudgmentChange,
+    PairSource,
+    Topic,
+)
 from tests.faults.conftest import database_url, output, process_env, start, stop, wait_for
 
 pytestmark = [
@@ -83,6 +90,8 @@ def judging(django_user_model, secret_key):
         pairs=[(f"q{t}", f"d{t}-{d}") for t in range(JUDGES) for d in range(PAIRS_PER_JUDGE)],
         source=PairSource.IMPORTED,
     )
+    # Judges grade only documents with text (a pair without text waits outside the queue).
+    Document.objects.filter(campaign=campaign).update(text="A passage to grade.")
     queues = {}
     for judge in judges:
         client = Client()
