@@ -309,7 +309,13 @@ def test_an_import_needs_a_file_and_a_known_format(lead, world):
     }
 
 
+def without_text(world, *docnos):
+    """The world's documents have text; these lose it (a pool whose text has not come yet)."""
+    Document.objects.filter(campaign=world.campaign, docno__in=docnos).update(text="")
+
+
 def test_importing_documents_adds_them_and_the_list_shows_which_lack_text(lead, world, run_jobs):
+    without_text(world, "d2", "d3", "d4")
     with run_jobs():
         response = lead.post(
             campaign_url(world, "documents/"),
@@ -885,6 +891,7 @@ def test_a_lead_chooses_and_changes_the_pool_ordering(lead):
 def test_a_judges_list_leaves_out_pairs_waiting_for_text_and_grading_one_is_refused(
     judge, lead, world
 ):
+    without_text(world, "d2", "d3", "d4")
     mine = list(
         Assignment.objects.filter(judge=world.users["judge"]).select_related("pair__document")
     )
