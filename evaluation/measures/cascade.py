@@ -41,13 +41,13 @@ import polars as pl
 
 from .catalog import Options
 from .dialects import MeasureRequest
-from .ranking import ORDERS, JudgedRanking, QidBlocks, rank_judged_documents
+from .ranking import ORDERS, JudgedRanking, QidBlocks, rank_in_order
 from .scoring import _checked_frames
 from .sequences import Events as _Events
 from .sequences import _running
 from .sequences import divide as _divide
 
-__all__ = ["ERR_MAX_GRADE", "ORDERS", "RBP_MAX_RANK", "rank_in_order", "score_ours"]
+__all__ = ["ERR_MAX_GRADE", "ORDERS", "RBP_MAX_RANK", "score_ours"]
 
 ERR_MAX_GRADE = 4  # gdeval.pl's $MAX_JUDGMENT
 RBP_MAX_RANK = 1000  # cwl_eval's max_n, which ir_measures keeps
@@ -73,7 +73,7 @@ def score_ours(
             if first is not None and not first.tied:
                 rankings[order] = first  # no judged document tied: every order agrees
             else:
-                rankings[order] = rank_in_order(qrels, run, topics, options, order)
+                rankings[order] = _rank(qrels, run, topics, options, order)
         return rankings[order]
 
     n = topics.len()
@@ -94,26 +94,24 @@ def score_ours(
     return values
 
 
-def rank_in_order(
+def _rank(
     qrels: pl.DataFrame,
     run: pl.DataFrame,
     topics: pl.Series,
     options: Options,
     order: tuple[bool, str] | None,
-    run_blocks: QidBlocks | None = None,
 ) -> JudgedRanking:
     """The judged documents of `topics` ranked in a provider's order (ORDERS' values)."""
     index = pl.DataFrame({"qid": topics, "topic": np.arange(topics.len(), dtype=np.int64)})
     judgments = qrels.join(index, on="qid", how="inner", maintain_order="left")
-    doubles, ties = order if order is not None else (False, "docno_desc")
-    return rank_judged_documents(
+    return rank_in_order(
         judgments.select("topic", "docno", "grade"),
         run,
-        run_blocks or QidBlocks(run.get_column("qid")),
+        QidBlocks(run.get_column("qid")),
         topics,
-        trec_eval_version=10 if doubles else options.trec_eval_version,
+        order,
+        trec_eval_version=options.trec_eval_version,
         depth=options.depth,
-        ties=ties,
     )
 
 

@@ -27,7 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-__all__ = ["ORDERS", "TIES", "JudgedRanking", "QidBlocks", "rank_judged_documents"]
+__all__ = [
+    "ORDERS",
+    "TIES",
+    "JudgedRanking",
+    "QidBlocks",
+    "rank_in_order",
+    "rank_judged_documents",
+]
 
 TIES = ("docno_desc", "docno_asc", "line")
 
@@ -181,6 +188,30 @@ def rank_judged_documents(
     num_ret = counts if depth is None else np.minimum(counts, depth)
     return JudgedRanking(
         num_ret, topic[by_rank], rank[by_rank], grade[by_rank], tied=bool(tied.any())
+    )
+
+
+def rank_in_order(
+    judgments: pl.DataFrame,
+    run: pl.DataFrame,
+    run_blocks: QidBlocks,
+    topics: pl.Series,
+    order: tuple[bool, str] | None,
+    *,
+    trec_eval_version: int,
+    depth: int | None,
+) -> JudgedRanking:
+    """rank_judged_documents in one of ORDERS' orders (None: trec_eval's own, the version's
+    scores and docno descending)."""
+    doubles, ties = order if order is not None else (False, "docno_desc")
+    return rank_judged_documents(
+        judgments,
+        run,
+        run_blocks,
+        topics,
+        trec_eval_version=10 if doubles else trec_eval_version,
+        depth=depth,
+        ties=ties,
     )
 
 

@@ -25,7 +25,6 @@ from .scoring import Evaluation
 __all__ = ["FULL", "format_ir_measures", "format_trec_eval"]
 
 FULL = "full"
-_IR_SUMS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret"})
 
 
 def format_trec_eval(
@@ -81,7 +80,7 @@ def format_ir_measures(
         for row, qid in enumerate(qids):
             lines += [f"{qid}\t{names[n]}\t{_number(columns[n][row], places)}\n" for n in columns]
     for name, values in columns.items():
-        if name in _IR_SUMS:
+        if name in COUNT_NAMES:  # counts add up, as ir_measures' NumQ, NumRet, NumRel
             mean = float(values.sum())
         elif is_mean(name):
             mean = float(values.sum()) / values.size if values.size else 0.0

@@ -46,7 +46,7 @@ from .binary import MIN_GEO_MEAN
 from .catalog import _KINDS, DEFAULT_MEASURES, GEOMETRIC_NAMES, Options, parse_measures
 from .inputs import check_measures
 from .judged_only import keep_judged_only
-from .ranking import ORDERS, QidBlocks, rank_judged_documents
+from .ranking import ORDERS, QidBlocks, rank_in_order, rank_judged_documents
 from .scorer import Scorer
 from .sequences import sequential_sum
 from .topics import TopicJudgments
@@ -139,15 +139,14 @@ def evaluate(
     judged_order = None
     if ranking.tied and any(m.name == "judged" for m in parsed):
         # judged@k is ir_measures' Judged@k: ties broken as its judged provider breaks them.
-        doubles, ties = ORDERS["Judged"]
-        judged_order = rank_judged_documents(
+        judged_order = rank_in_order(
             judgments,
             run,
             run_blocks,
             topics,
-            trec_eval_version=10 if doubles else options.trec_eval_version,
+            ORDERS["Judged"],
+            trec_eval_version=options.trec_eval_version,
             depth=options.depth,
-            ties=ties,
         )
     if options.judged_only:
         ranking = keep_judged_only(ranking)

@@ -20,22 +20,18 @@ def installed_django() -> sources.DocSource | None:
     return sources.django_docs()
 
 
-def need_python() -> sources.DocSource:
-    doc = installed_python()
+def need(doc: sources.DocSource | None, package: str) -> sources.DocSource:
     if doc is None:
-        pytest.skip(
-            f"{sources.PYTHON_PACKAGE} is not installed (apt-get install {sources.PYTHON_PACKAGE})"
-        )
+        pytest.skip(f"{package} is not installed (apt-get install {package})")
     return doc
+
+
+def need_python() -> sources.DocSource:
+    return need(installed_python(), sources.PYTHON_PACKAGE)
 
 
 def need_django() -> sources.DocSource:
-    doc = installed_django()
-    if doc is None:
-        pytest.skip(
-            f"{sources.DJANGO_PACKAGE} is not installed (apt-get install {sources.DJANGO_PACKAGE})"
-        )
-    return doc
+    return need(installed_django(), sources.DJANGO_PACKAGE)
 
 
 def _link(root: Path, target_root: Path, pages) -> None:
