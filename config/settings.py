@@ -300,6 +300,10 @@ OUTBOUND_MAX_CONCURRENCY = env_int("OUTBOUND_MAX_CONCURRENCY", 16)
 OUTBOUND_MAX_RETRIES = env_int("OUTBOUND_MAX_RETRIES", 5)
 if min(OUTBOUND_MAX_RESPONSE_BYTES, OUTBOUND_MAX_CONCURRENCY) < 1 or OUTBOUND_MAX_RETRIES < 0:
     raise ImproperlyConfigured("OUTBOUND_MAX_*: the limits must be positive")
+# The model endpoint (OpenAI-compatible: .../v1) that a new machine judge's form starts from,
+# and that `manage.py demo` points its machine judge at; empty: none (README "The demo").
+LLM_BASE_URL = env_str("QRELSMITH_LLM_BASE_URL", "").strip()
+LLM_MODEL = env_str("QRELSMITH_LLM_MODEL", "").strip()
 # Stored secrets (a machine judge's key) are encrypted with these Fernet keys (config/secrets.py);
 # empty: a key derived from SECRET_KEY.
 SECRETS_KEYS = env_list("SECRETS_KEYS", [])

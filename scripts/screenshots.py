@@ -116,8 +116,8 @@ def main() -> None:
                 phone = browser.new_context(**PHONE).new_page()
                 log_in(phone, base, "judge")
                 phone.goto(f"{base}/campaigns/")
-                row = phone.get_by_role("row").filter(has_text="Demo campaign")
-                row.get_by_role("link", name="Judge").click()
+                # the demo judge has one campaign
+                phone.get_by_role("link", name="Judge").first.click()
                 phone.locator("#document-slot [data-assignment]").wait_for()
                 phone.wait_for_load_state("networkidle")
                 save(phone, args.out / "judge-phone.png", full_page=False)

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [
     "evaluation.trec",
     "evaluation.measures",
-    "evaluation.demo",
+    "evaluation.synthetic",
     "evaluation.cli",
     "evaluation.cli_start",
     "annotation.pooling",
@@ -45,6 +45,7 @@ PURE_MODULES = [
     "evaluation.collection",
     "evaluation.collection.rankers",
     "evaluation.collection.files",
+    "evaluation.collection.judges",
 ]
 
 PROBE = """

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -26,9 +27,11 @@ from django.db.models import Exists, OuterRef, Q
 from annotation.llm import (
     DEFAULT_TEMPLATE,
     ChatEndpoint,
+    Passage,
     PromptTemplate,
     TemplateError,
     check_template,
+    render_messages,
 )
 from annotation.models import (
     Assignment,
@@ -41,9 +44,11 @@ from annotation.models import (
     MachineScope,
     Pair,
     Topic,
+    lacking_text,
 )
 from annotation.services import external
 from config import outbound
+from config.ids import parse_id
 from config.secrets import SecretError, seal, unseal
 
 EDITABLE = (
@@ -319,6 +324,61 @@ def template_of(machine: MachineJudge) -> PromptTemplate:
         system=machine.system_prompt,
         user=machine.user_prompt,
     )
+
+
+def passage_of(pair: Pair) -> Passage:
+    """What a machine reads of a pair (its topic and document, select_related)."""
+    return Passage(
+        query=pair.topic.query,
+        description=pair.topic.description,
+        narrative=pair.topic.narrative,
+        title=pair.document.title,
+        text=pair.document.text or pair.document.title,
+    )
+
+
+def pair_messages(pair: Pair, template: PromptTemplate, scale, max_passage_chars: int) -> list:
+    """The chat messages a machine judge sends for ``pair``: the one way a run, a
+    connection test and the prompt preview make them."""
+    return render_messages(template, passage_of(pair), scale, max_passage_chars=max_passage_chars)
+
+
+PREVIEW_CHOICES = 500  # pairs offered in the preview's list (a chosen one is always shown)
+
+
+@dataclass(frozen=True)
+class PromptPreview:
+    pair: Pair | None  # None: the pool has no pair with text yet
+    messages: list  # [{"role", "content"}], exactly as sent
+    choices: list  # [(pair id, "qid · docno")], the first PREVIEW_CHOICES pairs with text
+
+
+def prompt_preview(
+    *, campaign: Campaign, template: PromptTemplate, max_passage_chars: int, pair_id=None
+) -> PromptPreview:
+    """The prompt a machine judge with ``template`` sends for the pair ``pair_id`` of the
+    campaign's pool (the first pair with text when it names none of them: a missing,
+    malformed or foreign id is not an error, the page just shows the first)."""
+    with_text = (
+        Pair.objects.filter(campaign=campaign)
+        .exclude(lacking_text("document__"))
+        .select_related("topic", "document")
+        .order_by("topic__qid", "document__docno")
+    )
+    choices = list(with_text[:PREVIEW_CHOICES])
+    chosen, wanted = None, parse_id(pair_id)
+    if wanted is not None:
+        chosen = next((p for p in choices if p.pk == wanted), None)
+        if chosen is None:
+            chosen = with_text.filter(pk=wanted).first()
+            if chosen is not None:
+                choices.append(chosen)
+    chosen = chosen or (choices[0] if choices else None)
+    messages = []
+    if chosen is not None:
+        messages = pair_messages(chosen, template, campaign.scale, max_passage_chars)
+    labels = [(pair.pk, f"{pair.topic.qid} · {pair.document.docno}") for pair in choices]
+    return PromptPreview(chosen, messages, labels)
 
 
 def key_source(machine: MachineJudge) -> str:

@@ -40,8 +40,14 @@ from annotation.models import (
     Pair,
     Topic,
 )
-from annotation.services import external
-from annotation.services.machine_judges import MESSAGES, endpoint_for, pairs_to_grade, template_of
+from annotation.services import external, machine_judges
+from annotation.services.machine_judges import (
+    MESSAGES,
+    endpoint_for,
+    pair_messages,
+    pairs_to_grade,
+    template_of,
+)
 from jobs.models import JobStatus
 
 BATCH = 200  # pairs read from the database at a time
@@ -158,17 +164,7 @@ def _items(machine: MachineJudge, pair_ids: list[int], scale: list[dict]) -> Ite
             if not document.has_text:
                 yield Item(pair_id, None)
                 continue
-            passage = Passage(
-                query=pair.topic.query,
-                description=pair.topic.description,
-                narrative=pair.topic.narrative,
-                title=document.title,
-                text=document.text or document.title,
-            )
-            messages = render_messages(
-                template, passage, scale, max_passage_chars=machine.max_passage_chars
-            )
-            yield Item(pair_id, messages)
+            yield Item(pair_id, pair_messages(pair, template, scale, machine.max_passage_chars))
 
 
 def _ask(client: ChatClient, machine: MachineJudge, grades: list[int], item: Item) -> Answer:
@@ -460,15 +456,7 @@ def test_connection(*, machine: MachineJudge) -> ConnectionCheck:
         .order_by("topic__qid", "document__docno")
         .first()
     )
-    passage = TEST_PASSAGE
-    if pair is not None:
-        passage = Passage(
-            query=pair.topic.query,
-            description=pair.topic.description,
-            narrative=pair.topic.narrative,
-            title=pair.document.title,
-            text=pair.document.text,
-        )
+    passage = TEST_PASSAGE if pair is None else machine_judges.passage_of(pair)
     where = {"qid": pair.topic.qid, "docno": pair.document.docno} if pair else {}
     try:
         endpoint = endpoint_for(machine)

@@ -5,6 +5,7 @@ the human judges to check the machines (an audit; also from the agreement report
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -14,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import forms, tasks
 from annotation.access import get_campaign_for_lead
-from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
+from annotation.llm import DEFAULT_MAX_PASSAGE_CHARS, DEFAULT_TEMPLATE, PromptTemplate
 from annotation.models import (
     AuditKind,
     MachineAnswer,
@@ -65,6 +66,9 @@ def _initial_form() -> forms.MachineJudgeForm:
             "max_tokens": 16,
             "concurrency": 4,
             "timeout": 60,
+            # the operator's endpoint (QRELSMITH_LLM_BASE_URL, QRELSMITH_LLM_MODEL), if any
+            "base_url": settings.LLM_BASE_URL,
+            "model_name": settings.LLM_MODEL,
         }
     )
 
@@ -102,6 +106,13 @@ def _render_list(request, campaign, form, status=200):
         "audit_reasons": sorted({kind["reason"] for kind in kinds if kind.get("reason")})
         + ([MESSAGES["audit_none_left"]] if any(k.get("pairs") == 0 for k in kinds) else []),
         "audits": MachineAudit.objects.filter(campaign=campaign).select_related("sent_by")[:20],
+        "llm_base_url": settings.LLM_BASE_URL,
+        "preview": machine_judges.prompt_preview(
+            campaign=campaign,
+            template=DEFAULT_TEMPLATE,
+            max_passage_chars=DEFAULT_MAX_PASSAGE_CHARS,
+            pair_id=request.GET.get("pair"),
+        ),
     }
     return render(request, "annotation/machines.html", context, status=status)
 
@@ -189,6 +200,12 @@ def _render_detail(request, campaign, machine, status=200, **given):
         "connection": given.get("connection"),
         "show": "failed" if show == "failed" else "graded",
         "answers": paginate(request, shown.order_by("pair__topic__qid", "pair__document__docno")),
+        "preview": machine_judges.prompt_preview(
+            campaign=campaign,
+            template=machine_judges.template_of(machine),
+            max_passage_chars=machine.max_passage_chars,
+            pair_id=request.GET.get("pair"),
+        ),
     }
     return render(request, "annotation/machine.html", context, status=status)
 

@@ -32,7 +32,7 @@ import numpy as np
 from .passages import Passage
 from .topics import Topic
 
-__all__ = ["DEPTH", "RANKERS", "run_rankers", "run_text"]
+__all__ = ["DEPTH", "DESCRIPTIONS", "RANKERS", "run_rankers", "run_text"]
 
 DEPTH = 100
 RRF_K = 60
@@ -42,15 +42,19 @@ FEEDBACK_DOCS = 10
 FEEDBACK_TERMS = 10
 ORIGINAL_WEIGHT = 0.5
 
-RANKERS = (
-    "bm25-body",
-    "bm25-title-body",
-    "bm25-body-k0.9-b0.4",
-    "bm25-stem",
-    "bm25-stem-rm3",
-    "rrf-body-stem",
-    "sqlite-fts5",
-)
+# name -> what it is, in a sentence (the demo's systems carry it as their description)
+DESCRIPTIONS = {
+    "bm25-body": "BM25 (bm25s, k1 1.5, b 0.75) on the passage text alone.",
+    "bm25-title-body": "BM25 (bm25s, k1 1.5, b 0.75) on title and text.",
+    "bm25-body-k0.9-b0.4": "BM25 (bm25s) on the text with Anserini's MS MARCO parameters "
+    "(k1 0.9, b 0.4).",
+    "bm25-stem": "BM25 (bm25s) on title and text, Snowball English stemmer (PyStemmer).",
+    "bm25-stem-rm3": "bm25-stem with RM3 pseudo-relevance feedback (10 passages, 10 terms, "
+    "original query weight 0.5).",
+    "rrf-body-stem": "Reciprocal rank fusion (k 60) of bm25-body and bm25-stem.",
+    "sqlite-fts5": "SQLite's FTS5 full-text index and its bm25() on title and text.",
+}
+RANKERS = tuple(DESCRIPTIONS)
 
 Ranking = dict[str, dict[str, float]]  # qid -> docno -> score
 

@@ -1,7 +1,9 @@
 """The lead's machine-judge pages, the API and the command, with the job run in place
 against the loopback chat-completions server: the key is never shown back."""
 
+import html
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import Group
@@ -162,7 +164,84 @@ def test_running_from_the_page_grades_the_pool_in_a_job(
     assert job.result["url"] == machine.get_absolute_url()
     assert ExternalGrade.objects.filter(judge=machine.judge).count() == 4
     page = lead_client.get(machine.get_absolute_url() + "?show=graded")
-    assert page.text.count("Grade: ") == 4
+    in_the_prompt = "".join(shown_prompt(page)).count("Grade: ")  # the preview's "Grade: N"
+    assert page.text.count("Grade: ") - in_the_prompt == 4
+
+
+def shown_prompt(page) -> list[str]:
+    """The messages the prompt preview shows, as text."""
+    return [
+        html.unescape(text)
+        for text in re.findall(r'<pre class="prompt-text"[^>]*>(.*?)</pre>', page.text, re.S)
+    ]
+
+
+def test_the_prompt_preview_shows_exactly_what_a_run_sends(
+    lead_client, campaign, server, django_capture_on_commit_callbacks
+):
+    Topic.objects.filter(campaign=campaign, qid="2").update(
+        description="Tides <b>& moons</b>", narrative="{curly} stays"
+    )
+    long_text = " ".join(f"word{i}" for i in range(100))
+    Document.objects.filter(campaign=campaign, docno="d2").update(text=long_text)
+    machine = new_machine(campaign, server, max_passage_chars=200)
+    pair = campaign.pairs.get(topic__qid="2", document__docno="d2")
+    page = lead_client.get(f"{machine.get_absolute_url()}?show=graded&pair={pair.pk}")
+    assert page.status_code == 200
+    shown = shown_prompt(page)
+    assert len(shown) == 2 and "Tides <b>& moons</b>" in shown[1]
+    assert "word0 word1" in shown[1] and "word99" not in shown[1]  # cut as the judge cuts it
+    assert f'<option value="{pair.pk}" selected>2 · d2</option>' in page.text
+    assert '<input type="hidden" name="show" value="graded">' in page.text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        lead_client.post(
+            reverse("annotation:machine-run", args=[campaign.pk, machine.pk]), {"scope": "pool"}
+        )
+    sent = [
+        [message["content"] for message in request["messages"]]
+        for request in server.requests
+        if "tides 2" in request["messages"][-1]["content"]
+        and "Passage title: (none)\nPassage:\nword0 word1" in request["messages"][-1]["content"]
+    ]
+    assert shown in sent
+
+
+def test_the_default_prompt_preview_before_any_machine_judge(lead_client, campaign, settings):
+    settings.LLM_BASE_URL = ""
+    url = reverse("annotation:machine-list", args=[campaign.pk])
+    first = campaign.pairs.order_by("topic__qid", "document__docno").first()
+    page = lead_client.get(url)
+    assert "set QRELSMITH_LLM_BASE_URL" not in page.text  # says who sets it, and how
+    assert "sets <code>QRELSMITH_LLM_BASE_URL</code>" in page.text
+    shown = shown_prompt(page)
+    assert shown[1].startswith("A person typed the query below") and "text of d1" in shown[1]
+    assert "tides 1" in shown[1]
+    # Not a pair of this pool, or not an id at all: the first pair, never an error.
+    other = services.create_campaign(lead=campaign.lead, name="Other")
+    Topic.objects.create(campaign=other, qid="9", query="elsewhere")
+    Document.objects.create(campaign=other, docno="x", text="secret text of another campaign")
+    services.add_pairs(campaign=other, pairs=[("9", "x")], source=PairSource.IMPORTED)
+    foreign = other.pairs.get()
+    for bad in (str(foreign.pk), "x", "²", "-1", "9" * 30, ""):
+        page = lead_client.get(url, {"pair": bad})
+        assert page.status_code == 200, bad
+        assert shown_prompt(page) == shown, bad
+        assert "secret text" not in page.text
+    # No pair with text yet: the page says what to do.
+    Document.objects.filter(campaign=campaign).update(text="")
+    page = lead_client.get(url)
+    assert "No pair of the pool has its text yet" in page.text and not shown_prompt(page)
+    assert first is not None
+
+
+def test_the_operators_endpoint_fills_the_new_judge_form(lead_client, campaign, settings):
+    settings.LLM_BASE_URL = "https://llm.example.org/v1"
+    settings.LLM_MODEL = "qwen2.5-7b-instruct"
+    page = lead_client.get(reverse("annotation:machine-list", args=[campaign.pk]))
+    assert 'value="https://llm.example.org/v1"' in page.text
+    assert 'value="qwen2.5-7b-instruct"' in page.text
+    assert "QRELSMITH_LLM_BASE_URL" not in page.text
 
 
 def test_a_topic_run_needs_a_topic_of_the_campaign(lead_client, campaign, server):

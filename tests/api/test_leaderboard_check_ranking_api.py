@@ -19,7 +19,7 @@ from tests.evaluation.dashboard_data import demo_world, user
 
 pytestmark = pytest.mark.django_db
 
-SYSTEMS = {  # name: (how strongly the score follows the grade, noise), as evaluation.demo's
+SYSTEMS = {  # name: (how strongly the score follows the grade, noise), as evaluation.synthetic's
     "s1": (0.2, 1.0),
     "s2": (0.4, 1.0),
     "s3": (0.6, 1.0),

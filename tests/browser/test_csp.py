@@ -5,11 +5,12 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Campaign
+from annotation.services import demo as demo_data
 
 
 @pytest.fixture
 def demo(media_root):
-    call_command("demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("demo", "--source", "fallback", stdout=open("/dev/null", "w"))  # noqa: SIM115
 
 
 def visit_all(page, live_server, paths) -> list[str]:
@@ -33,7 +34,7 @@ def visit_all(page, live_server, paths) -> list[str]:
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_the_leads_pages_raise_no_csp_violation(page, live_server, login, demo):
-    panel = Campaign.objects.get(name="Demo panel (judged)")
+    panel = Campaign.objects.get(name=demo_data.PANEL_CAMPAIGN)
     login("lead", "lead-demo")
     paths = [
         "/",
@@ -46,6 +47,7 @@ def test_the_leads_pages_raise_no_csp_violation(page, live_server, login, demo):
         f"/campaigns/{panel.pk}/adjudicate/?show=all",
         f"/campaigns/{panel.pk}/publish/",
         f"/campaigns/{panel.pk}/edit/",
+        f"/campaigns/{panel.pk}/machines/",
         "/api/v1/docs/",
     ]
     assert visit_all(page, live_server, paths) == []
@@ -54,12 +56,13 @@ def test_the_leads_pages_raise_no_csp_violation(page, live_server, login, demo):
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_the_judges_and_engineers_pages_raise_no_csp_violation(page, live_server, login, demo):
-    campaign = Campaign.objects.get(name="Demo campaign")
+    campaign = Campaign.objects.get(name=demo_data.CAMPAIGN)
     login("judge", "judge-demo")
     assert visit_all(page, live_server, ["/", f"/campaigns/{campaign.pk}/judge/"]) == []
     page.context.clear_cookies()
     login("engineer", "engineer-demo")
     engineer_pages = ["/", "/evaluation/qrels/", "/evaluation/runs/", "/evaluation/diff/"]
+    engineer_pages.append("/evaluation/leaderboard/")
     engineer_pages.append("/evaluation/leaderboard/check/")
     assert visit_all(page, live_server, engineer_pages) == []
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from annotation import services as annotation
 from annotation.models import Pair, PairSource, Topic
-from evaluation import demo, services
+from evaluation import services, synthetic
 from evaluation.models import Evaluation, Run
 from tests.evaluation.dashboard_data import user
 
@@ -27,7 +27,7 @@ def setup(django_user_model, media_root, settings):
     # A database task queue, so the jobs wait (progress bar at 0) until the worker runs.
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     engineer = user(django_user_model, "eng", "engineer", "lead", password=PASSWORD)
-    qrels_text = demo.make_qrels_text(topics=TOPICS, judged=30)
+    qrels_text = synthetic.make_qrels_text(topics=TOPICS, judged=30)
     qrels = services.import_qrels(source=qrels_text.encode(), filename="pets.qrels", name="pets")
     campaign = annotation.create_campaign(lead=engineer, name="Pets 2026")
     for t in range(TOPICS):
@@ -41,7 +41,9 @@ def setup(django_user_model, media_root, settings):
         for i in range(DEPTH)
     )
     runs = {
-        name: demo.make_run_text(qrels_text, tag=name, strength=strength, noise=1.0, depth=DEPTH)
+        name: synthetic.make_run_text(
+            qrels_text, tag=name, strength=strength, noise=1.0, depth=DEPTH
+        )
         for name, strength in (("bm25", 0.35), ("dense", 0.9))
     }
     return engineer, qrels, campaign, runs

@@ -35,6 +35,11 @@ PASSAGES = {
 }
 
 
+# A real documentation address is long and has nowhere to break (it once pushed the judge page
+# on a phone 230 px sideways).
+LONG_PATH = "faq/programming.html#why-are-default-values-shared-between-objects-and-how"
+
+
 @pytest.fixture
 def campaign(django_user_model):
     """One judge with a six-pair topic followed by a two-pair topic."""
@@ -61,7 +66,7 @@ def campaign(django_user_model):
     )
     for docno, (title, text) in PASSAGES.items():
         Document.objects.filter(campaign=campaign, docno=docno).update(
-            title=title, text=text, url=f"https://example.org/{docno}"
+            title=title, text=text, url=f"https://example.org/{docno}/{LONG_PATH}"
         )
     return campaign, judge
 

@@ -7,7 +7,7 @@ version of the qrels, the board stays on the version its runs are scored on and 
 import pytest
 from playwright.sync_api import expect
 
-from evaluation import dashboards, demo, services
+from evaluation import dashboards, services, synthetic
 from tests.browser.conftest import SCREENSHOTS
 from tests.evaluation.dashboard_data import user
 
@@ -25,10 +25,10 @@ SYSTEMS = {
 @pytest.fixture
 def board(django_user_model, media_root):
     user(django_user_model, "eng", "engineer", password=PASSWORD)
-    text = demo.make_qrels_text(topics=12, judged=20)
+    text = synthetic.make_qrels_text(topics=12, judged=20)
     qrels = services.import_qrels(source=text.encode(), filename="dl.qrels", name="dl")
     for system, (strength, noise) in SYSTEMS.items():
-        run_text = demo.make_run_text(text, tag="x", strength=strength, noise=noise, depth=30)
+        run_text = synthetic.make_run_text(text, tag="x", strength=strength, noise=noise, depth=30)
         run = services.import_run(
             source=run_text.encode(),
             filename=f"{system}-rerank-monot5-3b-top100-fold2.run",

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from evaluation import demo, ranking_agreement, services
+from evaluation import ranking_agreement, services, synthetic
 from evaluation.dashboards import rankings
 from tests.evaluation.dashboard_data import user
 
@@ -27,7 +27,7 @@ SYSTEMS = {f"sys{i}": (0.5 + 0.04 * i, 1.0) for i in range(1, 7)}
 @pytest.fixture
 def setup(django_user_model, media_root):
     user(django_user_model, "eng", "engineer", password=PASSWORD)
-    humans = demo.make_qrels_text(topics=TOPICS, judged=25)
+    humans = synthetic.make_qrels_text(topics=TOPICS, judged=25)
     # The machine regrades 60% of the pairs at random and finds nothing on one topic.
     rng = np.random.default_rng(5)
     lines = []
@@ -41,7 +41,7 @@ def setup(django_user_model, media_root):
     old = services.import_qrels(source=humans.encode(), filename="h.qrels", name="humans")
     new = services.import_qrels(source="".join(lines).encode(), filename="m.qrels", name="machine")
     for tag, (strength, noise) in SYSTEMS.items():
-        text = demo.make_run_text(humans, tag=tag, strength=strength, noise=noise, depth=30)
+        text = synthetic.make_run_text(humans, tag=tag, strength=strength, noise=noise, depth=30)
         services.import_run(source=text.encode(), filename=f"{tag}.run", system=tag)
     # Score every run with both versions, as an engineer would before opening the page.
     call_command("compare_qrels", "humans", "machine", "--samples", "10", stdout=io.StringIO())

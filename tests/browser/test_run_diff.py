@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from annotation import services as annotation
 from annotation.models import Pair, PairSource, Topic
-from evaluation import demo, measures, services
+from evaluation import measures, services, synthetic
 from evaluation.models import Evaluation
 from tests.evaluation.dashboard_data import user
 
@@ -24,7 +24,7 @@ DEPTH = 30
 @pytest.fixture
 def setup(django_user_model, media_root):
     engineer = user(django_user_model, "eng", "engineer", "lead", password=PASSWORD)
-    qrels_text = demo.make_qrels_text(topics=TOPICS, judged=30)
+    qrels_text = synthetic.make_qrels_text(topics=TOPICS, judged=30)
     qrels = services.import_qrels(source=qrels_text.encode(), filename="pets.qrels", name="pets")
     campaign = annotation.create_campaign(lead=engineer, name="Pets 2026")
     for t in range(TOPICS):
@@ -39,7 +39,9 @@ def setup(django_user_model, media_root):
     )
     runs = {}
     for name, strength in (("bm25", 0.35), ("dense", 0.9)):
-        text = demo.make_run_text(qrels_text, tag=name, strength=strength, noise=1.0, depth=DEPTH)
+        text = synthetic.make_run_text(
+            qrels_text, tag=name, strength=strength, noise=1.0, depth=DEPTH
+        )
         run = services.import_run(source=text.encode(), filename=f"{name}.run", system=name)
         services.score_run(run=run, qrels=qrels, measure_specs=list(services.DASHBOARD_MEASURES))
         runs[name] = run

@@ -41,11 +41,16 @@ def _link(root: Path, target_root: Path, pages) -> None:
         link.symlink_to(target_root / page)
 
 
-@pytest.fixture
-def sample_doc_root(tmp_path) -> Path:
-    """/usr/share/doc in small: a few pages of each installed package."""
+def link_sample(folder: Path) -> Path:
+    """/usr/share/doc in small, in ``folder``: a few pages of each installed package (skips
+    the test when one is missing)."""
     python, django = need_python(), need_django()
-    root = tmp_path / "doc"
+    root = folder / "doc"
     _link(root / python.root.parent.name / "html", python.root, PYTHON_PAGES)
     _link(root / "python-django-doc" / "html", django.root, DJANGO_PAGES)
     return root
+
+
+@pytest.fixture
+def sample_doc_root(tmp_path) -> Path:
+    return link_sample(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Group
 
-from evaluation import demo, services
+from evaluation import services, synthetic
 
 # Topics 1..3, graded 0-3; d9 of topic 1 is judged but no run retrieves it.
 QRELS = b"""1 0 d1 3
@@ -57,13 +57,15 @@ def small_world(*, score: bool = True):
 
 
 def demo_world(*, topics: int = 30, systems=None, depth: int = 40):
-    """Synthetic graded qrels and runs of systems of different quality (evaluation.demo),
+    """Synthetic graded qrels and runs of systems of different quality (evaluation.synthetic),
     each scored with the dashboard measures. Returns (qrels, qrels text, runs)."""
-    text = demo.make_qrels_text(topics=topics, judged=25)
+    text = synthetic.make_qrels_text(topics=topics, judged=25)
     qrels = services.import_qrels(source=text.encode(), filename="demo.qrels", name="demo")
     runs = []
-    for tag, (strength, noise) in (systems or demo.DEMO_SYSTEMS).items():
-        run_text = demo.make_run_text(text, tag=tag, strength=strength, noise=noise, depth=depth)
+    for tag, (strength, noise) in (systems or synthetic.SYSTEMS).items():
+        run_text = synthetic.make_run_text(
+            text, tag=tag, strength=strength, noise=noise, depth=depth
+        )
         run = services.import_run(source=run_text.encode(), filename=f"{tag}.run", system=tag)
         services.score_run(run=run, qrels=qrels, measure_specs=list(services.DASHBOARD_MEASURES))
         runs.append(run)

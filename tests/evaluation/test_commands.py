@@ -156,28 +156,3 @@ def test_import_qrels_refuses_a_missing_file():
     with pytest.raises(CommandError, match=r"nope\.qrels: no such file"):
         call_command("import_qrels", "nope.qrels", "--name", "x")
     assert QrelsVersion.objects.count() == 0
-
-
-@pytest.mark.django_db
-def test_demo_creates_a_login_per_role_and_scored_runs(media_root):
-    out = io.StringIO()
-    call_command("demo", stdout=out)
-    call_command("demo", stdout=io.StringIO())  # a second run changes nothing
-    text = out.getvalue()
-    for line in (
-        "judge judge / judge-demo",
-        "lead lead / lead-demo",
-        "engineer engineer / engineer-demo",
-    ):
-        assert " ".join(line.split()) in " ".join(text.split())
-    assert Run.objects.count() == 3
-    assert Evaluation.objects.count() == 3
-    from annotation.models import Assignment
-
-    judge_work = Assignment.objects.filter(
-        judge__username="judge", pair__campaign__name="Demo campaign"
-    )
-    assert judge_work.exists(), "the demo judge should have pairs to judge"
-    assert not judge_work.filter(pair__document__text="").exists()
-    means = {e.run.system.name: e.means["ndcg_cut_10"] for e in Evaluation.objects.all()}
-    assert means["dense-retriever"] > means["bm25"], "the demo systems should differ in quality"

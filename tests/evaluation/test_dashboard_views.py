@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from annotation import services as annotation
 from annotation.models import Pair, Topic
-from evaluation import dashboards, demo, services
+from evaluation import dashboards, services, synthetic
 from evaluation.models import Evaluation, Run
 from jobs.models import Job, JobStatus
 from tests.evaluation.dashboard_data import demo_world, small_world, user
@@ -248,7 +248,7 @@ def test_leaderboard_query_count_is_pinned_and_does_not_grow_with_systems(
 def demo_world_more(qrels, systems):
     text = services.qrels_to_trec_bytes(services.load_qrels_frame(qrels)).decode()
     for tag, (strength, noise) in systems.items():
-        run_text = demo.make_run_text(text, tag=tag, strength=strength, noise=noise, depth=15)
+        run_text = synthetic.make_run_text(text, tag=tag, strength=strength, noise=noise, depth=15)
         run = services.import_run(source=run_text.encode(), filename=f"{tag}.run", system=tag)
         services.score_run(run=run, qrels=qrels, measure_specs=MEASURES)
 

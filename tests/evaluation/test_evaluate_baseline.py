@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation import dashboards, demo, measures, services, significance, trec
+from evaluation import dashboards, measures, services, significance, synthetic, trec
 from tests.evaluation.dashboard_data import small_world
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,10 +25,10 @@ SPECS = ["ndcg_cut.10", "P.5", "map"]
 def files(tmp_path_factory):
     """Demo qrels (40 topics) and three runs: strong, weak, and strong again but renamed."""
     folder = tmp_path_factory.mktemp("gate")
-    qrels = demo.make_qrels_text(topics=40)
+    qrels = synthetic.make_qrels_text(topics=40)
     (folder / "qrels.txt").write_text(qrels)
     for name, strength in (("strong", 0.9), ("weak", 0.2)):
-        text = demo.make_run_text(qrels, tag=name, strength=strength, noise=1.0, depth=50)
+        text = synthetic.make_run_text(qrels, tag=name, strength=strength, noise=1.0, depth=50)
         (folder / f"{name}.run").write_text(text)
     return folder
 

@@ -73,7 +73,7 @@ def backup(media_root, tmp_path):
     """The demo instance, backed up, in an empty database and empty storage."""
     path = tmp_path / "instance.tar.gz"
     if not _MADE:
-        call_command("demo", stdout=io.StringIO())
+        call_command("demo", "--source", "fallback", stdout=io.StringIO())
         before = snapshot()
         out = io.StringIO()
         call_command("backup_instance", output=str(path), stdout=out)

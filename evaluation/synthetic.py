@@ -1,13 +1,11 @@
-"""Seeded synthetic demo data: graded qrels and runs of systems of different quality.
-
-Pure (no Django) so the benchmark and tests can make the same kind of data.
+"""Seeded synthetic data for benchmarks and tests: graded qrels and runs of systems of
+different quality, at any size. Pure (no Django). The demo uses a real collection instead
+(evaluation/collection).
 """
-
-import random
 
 import numpy as np
 
-DEMO_SYSTEMS = {
+SYSTEMS = {
     # name: (how strongly the score follows the grade, noise)
     "bm25": (0.45, 1.0),
     "bm25-rm3": (0.55, 1.0),
@@ -46,12 +44,3 @@ def make_run_text(
             for rank, i in enumerate(order, start=1)
         )
     return "\n".join(lines) + "\n"
-
-
-def judge_grade(true_grade: int, *, judge: str, qid: str, docno: str, care: float) -> int:
-    """A synthetic judge's grade of a pair: the true grade, or one grade off with probability
-    1 - ``care`` (seeded by judge and pair, so the demo is the same every time)."""
-    rng = random.Random(f"{judge}/{qid}/{docno}")
-    if rng.random() < care:
-        return true_grade
-    return min(3, max(0, true_grade + rng.choice((-1, 1))))
