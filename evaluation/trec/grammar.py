@@ -183,12 +183,10 @@ def check_line(fmt, raw: bytes) -> Checked | None:
         at_least = "at least " if fmt.extra_fields else ""
         message = f"expected {at_least}{fmt.n_fields} fields ({fmt.usage}), found {len(fields)}"
         return Checked([message], None, None)
-    if fmt is not RUN and fmt is not QRELS:
-        return _check_fields(fmt, fields)
-    problems = []
-    notes = [EXTRA_FIELDS] if len(fields) > fmt.n_fields else []
     qid, docno = fields[0].decode(), fields[2].decode()
     if fmt is RUN:
+        problems = []
+        notes = [EXTRA_FIELDS] if len(fields) > fmt.n_fields else []
         rank, problem = parse_int("rank", fields[3])
         if problem:
             notes.append(RANK_NOT_INTEGER)
@@ -196,12 +194,13 @@ def check_line(fmt, raw: bytes) -> Checked | None:
         if problem:
             problems.append(problem)
         values = (qid, docno, rank, score, fields[5].decode())
-    else:
+        return Checked(problems, (qid, docno), None if problems else values, tuple(notes))
+    if fmt is QRELS:
         grade, problem = parse_int("grade", fields[3])
-        if problem:
-            problems.append(problem)
+        problems = [problem] if problem else []
         values = (qid, fields[1].decode(), docno, grade)
-    return Checked(problems, (qid, docno), None if problems else values, tuple(notes))
+        return Checked(problems, (qid, docno), None if problems else values)
+    return _check_fields(fmt, fields)
 
 
 def _check_fields(fmt, fields: list[bytes]) -> Checked:
