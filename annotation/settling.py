@@ -60,9 +60,6 @@ __all__ = ["LiveBoard", "LivePair", "LiveRun", "settle", "stop_waiting_for", "wi
 
 RESAMPLES = 1000
 LEVEL = 0.95
-# Measures whose value depends on the run's own top k only (the other undecided pairs of
-# the topic cannot move them).
-_OWN_TOP_K = ("P_", "success_", "recip_rank", "RR@")
 
 
 @dataclass(frozen=True)
@@ -126,14 +123,6 @@ class LiveBoard:
         return cls(**values)
 
 
-def _cutoff(output_name: str) -> int | None:
-    if "@" in output_name:
-        number = output_name.rpartition("@")[2]
-        return int(number) if number.isdigit() else None
-    base, _, number = output_name.rpartition("_")
-    return int(number) if base and number.isdigit() else None
-
-
 def _per_topic(qrels, run, spec, options, name, topics) -> np.ndarray:
     """The measure per topic of ``topics``, 0 where the evaluation has no value."""
     if qrels.height == 0:
@@ -160,12 +149,14 @@ def settle(
     options = options or measures.Options()
     if not isinstance(top_grade, int) or top_grade < 1:
         raise ValueError(f"the top grade must be a whole number >= 1, got {top_grade!r}")
-    names = measures.output_names([measure], options)
-    if len(names) != 1 or not measures.is_mean(names[0]):
+    outputs = measures.outputs([measure], options)
+    if len(outputs) != 1 or not measures.is_mean(outputs[0].name):
         raise ValueError(f"choose one measure that is a mean over topics, got {measure!r}")
-    name = names[0]
-    k = _cutoff(name)
-    own_top_k = name.startswith(_OWN_TOP_K)
+    (output,) = outputs
+    name, k = output.name, output.k
+    # Whether the value depends on the run's own top k only (families.py: P, Success, RR),
+    # so that the topic's other undecided pairs cannot move it.
+    own_top_k = output.family is not None and output.family.top_k_only
     known = known.select("qid", "docno", pl.col("grade").cast(pl.Int64))
     unknown = unknown.select("qid", "docno").unique()
     topics = sorted(set(known.get_column("qid")) | set(unknown.get_column("qid")))

@@ -3,6 +3,8 @@ from the query string), and the run upload."""
 
 from __future__ import annotations
 
+import functools
+
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Count
@@ -80,10 +82,7 @@ def scoring_choices(scoring: dashboards.Scoring | None) -> dict:
     menu += [s for s in chosen if s not in menu]
     return {
         "qrels_versions": qrels_menu(),
-        "measure_menu": [
-            (spec, measures.display_name(spec.replace(".", "_", 1)), spec in chosen)
-            for spec in menu
-        ],
+        "measure_menu": [(spec, _label(spec), spec in chosen) for spec in menu],
     }
 
 
@@ -95,6 +94,13 @@ def qrels_menu() -> list[QrelsVersion]:
         "name", "version", "topic_count", "judgment_count", "created_at"
     )
     return list(versions.annotate(scored_runs=Count("evaluations__run", distinct=True)))
+
+
+@functools.cache
+def _label(spec: str) -> str:
+    """How a checkbox names a measure of the menu (one output): nDCG@10 for ndcg_cut.10."""
+    (output,) = measures.outputs([spec])
+    return measures.display_name(output.name)
 
 
 def _computed(spec: str) -> bool:

@@ -36,7 +36,6 @@ RESIDUAL_MEASURES = frozenset(
     {"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall"}
     | {"ndcg", "ndcg_cut", "map_cut", "success"}
 )
-_RANK_CUTOFF = frozenset({"P", "recall", "ndcg_cut", "map_cut", "success"})
 
 
 @dataclass(frozen=True)
@@ -51,17 +50,12 @@ class Residuals:
 
 def _single_specs(specs: Sequence[str]) -> list[tuple[str, str, int | None]]:
     """(output name, one-measure spec, k) for each output name that has a residual."""
-    out = []
-    for measure in measures.parse_measures(list(specs)):
-        if measure.name not in RESIDUAL_MEASURES:
-            continue
-        if measure.cutoffs:
-            for cutoff, name in zip(measure.cutoffs, measure.output_names, strict=True):
-                k = int(cutoff) if measure.name in _RANK_CUTOFF else None
-                out.append((name, f"{measure.name}.{cutoff}", k))
-        else:
-            out.append((measure.name, measure.name, None))
-    return out
+    measures.parse_measures(list(specs))  # trec_eval's names only, checked by its rules
+    return [
+        (output.name, output.spec, output.k)
+        for output in measures.outputs(list(specs))
+        if output.measure in RESIDUAL_MEASURES
+    ]
 
 
 def residual_bounds(

@@ -47,8 +47,11 @@ from evaluation.models import Run
 from evaluation.services import load_run_frame
 
 DEFAULT_MEASURE = "ndcg_cut_10"
-# What the page offers (output names; trec_eval's spec is derived from them).
-LIVE_MEASURES = ("ndcg_cut_10", "ndcg_cut_5", "P_10", "P_5", "recip_rank", "map")
+# What the page offers: trec_eval's specs, and the output names the page and the boards
+# know them by (ndcg_cut.10 is ndcg_cut_10), from the parser.
+_LIVE_SPECS = ("ndcg_cut.10", "ndcg_cut.5", "P.10", "P.5", "recip_rank", "map")
+_SPEC_OF = {measures.outputs([spec])[0].name: spec for spec in _LIVE_SPECS}
+LIVE_MEASURES = tuple(_SPEC_OF)
 QUEUE_SECONDS = 60
 
 MESSAGES = {
@@ -61,9 +64,8 @@ MESSAGES = {
 
 
 def measure_spec(name: str) -> str:
-    """trec_eval's spec of an output name: ndcg_cut_10 → ndcg_cut.10, map → map."""
-    base, _, number = name.rpartition("_")
-    return f"{base}.{number}" if base and number.isdigit() else name
+    """trec_eval's spec of one of LIVE_MEASURES: ndcg_cut_10 → ndcg_cut.10, map → map."""
+    return _SPEC_OF[name]
 
 
 def read_measure(raw: str | None) -> str:

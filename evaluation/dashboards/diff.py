@@ -22,7 +22,6 @@ from evaluation.dashboards.scoring import (
     Scoring,
     choose_k,
     choose_measure,
-    cutoff_of,
     scored,
 )
 from evaluation.models import Run
@@ -153,12 +152,6 @@ class RunDiff:
         }
 
 
-def spec_of(name: str) -> str:
-    """The trec_eval -m argument of one output name: ndcg_cut_10 -> ndcg_cut.10."""
-    k = cutoff_of(name)
-    return f"{name.rpartition('_')[0]}.{k}" if k else name
-
-
 def choose_depth(k: int, wanted: int | None) -> int:
     if wanted is None:
         return max(k, DEFAULT_DEPTH)
@@ -192,7 +185,7 @@ def build_run_diff(
     if not isinstance(p, float | int) or isinstance(p, bool) or not 0 < p < 1:
         raise DiffError("p", MESSAGES["p"])
     measure = choose_measure(scoring.names, measure)
-    k = choose_k(measure, k)
+    k = choose_k(scoring.outputs[measure], k)
     depth = choose_depth(k, depth)
     stored = dict(scored(scoring).filter(run__in=[a, b]).values_list("run_id", "per_topic"))
     missing = [run for run in (a, b) if run.pk not in stored]
@@ -330,7 +323,7 @@ def topic_bounds(
     the runs' top lists (``tops``, at least k deep) serve instead of their files."""
     judged = qrels.filter(pl.col("qid") == qid)
     top_grade = _top_grade(qrels, scoring)
-    k = cutoff_of(measure)
+    k = scoring.outputs[measure].k
     # Both runs in one evaluation: each run's lines as a topic of its own ("a", "b"), with
     # the topic's judgments copied to both, so the engine runs twice (worst, best), not four
     # times.
@@ -347,7 +340,7 @@ def topic_bounds(
         result = residuals.residual_bounds(
             pl.concat(copies),
             pl.concat(frames),
-            [spec_of(measure)],
+            [scoring.outputs[measure].spec],
             scoring.options,
             top_grade=top_grade,
         )
@@ -377,7 +370,7 @@ def run_bounds(scoring: Scoring, run: Run, measure: str) -> residuals.Residuals 
         found = residuals.residual_bounds(
             qrels,
             services.load_run_frame(run),
-            [spec_of(measure)],
+            [scoring.outputs[measure].spec],
             scoring.options,
             top_grade=_top_grade(qrels, scoring),
         )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evaluation import measures, services
-from evaluation.dashboards.scoring import JUDGED_WARNING, MESSAGES, Scoring, cutoff_of, scored
+from evaluation.dashboards.scoring import JUDGED_WARNING, MESSAGES, Scoring, scored
 from evaluation.models import Evaluation, Run
 from evaluation.ranking_agreement import tied_means
 
@@ -121,7 +121,7 @@ def build_leaderboard(scoring: Scoring, *, sort: str = "") -> Leaderboard:
             low, high = evaluation.intervals.get(name, (None, None))
             warning = ""
             if is_judged(name) and mean < JUDGED_WARNING:
-                share = {"share": mean, "k": cutoff_of(name), "limit": JUDGED_WARNING}
+                share = {"share": mean, "k": scoring.outputs[name].k, "limit": JUDGED_WARNING}
                 warning = MESSAGES["judged_warning"].format(**share)
             is_best = best.get(name) == ranked[name][row_index]
             cells.append(Cell(name, mean, low, high, is_best, warning))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from evaluation import leaderboard_formats as formats
 from evaluation import measures
-from evaluation.dashboards.diff import spec_of
 from evaluation.dashboards.scoring import Scoring, scored
 
 MAX_UPLOAD_BYTES = 50 << 20
@@ -63,7 +62,7 @@ def aliases(scoring: Scoring) -> tuple[dict[str, str], dict[str, str]]:
     measure_aliases = {}
     for name in scoring.names:
         measure_aliases[measures.display_name(name)] = name
-        measure_aliases[spec_of(name)] = name
+        measure_aliases[scoring.outputs[name].spec] = name
     return run_aliases, measure_aliases
 
 

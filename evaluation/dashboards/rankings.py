@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from evaluation import measures, services
 from evaluation import ranking_agreement as agreement_math
-from evaluation.dashboards.diff import spec_of
 from evaluation.dashboards.scoring import Scoring, choose_measure, make_scoring, scored
 from evaluation.models import QrelsVersion, Run
 
@@ -215,7 +214,7 @@ def compare_qrels(
         raise RankingError("new", MESSAGES["same_qrels"])
     options = options or {}
     scorings = [make_scoring(qrels=q, measure_specs=measure_specs, **options) for q in (old, new)]
-    measure = _measure_named(scorings[0].names, measure)
+    measure = _measure_named(scorings[0], measure)
     runs = list(Run.objects.select_related("system")) if runs is None else list(runs)
     if score_missing:
         for scoring in scorings:
@@ -246,14 +245,15 @@ def compare_qrels(
     return result
 
 
-def _measure_named(names: list[str], wanted: str | None) -> str:
+def _measure_named(scoring: Scoring, wanted: str | None) -> str:
     """An output name (ndcg_cut_10), its -m form (ndcg_cut.10) or display name (nDCG@10)."""
+    names = scoring.names
     if not wanted:
         return choose_measure(names, None)
     aliases = {name: name for name in names}
     for name in names:
         aliases.setdefault(measures.display_name(name), name)
-        aliases.setdefault(spec_of(name), name)
+        aliases.setdefault(scoring.outputs[name].spec, name)
     if wanted not in aliases:
         raise RankingError(
             "measure", MESSAGES["measure"].format(measure=wanted, names=", ".join(names))

@@ -70,7 +70,7 @@ def build_run_topics(
     if evaluation is None:
         raise NotScored([run])
     measure = choose_measure(scoring.names, measure)
-    k = choose_k(measure, k)
+    k = choose_k(scoring.outputs[measure], k)
     options = scoring.options
     top = services.load_run_top(
         run, k, trec_eval_version=options.trec_eval_version, depth=options.depth

@@ -5,52 +5,21 @@ messages the dashboards share; how p-values are printed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from urllib.parse import urlencode
 
 from django.db import models
 from django.db.models import Count
 
 from evaluation import measures, services
-from evaluation.measures import specs
+from evaluation.measures import families, specs
 from evaluation.models import Evaluation, QrelsVersion, Run
 
-MEASURE_MENU = (
-    "ndcg_cut.1",
-    "ndcg_cut.3",
-    "ndcg_cut.5",
-    "ndcg_cut.10",
-    "ndcg_cut.20",
-    "ndcg_cut.100",
-    "ndcg",
-    "P.5",
-    "P.10",
-    "P.20",
-    "recall.100",
-    "recall.1000",
-    "map",
-    "recip_rank",
-    "Rprec",
-    "bpref",
-    "judged.10",
-)
-# Offered beside the menu (when this installation computes them): a name of each other
-# measure that is a mean over topics; any other name can be typed in.
-MORE_MEASURES = (
-    "recall.10",
-    "map_cut.10",
-    "success.1",
-    "success.10",
-    "iprec_at_recall.0.5",
-    "RR@10",
-    "ERR@10",
-    "ERR@20",
-    "RBP(rel=1)",
-    "RBP",
-    "infAP",
-    "set_P",
-    "set_recall",
-    "set_F",
-)
+# The measure menu, and what is offered beside it (when this installation computes it): a
+# name of each other measure that is a mean over topics; any other name can be typed in.
+# Both are declared with their measures' families (evaluation.measures.families).
+MEASURE_MENU = families.menu_specs()
+MORE_MEASURES = families.more_specs()
 JUDGED_WARNING = 0.8  # judged@k below this: the other measures undercount the run
 MAX_TOPIC_LISTS = 12  # top-k lists shown on a topic page (each reads a run's artifact)
 PERMUTATIONS = 10_000
@@ -117,26 +86,8 @@ def output_names(measure_specs, options: measures.Options | None = None) -> list
 
 def single_specs(measure_specs, options: measures.Options | None = None) -> list[str]:
     """Canonical specs split into one name per output name (the form's checkboxes)."""
-    return [
-        "{}.{}".format(*name.rsplit("_", 1)) if _cutoff(name) else name
-        for name in output_names(measure_specs, options)
-    ]
-
-
-_RANK_CUTOFF = ("ndcg_cut", "P", "recall", "map_cut", "success", "judged")
-
-
-def _cutoff(name: str) -> int | None:
-    base, _, number = name.rpartition("_")
-    return int(number) if base in _RANK_CUTOFF and number.isdigit() else None
-
-
-def cutoff_of(name: str) -> int | None:
-    """The rank cutoff k of an output name: ndcg_cut_10 → 10, ERR@20 → 20, map → None."""
-    if "@" in name:
-        number = name.rpartition("@")[2]
-        return int(number) if number.isdigit() else None
-    return _cutoff(name)
+    outputs = measures.outputs(list(measure_specs), options or measures.Options())
+    return [output.spec for output in outputs]
 
 
 @dataclass(frozen=True)
@@ -152,9 +103,14 @@ class Scoring:
     def key(self) -> str:
         return services.options_key(list(self.specs), self.options)
 
+    @cached_property
+    def outputs(self) -> dict[str, measures.Output]:
+        """Each output name's measure as parsed: its single spec, its cutoff k."""
+        return {output.name: output for output in measures.outputs(self.specs, self.options)}
+
     @property
     def names(self) -> list[str]:
-        return output_names(self.specs, self.options)
+        return list(self.outputs)
 
     @property
     def is_default_measures(self) -> bool:
@@ -322,10 +278,11 @@ def choose_measure(names: list[str], wanted: str | None) -> str:
     return "ndcg_cut_10" if "ndcg_cut_10" in names else names[0]
 
 
-def choose_k(measure: str, wanted: int | None) -> int:
+def choose_k(output: measures.Output, wanted: int | None) -> int:
+    """The depth a page lists: the one asked for, else the measure's own cutoff k, else 10."""
     if wanted is not None and wanted >= 1:
         return wanted
-    return cutoff_of(measure) or DEFAULT_K
+    return output.k or DEFAULT_K
 
 
 def format_p(p: float | None) -> str:

@@ -99,7 +99,7 @@ def build_topic(
     a campaign ``user`` leads (topic_queries). LookupError when neither the qrels nor any
     evaluation knows the topic."""
     measure = choose_measure(scoring.names, measure)
-    k = choose_k(measure, k)
+    k = choose_k(scoring.outputs[measure], k)
     evaluations = scored(scoring).select_related("run__system").defer("options", "intervals")
     if TopicValues.can_read(qid):
         evaluations = evaluations.defer("per_topic").annotate(topic=TopicValues(qid))

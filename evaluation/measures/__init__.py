@@ -5,20 +5,22 @@
 
 Semantics are trec_eval 9.0.8's (the C code inside pytrec_eval), with Options for 10.0,
 exponential gain, `-l`, `-M`, `-c` and `-J`. Measures are named in trec_eval's dialect or
-ir_measures'. Modules: catalog (trec_eval's measure names and `-m` syntax), dialects
-(ir_measures names, and how people read names), grouped (a request in both dialects, scored
-by option group), ranking (trec_eval's document order), scoring (the trec_eval measures),
-cascade (ERR, RR@k, RBP), report (text output), frames (mapping -> frame helpers); trec_eval's
-other inputs: prefs (-R prefs, qrels_prefs), judgment_groups (-R qrels_jg), zscores (-Z),
-judged_only (-J), inputs (which -R computes which measure); chunked (a run too large to
-hold whole, scored in chunks of whole topics).
+ir_measures'. Modules: families (every measure family declared once: names in both dialects,
+parameters, docs, menus), catalog (trec_eval's measure table and `-m` syntax), dialects
+(the one parser of names in both dialects, and how people read names), grouped (a request
+in both dialects, scored by option group, and its outputs: each value's single spec and
+cutoff), reference and doc (the measures page), ranking (trec_eval's document order),
+scoring (the trec_eval measures), cascade (ERR, RR@k, RBP, Judged), report (text output),
+frames (mapping -> frame helpers); trec_eval's other inputs: prefs (-R prefs, qrels_prefs),
+judgment_groups (-R qrels_jg), zscores (-Z), judged_only (-J), inputs (which -R computes
+which measure); chunked (a run too large to hold whole, scored in chunks of whole topics).
 """
 
 from .catalog import DEFAULT_MEASURES, Measure, Options, parse_measures
 from .chunked import can_chunk, evaluate_in_chunks
 from .dialects import MeasureRequest, display_name, ir_name, ir_names, is_mean, parse_request
 from .frames import qrels_frame, run_frame
-from .grouped import evaluate, output_names, parse_requests
+from .grouped import Output, evaluate, output_names, outputs, parse_requests
 from .judgment_groups import evaluate_judgment_groups
 from .prefs import evaluate_prefs, prefs_from_qrels
 from .report import format_ir_measures, format_trec_eval
@@ -30,6 +32,7 @@ __all__ = [
     "Measure",
     "MeasureRequest",
     "Options",
+    "Output",
     "can_chunk",
     "display_name",
     "evaluate",
@@ -42,6 +45,7 @@ __all__ = [
     "ir_names",
     "is_mean",
     "output_names",
+    "outputs",
     "parse_measures",
     "parse_request",
     "parse_requests",

@@ -47,7 +47,7 @@ from .sequences import Events as _Events
 from .sequences import _running
 from .sequences import divide as _divide
 
-__all__ = ["ERR_MAX_GRADE", "ORDERS", "RBP_MAX_RANK", "score_ours"]
+__all__ = ["ERR_MAX_GRADE", "ORDERS", "RBP_MAX_RANK", "SCORERS", "score_ours"]
 
 ERR_MAX_GRADE = 4  # gdeval.pl's $MAX_JUDGMENT
 RBP_MAX_RANK = 1000  # cwl_eval's max_n, which ir_measures keeps
@@ -79,19 +79,34 @@ def score_ours(
     n = topics.len()
     values = []
     for request in requests:
-        if request.ours == "ERR":
-            _check_err_grades(qrels, request)
-            values.append(expected_reciprocal_rank(ranking("ERR"), n, request.cutoff))
-        elif request.ours == "RR":
-            values.append(reciprocal_rank(ranking("RR"), n, request.cutoff, relevance_level))
-        elif request.ours == "Judged":
-            values.append(judged_share(ranking("Judged"), n, request.cutoff))
-        elif request.ours == "RBP":
-            measure = "graded RBP" if request.rel is None else "RBP"
-            values.append(rank_biased_precision(ranking(measure), n, request.p, request.rel))
-        else:
+        scorer = SCORERS.get(request.ours)
+        if scorer is None:
             raise ValueError(f"{request.spec!r} is not one of our measures")
+        values.append(scorer(ranking, qrels, n, request, relevance_level))
     return values
+
+
+def _score_err(ranking, qrels, n, request, relevance_level) -> np.ndarray:
+    _check_err_grades(qrels, request)
+    return expected_reciprocal_rank(ranking("ERR"), n, request.cutoff)
+
+
+def _score_rr(ranking, qrels, n, request, relevance_level) -> np.ndarray:
+    return reciprocal_rank(ranking("RR"), n, request.cutoff, relevance_level)
+
+
+def _score_judged(ranking, qrels, n, request, relevance_level) -> np.ndarray:
+    return judged_share(ranking("Judged"), n, request.cutoff)
+
+
+def _score_rbp(ranking, qrels, n, request, relevance_level) -> np.ndarray:
+    measure = "graded RBP" if request.rel is None else "RBP"
+    return rank_biased_precision(ranking(measure), n, request.p, request.rel)
+
+
+# Each family's `ours` (families.py) and its scorer: (the rankings in a provider's order, by
+# measure; the qrels; the number of topics; the request; RR's relevance level) -> values.
+SCORERS = {"ERR": _score_err, "RR": _score_rr, "Judged": _score_judged, "RBP": _score_rbp}
 
 
 def _rank(

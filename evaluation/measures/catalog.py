@@ -255,6 +255,19 @@ class Measure:
         return [self.name]
 
     @property
+    def singles(self) -> list[tuple[str, str, int | float | None]]:
+        """Each output name with the `-m` argument that prints it alone and its cutoff as a
+        number (a rank cutoff or recall point; None for the others): P.5,10 gives
+        (P_5, P.5, 5) and (P_10, P.10, 10); set_F.0.5 gives (set_F_0.5, set_F.0.5, None)."""
+        if _KINDS[self.name].params in ("int", "float"):
+            return [
+                (name, f"{self.name}.{cutoff_text(cutoff)}", cutoff)
+                for name, cutoff in zip(self.output_names, self.cutoffs, strict=True)
+            ]
+        spec = self.name if self.given is None else f"{self.name}.{self.given}"
+        return [(name, spec, None) for name in self.output_names]
+
+    @property
     def per_topic(self) -> bool:
         return _KINDS[self.name].per_topic
 
@@ -369,6 +382,11 @@ def _parse_parameters(spec: str, name: str, params: str, kind: _Kind) -> Measure
 COUNT_NAMES = frozenset(name for name, kind in _KINDS.items() if kind.integer)
 SUMMARY_ONLY_NAMES = frozenset(name for name, kind in _KINDS.items() if not kind.per_topic)
 GEOMETRIC_NAMES = frozenset({"gm_map", "gm_bpref"})  # means are exp(mean of the logs)
+
+
+def cutoff_text(value: int | float) -> str:
+    """A cutoff as `-m` arguments write it: 10, 0.5 (a float's shortest round-trip text)."""
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def is_measure_name(name: str) -> bool:

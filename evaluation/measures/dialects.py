@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from . import catalog
+from .families import FAMILIES as DECLARED
+from .families import RBP_P, SET_F_BETA, Family
 
 __all__ = [
     "MESSAGES",
@@ -71,58 +73,10 @@ MESSAGES = {
 }
 
 
-@dataclass(frozen=True)
-class _Family:
-    """One ir_measures measure and what it is in the engine.
-
-    trec: the trec_eval measure family with a cutoff (or the only one, when cutoff is
-        "none"); trec_plain: the family without a cutoff, when the cutoff is optional.
-    ours: one of our own measures (cascade.py) instead of a trec_eval one.
-    cutoff: "required", "optional", "none", or "recall" (a point in [0, 1]).
-    """
-
-    trec: str | None = None
-    trec_plain: str | None = None
-    ours: str | None = None
-    cutoff: str = "none"
-    params: tuple[str, ...] = ()
-    description: str = ""
-
-
-_REL_J = ("rel", "judged_only")
-FAMILIES: dict[str, _Family] = {
-    "nDCG": _Family("ndcg_cut", "ndcg", cutoff="optional", params=("gains", "judged_only", "dcg")),
-    "P": _Family("P", cutoff="required", params=_REL_J),
-    "R": _Family("recall", cutoff="required", params=_REL_J),
-    "AP": _Family("map_cut", "map", cutoff="optional", params=_REL_J),
-    "RR": _Family(None, "recip_rank", ours="RR", cutoff="optional", params=_REL_J),
-    "Rprec": _Family("Rprec", params=_REL_J),
-    "Bpref": _Family("bpref", params=("rel",)),
-    "infAP": _Family("infAP", params=("rel",)),
-    "Success": _Family("success", cutoff="required", params=_REL_J),
-    "IPrec": _Family("iprec_at_recall", cutoff="recall", params=("judged_only",)),
-    "Judged": _Family("judged", ours="Judged", cutoff="optional"),
-    "NumQ": _Family("num_q"),
-    "NumRet": _Family("num_ret", params=("rel",)),
-    "NumRel": _Family("num_rel", params=("rel",)),
-    "NumRelRet": _Family("num_rel_ret", params=("rel",)),
-    "SetP": _Family("set_P", params=_REL_J),
-    "SetR": _Family("set_recall", params=("rel",)),
-    "SetF": _Family("set_F", params=("rel", "beta", "judged_only")),
-    "ERR": _Family(ours="ERR", cutoff="required"),
-    "RBP": _Family(ours="RBP", params=("rel", "p")),
-}
-ALIASES = {
-    "NDCG": "nDCG",
-    "MRR": "RR",
-    "MAP": "AP",
-    "BPref": "Bpref",
-    "RPrec": "Rprec",
-    "Precision": "P",
-    "Recall": "R",
-}
-RBP_P = 0.8  # ir_measures' default persistence
-SET_F_BETA = 1.0
+# The ir_measures families by name (families.py declares them, gm_map aside: it has no
+# ir_measures name), and their other spellings.
+FAMILIES: dict[str, Family] = {family.ir: family for family in DECLARED if family.ir}
+ALIASES = {alias: family.ir for family in FAMILIES.values() for alias in family.aliases}
 
 
 @dataclass(frozen=True)
@@ -191,12 +145,8 @@ def _ir_text(family, cutoff, *, rel=None, gains=None, judged_only=False, p=None,
         params.append("judged_only=True")
     text = family + (f"({','.join(params)})" if params else "")
     if cutoff is not None:
-        text += f"@{_number_text(cutoff)}"
+        text += f"@{catalog.cutoff_text(cutoff)}"
     return text
-
-
-def _number_text(value) -> str:
-    return str(value) if isinstance(value, int) else repr(float(value))
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -245,7 +195,7 @@ def catalog_name(text: str) -> bool:
     return catalog.is_measure_name(text.partition(".")[0])
 
 
-def _read_params(spec: str, name: str, family: _Family, text: str | None) -> dict:
+def _read_params(spec: str, name: str, family: Family, text: str | None) -> dict:
     params: dict = {}
     if text is None or not text.strip():
         return params
@@ -306,7 +256,7 @@ def _read_value(spec: str, key: str, value: str):
     return table
 
 
-def _read_cutoff(spec: str, name: str, family: _Family, text: str | None):
+def _read_cutoff(spec: str, name: str, family: Family, text: str | None):
     if text is None:
         if family.cutoff in ("required", "recall"):
             raise ValueError(MESSAGES["needs_cutoff"].format(spec=spec, name=name))
@@ -323,7 +273,7 @@ def _read_cutoff(spec: str, name: str, family: _Family, text: str | None):
     return int(text)
 
 
-def _request(spec: str, name: str, family: _Family, cutoff, params: dict) -> MeasureRequest:
+def _request(spec: str, name: str, family: Family, cutoff, params: dict) -> MeasureRequest:
     gains = params.get("gains")
     if gains is not None:
         # Grades whose gain is their own value change nothing (ir_measures drops them too).
@@ -363,33 +313,14 @@ def _request(spec: str, name: str, family: _Family, cutoff, params: dict) -> Mea
 # --- naming ------------------------------------------------------------------------------
 
 # trec_eval output names (P_5, ndcg_cut_10, map) as ir_measures names.
-_IR_CUT = {
-    "ndcg_cut": "nDCG",
-    "P": "P",
-    "recall": "R",
-    "map_cut": "AP",
-    "success": "Success",
-    "judged": "Judged",
-    "iprec_at_recall": "IPrec",
-}
+_IR_CUT = {f.trec: name for name, f in FAMILIES.items() if f.trec and f.cutoff != "none"}
 _IR_PLAIN = {
-    "ndcg": "nDCG",
-    "map": "AP",
-    "recip_rank": "RR",
-    "Rprec": "Rprec",
-    "bpref": "Bpref",
-    "infAP": "infAP",
-    "num_q": "NumQ",
-    "num_ret": "NumRet",
-    "num_rel": "NumRel",
-    "num_rel_ret": "NumRelRet",
-    "set_P": "SetP",
-    "set_recall": "SetR",
-    "set_F": "SetF",
+    plain: name
+    for name, f in FAMILIES.items()
+    if (plain := f.trec_plain or (f.trec if f.cutoff == "none" else None))
 }
 # Families whose value depends on the relevance level (-l): their ir_measures name says rel.
-_REL_FAMILIES = frozenset({"P", "R", "AP", "RR", "Rprec", "Bpref", "infAP", "Success"})
-_REL_FAMILIES |= {"NumRel", "NumRelRet", "SetP", "SetR", "SetF"}
+_REL_FAMILIES = frozenset(name for name, f in FAMILIES.items() if f.by_level)
 
 
 def ir_name(output_name: str, relevance_level: int = 1) -> str:
@@ -439,7 +370,7 @@ def display_name(output_name: str) -> str:
 # what has no per-topic value (runid, num_q, gm_map), geometric means; and the ir_measures
 # names of counts.
 _NOT_MEANS = catalog.COUNT_NAMES | catalog.SUMMARY_ONLY_NAMES | {"gm_map", "gm_bpref"}
-_COUNT_FAMILIES = ("NumQ", "NumRet", "NumRel")
+_COUNT_FAMILIES = tuple(name for name, family in FAMILIES.items() if not family.mean)
 
 
 def is_mean(output_name: str) -> bool:

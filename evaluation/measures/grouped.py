@@ -29,15 +29,15 @@ from evaluation import topk
 from . import catalog, scoring
 from .cascade import score_ours
 from .catalog import DEFAULT_MEASURES, Options
-from .dialects import MeasureRequest, parse_request
+from .dialects import FAMILIES, MeasureRequest, parse_request
+from .families import Family, by_trec_name
 
-__all__ = ["evaluate", "output_names", "parse_requests"]
+__all__ = ["Output", "evaluate", "output_names", "outputs", "parse_requests"]
 
 _DEFAULT_OPTIONS = Options()
 _SUMS = frozenset({"num_ret", "num_rel", "num_rel_ret"})
-_CUTOFF_FAMILIES = frozenset(
-    {"P", "recall", "ndcg_cut", "map_cut", "success", "judged", "iprec_at_recall"}
-)
+# trec_eval measures whose cutoffs ir_measures names add to (ndcg_cut for nDCG@10).
+_CUTOFF_FAMILIES = frozenset(f.trec for f in FAMILIES.values() if f.trec and f.cutoff != "none")
 
 
 def parse_requests(specs: Sequence[str] | str) -> list[MeasureRequest]:
@@ -141,22 +141,62 @@ def _plan(specs: Sequence[str] | str, options: Options) -> dict[tuple, list[Meas
     return groups
 
 
-def output_names(specs: Sequence[str] | str, options: Options = _DEFAULT_OPTIONS) -> list[str]:
-    """The names `evaluate(qrels, run, specs, options).measures` will have, in its order,
-    without scoring anything. ValueError as parse_requests."""
-    names: list[str] = []
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """One value an evaluation names, as the parser read it (never read back from its name).
+
+    name: its output name (ndcg_cut_10, map, P(rel=2)@5, ERR@20).
+    spec: the measure name that scores this value alone, in its dialect (ndcg_cut.10, map,
+        P(rel=2)@5, ERR@20).
+    measure: the trec_eval measure that computes it (ndcg_cut); None for one of ours.
+    cutoff: its rank cutoff or recall point as a number (10, 0.5); None without one.
+    family: its family (families.py); None for a trec_eval measure without one (gm_map's
+        is declared; utility's is not).
+    """
+
+    name: str
+    spec: str
+    measure: str | None
+    cutoff: int | float | None
+    family: Family | None
+
+    @property
+    def k(self) -> int | None:
+        """The rank cutoff k (nDCG@10: 10); None for a recall point or without a cutoff."""
+        return self.cutoff if isinstance(self.cutoff, int) else None
+
+
+def outputs(specs: Sequence[str] | str, options: Options = _DEFAULT_OPTIONS) -> list[Output]:
+    """The values `evaluate(qrels, run, specs, options)` will name, in its order, without
+    scoring anything. ValueError as parse_requests."""
+    found: dict[str, Output] = {}
     for index, requests in enumerate(_plan(specs, options).values()):
         engine = [r for r in requests if r.trec is not None]
         if index == 0:
             specs_ = _engine_specs(engine, keep_trec_rule=True)
-            if specs_:
-                for measure in catalog.parse_measures(specs_):
-                    if measure.name != "runid":
-                        names += measure.output_names
+            measures = catalog.parse_measures(specs_) if specs_ else []
+            for measure in measures:
+                if measure.name == "runid":
+                    continue
+                family = by_trec_name(measure.name)
+                for name, spec, cutoff in measure.singles:
+                    found.setdefault(name, Output(name, spec, measure.name, cutoff, family))
         else:
-            names += [r.name() for r in engine]
-        names += [r.name() for r in requests if r.ours is not None]
-    return list(dict.fromkeys(names))
+            for r in engine:
+                measure = catalog.parse_measures([r.trec])[0].name
+                name = r.name()
+                found.setdefault(name, Output(name, name, measure, r.cutoff, FAMILIES[r.family]))
+        for r in requests:
+            if r.ours is not None:
+                name = r.name()
+                found.setdefault(name, Output(name, name, None, r.cutoff, FAMILIES[r.family]))
+    return list(found.values())
+
+
+def output_names(specs: Sequence[str] | str, options: Options = _DEFAULT_OPTIONS) -> list[str]:
+    """The names `evaluate(qrels, run, specs, options).measures` will have, in its order,
+    without scoring anything. ValueError as parse_requests."""
+    return [output.name for output in outputs(specs, options)]
 
 
 @dataclasses.dataclass
@@ -234,7 +274,7 @@ def _engine_specs(requests: list[MeasureRequest], *, keep_trec_rule: bool) -> li
         else:
             plain.append(request.trec)
     lists = [
-        f"{family}.{','.join(repr(c) if isinstance(c, float) else str(c) for c in sorted(cs))}"
+        f"{family}.{','.join(map(catalog.cutoff_text, sorted(cs)))}"
         for family, cs in merged.items()
     ]
     return [*lists, *plain, *trec_specs]

@@ -253,14 +253,10 @@ def canonical_measures(specs: Iterable[str], options: Options = _DEFAULTS) -> tu
     ordered = known + sorted(name for name in cutoffs if name not in _GROUP_ORDER)
     trec = tuple(
         name
-        + ("." + ",".join(_cutoff_text(c) for c in sorted(cutoffs[name])) if cutoffs[name] else "")
+        + ("." + ",".join(map(catalog.cutoff_text, sorted(cutoffs[name]))) if cutoffs[name] else "")
         for name in ordered
     )
     return trec + tuple(sorted(others))
-
-
-def _cutoff_text(value) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _check_means(spec: str, names: list[str], family: str | None = None) -> None:

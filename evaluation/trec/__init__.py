@@ -66,7 +66,7 @@ all three and require the same frames and the same error lists.
 
 Modules: errors (LineError, TrecFormatError, the error log), source (bytes, gzip, size limits,
 line splitting and line checks, public for other importers), grammar (formats, numbers, the
-line-by-line reference parser), reading (the public readers), canonical (path 1), native
+one line checker of every format, the line-by-line reference parser), reading (the public readers), canonical (path 1), native
 (runscan.c, the C reader of path 1's plainest run pieces), lines
 (path 2), writing (writers and mapping helpers), topics (a run in chunks of whole topics, for
 scoring runs too large to hold whole), fields (trec_eval's other inputs: preference,

@@ -23,20 +23,28 @@ an error where trec_eval would count a preference twice, or pick one of two z-sc
 Every problem is reported as ``path:line: message``, the file is all-or-nothing, and no line is
 looped over in Python unless it is reported or suspect (invalid UTF-8, NUL, too long): the
 lines are split and checked with polars expressions, and the reference checker
-:func:`check_line` gives the reported lines their messages.
+:func:`evaluation.trec.grammar.check_line` (the one for runs and qrels too) gives the reported
+lines their messages.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 
 import polars as pl
 
-from .errors import MAX_ERRORS, ErrorLog, TrecFormatError, check_max_errors, show
-from .grammar import INT_PATTERN, SCORE_PATTERN, parse_int
-from .source import BOM, MAX_LINE_BYTES, display_name, line_problem, whole_input
+from .errors import MAX_ERRORS, ErrorLog, TrecFormatError, check_max_errors
+from .grammar import (
+    FLOAT,
+    INT,
+    INT_PATTERN,
+    NON_FINITE_PATTERN,
+    SCORE_PATTERN,
+    STATISTIC,
+    check_line,
+    duplicate_message,
+)
+from .source import BOM, MAX_LINE_BYTES, display_name, whole_input
 
 __all__ = [
     "PREFS",
@@ -55,19 +63,6 @@ __all__ = [
 # The relevance inputs evaluate's -R names: qrels (read_qrels) and three of this module's.
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 
-_INT, _FLOAT = "int", "float"
-_STATISTIC = "statistic"  # a float that may also be nan or inf (a z-score file's mean, stddev)
-_LABELS = {
-    "qid": "topic",
-    "jg": "judgment group",
-    "jsg": "subgroup",
-    "docno": "docno",
-    "measure": "measure",
-}
-_SCORE_RE = re.compile(SCORE_PATTERN[1:-1].encode())
-_NON_FINITE = {"nan", "inf", "infinity"}
-_NON_FINITE_PATTERN = r"(?i)^[+-]?(?:nan|inf|infinity)$"
-_NON_FINITE_RE = re.compile(_NON_FINITE_PATTERN)
 _WHITESPACE_TO_SPACES = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 
 
@@ -79,6 +74,11 @@ class FieldsFormat:
     names: tuple[str, ...]
     numbers: tuple[tuple[str, str], ...]  # (field, "int", "float" or "statistic")
     key: tuple[str, ...]  # string fields that may not repeat together
+    extra_fields = False  # every line has exactly the listed fields (grammar.check_line)
+
+    @property
+    def n_fields(self) -> int:
+        return len(self.names)
 
     @property
     def usage(self) -> str:
@@ -88,7 +88,7 @@ class FieldsFormat:
     def schema(self) -> dict[str, type[pl.DataType]]:
         kinds = dict(self.numbers)
         return {
-            name: {_INT: pl.Int64, _FLOAT: pl.Float64, _STATISTIC: pl.Float64}.get(
+            name: {INT: pl.Int64, FLOAT: pl.Float64, STATISTIC: pl.Float64}.get(
                 kinds.get(name), pl.String
             )
             for name in self.names
@@ -98,19 +98,19 @@ class FieldsFormat:
 PREFS = FieldsFormat(
     "prefs",
     ("qid", "jg", "jsg", "docno", "level"),
-    (("level", _FLOAT),),
+    (("level", FLOAT),),
     ("qid", "jg", "jsg", "docno"),
 )
 QRELS_PREFS = FieldsFormat(
-    "qrels", ("qid", "jg", "docno", "level"), (("level", _FLOAT),), ("qid", "jg", "docno")
+    "qrels", ("qid", "jg", "docno", "level"), (("level", FLOAT),), ("qid", "jg", "docno")
 )
 QRELS_JG = FieldsFormat(
-    "qrels", ("qid", "jg", "docno", "grade"), (("grade", _INT),), ("qid", "jg", "docno")
+    "qrels", ("qid", "jg", "docno", "grade"), (("grade", INT),), ("qid", "jg", "docno")
 )
 ZSCORES = FieldsFormat(
     "z-score",
     ("qid", "measure", "mean", "stddev"),
-    (("mean", _STATISTIC), ("stddev", _STATISTIC)),
+    (("mean", STATISTIC), ("stddev", STATISTIC)),
     ("qid", "measure"),
 )
 
@@ -138,71 +138,6 @@ def read_qrels_jg(source, *, name=None, max_errors=MAX_ERRORS, max_bytes=None) -
 def read_zscores(source, *, name=None, max_errors=MAX_ERRORS, max_bytes=None) -> pl.DataFrame:
     """A z-score file (``-Z``): qid, measure (a printed name such as P_10), mean, stddev."""
     return read_fields(ZSCORES, source, name=name, max_errors=max_errors, max_bytes=max_bytes)
-
-
-# --- the reference checker ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Checked:
-    problems: list[str]
-    key: tuple[str, ...] | None  # when the line has the right number of fields
-    values: tuple | None  # the fields, numbers parsed, when the line is valid
-
-
-def parse_float(
-    what: str, field: bytes, *, non_finite: bool = False
-) -> tuple[float | None, str | None]:
-    """A decimal number; with ``non_finite`` also nan and inf (_STATISTIC)."""
-    text = field.decode()
-    if _SCORE_RE.fullmatch(field) is None:
-        if text.lstrip("+-").lower() in _NON_FINITE:
-            if non_finite and _NON_FINITE_RE.fullmatch(text):  # the vectorised path's rule
-                return float(text), None
-            return None, f"{what} {show(text)} is not finite"
-        return None, f"{what} {show(text)} is not a number"
-    value = float(field)
-    if not math.isfinite(value) and not non_finite:
-        return None, f"{what} {show(text)} is not finite"
-    return value, None
-
-
-def check_line(fmt: FieldsFormat, raw: bytes) -> Checked | None:
-    """The rules for one line (without its ``\\n``): None for a blank or comment line."""
-    fields = raw.split()
-    if fields and fields[0][:1] == b"#":
-        return None
-    problem = line_problem(raw)
-    if problem is not None:
-        return Checked([problem], None, None)
-    if not fields:
-        return None
-    if len(fields) != len(fmt.names):
-        message = f"expected {len(fmt.names)} fields ({fmt.usage}), found {len(fields)}"
-        return Checked([message], None, None)
-    kinds = dict(fmt.numbers)
-    problems, values = [], []
-    for name, field in zip(fmt.names, fields, strict=True):
-        kind = kinds.get(name)
-        if kind is None:
-            values.append(field.decode())
-            continue
-        if kind == _INT:
-            value, problem = parse_int(name, field)
-        else:
-            value, problem = parse_float(name, field, non_finite=kind == _STATISTIC)
-        if problem:
-            problems.append(problem)
-        values.append(value)
-    named = dict(zip(fmt.names, values, strict=True))
-    key = tuple(named[name] for name in fmt.key)
-    return Checked(problems, key, None if problems else tuple(values))
-
-
-def duplicate_message(fmt: FieldsFormat, key: tuple[str, ...], first: int) -> str:
-    *context, last = zip(fmt.key, key, strict=True)
-    where = ", ".join(f"{_LABELS[name]} {show(value)}" for name, value in context)
-    return f"{_LABELS[last[0]]} {show(last[1])} already appears for {where} on line {first}"
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -312,7 +247,7 @@ def _fields(fmt: FieldsFormat, lines: pl.DataFrame) -> pl.DataFrame:
         kind = kinds.get(field)
         if kind is None:
             columns.append(text.alias(field))
-        elif kind == _INT:
+        elif kind == INT:
             value = text.cast(pl.Int64, strict=False)
             columns.append(value.alias(field))
             bad.append(~text.str.contains(INT_PATTERN) | value.is_null())
@@ -320,8 +255,8 @@ def _fields(fmt: FieldsFormat, lines: pl.DataFrame) -> pl.DataFrame:
         else:
             value = text.cast(pl.Float64, strict=False)
             columns.append(value.alias(field))
-            if kind == _STATISTIC:
-                shaped = text.str.contains(SCORE_PATTERN) | text.str.contains(_NON_FINITE_PATTERN)
+            if kind == STATISTIC:
+                shaped = text.str.contains(SCORE_PATTERN) | text.str.contains(NON_FINITE_PATTERN)
                 bad.append(~shaped | value.is_null())
             else:
                 shaped = text.str.contains(SCORE_PATTERN)

@@ -1,5 +1,7 @@
-"""The grammar of run and qrels lines, line by line: the reference that the vectorised readers
-must agree with (the rules are in the package docstring)."""
+"""The grammar of TREC lines, line by line: the reference that the vectorised readers must
+agree with (the rules are in the package docstring). One checker serves every format: runs and
+qrels (Format) and trec_eval's other inputs (fields.FieldsFormat: preferences, qrels_jg,
+z-scores); both describe their fields, their key and the words for it."""
 
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ __all__ = [
     "has_duplicate_pairs",
     "pair_hash",
     "parse",
+    "parse_float",
+    "parse_int",
 ]
 
 RUN_SCHEMA = {
@@ -45,6 +49,18 @@ _INT_RE = re.compile(INT_PATTERN[1:-1].encode())
 _SCORE_RE = re.compile(SCORE_PATTERN[1:-1].encode())
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _NON_FINITE = {"nan", "inf", "infinity"}  # spellings to name in "is not finite" messages
+# The kinds of number a field of fields.FieldsFormat holds; a statistic may be nan or inf.
+INT, FLOAT, STATISTIC = "int", "float", "statistic"
+NON_FINITE_PATTERN = r"(?i)^[+-]?(?:nan|inf|infinity)$"  # what a z-score's statistic may be
+_NON_FINITE_RE = re.compile(NON_FINITE_PATTERN)
+# How duplicate messages name a key's fields ("docno 'D1' already appears for topic '301'").
+KEY_LABELS = {
+    "qid": "topic",
+    "jg": "judgment group",
+    "jsg": "subgroup",
+    "docno": "docno",
+    "measure": "measure",
+}
 
 
 class RunLine(NamedTuple):
@@ -81,6 +97,7 @@ class Format(NamedTuple):
     # read, so both are accepted, with a notice. A rank that is an integer is kept.
     extra_fields: bool = False
     free_ints: tuple[int, ...] = ()  # integer fields read when they can be, else null
+    key: tuple[str, ...] = ("qid", "docno")  # the fields a line may not repeat together
 
 
 RUN = Format(
@@ -125,27 +142,34 @@ def parse_int(what: str, field: bytes) -> tuple[int | None, str | None]:
     return value, None
 
 
-def parse_score(field: bytes) -> tuple[float | None, str | None]:
+def parse_float(
+    what: str, field: bytes, *, non_finite: bool = False
+) -> tuple[float | None, str | None]:
+    """A decimal number (a run's score, a preference's level); with ``non_finite`` also nan
+    and inf, any case, signed (a z-score file's statistics)."""
     text = field.decode()
     if _SCORE_RE.fullmatch(field) is None:
         if text.lstrip("+-").lower() in _NON_FINITE:
-            return None, f"score {show(text)} is not finite"
-        return None, f"score {show(text)} is not a number"
+            if non_finite and _NON_FINITE_RE.fullmatch(text):  # the vectorised path's rule
+                return float(text), None
+            return None, f"{what} {show(text)} is not finite"
+        return None, f"{what} {show(text)} is not a number"
     value = float(field)
-    if not math.isfinite(value):
-        return None, f"score {show(text)} is not finite"
+    if not math.isfinite(value) and not non_finite:
+        return None, f"{what} {show(text)} is not finite"
     return value, None
 
 
 class Checked(NamedTuple):
     problems: list[str]
-    key: tuple[str, str] | None  # (qid, docno) when the line takes part in duplicate checks
+    key: tuple[str, ...] | None  # the key's fields (qid, docno) when the line has its shape
     values: tuple | None  # the record's fields (without the line number) when valid
     notes: tuple[str, ...] = ()  # notice codes (EXTRA_FIELDS, RANK_NOT_INTEGER)
 
 
-def check_line(fmt: Format, raw: bytes) -> Checked | None:
-    """The grammar for one line (without its ``\\n``): None for a blank or comment line."""
+def check_line(fmt, raw: bytes) -> Checked | None:
+    """The grammar for one line (without its ``\\n``) of a run or qrels file (Format) or of
+    one of trec_eval's other inputs (fields.FieldsFormat): None for a blank or comment line."""
     fields = raw.split()
     if fields and fields[0][:1] == b"#":
         return None
@@ -159,27 +183,53 @@ def check_line(fmt: Format, raw: bytes) -> Checked | None:
         at_least = "at least " if fmt.extra_fields else ""
         message = f"expected {at_least}{fmt.n_fields} fields ({fmt.usage}), found {len(fields)}"
         return Checked([message], None, None)
-    problems = []
-    notes = [EXTRA_FIELDS] if len(fields) > fmt.n_fields else []
     qid, docno = fields[0].decode(), fields[2].decode()
     if fmt is RUN:
+        problems = []
+        notes = [EXTRA_FIELDS] if len(fields) > fmt.n_fields else []
         rank, problem = parse_int("rank", fields[3])
         if problem:
             notes.append(RANK_NOT_INTEGER)
-        score, problem = parse_score(fields[4])
+        score, problem = parse_float("score", fields[4])
         if problem:
             problems.append(problem)
         values = (qid, docno, rank, score, fields[5].decode())
-    else:
+        return Checked(problems, (qid, docno), None if problems else values, tuple(notes))
+    if fmt is QRELS:
         grade, problem = parse_int("grade", fields[3])
+        problems = [problem] if problem else []
+        values = (qid, fields[1].decode(), docno, grade)
+        return Checked(problems, (qid, docno), None if problems else values)
+    return _check_fields(fmt, fields)
+
+
+def _check_fields(fmt, fields: list[bytes]) -> Checked:
+    """A line of fields.FieldsFormat: every field a string or a number of its kind."""
+    kinds = dict(fmt.numbers)
+    problems, values = [], []
+    for name, field in zip(fmt.names, fields, strict=True):
+        kind = kinds.get(name)
+        if kind is None:
+            values.append(field.decode())
+            continue
+        if kind == INT:
+            value, problem = parse_int(name, field)
+        else:
+            value, problem = parse_float(name, field, non_finite=kind == STATISTIC)
         if problem:
             problems.append(problem)
-        values = (qid, fields[1].decode(), docno, grade)
-    return Checked(problems, (qid, docno), None if problems else values, tuple(notes))
+        values.append(value)
+    named = dict(zip(fmt.names, values, strict=True))
+    key = tuple(named[name] for name in fmt.key)
+    return Checked(problems, key, None if problems else tuple(values))
 
 
-def duplicate_message(qid: str, docno: str, first: int) -> str:
-    return f"docno {show(docno)} already appears for topic {show(qid)} on line {first}"
+def duplicate_message(fmt, key: tuple[str, ...], first: int) -> str:
+    """A line repeating an earlier line's key: "docno 'D1' already appears for topic '301'
+    on line 3" (the key's last field, then the others)."""
+    *context, (last, value) = zip(fmt.key, key, strict=True)
+    where = ", ".join(f"{KEY_LABELS[name]} {show(part)}" for name, part in context)
+    return f"{KEY_LABELS[last]} {show(value)} already appears for {where} on line {first}"
 
 
 def parse(
@@ -211,7 +261,7 @@ def parse(
             topic = seen[qid] = {}
         first = topic.get(docno)
         if first is not None:
-            log.add(number, duplicate_message(qid, docno, first))
+            log.add(number, duplicate_message(fmt, checked.key, first))
             continue
         topic[docno] = number
         if checked.values is not None:

@@ -451,7 +451,7 @@ class _Reading:
                         before = check_line(fmt, self.raw_line(earlier))
                         if before is None or before.key != checked.key:
                             raise _GiveUp  # two pairs with one hash
-                    messages.append(duplicate_message(*checked.key, first))
+                    messages.append(duplicate_message(fmt, checked.key, first))
                 if len(messages) != count:  # the two implementations disagree: trust the reference
                     raise _GiveUp
                 for message in messages:

@@ -37,6 +37,17 @@ def test_the_default_measures_are_their_own_canonical_form():
     assert dashboards.canonical_specs(reversed(singles)) == services.DASHBOARD_MEASURES
 
 
+@pytest.mark.parametrize(
+    "spec", ["iprec_at_recall.0.5", "set_F.0.5", "success.1,5", "RR@10", "P(rel=2)@5"]
+)
+def test_each_checkbox_is_a_measure_name_that_reads_back_as_the_same_choice(spec):
+    canonical = dashboards.canonical_specs([spec])
+
+    singles = dashboards.single_specs(canonical)
+
+    assert dashboards.canonical_specs(singles) == canonical
+
+
 def test_canonical_specs_merge_cutoffs_and_put_groups_in_a_fixed_order():
     specs = ["map", "ndcg_cut.10", "ndcg_cut.5", "P.10", "ndcg_cut.10"]
 
