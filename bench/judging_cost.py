@@ -10,6 +10,12 @@ every judgment the systems are scored by mean nDCG@10 over all topics with the g
 (unjudged = not relevant, trec_eval's linear gains and its ideal DCG from the grades it has),
 and compared by Kendall's tau-b with the ranking by all grades.
 
+Beside the synthetic scales, "real" replays the same strategies and seeds on the real test
+collection (evaluation/collection: the Python and Django FAQs, as `manage.py demo` builds it):
+the seven rankers' runs, pooled at the same depth, with the collection's known answers as all
+grades (a pooled passage that is not a known answer counts 0, as MS MARCO's sparse qrels are
+read). Its data are the same for every seed; only the strategies' own seeds change.
+
 Reported per strategy, mean and standard deviation over the seeds, as a share of the pool:
 judgments until tau first reaches 0.9 and 0.95, judgments until 90% of the pool's relevant
 documents (grade >= 1) are found, and the share of the relevant documents found after 30% of
@@ -224,14 +230,52 @@ def first_at(mask):
     return int(hits[0]) + 1 if len(hits) else len(mask) + 1
 
 
+class RealCollection:
+    """The real test collection as the bench reads a synthetic one: ``runs`` (ranker -> qid
+    -> docnos, best first) and ``qrels`` (qid -> docno -> grade, every passage of every run:
+    the known answers, 0 elsewhere)."""
+
+    def __init__(self, log):
+        from evaluation import collection, trec
+        from evaluation.collection import rankers
+
+        started = time.perf_counter()
+        built = collection.build_collection("auto")
+        for note in built.notes:
+            log(f"  {note}")
+        texts = rankers.run_rankers(built.passages, built.topics)
+        self.runs = {}
+        for name, text in texts.items():
+            frame = trec.read_run(text.encode(), name=name)
+            by_topic = self.runs.setdefault(name, {})
+            for qid, docno in frame.select("qid", "docno").iter_rows():  # in rank order
+                by_topic.setdefault(qid, []).append(docno)
+        known = built.qrels
+        self.qrels = {}
+        for by_topic in self.runs.values():
+            for qid, docnos in by_topic.items():
+                grades = self.qrels.setdefault(qid, {})
+                for docno in docnos:
+                    grades[docno] = known.get(qid, {}).get(docno, 0)
+        self.label = (
+            f"real collection ({len(built.topics)} topics, {len(texts)} rankers; "
+            f"{'; '.join(built.sources)})"
+        )
+        log(f"  {self.label}: built in {time.perf_counter() - started:.1f} s")
+
+
 def run_scale(
     topics, seeds, depth, strategies, log, batch=1, stop_rule=False, collection="trec-like"
 ):
+    """``topics``: a synthetic scale (a number of topics), or a RealCollection."""
     rows = {key: [] for key in strategies}
     curves = {key: {"tau": [], "found": []} for key in strategies}
     for seed in seeds:
         started = time.perf_counter()
-        data = generate_collection(topics=topics, seed=seed, **PROFILES[collection])
+        if isinstance(topics, RealCollection):
+            data = topics
+        else:
+            data = generate_collection(topics=topics, seed=seed, **PROFILES[collection])
         pairs, rankings, truth = pool(data, depth)
         full = full_scores(pairs, rankings, truth)
         note = check_against_trec_eval(rankings, truth, full) if seed == seeds[0] else ""
@@ -262,7 +306,7 @@ def run_scale(
             curves[key]["tau"].append(taus[grid])
             curves[key]["found"].append(found[grid] / total_relevant)
         log(
-            f"  {topics} topics, seed {seed}: pool {n} pairs, {total_relevant} relevant, "
+            f"  {scale_label(topics)}, seed {seed}: pool {n} pairs, {total_relevant} relevant, "
             f"{time.perf_counter() - started:.1f} s "
             f"({', '.join(f'{k} {v:.1f}' for k, v in spent.items())}) {note}"
         )
@@ -270,6 +314,10 @@ def run_scale(
         rows,
         {k: {m: np.mean(v, axis=0).tolist() for m, v in c.items()} for k, c in curves.items()},
     )
+
+
+def scale_label(topics) -> str:
+    return topics.label if isinstance(topics, RealCollection) else f"{topics} topics"
 
 
 def summary(values):
@@ -281,7 +329,7 @@ def table(results, strategies):
     for topics, block in results.items():
         pool_sizes = [r["pool"] for r in block["rows"][strategies[0]]]
         lines.append(
-            f"\n**{topics} topics** (pool {int(np.mean(pool_sizes)):,} pairs on average; "
+            f"\n**{topics}** (pool {int(np.mean(pool_sizes)):,} pairs on average; "
             f"mean ± sd over {len(pool_sizes)} seeds; shares of the pool judged)\n"
         )
         lines.append(
@@ -372,14 +420,14 @@ def plot(results, strategies, path):
             axes[1][col].plot(x, curves[key]["found"], label=LABELS[key])
         axes[0][col].axhline(0.9, color="grey", lw=0.8, ls="--")
         axes[0][col].set(
-            title=f"{topics} topics: Kendall's τ with the final ranking (nDCG@10)",
+            title=f"{topics}: Kendall's τ with the final ranking (nDCG@10)",
             xlabel="% of the pool judged",
             ylabel="τ (mean over seeds)",
             ylim=(0, 1.02),
         )
         axes[1][col].axvline(30, color="grey", lw=0.8, ls="--")
         axes[1][col].set(
-            title=f"{topics} topics: relevant documents found",
+            title=f"{topics}: relevant documents found",
             xlabel="% of the pool judged",
             ylabel="share of the pool's relevant (mean over seeds)",
             ylim=(0, 1.02),
@@ -393,7 +441,11 @@ def plot(results, strategies, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scales", default="50,500", help="topics per campaign, comma-separated")
+    parser.add_argument(
+        "--scales",
+        default="50,500,real",
+        help="topics per synthetic campaign, and 'real' for the real collection; comma-separated",
+    )
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument(
         "--first-seed",
@@ -429,6 +481,9 @@ def main(argv=None):
         parser.error(f"unknown strategies {unknown}; choose from {', '.join(LABELS)}")
     if args.batch < 1:
         parser.error("--batch must be at least 1")
+    bad = [s for s in args.scales.split(",") if s != "real" and not s.isdecimal()]
+    if bad:
+        parser.error(f"--scales: {bad[0]!r} is neither a number of topics nor 'real'")
     if args.depth < K:
         parser.error(f"--depth must be at least {K}: nDCG@{K} needs the top {K} judged")
 
@@ -441,8 +496,9 @@ def main(argv=None):
         f"batch {args.batch}"
     )
     results = {}
-    for topics in [int(s) for s in args.scales.split(",")]:
+    for scale in args.scales.split(","):
         started = time.perf_counter()
+        topics = RealCollection(log) if scale == "real" else int(scale)
         rows, curves = run_scale(
             topics,
             list(range(args.first_seed, args.first_seed + args.seeds)),
@@ -453,8 +509,8 @@ def main(argv=None):
             stop_rule=args.stop_rule,
             collection=args.collection,
         )
-        results[topics] = {"rows": rows, "curves": curves}
-        log(f"{topics} topics done in {time.perf_counter() - started:.0f} s")
+        results[scale_label(topics)] = {"rows": rows, "curves": curves}
+        log(f"{scale_label(topics)} done in {time.perf_counter() - started:.0f} s")
     text = table(results, strategies)
     print(text)
     out = Path(args.out)

@@ -4,8 +4,9 @@
 
 A fresh SQLite database in a temporary folder gets `manage.py demo`; the development server
 serves it on a free loopback port, and Playwright drives Debian's Chromium (CHROMIUM_PATH,
-default /usr/bin/chromium, as the browser tests) logged in as the demo engineer, and as the
-demo judge for the judge page on a phone (judge-phone.png, 390 x 844, touch). Nothing of the
+default /usr/bin/chromium, as the browser tests) logged in as the demo engineer (home, leaderboard), as the
+demo judge (judge.png, and the judge page on a phone: judge-phone.png, 390 x 844, touch) and
+as the demo lead (agreement.png, the simulated panel's agreement report). Nothing of the
 project's own database or media is touched. Retake them when a page they show changes.
 """
 
@@ -58,6 +59,18 @@ def wait_for(url: str, server: subprocess.Popen, seconds: float = 60) -> None:
         except OSError:
             time.sleep(0.3)
     sys.exit(f"the development server did not answer at {url} within {seconds:.0f} s")
+
+
+def demo_campaign_names() -> tuple[str, str]:
+    """The demo's two campaigns: the judge's and the simulated panel's."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from annotation.services import demo
+
+    return demo.CAMPAIGN, demo.PANEL_CAMPAIGN
 
 
 def log_in(page, base: str, username: str) -> None:
@@ -113,6 +126,18 @@ def main() -> None:
                     page.goto(f"{base}{path}")
                     page.wait_for_load_state("networkidle")
                     save(page, args.out / f"{name}.png", full_page=full_page)
+                judge = browser.new_page(viewport=VIEWPORT)
+                log_in(judge, base, "judge")
+                judge.get_by_role("link", name="Judge").first.click()
+                judge.locator("#document-slot [data-assignment]").wait_for()
+                judge.wait_for_load_state("networkidle")
+                save(judge, args.out / "judge.png", full_page=False)
+                lead = browser.new_page(viewport=VIEWPORT)
+                log_in(lead, base, "lead")
+                lead.get_by_role("link", name=demo_campaign_names()[1]).click()
+                lead.get_by_role("link", name="Agreement", exact=True).first.click()
+                lead.wait_for_load_state("networkidle")
+                save(lead, args.out / "agreement.png", full_page=False)
                 phone = browser.new_context(**PHONE).new_page()
                 log_in(phone, base, "judge")
                 phone.goto(f"{base}/campaigns/")

@@ -35,6 +35,12 @@
     const pad = Math.max(0.01, (yMax - yMin) * 0.08);
     // Labels slant when they would run into each other: many runs, or a phone's width.
     const crowded = n > 6 || el.clientWidth / n < 160;
+    const labelAt = (i) => shorten(data.labels[i] ?? "", crowded && el.clientWidth < 600 ? 30 : n);
+    // Slanted labels (35°, about 7 px a character) need room below the axis (sin 35° of the
+    // longest) and, for the first, to the left past the y axis (cos 35°, less its 60 px).
+    const longest = Math.max(0, ...data.labels.map((_, i) => labelAt(i).length));
+    const below = crowded ? Math.min(180, Math.round(longest * 7 * 0.574) + 24) : 40;
+    const leftRoom = crowded ? Math.max(0, Math.round(labelAt(0).length * 7 * 0.82) - 60) : 0;
     const whiskers = (u) => {
       const ctx = u.ctx;
       ctx.save();
@@ -59,15 +65,16 @@
     };
     return {
       options: {
-        height: 300,
+        height: Math.max(300, 210 + below),
+        padding: [null, null, null, leftRoom || null],
         scales: { x: { time: false, range: [-0.6, n - 0.4] }, y: { range: [Math.max(0, yMin - pad), yMax + pad] } },
         axes: [
           {
             ...AXIS,
             splits: () => xs,
-            values: (u, splits) => splits.map((i) => shorten(data.labels[i] ?? "", crowded && el.clientWidth < 600 ? 30 : n)),
+            values: (u, splits) => splits.map(labelAt),
             rotate: crowded ? 35 : 0,
-            size: crowded ? 110 : 40,
+            size: below,
             grid: { show: false },
           },
           { ...AXIS, label: data.measure, values: (u, splits) => splits.map((v) => v.toFixed(2)) },
