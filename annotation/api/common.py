@@ -16,14 +16,13 @@ from annotation import services
 from annotation.access import campaigns_judged_by, campaigns_led_by
 from annotation.models import Assignment, Campaign
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
-from evaluation.api.common import MAX_ID
+from config.ids import MAX_ID
 from jobs.api import accepted
 from jobs.services import start_job
 
 # Active time one submission may add (an hour), as on the judging page: a clock gone wrong
 # must not poison the leads' median-seconds statistics.
 MAX_SECONDS = 3600.0
-MAX_DEPTH = 10_000
 MAX_RUNS = 50
 
 MESSAGES = {

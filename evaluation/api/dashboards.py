@@ -18,6 +18,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.ids import MAX_ID
 from config.permissions import IsLeadOrEngineer
 from evaluation import dashboards, services
 from evaluation.api.common import (
@@ -105,7 +106,7 @@ def read_flag(request, name: str) -> bool:
 def read_ids(request, name: str) -> list[int]:
     ids = []
     for raw in request.query_params.getlist(name):
-        if not raw.isdigit() or int(raw) > 2**63 - 1:
+        if not raw.isdigit() or int(raw) > MAX_ID:
             raise ValidationError({name: [MESSAGES["whole_number"]]})
         ids.append(int(raw))
     return ids
