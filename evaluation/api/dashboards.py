@@ -392,7 +392,7 @@ class UnjudgedView(DashboardView):
         params = SendUnjudgedParameters(data=request.data)
         params.is_valid(raise_exception=True)
         data, scoring = params.validated_data, params.validated_data["scoring"]
-        campaign = led_campaign(request.user, data["campaign"])
+        campaign = judging().campaign_for_lead(request.user, data["campaign"])
         run = None
         if "run" in data:
             run = Run.objects.filter(pk=data["run"]).first()
@@ -400,14 +400,6 @@ class UnjudgedView(DashboardView):
                 raise NotFound(MESSAGES["unknown_run"].format(pk_value=data["run"]))
         pairs = dashboards.unjudged_pairs(scoring, k=data["k"], run=run, qid=data.get("qid", ""))
         return sent_response(campaign, pairs)
-
-
-def led_campaign(user, pk: int):
-    """A campaign ``user`` leads, or 404."""
-    campaign = judging().campaigns_led_by(user).filter(pk=pk).first()
-    if campaign is None:
-        raise NotFound("No such campaign among those you lead.")
-    return campaign
 
 
 def sent_response(campaign, pairs: list[tuple[str, str]]) -> Response:

@@ -24,13 +24,13 @@ from config.ids import MAX_ID
 from evaluation import dashboards, measures, services, tasks
 from evaluation import leaderboard_formats as formats
 from evaluation.dashboards.leaderboard import is_judged
+from evaluation.judging import judging
 from evaluation.measures import reference
 from evaluation.models import Run
 from evaluation.pool_fairness import MAX_DEPTH
 from evaluation.views.common import (
     MAX_K,
     bounds_or_none,
-    campaigns_led_by,
     int_param,
     no_scoring,
     read_scoring,
@@ -341,9 +341,8 @@ def send_unjudged(request):
     """Add the unjudged documents of a run's top k (every topic), or of every scored run's
     top k for one topic, to a campaign the user leads. Topics the campaign lacks are left
     out and named."""
-    campaign = get_object_or_404(
-        campaigns_led_by(request.user),
-        pk=int_param(request.POST.get("campaign"), high=MAX_ID) or 0,
+    campaign = judging().campaign_for_lead(
+        request.user, int_param(request.POST.get("campaign"), high=MAX_ID) or 0
     )
     _, scoring = read_scoring(request.POST)
     back = request.POST.get("next", "")

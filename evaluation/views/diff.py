@@ -15,10 +15,10 @@ from django.views.decorators.http import require_GET, require_POST
 from config.ids import MAX_ID
 from evaluation import dashboards, measures, rundiff
 from evaluation.dashboards import diff
+from evaluation.judging import judging
 from evaluation.models import Run
 from evaluation.views.common import (
     MAX_K,
-    campaigns_led_by,
     int_param,
     no_scoring,
     read_scoring,
@@ -144,8 +144,8 @@ def run_diff(request):
 def run_diff_send(request):
     """Add the unjudged documents of both runs' top k (one topic, or every topic) to a
     campaign the user leads; topics the campaign lacks are left out and named."""
-    campaign = get_object_or_404(
-        campaigns_led_by(request.user), pk=int_param(request.POST.get("campaign"), high=MAX_ID) or 0
+    campaign = judging().campaign_for_lead(
+        request.user, int_param(request.POST.get("campaign"), high=MAX_ID) or 0
     )
     _, scoring = read_scoring(request.POST)
     back = request.POST.get("next", "")
