@@ -23,7 +23,7 @@ def leads(user, campaign: Campaign) -> bool:
     return user.is_superuser or (campaign.lead_id == user.pk and has_role(user, Role.LEAD))
 
 
-def get_campaign_for_lead(user, pk, campaigns=None) -> Campaign:
+def get_campaign_for_lead(user, pk, *, campaigns=None) -> Campaign:
     """A campaign the user leads, else Http404 (see the module's docstring); ``campaigns``:
     the queryset to fetch it from (its select_related and prefetches), by default all."""
     campaign = (Campaign.objects.all() if campaigns is None else campaigns).filter(pk=pk).first()

@@ -299,7 +299,9 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
 
     def _led(self) -> Campaign:
         # What only its lead may do: the one rule of a lead's campaign, 404 for the others.
-        return get_campaign_for_lead(self.request.user, self.kwargs["pk"], self.get_queryset())
+        return get_campaign_for_lead(
+            self.request.user, self.kwargs["pk"], campaigns=self.get_queryset()
+        )
 
     def _answer(self, campaign: Campaign, code: int = status.HTTP_200_OK) -> Response:
         body = CampaignSerializer(campaign, context=self.get_serializer_context()).data
