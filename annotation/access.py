@@ -1,5 +1,12 @@
 """Who may see and do what in a campaign. Views and the API fetch objects through these, so
-a guessed id of someone else's campaign or assignment is a 404, never a leak."""
+a guessed id of someone else's campaign or assignment is a 404, never a leak.
+
+A lead's campaign has one rule (:func:`leads`) and one answer (:func:`get_campaign_for_lead`):
+whatever only a campaign's lead may do is a 404 for everyone else, its judges included, on
+pages, in the API and in evaluation's API (through evaluation.judging) alike. Not 403: a
+403 would tell another lead that the campaign exists, and a judge would be answered apart
+from everyone else for no gain; DRF answers an object outside a view's queryset with 404 too.
+"""
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -7,12 +14,21 @@ from django.shortcuts import get_object_or_404
 from accounts.roles import Role, has_role
 from annotation.models import Assignment, Campaign
 
+NOT_LED = "No such campaign among those you lead."
 
-def get_campaign_for_lead(user, pk) -> Campaign:
-    """A campaign the user leads (admins lead every campaign)."""
-    campaign = get_object_or_404(Campaign, pk=pk)
-    if not (user.is_superuser or (campaign.lead_id == user.pk and has_role(user, Role.LEAD))):
-        raise Http404("No such campaign")
+
+def leads(user, campaign: Campaign) -> bool:
+    """Whether ``user`` manages ``campaign``: its lead while in the lead group, or an admin
+    (admins lead every campaign). campaigns_led_by is the same rule as a queryset."""
+    return user.is_superuser or (campaign.lead_id == user.pk and has_role(user, Role.LEAD))
+
+
+def get_campaign_for_lead(user, pk, *, campaigns=None) -> Campaign:
+    """A campaign the user leads, else Http404 (see the module's docstring); ``campaigns``:
+    the queryset to fetch it from (its select_related and prefetches), by default all."""
+    campaign = (Campaign.objects.all() if campaigns is None else campaigns).filter(pk=pk).first()
+    if campaign is None or not leads(user, campaign):
+        raise Http404(NOT_LED)
     return campaign
 
 

@@ -124,15 +124,7 @@ class MachineJudgeAdminForm(forms.ModelForm):
 
     class Meta:
         model = MachineJudge
-        fields = [
-            "base_url",
-            "api_key_env",
-            "concurrency",
-            "timeout",
-            "max_retries",
-            "input_price",
-            "output_price",
-        ]
+        fields = list(MachineJudge.ENDPOINT_FIELDS)
 
     def clean(self):
         cleaned = super().clean()
@@ -170,20 +162,7 @@ class MachineJudgeAdmin(admin.ModelAdmin):
 
     form = MachineJudgeAdminForm
     list_display = ["judge", "model_name", "template_name", "template_version", "base_url"]
-    readonly_fields = [
-        "judge",
-        "model_name",
-        "model_version",
-        "template_name",
-        "template_version",
-        "system_prompt",
-        "user_prompt",
-        "temperature",
-        "max_tokens",
-        "max_passage_chars",
-        "created_by",
-        "created_at",
-    ]
+    readonly_fields = ["judge", *MachineJudge.FIXED_FIELDS, "created_by", "created_at"]
 
     def has_add_permission(self, request):
         return False

@@ -58,7 +58,6 @@ from evaluation import measures, significance, topk
 
 __all__ = ["LiveBoard", "LivePair", "LiveRun", "settle", "stop_waiting_for", "win_probability"]
 
-RESAMPLES = 1000
 LEVEL = 0.95
 
 
@@ -191,7 +190,7 @@ def settle(
     if topics and order:
         matrix = np.vstack([rows[r][0] for r in order])
         lows, highs = significance.bootstrap_mean_interval(
-            matrix, resamples=RESAMPLES, level=LEVEL, seed=seed
+            matrix, resamples=significance.RESAMPLES, level=LEVEL, seed=seed
         )
     else:
         lows = highs = np.zeros(len(order))

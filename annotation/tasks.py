@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
@@ -41,6 +40,7 @@ from annotation.services import adjudication, audits, live, ordering
 from annotation.services import agreement as agreement_service
 from annotation.services import imports as judgment_imports
 from annotation.services.common import topics_check
+from config.uploads import max_upload_bytes
 from evaluation.models import Run
 from evaluation.services import load_run_frame
 from evaluation.trec import TrecFormatError
@@ -68,11 +68,6 @@ MESSAGES = {
     "published": "Published {qrels}: {n}.",
     "audit_sent": "Sent {n} to the human judges for audit: {assigned} made.",
 }
-
-
-def max_upload_bytes() -> int:
-    """Largest file an import reads (after decompression), from settings.MAX_UPLOAD_MB."""
-    return settings.MAX_UPLOAD_MB * 1024 * 1024
 
 
 @dataclass(frozen=True)

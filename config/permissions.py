@@ -13,6 +13,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.permissions import BasePermission, IsAuthenticated
 
 from accounts.roles import Role, has_role
+from config.uploads import UPLOAD_TOO_LARGE, max_upload_bytes
 
 
 class _HasRole(BasePermission):
@@ -50,7 +51,6 @@ class PayloadTooLarge(APIException):
     default_code = "too_large"
 
 
-UPLOAD_TOO_LARGE = "The upload is larger than the limit of {limit} MB (MAX_UPLOAD_MB)."
 BODY_TOO_LARGE = (
     "The request body is larger than the limit of {limit:,} bytes; send files as uploads."
 )
@@ -66,9 +66,8 @@ def refuse_large_body(request, *, upload: bool) -> None:
     except ValueError:
         length = 0
     if upload:
-        limit = settings.MAX_UPLOAD_MB
-        if length > limit * 1024 * 1024:
-            raise PayloadTooLarge(UPLOAD_TOO_LARGE.format(limit=limit))
+        if length > max_upload_bytes():
+            raise PayloadTooLarge(UPLOAD_TOO_LARGE.format(limit=settings.MAX_UPLOAD_MB))
         return
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     if limit is not None and length > limit:

@@ -28,8 +28,6 @@ from django.http import HttpResponse, JsonResponse, QueryDict, UnreadablePostErr
 from django.template.loader import render_to_string
 from django.utils.datastructures import MultiValueDict
 
-from config import permissions
-
 __all__ = [
     "UPLOAD_TOO_LARGE",
     "UploadLimitHandler",
@@ -38,9 +36,9 @@ __all__ = [
     "too_large_response",
 ]
 
-# The API's words (config/permissions.py), so that a refusal reads the same wherever it
-# happens; a page adds what to do next.
-UPLOAD_TOO_LARGE = permissions.UPLOAD_TOO_LARGE
+# The words of every refusal (the API's too, config/permissions.py), so that it reads the same
+# wherever it happens; a page adds what to do next.
+UPLOAD_TOO_LARGE = "The upload is larger than the limit of {limit} MB (MAX_UPLOAD_MB)."
 NEXT_STEP = "Nothing was stored. Send a smaller file, or gzip it: every import reads .gz files."
 MIB = 1024 * 1024
 # Where the request's refusal is noted for the middleware (set by the handler).
@@ -48,6 +46,10 @@ _REFUSED = "_upload_limit_exceeded"
 
 
 def max_upload_bytes() -> int:
+    """The upload limit in bytes, the one place it is computed: a request's body with files
+    (here and config/permissions.py), and the most an import reads after decompression
+    (annotation's and evaluation's tasks and services), which read inside a request parses
+    in seconds."""
     return settings.MAX_UPLOAD_MB * MIB
 
 

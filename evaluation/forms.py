@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count
 
 from config import text_limits
-from config.ids import parse_id
+from config.ids import MAX_ID, parse_id
 from evaluation import dashboards, measures
 from evaluation.measures import specs
 from evaluation.models import QrelsVersion, Run, System
@@ -38,7 +38,7 @@ class ScoringForm(forms.Form):
     empty form is the default scoring: the newest qrels, the dashboard measures, linear
     gain, relevance from grade 1, topics missing from a run skipped."""
 
-    qrels = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    qrels = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     # Read, with the measures, by evaluation.measures.specs (as the API and the command
     # read them), so every input shape has the same rules and messages.
     gain = forms.CharField(required=False, max_length=20)

@@ -50,6 +50,8 @@ class JudgingLink:
     """The judging side's answers. Each is a plain callable:
 
     - ``campaigns_led_by(user)``: a queryset of the campaigns ``user`` leads;
+    - ``campaign_for_lead(user, pk)``: the campaign ``pk`` if ``user`` leads it, else
+      Http404, the answer pages and both APIs give (annotation.access.get_campaign_for_lead);
     - ``send_pairs(campaign, pairs)``: add (qid, docno) pairs to the campaign's pool as
       unjudged-sourced pairs, returning a ``SentToJudging``;
     - ``find_document(user, docno, qid)``: a document with that docno and some text (title,
@@ -64,6 +66,7 @@ class JudgingLink:
     """
 
     campaigns_led_by: Callable[[Any], Any]
+    campaign_for_lead: Callable[[Any, int], Any]
     send_pairs: Callable[[Any, list[tuple[str, str]]], SentToJudging]
     find_document: Callable[[Any, str, str], Any | None]
     topic_queries: Callable[[Any, list[str]], dict[str, str]]

@@ -41,6 +41,9 @@ from evaluation import measures, topk
 __all__ = ["FairnessReport", "RunFairness", "leave_one_run_out", "unique_contributions"]
 
 DEFAULT_DEPTH = 100
+# The deepest pool anyone may ask for: this test's (the leaderboard, the API) and a campaign's
+# pool built from runs (annotation's pool form and API).
+MAX_DEPTH = 10_000
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation import rundiff
+from evaluation.significance import RESAMPLES
 
 __all__ = [
     "COEFFICIENTS",
@@ -84,7 +85,6 @@ COEFFICIENTS = ("kendall", "spearman", "pearson", "tauap_b", "tau_gap", "rbo")
 # leaderboard's head, which a single topic's handful of systems does not have).
 TOPIC_COEFFICIENTS = ("kendall", "spearman", "pearson", "tauap_b")
 MIN_SYSTEMS = 3
-DEFAULT_SAMPLES = 1000
 DEFAULT_SEED = 20150809  # fixed, so the same inputs give the same intervals
 # Means closer than this (relative to the larger) are ties: 40/50 and 36.8/46 are both 0.8,
 # stored as 0.7999999999999997 and 0.7999999999999998 after adding up per-topic values.
@@ -340,7 +340,7 @@ def agreement(
     k: int | None = None,
     reference_topics: Mapping[str, Mapping[str, float]] | None = None,
     other_topics: Mapping[str, Mapping[str, float]] | None = None,
-    samples: int = DEFAULT_SAMPLES,
+    samples: int = RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> Agreement:
     """Every coefficient, @k too when ``k`` is given, the swapped pairs, and with both
@@ -399,7 +399,7 @@ def bootstrap(
     reference_topics: Mapping[str, Mapping[str, float]],
     other_topics: Mapping[str, Mapping[str, float]],
     *,
-    samples: int = DEFAULT_SAMPLES,
+    samples: int = RESAMPLES,
     seed: int = DEFAULT_SEED,
     level: float = 0.95,
     k: int | None = None,

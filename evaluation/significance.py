@@ -22,6 +22,7 @@ import numpy as np
 from scipy import special, stats
 
 __all__ = [
+    "RESAMPLES",
     "Comparison",
     "Interval",
     "PairedTest",
@@ -32,6 +33,10 @@ __all__ = [
     "is_significantly_worse",
 ]
 
+# Bootstrap resamples of every interval shown unless a caller asks for others: means and
+# differences here, the rankings' coefficients (ranking_agreement), the settling board and
+# judges' agreement (annotation.agreement). Defined once, so that every interval is made alike.
+RESAMPLES = 1000
 TOO_FEW_TOPICS = "needs at least two topics"
 NO_DIFFERENCES = "the two systems score the same on every topic, so there is no difference to test"
 NO_SPREAD = (
@@ -96,7 +101,7 @@ class Comparison:
 
 
 def bootstrap_mean_interval(
-    values: Any, *, resamples: int = 1000, level: float = 0.95, seed: int = 0
+    values: Any, *, resamples: int = RESAMPLES, level: float = 0.95, seed: int = 0
 ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval over topics for the mean.
 
@@ -133,7 +138,7 @@ def compare(
     *,
     permutations: int = 10_000,
     seed: int = 0,
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     level: float = 0.95,
     tolerance: float = 0.0,
 ) -> Comparison:
@@ -180,7 +185,7 @@ def compare_many(
     *,
     permutations: int = 10_000,
     seed: int = 0,
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     level: float = 0.95,
     tolerance: float = 0.0,
 ) -> dict[str, Comparison]:

@@ -16,11 +16,11 @@ evaluation/scoring_tasks.py.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.files.storage import default_storage
 from django.tasks import task
 from django.urls import reverse
 
+from config.uploads import max_upload_bytes
 from evaluation import dashboards, measures, pool_fairness, services
 from evaluation.models import QrelsVersion, Run
 from evaluation.trec import TrecFormatError
@@ -40,11 +40,6 @@ MESSAGES = {
         "{measure} is {drop:.4f}."
     ),
 }
-
-
-def max_upload_bytes() -> int:
-    """Largest file an import reads (after decompression), from settings.MAX_UPLOAD_MB."""
-    return settings.MAX_UPLOAD_MB * 1024 * 1024
 
 
 def import_staged_run(

@@ -1,7 +1,7 @@
 """Agreement between judges who graded the same pairs (pure: numpy and scipy, no Django).
 
     ratings = build_ratings([(pair, judge, grade), ...], scale=[0, 1, 2, 3], threshold=2)
-    report = compute_agreement(ratings, weights="quadratic", resamples=1000, seed=0)
+    report = compute_agreement(ratings, weights="quadratic", resamples=RESAMPLES, seed=0)
     cohen_kappa(a, b, scale=[0, 1, 2, 3], weights="linear") -> Statistic
 
 Every number is a Statistic: a value with its bootstrap interval, or None with the reason
@@ -25,6 +25,7 @@ from .breakdowns import (
     judge_profiles,
 )
 from .core import (
+    RESAMPLES,
     Ratings,
     Statistic,
     build_ratings,
@@ -37,6 +38,7 @@ from .multirater import fleiss_kappa, krippendorff_alpha, observed_agreement
 from .report import AgreementReport, PairAgreement, compute_agreement
 
 __all__ = [
+    "RESAMPLES",
     "AgreementReport",
     "Calibration",
     "JudgeFlag",

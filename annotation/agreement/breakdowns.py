@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import (
+    RESAMPLES,
     Block,
     Item,
     Judge,
@@ -155,7 +156,7 @@ def calibrate_judge(
     *,
     scale: Sequence[int],
     weights: str | None = "quadratic",
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> Calibration:

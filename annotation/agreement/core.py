@@ -16,6 +16,10 @@ from functools import cached_property
 import numpy as np
 from scipy import sparse
 
+# The bootstrap resamples of every agreement interval unless a caller asks for others: the
+# product's one number (evaluation.significance), so every interval shown is made alike.
+from evaluation.significance import RESAMPLES as RESAMPLES
+
 Item = Hashable
 Judge = Hashable
 WEIGHTS = (None, "linear", "quadratic")

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .core import (
+    RESAMPLES,
     Block,
     Statistic,
     check_bootstrap,
@@ -177,7 +178,7 @@ def cohen_kappa(
     *,
     scale: Sequence[int],
     weights: str | None = None,
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> Statistic:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import Statistic, check_scale, encode, undefined
+from .core import RESAMPLES, Statistic, check_scale, encode, undefined
 from .kappa import cohen_kappa, confusion_of
 
 WEIGHTINGS = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
@@ -92,7 +92,7 @@ def compare_machine(
     scale: Sequence[int],
     topic_of: Mapping[Hashable, Hashable] | None = None,
     weights: str | None = "linear",
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> MachineComparison:

@@ -25,7 +25,7 @@ are equal (or at most ``within`` scale steps apart, e.g. 1 for "within one").
 import numpy as np
 from scipy import sparse
 
-from .core import Block, Ratings, Statistic, check_bootstrap, finish, run_blocks
+from .core import RESAMPLES, Block, Ratings, Statistic, check_bootstrap, finish, run_blocks
 
 LEVELS = ("ordinal", "interval")
 
@@ -117,7 +117,7 @@ def fleiss_kappa(
     ratings: Ratings,
     *,
     at_threshold: bool = False,
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> Statistic:
@@ -196,7 +196,7 @@ def krippendorff_alpha(
     ratings: Ratings,
     *,
     level: str = "ordinal",
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> Statistic:
@@ -236,7 +236,7 @@ def observed_agreement(
     ratings: Ratings,
     *,
     within: int = 0,
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> Statistic:

@@ -12,6 +12,7 @@ import numpy as np
 from scipy import sparse
 
 from .core import (
+    RESAMPLES,
     Block,
     Judge,
     Ratings,
@@ -172,7 +173,7 @@ def compute_agreement(
     ratings: Ratings,
     *,
     weights: str | None = "quadratic",
-    resamples: int = 1000,
+    resamples: int = RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> AgreementReport:

@@ -23,8 +23,9 @@ from annotation.models import GradeBasis, LeadDecision, Publication
 from annotation.services import adjudication as service
 from annotation.services import final_grades
 from config import text_limits
+from config.ids import MAX_ID
 from config.permissions import RolePermissionsMixin
-from evaluation.api.common import MAX_ID, QueryParameters
+from evaluation.api.common import QueryParameters
 from jobs.api import JobSerializer
 from jobs.limits import fits_in_request
 

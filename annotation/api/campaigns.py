@@ -12,10 +12,11 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation import services, tasks
+from annotation.access import get_campaign_for_lead, leads
 from annotation.api import agreement as agreement_api
 from annotation.api import live as live_api
 from annotation.api import machines as machines_api
@@ -23,7 +24,6 @@ from annotation.api.common import (
     MESSAGES,
     UserBriefSerializer,
     judge_users,
-    leads,
     messages_of,
     start_campaign_job,
     visible_campaigns,
@@ -298,10 +298,10 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
         )
 
     def _led(self) -> Campaign:
-        campaign = self.get_object()
-        if not leads(self.request.user, campaign):
-            raise PermissionDenied(MESSAGES["lead_only"])
-        return campaign
+        # What only its lead may do: the one rule of a lead's campaign, 404 for the others.
+        return get_campaign_for_lead(
+            self.request.user, self.kwargs["pk"], campaigns=self.get_queryset()
+        )
 
     def _answer(self, campaign: Campaign, code: int = status.HTTP_200_OK) -> Response:
         body = CampaignSerializer(campaign, context=self.get_serializer_context()).data

@@ -7,27 +7,23 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Q
-from django.shortcuts import get_object_or_404
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
 
-from accounts.roles import Role, has_role
+from accounts.roles import Role
 from annotation import services
-from annotation.access import campaigns_judged_by, campaigns_led_by
+from annotation.access import campaigns_judged_by, campaigns_led_by, get_campaign_for_lead
 from annotation.models import Assignment, Campaign
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
-from evaluation.api.common import MAX_ID
+from config.ids import MAX_ID
 from jobs.api import accepted
 from jobs.services import start_job
 
 # Active time one submission may add (an hour), as on the judging page: a clock gone wrong
 # must not poison the leads' median-seconds statistics.
 MAX_SECONDS = 3600.0
-MAX_DEPTH = 10_000
 MAX_RUNS = 50
 
 MESSAGES = {
-    "lead_only": "Only the campaign's lead may do this.",
     "not_your_assignment": services.MESSAGES["not_your_assignment"],
     "scale_type": (
         "Send a scale name ({names}) or a list of {{grade, label, definition}} objects."
@@ -63,24 +59,12 @@ def judge_users():
     return get_user_model().objects.filter(is_active=True, groups__name=Role.JUDGE).distinct()
 
 
-def leads(user, campaign: Campaign) -> bool:
-    """Whether ``user`` manages ``campaign`` (the rule of access.get_campaign_for_lead)."""
-    return user.is_superuser or (campaign.lead_id == user.pk and has_role(user, Role.LEAD))
-
-
 def visible_campaigns(user):
     """Campaigns the user leads or judges; every other campaign is a 404 for them."""
     return Campaign.objects.filter(
         Q(pk__in=campaigns_led_by(user).values("pk"))
         | Q(pk__in=campaigns_judged_by(user).values("pk"))
     )
-
-
-def led_campaign(user, pk) -> Campaign:
-    campaign = get_object_or_404(visible_campaigns(user), pk=pk)
-    if not leads(user, campaign):
-        raise PermissionDenied(MESSAGES["lead_only"])
-    return campaign
 
 
 def visible_assignments(user):
@@ -128,13 +112,13 @@ class UserBriefSerializer(serializers.Serializer):
 
 class LedCampaignMixin:
     """For viewsets under ``campaigns/<campaign_pk>/``: the campaign must be one the user
-    leads (404 if they cannot see it, 403 if they only judge it)."""
+    leads (annotation.access.get_campaign_for_lead: 404 for everyone else, its judges too)."""
 
     campaign: Campaign
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        self.campaign = led_campaign(request.user, kwargs["campaign_pk"])
+        self.campaign = get_campaign_for_lead(request.user, kwargs["campaign_pk"])
 
     def _fake(self) -> bool:
         # drf-spectacular builds the views without a request to read their querysets.

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from annotation import tasks
 from annotation.api.common import LedCampaignMixin, messages_of
+from annotation.formats import describe_judgment_formats
 from annotation.models import EXTERNAL_JUDGE_KINDS, ExternalJudge, ImportFormat, JudgmentImport
 from annotation.services import imports
 from config.permissions import RolePermissionsMixin
@@ -60,8 +61,7 @@ class JudgmentImportSerializer(serializers.ModelSerializer):
 
 class JudgmentUploadSerializer(serializers.Serializer):
     file = serializers.FileField(
-        help_text="CSV/TSV or JSONL (qid, docno, judge, grade [, note, seconds, judged_at]), "
-        "TREC qrels, UMBRELA JSONL or autojudge-annotate JSONL; plain or gzip."
+        help_text=f"Plain or gzip, in one of the formats: {describe_judgment_formats()}."
     )
     format = serializers.ChoiceField(
         choices=ImportFormat.values, required=False, help_text="Detected when left out."

@@ -38,29 +38,7 @@ class MachineJudgeSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = MachineJudge
-        fields = [
-            "id",
-            "name",
-            "label",
-            "model_name",
-            "model_version",
-            "base_url",
-            "api_key_env",
-            "key",
-            "template_name",
-            "template_version",
-            "system_prompt",
-            "user_prompt",
-            "temperature",
-            "max_tokens",
-            "max_passage_chars",
-            "concurrency",
-            "timeout",
-            "max_retries",
-            "input_price",
-            "output_price",
-            "created_at",
-        ]
+        fields = ["id", "name", "label", *MachineJudge.CONFIG_FIELDS, "key", "created_at"]
         read_only_fields = fields
 
     def get_key(self, machine) -> str:

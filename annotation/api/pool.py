@@ -13,7 +13,6 @@ from rest_framework.response import Response
 
 from annotation import formats, services, tasks
 from annotation.api.common import (
-    MAX_DEPTH,
     MAX_RUNS,
     MESSAGES,
     LedCampaignMixin,
@@ -23,6 +22,7 @@ from annotation.models import Campaign, Document, Pair, PairSource, Topic
 from config.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 from evaluation.models import Run
+from evaluation.pool_fairness import MAX_DEPTH
 from jobs.api import JOB_STARTED, JobSerializer, accepted, started
 from jobs.limits import check_sync_write
 from jobs.models import Job

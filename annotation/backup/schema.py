@@ -180,28 +180,7 @@ EXTERNAL_JUDGE_REFS = ("machine",)
 # Version 3 also names who created the judge, and who its configuration (usernames or null).
 EXTERNAL_JUDGE_REFS_V3 = (*EXTERNAL_JUDGE_REFS, "created_by")
 MACHINE_REFS_V3 = ("created_by",)
-MACHINE = {
-    key: key
-    for key in (
-        "model_name",
-        "model_version",
-        "base_url",
-        "api_key_env",
-        "template_name",
-        "template_version",
-        "system_prompt",
-        "user_prompt",
-        "temperature",
-        "max_tokens",
-        "max_passage_chars",
-        "concurrency",
-        "timeout",
-        "max_retries",
-        "input_price",
-        "output_price",
-        "created_at",
-    )
-}
+MACHINE = {key: key for key in (*MachineJudge.CONFIG_FIELDS, "created_at")}
 EXTERNAL_GRADE = {
     "grade": "grade",
     "note": "note",

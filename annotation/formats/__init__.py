@@ -76,9 +76,12 @@ The names below are the API; the modules' other names are the package's own.
 from .checks import MAX_DOCNO_CHARS, MAX_QID_CHARS, MAX_URL_CHARS, quote
 from .documents import DOCUMENT_FORMATS, DocumentRecord, detect_document_format, read_documents
 from .judgments import (
+    JUDGMENT_FORMAT_LIST,
     JUDGMENT_FORMATS,
     JudgmentFile,
+    JudgmentFormat,
     JudgmentRecord,
+    describe_judgment_formats,
     detect_judgment_format,
     map_grade,
     parse_mapping,
@@ -91,6 +94,7 @@ from .topics import TOPIC_FORMATS, TopicRecord, detect_topic_format, read_topics
 __all__ = [
     "DOCUMENT_FORMATS",
     "JUDGMENT_FORMATS",
+    "JUDGMENT_FORMAT_LIST",
     "MAX_DOCNO_CHARS",
     "MAX_DOCUMENT_LINE_BYTES",
     "MAX_LINE_BYTES",
@@ -100,9 +104,11 @@ __all__ = [
     "DocumentRecord",
     "GoldRecord",
     "JudgmentFile",
+    "JudgmentFormat",
     "JudgmentRecord",
     "PairRecord",
     "TopicRecord",
+    "describe_judgment_formats",
     "detect_document_format",
     "detect_judgment_format",
     "detect_topic_format",

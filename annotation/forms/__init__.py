@@ -9,7 +9,6 @@ names every form, so ``from annotation import forms`` then ``forms.CampaignForm`
 
 from .campaigns import CampaignForm, scale_key_of
 from .common import (
-    MAX_DEPTH,
     MAX_OVERLAP,
     MESSAGES,
     SCALE_CHOICES,
@@ -35,7 +34,6 @@ from .machines import (
 from .pool import GoldPairForm, PoolRunsForm, RunChoiceField
 
 __all__ = [
-    "MAX_DEPTH",
     "MAX_OVERLAP",
     "MESSAGES",
     "SCALE_CHOICES",

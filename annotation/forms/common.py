@@ -10,7 +10,6 @@ from annotation import services
 
 # PositiveSmallIntegerField's ceiling: the form refuses more instead of the database failing.
 MAX_OVERLAP = 32767
-MAX_DEPTH = 10_000
 
 SCALE_CHOICES = [("0-3", "0–3 (TREC Deep Learning)"), ("0-5", "0–5")]
 

@@ -6,8 +6,9 @@ from django import forms
 
 from annotation.models import Campaign
 from evaluation.models import Run
+from evaluation.pool_fairness import MAX_DEPTH
 
-from .common import MAX_DEPTH, MESSAGES
+from .common import MESSAGES
 
 
 class RunChoiceField(forms.ModelMultipleChoiceField):

@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.formats.judgments import JUDGMENT_FORMAT_LIST
+
 from .campaigns import Campaign
 from .pool import Pair
 
@@ -62,12 +64,11 @@ class ExternalJudge(models.Model):
         return self.kind == JudgeKind.MACHINE
 
 
-class ImportFormat(models.TextChoices):
-    TABLE = "table", "CSV/TSV: qid, docno, judge, grade"
-    JSONL = "jsonl", "JSONL: qid, docno, judge, grade"
-    QRELS = "qrels", "TREC qrels file (one named judge)"
-    UMBRELA = "umbrela", "UMBRELA JSONL"
-    AUTOJUDGE = "autojudge", "autojudge-annotate JSONL"
+# The formats a JudgmentImport may have: the registry's (annotation.formats.judgments), so a
+# format added there is a choice here too (ImportFormat.UMBRELA == "umbrela").
+ImportFormat = models.TextChoices(
+    "ImportFormat", [(f.name.upper(), (f.name, f.label)) for f in JUDGMENT_FORMAT_LIST]
+)
 
 
 class JudgmentImport(models.Model):

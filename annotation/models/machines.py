@@ -22,6 +22,40 @@ class MachineJudge(models.Model):
 
     # Left out of instance backups (jobs/instance_backup.py): a backup never holds a key.
     secret_fields = ("api_key_sealed",)
+    # Its configuration, in the order the API, the admin and backups show it; never its key.
+    # The one list: the API's serializers, the admin, the backup schema and the services
+    # (what may change, what makes two configurations the same) are derived from these.
+    CONFIG_FIELDS = (
+        "model_name",
+        "model_version",
+        "base_url",
+        "api_key_env",
+        "template_name",
+        "template_version",
+        "system_prompt",
+        "user_prompt",
+        "temperature",
+        "max_tokens",
+        "max_passage_chars",
+        "concurrency",
+        "timeout",
+        "max_retries",
+        "input_price",
+        "output_price",
+    )
+    # Of those, where it is served and how hard it is pushed: a lead may change these (and
+    # the key) once it is made.
+    ENDPOINT_FIELDS = (
+        "base_url",
+        "api_key_env",
+        "concurrency",
+        "timeout",
+        "max_retries",
+        "input_price",
+        "output_price",
+    )
+    # The rest make its grades and never change: a new prompt version is a new machine judge.
+    FIXED_FIELDS = tuple(sorted(set(CONFIG_FIELDS) - set(ENDPOINT_FIELDS), key=CONFIG_FIELDS.index))
 
     judge = models.OneToOneField("ExternalJudge", on_delete=models.CASCADE, related_name="machine")
     model_name = models.CharField(max_length=200, help_text="As the endpoint names it.")

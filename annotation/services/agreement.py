@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from annotation import agreement as stats
 from annotation.agreement import (
+    RESAMPLES,
     AgreementReport,
     JudgeProfile,
     PairAgreement,
@@ -55,7 +56,6 @@ from annotation.models import (
 # The lead's choice of weights for pairwise kappa, as the page and the API name them.
 WEIGHTS = {"quadratic": "quadratic", "linear": "linear", "none": None}
 DEFAULT_WEIGHTS = "quadratic"
-RESAMPLES = 1000
 # A judge whose mean difference from the other judges' consensus is within this many grades
 # of zero is "in line"; above it lenient, below it strict.
 IN_LINE_GRADES = 0.1

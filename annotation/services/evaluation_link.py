@@ -8,8 +8,7 @@ leave-one-run-out test, and the origin a published qrels version's page shows.
 from django.db.models import Q
 from django.urls import reverse
 
-from accounts.roles import Role, has_role
-from annotation.access import campaigns_led_by
+from annotation.access import campaigns_led_by, get_campaign_for_lead, leads
 from annotation.models import AdjudicationRule, Document, PairSource, Publication, Topic
 from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
 from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging
@@ -85,22 +84,23 @@ def qrels_origin(qrels, user) -> QrelsOrigin | None:
     if publication is None:
         return None
     campaign = publication.campaign
-    leads = user.is_superuser or (campaign.lead_id == user.pk and has_role(user, Role.LEAD))
+    led = leads(user, campaign)
     provenance = reverse("annotation:campaign-download", args=[campaign.pk, "provenance"])
     return QrelsOrigin(
         campaign=campaign.name,
-        campaign_url=campaign.get_absolute_url() if leads else "",
+        campaign_url=campaign.get_absolute_url() if led else "",
         rule=AdjudicationRule(publication.rule).label,
         relevance_threshold=publication.relevance_threshold,
         published_by=publication.published_by.get_username() if publication.published_by else "",
         published_at=publication.published_at,
         left_out=publication.counts.get("left_out", 0),
-        provenance_url=f"{provenance}?publication={publication.pk}" if leads else "",
+        provenance_url=f"{provenance}?publication={publication.pk}" if led else "",
     )
 
 
 LINK = JudgingLink(
     campaigns_led_by=campaigns_led_by,
+    campaign_for_lead=get_campaign_for_lead,
     send_pairs=send_unjudged_pairs,
     find_document=find_document,
     topic_queries=topic_queries,

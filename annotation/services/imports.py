@@ -17,7 +17,6 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -37,16 +36,10 @@ from annotation.services import common
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.external import EXTERNAL_KINDS, check_judge_name
 from annotation.services.tallies import count_topics, tally_pairs
+from config.uploads import max_upload_bytes
 from evaluation.services import read_upload
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
 from jobs.limits import TooLargeForRequest
-
-
-def max_import_bytes() -> int:
-    """Largest file an import reads, after decompression (settings.MAX_UPLOAD_MB, as every
-    other import): read inside the request, a file of that size parses in seconds."""
-    return settings.MAX_UPLOAD_MB * 1024 * 1024
-
 
 _SETTING = object()
 
@@ -168,7 +161,7 @@ def import_judgments(
             problem = MESSAGES["mapping_off_scale"].format(label=label, grade=grade)
             raise ValidationError(MESSAGES["bad_mapping"].format(problem=problem))
     if max_bytes is _SETTING:
-        max_bytes = max_import_bytes()
+        max_bytes = max_upload_bytes()
     data = read_upload(source)
     sha256 = hashlib.sha256(data).hexdigest()
     name = file_name or "upload"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from annotation.agreement import RESAMPLES
 from annotation.agreement.machines import MachineComparison, compare_machine, human_consensus
 from annotation.models import (
     Assignment,
@@ -27,8 +28,6 @@ from annotation.models import (
     JudgeKind,
     Pair,
 )
-
-RESAMPLES = 1000
 
 
 @dataclass(frozen=True)

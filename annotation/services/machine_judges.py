@@ -51,16 +51,9 @@ from config import outbound
 from config.ids import parse_id
 from config.secrets import SecretError, seal, unseal
 
-EDITABLE = (
-    "base_url",
-    "api_key",
-    "api_key_env",
-    "concurrency",
-    "timeout",
-    "max_retries",
-    "input_price",
-    "output_price",
-)
+# What a lead may change once a machine judge is made: where it is served, how hard it is
+# pushed, and its key.
+EDITABLE = (*MachineJudge.ENDPOINT_FIELDS, "api_key")
 
 MESSAGES = {
     "template": "The prompt template cannot be used: {problems}",
@@ -106,17 +99,8 @@ ENV_NAME = re.compile(rf"^{KEY_ENV_PREFIX}[A-Z0-9_]+$")
 # header nor show up in an error raised by http.client.
 API_KEY = re.compile(r"^[\x21-\x7e]+$")
 API_KEY_MAX = 500
-SAME_CONFIG = (
-    "model_name",
-    "model_version",
-    "template_name",
-    "template_version",
-    "system_prompt",
-    "user_prompt",
-    "temperature",
-    "max_tokens",
-    "max_passage_chars",
-)
+# Two configurations are the same machine judge when these agree.
+SAME_CONFIG = MachineJudge.FIXED_FIELDS
 LIMITS = {
     "temperature": (0.0, 2.0),
     "max_tokens": (1, 32768),

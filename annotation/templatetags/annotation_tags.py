@@ -1,8 +1,10 @@
 """Template filters for judging pages: campaign guidelines as sanitised Markdown, query terms
-marked in documents, and document links made safe to follow.
+marked in documents, and document links made safe to follow; and whether the user leads a
+campaign, for the lead's navigation.
 
 Usage: ``{% load annotation_tags %}`` then ``{{ campaign.guidelines|markdown }}``,
-``{{ document.text|highlight:topic.query }}``, ``{{ document.url|safe_url }}``.
+``{{ document.text|highlight:topic.query }}``, ``{{ document.url|safe_url }}``,
+``{% if user|leads:campaign %}``.
 """
 
 import markdown as markdown_lib
@@ -10,6 +12,7 @@ import nh3
 from django import template
 from django.utils.safestring import mark_safe
 
+from annotation import access
 from annotation.highlight import highlight as highlight_terms
 
 register = template.Library()
@@ -64,3 +67,9 @@ def safe_url(url: str) -> str:
     ``javascript:`` url must not become a link a judge can click)."""
     url = str(url or "").strip()
     return url if url.lower().startswith(("http://", "https://")) else ""
+
+
+@register.filter
+def leads(user, campaign) -> bool:
+    """annotation.access.leads: the one rule of who manages a campaign."""
+    return access.leads(user, campaign)

@@ -5,6 +5,7 @@ goes to a job), with every import's provenance."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -41,7 +42,7 @@ def render_judgments(request, campaign, *, status: int = 200, form=None, errors=
         "errors": errors,
         "formats": formats.JUDGMENT_FORMATS,
         "scale": campaign.grades,
-        "max_mb": imports.max_import_bytes() // (1024 * 1024),
+        "max_mb": settings.MAX_UPLOAD_MB,
     }
     return render(request, "annotation/judgments.html", context, status=status)
 

@@ -177,15 +177,7 @@ def _render_detail(request, campaign, machine, status=200, **given):
         failed=Count("pk", filter=Q(outcome=MachineOutcome.FAILED)),
     )
     endpoint_form = given.get("endpoint_form") or forms.MachineEndpointForm(
-        initial={
-            "base_url": machine.base_url,
-            "api_key_env": machine.api_key_env,
-            "concurrency": machine.concurrency,
-            "timeout": machine.timeout,
-            "max_retries": machine.max_retries,
-            "input_price": machine.input_price,
-            "output_price": machine.output_price,
-        }
+        initial={field: getattr(machine, field) for field in MachineJudge.ENDPOINT_FIELDS}
     )
     context = {
         "campaign": campaign,

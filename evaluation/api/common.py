@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from config import text_limits
+from config.ids import MAX_ID
 from evaluation import services
 from evaluation.measures import specs
 from evaluation.trec import TrecFormatError
@@ -30,7 +31,6 @@ MESSAGES = {
 }
 
 MAX_TAGS = text_limits.TAGS
-MAX_ID = 2**63 - 1
 MAX_MEASURES = specs.MAX_MEASURES
 
 

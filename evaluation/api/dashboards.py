@@ -18,6 +18,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.ids import MAX_ID
 from config.permissions import IsLeadOrEngineer
 from evaluation import dashboards, services
 from evaluation.api.common import (
@@ -105,7 +106,7 @@ def read_flag(request, name: str) -> bool:
 def read_ids(request, name: str) -> list[int]:
     ids = []
     for raw in request.query_params.getlist(name):
-        if not raw.isdigit() or int(raw) > 2**63 - 1:
+        if not raw.isdigit() or int(raw) > MAX_ID:
             raise ValidationError({name: [MESSAGES["whole_number"]]})
         ids.append(int(raw))
     return ids
@@ -391,7 +392,7 @@ class UnjudgedView(DashboardView):
         params = SendUnjudgedParameters(data=request.data)
         params.is_valid(raise_exception=True)
         data, scoring = params.validated_data, params.validated_data["scoring"]
-        campaign = led_campaign(request.user, data["campaign"])
+        campaign = judging().campaign_for_lead(request.user, data["campaign"])
         run = None
         if "run" in data:
             run = Run.objects.filter(pk=data["run"]).first()
@@ -399,14 +400,6 @@ class UnjudgedView(DashboardView):
                 raise NotFound(MESSAGES["unknown_run"].format(pk_value=data["run"]))
         pairs = dashboards.unjudged_pairs(scoring, k=data["k"], run=run, qid=data.get("qid", ""))
         return sent_response(campaign, pairs)
-
-
-def led_campaign(user, pk: int):
-    """A campaign ``user`` leads, or 404."""
-    campaign = judging().campaigns_led_by(user).filter(pk=pk).first()
-    if campaign is None:
-        raise NotFound("No such campaign among those you lead.")
-    return campaign
 
 
 def sent_response(campaign, pairs: list[tuple[str, str]]) -> Response:

@@ -22,10 +22,10 @@ from evaluation.api.dashboards import (
     DashboardView,
     ScoringParameters,
     SentToJudgingSerializer,
-    led_campaign,
     sent_response,
 )
 from evaluation.dashboards import diff
+from evaluation.judging import judging
 from evaluation.models import Run
 
 
@@ -191,7 +191,7 @@ class DiffUnjudgedView(DashboardView):
         params = DiffSendParameters(data=request.data)
         params.is_valid(raise_exception=True)
         data, scoring = params.validated_data, params.validated_data["scoring"]
-        campaign = led_campaign(request.user, data["campaign"])
+        campaign = judging().campaign_for_lead(request.user, data["campaign"])
         a, b = _run(data["a"]), _run(data["b"])
         pairs = diff.unjudged_of_both(scoring, a, b, k=data["k"], qid=data.get("qid", ""))
         return sent_response(campaign, pairs)

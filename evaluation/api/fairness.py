@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from evaluation import dashboards, services, tasks
+from evaluation import dashboards, pool_fairness, services, tasks
 from evaluation.api.dashboard_serializers import NotFoundSerializer, scoring_body
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.models import Run
@@ -29,7 +29,7 @@ class FairnessParameters(ScoringParameters):
     depth = serializers.IntegerField(
         required=False,
         min_value=1,
-        max_value=services.fairness.MAX_DEPTH,
+        max_value=pool_fairness.MAX_DEPTH,
         help_text="Pool depth when the qrels were not published from a campaign pool of "
         "stored runs (then the pool's own depth is used); default 100.",
     )

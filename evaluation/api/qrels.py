@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from config import text_limits
 from config.permissions import IsLeadOrEngineer, RolePermissionsMixin
+from config.uploads import max_upload_bytes
 from evaluation import services, tasks
 from evaluation.access import readable_qrels
 from evaluation.api.common import (
@@ -213,7 +214,7 @@ class QrelsViewSet(
                 name=data["name"],
                 description=data["description"],
                 user=request.user,
-                max_bytes=tasks.max_upload_bytes(),
+                max_bytes=max_upload_bytes(),
                 max_rows=sync_write_limit(),
             )
         except TrecFormatError as error:

@@ -16,9 +16,11 @@ from evaluation import measures, services
 from evaluation import ranking_agreement as agreement_math
 from evaluation.dashboards.scoring import Scoring, choose_measure, make_scoring, scored
 from evaluation.models import QrelsVersion, Run
+from evaluation.significance import RESAMPLES
 
-DEFAULT_SAMPLES = 1000
-PAGE_SAMPLES = 500  # pages and the API: half the command's, to answer within a second
+# Pages and the API: half the command's resamples (significance.RESAMPLES), to answer within
+# a second.
+PAGE_SAMPLES = RESAMPLES // 2
 
 MESSAGES = {
     "same_qrels": "Choose two different qrels versions.",
@@ -262,7 +264,6 @@ def _measure_named(scoring: Scoring, wanted: str | None) -> str:
 
 
 __all__ = [
-    "DEFAULT_SAMPLES",
     "LABELS",
     "MESSAGES",
     "PAGE_SAMPLES",

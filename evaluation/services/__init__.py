@@ -39,6 +39,7 @@ from evaluation.services.runs import (
 from evaluation.services.scoring import (
     DASHBOARD_MEASURES,
     ENGINE_VERSION,
+    describe_intervals,
     ensure_intervals,
     evaluate_run,
     mean_measures,
@@ -62,6 +63,7 @@ __all__ = [
     "StoredFairness",
     "cached_qrels_frame",
     "compute_pool_fairness",
+    "describe_intervals",
     "diff_qrels",
     "ensure_intervals",
     "evaluate_run",

@@ -24,7 +24,6 @@ from evaluation.services.runs import load_run_frame
 
 DEPTH_FROM_POOL = "pool"
 DEPTH_FROM_PARAMETER = "parameter"
-MAX_DEPTH = 10_000
 
 
 def pool_depth(qrels: QrelsVersion, wanted: int | None = None) -> tuple[int, str]:

@@ -87,8 +87,15 @@ def _evaluate(qrels_frame, run: Run, measure_specs: list[str], options: measures
 # the API.
 
 INTERVAL_LEVEL = 0.95
-INTERVAL_RESAMPLES = 1000
 INTERVAL_SEED = 0
+
+
+def describe_intervals() -> str:
+    """How the intervals are made, in the leaderboard's words."""
+    return (
+        f"{INTERVAL_LEVEL:.0%} percentile bootstrap over topics "
+        f"({significance.RESAMPLES:,} resamples, seed {INTERVAL_SEED})"
+    )
 
 
 def mean_measures(evaluation: Evaluation) -> list[str]:
@@ -126,7 +133,7 @@ def ensure_intervals(evaluations: list[Evaluation]) -> None:
         # gives each row the interval it would get alone.
         lows, highs = significance.bootstrap_mean_interval(
             np.vstack([matrix for _, _, matrix in rows]),
-            resamples=INTERVAL_RESAMPLES,
+            resamples=significance.RESAMPLES,
             level=INTERVAL_LEVEL,
             seed=INTERVAL_SEED,
         )

@@ -20,15 +20,17 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import Role, has_role
+from config.ids import MAX_ID
 from evaluation import dashboards, measures, services, tasks
 from evaluation import leaderboard_formats as formats
 from evaluation.dashboards.leaderboard import is_judged
+from evaluation.judging import judging
 from evaluation.measures import reference
 from evaluation.models import Run
+from evaluation.pool_fairness import MAX_DEPTH
 from evaluation.views.common import (
     MAX_K,
     bounds_or_none,
-    campaigns_led_by,
     int_param,
     no_scoring,
     read_scoring,
@@ -83,7 +85,7 @@ def leaderboard(request):
         if show_bounds
         else None
     )
-    wanted_depth = int_param(request.GET.get("depth"), high=services.fairness.MAX_DEPTH)
+    wanted_depth = int_param(request.GET.get("depth"), high=MAX_DEPTH)
     fairness_depth, depth_source = dashboards.fairness_depth(scoring, wanted_depth)
     fairness = (
         dashboards.build_fairness(
@@ -107,10 +109,12 @@ def leaderboard(request):
             ),
             "fairness_depth": fairness_depth,
             "fairness_depth_from_pool": depth_source == services.fairness.DEPTH_FROM_POOL,
+            "fairness_max_depth": MAX_DEPTH,
             "can_test_fairness": len(board.rows) >= 2,
             "headers": headers,
             "chart": board.chart() if board.rows else None,
             "judged_limit": f"{dashboards.JUDGED_WARNING:.0%}",
+            "intervals": services.describe_intervals(),
             "judged_columns": " and ".join(
                 measures.display_name(name) for name in board.columns if is_judged(name)
             ),
@@ -209,7 +213,7 @@ def pool_fairness(request):
     if scoring is None:
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect("evaluation:leaderboard")
-    depth = int_param(request.POST.get("depth"), high=services.fairness.MAX_DEPTH)
+    depth = int_param(request.POST.get("depth"), high=MAX_DEPTH)
     job = start_job(
         kind="evaluation.pool_fairness",
         title=f"Leave each run out of the pool of {scoring.qrels.label}",
@@ -292,7 +296,7 @@ def compare(request):
     """Baseline against one or several runs on one measure: deltas, tests, intervals."""
     require_reader(request.user)
     form, scoring = read_scoring(request.GET, request)
-    baseline_id = int_param(request.GET.get("baseline"), high=2**63 - 1)
+    baseline_id = int_param(request.GET.get("baseline"), high=MAX_ID)
     other_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
     keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}
     if scoring is None:
@@ -337,9 +341,8 @@ def send_unjudged(request):
     """Add the unjudged documents of a run's top k (every topic), or of every scored run's
     top k for one topic, to a campaign the user leads. Topics the campaign lacks are left
     out and named."""
-    campaign = get_object_or_404(
-        campaigns_led_by(request.user),
-        pk=int_param(request.POST.get("campaign"), high=2**63 - 1) or 0,
+    campaign = judging().campaign_for_lead(
+        request.user, int_param(request.POST.get("campaign"), high=MAX_ID) or 0
     )
     _, scoring = read_scoring(request.POST)
     back = request.POST.get("next", "")
@@ -351,7 +354,7 @@ def send_unjudged(request):
             request, MESSAGES["bad_k"].format(max=MAX_K) if k is None else "Bad options."
         )
         return redirect(back)
-    run_id = int_param(request.POST.get("run"), high=2**63 - 1)
+    run_id = int_param(request.POST.get("run"), high=MAX_ID)
     qid = request.POST.get("qid", "")
     if run_id is None and not qid:
         raise Http404("Name a run or a topic")

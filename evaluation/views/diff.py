@@ -12,12 +12,13 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from config.ids import MAX_ID
 from evaluation import dashboards, measures, rundiff
 from evaluation.dashboards import diff
+from evaluation.judging import judging
 from evaluation.models import Run
 from evaluation.views.common import (
     MAX_K,
-    campaigns_led_by,
     int_param,
     no_scoring,
     read_scoring,
@@ -28,15 +29,14 @@ from evaluation.views.common import (
 from evaluation.views.dashboards import MESSAGES, send_and_report
 
 TOPICS_PER_PAGE = 100
-BIG_ID = 2**63 - 1
 
 
 def _pick_runs(params) -> tuple[int | None, int | None]:
     """``a`` and ``b``, or the leaderboard's form: ``baseline`` and the first other ticked run."""
-    a = int_param(params.get("a"), high=BIG_ID) or int_param(params.get("baseline"), high=BIG_ID)
-    b = int_param(params.get("b"), high=BIG_ID)
+    a = int_param(params.get("a"), high=MAX_ID) or int_param(params.get("baseline"), high=MAX_ID)
+    b = int_param(params.get("b"), high=MAX_ID)
     if b is None:
-        ticked = [int(pk) for pk in params.getlist("runs") if pk.isdigit() and int(pk) <= BIG_ID]
+        ticked = [int(pk) for pk in params.getlist("runs") if pk.isdigit() and int(pk) <= MAX_ID]
         b = next((pk for pk in ticked if pk != a), None)
     return a, b
 
@@ -144,8 +144,8 @@ def run_diff(request):
 def run_diff_send(request):
     """Add the unjudged documents of both runs' top k (one topic, or every topic) to a
     campaign the user leads; topics the campaign lacks are left out and named."""
-    campaign = get_object_or_404(
-        campaigns_led_by(request.user), pk=int_param(request.POST.get("campaign"), high=BIG_ID) or 0
+    campaign = judging().campaign_for_lead(
+        request.user, int_param(request.POST.get("campaign"), high=MAX_ID) or 0
     )
     _, scoring = read_scoring(request.POST)
     back = request.POST.get("next", "")
@@ -157,8 +157,8 @@ def run_diff_send(request):
             request, MESSAGES["bad_k"].format(max=MAX_K) if k is None else "Bad options."
         )
         return redirect(back)
-    a = get_object_or_404(Run, pk=int_param(request.POST.get("a"), high=BIG_ID) or 0)
-    b = get_object_or_404(Run, pk=int_param(request.POST.get("b"), high=BIG_ID) or 0)
+    a = get_object_or_404(Run, pk=int_param(request.POST.get("a"), high=MAX_ID) or 0)
+    b = get_object_or_404(Run, pk=int_param(request.POST.get("b"), high=MAX_ID) or 0)
     qid = request.POST.get("qid", "")
     pairs = diff.unjudged_of_both(scoring, a, b, k=k, qid=qid)
     return send_and_report(request, scoring=scoring, campaign=campaign, k=k, pairs=pairs, back=back)

@@ -11,13 +11,13 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from config.ids import MAX_ID
 from evaluation import measures, services
 from evaluation.dashboards import rankings
 from evaluation.dashboards.scoring import make_scoring
 from evaluation.models import QrelsVersion
 from evaluation.views.common import int_param, require_reader
 
-BIG_ID = 2**63 - 1
 TOPICS_PER_PAGE = 50
 
 
@@ -27,8 +27,8 @@ def qrels_rankings(request):
     require_reader(request.user)
     versions = list(QrelsVersion.objects.all())
     by_id = {q.pk: q for q in versions}
-    old = by_id.get(int_param(request.GET.get("old"), high=BIG_ID) or 0)
-    new = by_id.get(int_param(request.GET.get("new"), high=BIG_ID) or 0)
+    old = by_id.get(int_param(request.GET.get("old"), high=MAX_ID) or 0)
+    new = by_id.get(int_param(request.GET.get("new"), high=MAX_ID) or 0)
     measure = request.GET.get("measure") or "ndcg_cut_10"
     k = int_param(request.GET.get("k"))
     context = {

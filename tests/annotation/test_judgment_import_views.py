@@ -1,11 +1,16 @@
 """The "Judgments from elsewhere" page: judges of three kinds, the import form with its
-file:line refusals, the machine settings."""
+file:line refusals, the machine settings; the formats it offers are the registry's, as the
+API's, the command's and the model's are."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Campaign, ExternalGrade, JudgmentImport
+from annotation.api.external import JudgmentUploadSerializer
+from annotation.formats import JUDGMENT_FORMAT_LIST
+from annotation.forms import JudgmentsImportForm
+from annotation.management.commands.import_judgments import Command
+from annotation.models import Campaign, ExternalGrade, ImportFormat, JudgmentImport
 from tests.annotation.test_agreement_views import user_with
 
 pytestmark = pytest.mark.django_db
@@ -62,3 +67,24 @@ def test_the_machine_settings_are_saved(lead_client):
     assert client.post(url, {"machine_grades_adjudicate": "on"}).status_code == 302
     campaign = Campaign.objects.get(pk=campaign.pk)
     assert campaign.machine_grades_adjudicate and not campaign.machine_grades_fill
+
+
+def test_every_registered_format_is_offered_by_the_page_the_api_the_command_and_the_model(
+    lead_client,
+):
+    client, campaign = lead_client
+    page = client.get(reverse("annotation:judgments", args=[campaign.pk])).content.decode()
+    form_choices = dict(JudgmentsImportForm().fields["format"].choices)
+    api = JudgmentUploadSerializer()
+    command = Command().create_parser("manage.py", "import_judgments")
+    [format_option] = [a for a in command._actions if a.dest == "format"]
+    model_choices = dict(JudgmentImport._meta.get_field("format").choices)
+    for fmt in JUDGMENT_FORMAT_LIST:
+        assert f"<code>{fmt.name}</code>: {fmt.description}" in page, fmt.name
+        assert form_choices[fmt.name] == fmt.description
+        assert fmt.name in api.fields["format"].choices
+        assert fmt.description in api.fields["file"].help_text
+        assert fmt.name in format_option.choices and fmt.description in Command.help
+        assert model_choices[fmt.name] == fmt.label == ImportFormat(fmt.name).label
+    assert len(form_choices) == len(JUDGMENT_FORMAT_LIST) + 1  # and "Detect from the file"
+    assert set(api.fields["format"].choices) == {f.name for f in JUDGMENT_FORMAT_LIST}

@@ -109,7 +109,7 @@ def test_judges_never_see_it(client, world):
     client.force_login(judges[0])
     assert client.get(f"/campaigns/{campaign.pk}/live/").status_code == 404
     assert client.get(f"/campaigns/{campaign.pk}/live.csv").status_code == 404
-    assert client.get(f"/api/v1/campaigns/{campaign.pk}/live/").status_code == 403
+    assert client.get(f"/api/v1/campaigns/{campaign.pk}/live/").status_code == 404
 
 
 def test_a_campaign_without_pooled_runs_says_how_to_get_them(client, django_user_model):

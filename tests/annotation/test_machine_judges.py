@@ -107,6 +107,16 @@ def test_a_machine_judge_is_an_external_judge_of_kind_machine(campaign, server):
     assert machine.user_prompt == DEFAULT_TEMPLATE.user
 
 
+def test_every_field_of_a_machine_judge_is_configuration_or_bookkeeping():
+    """A new field of MachineJudge must join CONFIG_FIELDS (and so the API, the admin, the
+    backups and the services) or be named here as what it is."""
+    bookkeeping = {"id", "judge", "api_key_sealed", "created_by", "created_at"}
+    fields = [f.name for f in MachineJudge._meta.concrete_fields if f.name not in bookkeeping]
+    assert list(MachineJudge.CONFIG_FIELDS) == fields
+    assert set(MachineJudge.ENDPOINT_FIELDS) < set(MachineJudge.CONFIG_FIELDS)
+    assert set(MachineJudge.FIXED_FIELDS) == set(fields) - set(MachineJudge.ENDPOINT_FIELDS)
+
+
 def test_asking_again_for_the_same_configuration_returns_the_same_judge(campaign, server):
     first = machine_for(campaign, server)
     again = machine_for(campaign, server, concurrency=8)

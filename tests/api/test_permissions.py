@@ -5,9 +5,10 @@ Columns (tests/api/conftest.py, ``world``): anonymous; ``nobody`` (logged in, no
 same campaign, owns neither: guessing their ids); ``lead`` (leads the campaign);
 ``other_lead`` (leads another campaign); ``engineer`` (owns the job); ``admin`` (superuser).
 
-Rules: objects a user may not see are 404 (a guessed id confirms nothing); objects they see
-but may not change are 403; a whole resource type their role may not use is 403; a method an
-endpoint does not offer is 405 for every logged-in user. Anonymous requests are 403 ("Authentication
+Rules: objects a user may not see are 404 (a guessed id confirms nothing); what only a
+campaign's lead may do is 404 for everyone else, its judges included, as on the pages; other
+objects they see but may not change are 403; a whole resource type their role may not use is
+403; a method an endpoint does not offer is 405 for every logged-in user. Anonymous requests are 403 ("Authentication
 credentials were not provided.": the session authenticator comes first in settings).
 """
 
@@ -40,8 +41,9 @@ def campaign_members(ok):
 
 
 def campaign_lead(ok):
-    """The campaign's lead (and admins); its judges see it but may not do this."""
-    return (403, 404, 403, 403, ok, 404, 404, ok)
+    """The campaign's lead (and admins); anybody else, its judges included, finds nothing
+    (annotation/access.py: one answer for a lead's campaign, the pages' too)."""
+    return (403, 404, 404, 404, ok, 404, 404, ok)
 
 
 def judge_reads(ok):

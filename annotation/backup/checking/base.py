@@ -12,6 +12,7 @@ from typing import Any
 from annotation.backup import schema
 from annotation.backup.schema import Bad, Checker, integer_checker, text_checker
 from annotation.models import Topic
+from config.ids import MAX_ID
 from evaluation.models import QrelsEntry
 
 MAX_PROBLEMS = 50
@@ -73,7 +74,7 @@ def _show(value: Any) -> str:
 
 _QID = text_checker(Topic._meta.get_field("qid").max_length)
 _DOCNO = text_checker(QrelsEntry._meta.get_field("docno").max_length)
-_DECISION_ID = integer_checker(1, 2**63 - 1)  # also the file-local ids of imports and runs
+_DECISION_ID = integer_checker(1, MAX_ID)  # also the file-local ids of imports and runs
 
 
 class CheckBase:

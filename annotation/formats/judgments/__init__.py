@@ -26,41 +26,91 @@ puts it on the campaign's scale, through the importer's mapping when there is on
 name is 1 to 150 characters without control characters. ``judged_at`` without a time zone is
 taken as UTC. The same (qid, docno, judge) twice in one file is an error on the later line.
 
+The formats are registered once, in :data:`JUDGMENT_FORMAT_LIST` (name, label, description,
+reader): the model's choices (annotation.models.ImportFormat), the import form, the API, the
+command line, their help texts and this reader all come from it, so a reader added there is
+offered and read everywhere alike.
+
 Modules: records (a record and the checks its values pass), readers (one per format), grades
 (the importer's mapping and a label's grade on the scale); this one reads a file whole.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from evaluation.trec.errors import MAX_ERRORS
 
-from ..source import Kind, first_content_line, read
+from ..checks import Errors
+from ..source import Kind, Lines, first_content_line, read
 from .grades import map_grade, parse_mapping
 from .readers import _autojudge, _jsonl, _qrels, _table, _umbrela
 from .records import MAX_JUDGE_CHARS, JudgmentRecord
 
 __all__ = [
     "JUDGMENT_FORMATS",
+    "JUDGMENT_FORMAT_LIST",
     "MAX_JUDGE_CHARS",
     "MAX_JUDGMENT_LINE_BYTES",
+    "JudgmentFormat",
     "JudgmentRecord",
+    "describe_judgment_formats",
     "detect_judgment_format",
     "map_grade",
     "parse_mapping",
     "read_judgments",
 ]
 
-JUDGMENT_FORMATS = {
-    "table": "CSV or TSV with a header: qid, docno, judge, grade [, note, seconds, judged_at]",
-    "jsonl": "JSONL objects: qid, docno, judge, grade [, note, seconds, judged_at]",
-    "qrels": "TREC qrels lines (qid iter docno grade) of one named judge",
-    "umbrela": "UMBRELA JSONL (model, query, passage, prompt, prediction, judgment, …)",
-    "autojudge": "autojudge-annotate JSONL (topic_id, docid, username, rating, comment)",
-}
+
+class JudgmentFormat(NamedTuple):
+    """One format of judgments made elsewhere: its ``name`` (``fmt``, stored with each
+    import), a short ``label`` (the model's choice), a ``description`` of what a line holds
+    (the import form's options, the help texts, the refusal naming the formats accepted) and
+    its ``reader``: (lines, error log, skipped lines) to records (see readers)."""
+
+    name: str
+    label: str
+    description: str
+    reader: Callable[[Lines, Errors, list], list[JudgmentRecord]]
+
+
+JUDGMENT_FORMAT_LIST = (
+    JudgmentFormat(
+        "table",
+        "CSV/TSV: qid, docno, judge, grade",
+        "CSV or TSV with a header: qid, docno, judge, grade [, note, seconds, judged_at]",
+        _table,
+    ),
+    JudgmentFormat(
+        "jsonl",
+        "JSONL: qid, docno, judge, grade",
+        "JSONL objects: qid, docno, judge, grade [, note, seconds, judged_at]",
+        _jsonl,
+    ),
+    JudgmentFormat(
+        "qrels",
+        "TREC qrels file (one named judge)",
+        "TREC qrels lines (qid iter docno grade) of one named judge",
+        _qrels,
+    ),
+    JudgmentFormat(
+        "umbrela",
+        "UMBRELA JSONL",
+        "UMBRELA JSONL (model, query, passage, prompt, prediction, judgment, …)",
+        _umbrela,
+    ),
+    JudgmentFormat(
+        "autojudge",
+        "autojudge-annotate JSONL",
+        "autojudge-annotate JSONL (topic_id, docid, username, rating, comment)",
+        _autojudge,
+    ),
+)
+# {name: description}, the shape of TOPIC_FORMATS and DOCUMENT_FORMATS.
+JUDGMENT_FORMATS = {f.name: f.description for f in JUDGMENT_FORMAT_LIST}
 # A line of an LLM tool's output holds the whole prompt and passage.
 MAX_JUDGMENT_LINE_BYTES = 1024 * 1024
 
@@ -91,18 +141,8 @@ def read_judgments(
         detected[0] = detect_judgment_format(first, file_name)
         return detected[0]
 
-    kind = Kind(
-        "judgments",
-        JUDGMENT_FORMATS,
-        detect,
-        {
-            "table": _table,
-            "jsonl": _jsonl,
-            "qrels": _qrels,
-            "umbrela": lambda lines, errors: _umbrela(lines, errors, skipped),
-            "autojudge": lambda lines, errors: _autojudge(lines, errors, skipped),
-        },
-    )
+    parsers = {f.name: functools.partial(f.reader, skipped=skipped) for f in JUDGMENT_FORMAT_LIST}
+    kind = Kind("judgments", JUDGMENT_FORMATS, detect, parsers)
     records = read(
         source,
         name=name,
@@ -114,6 +154,11 @@ def read_judgments(
         check=None if check is None else lambda records: check(records, detected[0]),
     )
     return JudgmentFile(records, skipped, detected[0])
+
+
+def describe_judgment_formats() -> str:
+    """The formats in a sentence, for help texts: ``table`` (CSV or TSV with …); …"""
+    return "; ".join(f"{f.name} ({f.description})" for f in JUDGMENT_FORMAT_LIST)
 
 
 def detect_judgment_format(data: bytes, name: str = "") -> str | None:

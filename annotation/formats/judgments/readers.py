@@ -1,6 +1,8 @@
 """The readers of each format: our table (CSV or TSV) and JSONL, TREC qrels of one judge,
 UMBRELA's JSONL and autojudge-annotate's JSONL. Each turns numbered lines into records
-(and logs every problem); ``read_judgments`` picks one."""
+(and logs every problem); ``read_judgments`` picks one. Every reader takes the same three
+arguments: the lines, the error log, and the list where it notes (line, why) of each line it
+skips because it holds no grade to import (only UMBRELA's and autojudge's have such lines)."""
 
 from __future__ import annotations
 
@@ -93,7 +95,7 @@ def _csv_lines(lines: Lines, errors: Errors) -> Iterator[str]:
         yield "\n" if line is None else line + "\n"
 
 
-def _table(lines: Lines, errors: Errors) -> list[JudgmentRecord]:
+def _table(lines: Lines, errors: Errors, skipped: list) -> list[JudgmentRecord]:
     records: list[JudgmentRecord] = []
     seen = _seen()
     names = None
@@ -134,7 +136,7 @@ def _json_objects(
         yield number, obj
 
 
-def _jsonl(lines: Lines, errors: Errors) -> list[JudgmentRecord]:
+def _jsonl(lines: Lines, errors: Errors, skipped: list) -> list[JudgmentRecord]:
     records: list[JudgmentRecord] = []
     seen = _seen()
     expected = f" (expected {', '.join(COLUMNS)})"
@@ -164,7 +166,7 @@ def _jsonl(lines: Lines, errors: Errors) -> list[JudgmentRecord]:
 # --- TREC qrels: one judge ----------------------------------------------------------------
 
 
-def _qrels(lines: Lines, errors: Errors) -> list[JudgmentRecord]:
+def _qrels(lines: Lines, errors: Errors, skipped: list) -> list[JudgmentRecord]:
     records: list[JudgmentRecord] = []
     seen = _seen()
     for number, line in text_lines(lines, errors):

@@ -11,8 +11,8 @@ from config.exports import write_csv
 class Command(BaseCommand):
     help = (
         "Print a campaign's agreement report: Fleiss' kappa, Krippendorff's alpha, pairwise "
-        "Cohen's kappa, per topic and per judge, with 95% bootstrap intervals (1000 resamples "
-        "seeded with the campaign's seed). Skipped pairs do not count."
+        "Cohen's kappa, per topic and per judge, with 95% bootstrap intervals "
+        f"({agreement_service.RESAMPLES} resamples seeded with the campaign's seed). Skipped pairs do not count."
     )
 
     def add_arguments(self, parser):

@@ -13,7 +13,7 @@ class Command(BaseCommand):
     help = (
         "Print each judge of a campaign against its calibration (gold) pairs: accuracy, mean "
         "absolute error, kappa, and who is flagged below the campaign's bars (95% bootstrap "
-        "intervals, 1000 resamples seeded with the campaign's seed)."
+        f"intervals, {agreement_service.RESAMPLES} resamples seeded with the campaign's seed)."
     )
 
     def add_arguments(self, parser):

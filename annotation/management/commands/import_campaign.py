@@ -2,7 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import backup, tasks
+from annotation import backup
+from config.uploads import max_upload_bytes
 
 
 class Command(BaseCommand):
@@ -29,7 +30,7 @@ class Command(BaseCommand):
             summary = backup.import_campaign(
                 file,
                 name=str(file),
-                max_bytes=tasks.max_upload_bytes(),
+                max_bytes=max_upload_bytes(),
                 create_users=not no_create_users,
             )
         except backup.BackupError as error:

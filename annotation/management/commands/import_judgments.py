@@ -4,6 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.formats import describe_judgment_formats
 from annotation.management.commands.import_topics import describe, find_campaign
 from annotation.models import ImportFormat, JudgeKind
 from annotation.services.imports import import_judgments, parse_mapping
@@ -12,10 +13,8 @@ from evaluation.trec import TrecFormatError
 
 class Command(BaseCommand):
     help = (
-        "Import judgments made elsewhere into a campaign: CSV/TSV or JSONL rows "
-        "'qid, docno, judge, grade' (optional note, seconds, judged_at), a TREC qrels file as "
-        "one named judge's grades, UMBRELA JSONL or autojudge-annotate JSONL (plain or gzip). "
-        "All or nothing; the same file again changes nothing."
+        "Import judgments made elsewhere into a campaign, plain or gzip, in one of the formats: "
+        f"{describe_judgment_formats()}. All or nothing; the same file again changes nothing."
     )
 
     def add_arguments(self, parser):

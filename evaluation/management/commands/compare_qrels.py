@@ -8,6 +8,7 @@ from evaluation.api.rankings import comparison_body
 from evaluation.dashboards import rankings
 from evaluation.dashboards.scoring import ScoringError
 from evaluation.models import QrelsVersion, Run
+from evaluation.significance import RESAMPLES
 
 # Per-topic columns: heading -> the JSON's key.
 TOPIC_HEADS = {
@@ -54,7 +55,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "-k", type=int, default=None, help="also over the OLD ranking's top k runs"
         )
-        parser.add_argument("--samples", type=int, default=rankings.DEFAULT_SAMPLES)
+        parser.add_argument("--samples", type=int, default=RESAMPLES)
         parser.add_argument(
             "--topics",
             dest="per_topic_rows",
