@@ -19,6 +19,11 @@ def parse_id(raw: str | None) -> int | None:
     return value if 1 <= value <= MAX_ID else None
 
 
+def parse_ids(raws) -> list[int]:
+    """The ids among ``raws`` (a query string's list), leaving out what is not one."""
+    return [value for value in map(parse_id, raws) if value is not None]
+
+
 def parse_small_int(raw: str | None) -> int | None:
     """``raw`` as a whole number of at most 18 digits (a grade, a threshold), else None."""
     if raw is None or not _INTEGER.fullmatch(raw):

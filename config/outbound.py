@@ -44,6 +44,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+_DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "²", int() does not
+
 MESSAGES = {
     "scheme": "the URL must start with http:// or https://",
     "no_host": "the URL names no host",
@@ -220,13 +222,13 @@ def _parse_entry(entry: str) -> Allowed:
     except ValueError:
         pass
     name = text.lower().rstrip(".")
-    if not HOST_NAME.match(name) or name.replace(".", "").isdigit():
+    if not HOST_NAME.match(name) or _DIGITS.fullmatch(name.replace(".", "")):
         raise ValueError(entry)
     return Allowed(host=name, port=port)
 
 
 def _port(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 65535:
+    if not _DIGITS.fullmatch(text) or not 1 <= int(text) <= 65535:
         raise ValueError(text)
     return int(text)
 
@@ -434,8 +436,10 @@ def exchange(
 
 
 def _read_capped(response: http.client.HTTPResponse, limit: int) -> bytes:
-    declared = response.getheader("Content-Length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+    # A length that is not ASCII digits ("²" passes str.isdigit() but not int()) is not read:
+    # the cap below still holds while the body is read.
+    declared = (response.getheader("Content-Length") or "").strip()
+    if _DIGITS.fullmatch(declared) and int(declared) > limit:
         raise OutboundError("too_big", MESSAGES["too_big"].format(limit=limit))
     chunks = []
     total = 0

@@ -18,7 +18,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.ids import MAX_ID
+from config.ids import parse_id, parse_ids
 from config.permissions import IsLeadOrEngineer
 from evaluation import dashboards, services
 from evaluation.api.common import (
@@ -91,9 +91,10 @@ def read_k(request) -> int | None:
     raw = request.query_params.get("k")
     if raw is None:
         return None
-    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+    k = parse_id(raw)
+    if k is None or k > 1000:
         raise ValidationError({"k": ["k is a whole number from 1 to 1000."]})
-    return int(raw)
+    return k
 
 
 def read_flag(request, name: str) -> bool:
@@ -104,11 +105,10 @@ def read_flag(request, name: str) -> bool:
 
 
 def read_ids(request, name: str) -> list[int]:
-    ids = []
-    for raw in request.query_params.getlist(name):
-        if not raw.isdigit() or int(raw) > MAX_ID:
-            raise ValidationError({name: [MESSAGES["whole_number"]]})
-        ids.append(int(raw))
+    raws = request.query_params.getlist(name)
+    ids = parse_ids(raws)
+    if len(ids) < len(raws):
+        raise ValidationError({name: [MESSAGES["whole_number"]]})
     return ids
 
 

@@ -14,6 +14,7 @@ import polars as pl
 from django.db import transaction
 
 from config import text_limits
+from config.ids import parse_id
 from evaluation import trec
 from evaluation.models import QrelsEntry, QrelsSource, QrelsVersion
 from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256
@@ -150,11 +151,12 @@ def find_qrels(label: str) -> QrelsVersion:
     name, _, number = label.partition("@")
     versions = QrelsVersion.objects.filter(name=name)
     if number:
-        if not number.isdigit():
+        version = parse_id(number)
+        if version is None:
             raise QrelsVersion.DoesNotExist(
                 f"{label!r}: the version must be a number, e.g. {name}@2"
             )
-        return versions.get(version=int(number))
+        return versions.get(version=version)
     latest = versions.order_by("-version").first()
     if latest is None:
         raise QrelsVersion.DoesNotExist(f"no qrels named {name!r}")

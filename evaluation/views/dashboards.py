@@ -20,7 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.roles import Role, has_role
-from config.ids import MAX_ID
+from config.ids import MAX_ID, parse_ids
 from evaluation import dashboards, measures, services, tasks
 from evaluation import leaderboard_formats as formats
 from evaluation.dashboards.leaderboard import is_judged
@@ -187,7 +187,7 @@ def score_runs(request):
     if scoring is None:
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect("evaluation:leaderboard")
-    chosen = [int(pk) for pk in request.POST.getlist("runs") if pk.isdigit()]
+    chosen = parse_ids(request.POST.getlist("runs"))
     runs = dashboards.unscored_runs(scoring, Run.objects.filter(pk__in=chosen) if chosen else None)
     if not runs:
         return redirect(reverse("evaluation:leaderboard") + scoring.query())
@@ -233,7 +233,7 @@ def pool_fairness(request):
 def topic_detail(request, qid):
     require_reader(request.user)
     form, scoring = read_scoring(request.GET, request)
-    run_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
+    run_ids = parse_ids(request.GET.getlist("runs"))
     k = int_param(request.GET.get("k"))
     keep = {"measure": request.GET.get("measure"), "k": k, "runs": run_ids}
     if scoring is None:
@@ -297,7 +297,7 @@ def compare(request):
     require_reader(request.user)
     form, scoring = read_scoring(request.GET, request)
     baseline_id = int_param(request.GET.get("baseline"), high=MAX_ID)
-    other_ids = [int(pk) for pk in request.GET.getlist("runs") if pk.isdigit()]
+    other_ids = parse_ids(request.GET.getlist("runs"))
     keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}
     if scoring is None:
         return no_scoring(request, "evaluation/compare.html", form)

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from config.ids import MAX_ID
+from config.ids import MAX_ID, parse_ids
 from evaluation import dashboards, measures, rundiff
 from evaluation.dashboards import diff
 from evaluation.judging import judging
@@ -36,7 +36,7 @@ def _pick_runs(params) -> tuple[int | None, int | None]:
     a = int_param(params.get("a"), high=MAX_ID) or int_param(params.get("baseline"), high=MAX_ID)
     b = int_param(params.get("b"), high=MAX_ID)
     if b is None:
-        ticked = [int(pk) for pk in params.getlist("runs") if pk.isdigit() and int(pk) <= MAX_ID]
+        ticked = parse_ids(params.getlist("runs"))
         b = next((pk for pk in ticked if pk != a), None)
     return a, b
 

@@ -271,6 +271,35 @@ def _reset(connection):
     connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
 
 
+def _odd_length(connection):
+    connection.recv(65536)
+    connection.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        + b"Content-Length: \xb2"  # "²" as http.client reads headers (latin-1)
+        + b"\r\nConnection: close\r\n\r\n"
+        + b'{"choices": [{"message": {"content": "Grade: 2"}}]}'
+    )
+
+
+def test_a_content_length_that_is_not_ascii_digits_is_not_a_crash():
+    """"²" passes str.isdigit() and fails int(): a server that sends it is read to the cap
+    like one that sends no length, never an uncaught ValueError in a worker."""
+    listener = _serve_once(_odd_length)
+    try:
+        client = ChatClient(
+            ChatEndpoint(
+                base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1",
+                model="m",
+                max_retries=0,
+                timeout=2,
+                policy=LOOPBACK,
+            )
+        )
+        assert client.complete(MESSAGES_).text == "Grade: 2"
+    finally:
+        listener.close()
+
+
 def test_closed_ports_and_services_that_are_not_http_read_alike():
     """A closed port, an SSH banner, a Redis error line and a reset all give one kind and one
     message: the wording cannot be used to scan ports."""

@@ -27,6 +27,9 @@ def test_import_qrels_publishes_numbered_versions():
     assert first.checksum == second.checksum
     assert services.find_qrels("dl19") == second
     assert services.find_qrels("dl19@1") == first
+    for odd in ("²", "x", "99999999999999999999999"):  # a 404 or a command's error, never a crash
+        with pytest.raises(QrelsVersion.DoesNotExist, match="the version must be a number"):
+            services.find_qrels(f"dl19@{odd}")
 
 
 def test_stored_qrels_round_trip_to_the_same_rows():

@@ -21,6 +21,22 @@ C = "/campaigns/{campaign}"
         ("lead", "GET", "/evaluation/qrels/{qrels}/download/?binary=1", "threshold"),
         ("engineer", "GET", "/evaluation/runs/upload/status/", "jobs"),
         ("engineer", "POST", "/evaluation/runs/upload/", "system"),
+        # found on the real demo's pages (a session later): lists of run ids read with
+        # str.isdigit() and int()
+        ("engineer", "GET", "/evaluation/compare/", "runs"),
+        ("engineer", "GET", "/evaluation/compare/?baseline={run}", "runs"),
+        ("engineer", "GET", "/evaluation/compare/", "baseline"),
+        ("engineer", "GET", "/evaluation/diff/?a={run}", "runs"),
+        ("engineer", "GET", "/evaluation/diff/", "a"),
+        ("engineer", "GET", "/evaluation/topics/{qid}/", "runs"),
+        ("engineer", "GET", "/evaluation/topics/{qid}/", "k"),
+        ("engineer", "GET", "/evaluation/leaderboard/", "k"),
+        ("engineer", "GET", "/evaluation/leaderboard/", "depth"),
+        ("engineer", "GET", "/evaluation/runs/{run}/", "k"),
+        ("engineer", "GET", "/evaluation/rankings/", "old"),
+        ("engineer", "GET", "/evaluation/rankings/", "k"),
+        ("engineer", "POST", "/evaluation/leaderboard/score/", "runs"),
+        ("engineer", "POST", "/evaluation/diff/send/", "a"),
     ],
 )
 def test_an_odd_number_is_never_a_server_error(world, role, method, path, field, odd):
@@ -42,3 +58,19 @@ def test_the_apis_disagreement_queue_refuses_an_odd_topic_with_a_400(world, api,
     response = api(world.users["lead"]).get(url)
     assert response.status_code == 400, response.content[:300]
     assert "topic" in response.json()
+
+
+@pytest.mark.parametrize("odd", ["²", BIG])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/comparison/?baseline={odd}&runs={run}",
+        "/api/v1/comparison/?baseline={run}&runs={odd}",
+        "/api/v1/rankings/?old={qrels}&new={qrels}&runs={odd}",
+        "/api/v1/leaderboard/topics/{qid}/?runs={odd}",
+        "/api/v1/leaderboard/topics/{qid}/?k={odd}",
+    ],
+)
+def test_the_dashboard_apis_refuse_an_odd_number_with_a_400(world, api, path, odd):
+    response = api(world.users["engineer"]).get(path.format(odd=odd, **world.ids))
+    assert response.status_code == 400, (response.status_code, response.content[:300])

@@ -4,6 +4,7 @@ from annotation.management.commands.import_topics import find_campaign
 from annotation.models import Publication
 from annotation.services import adjudication
 from config.exports import write_csv
+from config.ids import parse_id
 
 
 class Command(BaseCommand):
@@ -54,12 +55,13 @@ def find_publication(campaign, label: str) -> Publication:
     published = Publication.objects.filter(campaign=campaign).select_related("qrels")
     labels = ", ".join(sorted(f"{p.qrels.name}@{p.qrels.version}" for p in published)) or "none"
     name, _, number = label.strip().rpartition("@")
-    if not number.isdigit():
+    version = parse_id(number)
+    if version is None:
         raise CommandError(
             f"--provenance {label!r}: give NAME@VERSION, e.g. robust@2 "
             f"(campaign {campaign.pk} published: {labels})"
         )
-    matches = [p for p in published if p.qrels.version == int(number)]
+    matches = [p for p in published if p.qrels.version == version]
     if name:
         matches = [p for p in matches if p.qrels.name == name]
     if not matches:
