@@ -282,7 +282,7 @@ def _odd_length(connection):
 
 
 def test_a_content_length_that_is_not_ascii_digits_is_not_a_crash():
-    """"²" passes str.isdigit() and fails int(): a server that sends it is read to the cap
+    """ "²" passes str.isdigit() and fails int(): a server that sends it is read to the cap
     like one that sends no length, never an uncaught ValueError in a worker."""
     listener = _serve_once(_odd_length)
     try:
