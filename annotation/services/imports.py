@@ -36,6 +36,7 @@ from annotation.services import common
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.external import EXTERNAL_KINDS, check_judge_name
 from annotation.services.tallies import count_topics, tally_pairs
+from config.ids import parse_small_int
 from config.uploads import max_upload_bytes
 from evaluation.services import read_upload
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
@@ -330,7 +331,7 @@ class _Plan:
                 first_line.setdefault(record.label, record.line)
         if not off:
             return
-        labels = sorted(off, key=lambda label: (not label.lstrip("-").isdigit(), label))
+        labels = sorted(off, key=lambda label: (parse_small_int(label) is None, label))
         example = ", ".join(f"{label}:{grades[-1]}" for label in labels[:3])
         for label in labels:
             self.error(

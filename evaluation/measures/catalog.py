@@ -219,6 +219,7 @@ _NICKNAMES = {
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 
+_LEVEL = re.compile(r"[0-9]+")  # a grade level (ASCII: str.isdigit() also takes "²")
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _INT_CUTOFF = re.compile(r"[0-9]+(\.[0-9]*)?")
 _PAIR_NAME = re.compile(r"[0-9]+|p")
@@ -285,7 +286,7 @@ class Measure:
         for a level wins; names that are not levels, such as rbp's p, are left out)."""
         gains: dict[int, float] = {}
         for key, value in self.pairs:
-            if key.isdigit():
+            if _LEVEL.fullmatch(key):
                 gains.setdefault(int(key), value)
         return gains
 

@@ -31,3 +31,24 @@ def test_parse_id_reads_only_ascii_ids_a_database_can_hold(raw, value):
 )
 def test_parse_small_int(raw, value):
     assert parse_small_int(raw) == value
+
+
+def test_no_app_code_reads_numbers_with_str_isdigit():
+    """str.isdigit() takes "²" and "١", which int() refuses or reads: ids and counts from
+    outside go through this module, and other numbers through ASCII patterns. A new
+    .isdigit() in the app is how the 500s fixed in config/ids.py came back once."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for app in ("accounts", "annotation", "config", "evaluation", "jobs"):
+        for path in (root / app).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("isdigit", "isnumeric", "isdecimal")
+                ):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found == []
