@@ -13,4 +13,6 @@ class AnnotationConfig(AppConfig):
         from annotation.services.evaluation_link import LINK
         from evaluation.judging import register_judging
 
-        register_judging(LINK)  # evaluation asks annotation through it (DESIGN.md: no cycle)
+        register_judging(LINK)
+
+        from annotation import tasks  # noqa: F401  (registers the services' background work)  # evaluation asks annotation through it (DESIGN.md: no cycle)

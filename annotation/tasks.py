@@ -16,7 +16,6 @@ Each piece of work has two layers:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
@@ -27,35 +26,24 @@ from django.tasks import task
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import formats, services
+from annotation import background, services
 from annotation.models import (
     AgreementRefresh,
     AgreementSnapshot,
     Campaign,
-    Document,
-    PairSource,
-    Topic,
+    MachineRun,
 )
-from annotation.services import adjudication, audits, live, ordering
+from annotation.services import adjudication, audits, campaign_files, live, machine_runs, ordering
 from annotation.services import agreement as agreement_service
 from annotation.services import imports as judgment_imports
-from annotation.services.common import topics_check
+from annotation.services.campaign_files import count_of, pool_summary, step
 from config.uploads import max_upload_bytes
 from evaluation.models import Run
-from evaluation.services import load_run_frame
 from evaluation.trec import TrecFormatError
-from jobs.limits import sync_write_limit
 from jobs.models import Job
 from jobs.services import JobFailed, Progress, drop_staged, running, stage_upload, start_job
 
-BATCH = 2000
-
 MESSAGES = {
-    "no_topics": "The campaign has no topics yet: import topics before building its pool.",
-    "no_shared_topics": (
-        "None of the runs' topics are in this campaign (the runs have {run_qids}; "
-        "the campaign has {campaign_qids})."
-    ),
     "campaign_gone": "The campaign no longer exists.",
     "runs_gone": "Some of the chosen runs no longer exist; choose the runs again.",
     "users_gone": "A judge of this change no longer exists; make the change again.",
@@ -68,213 +56,6 @@ MESSAGES = {
     "published": "Published {qrels}: {n}.",
     "audit_sent": "Sent {n} to the human judges for audit: {assigned} made.",
 }
-
-
-@dataclass(frozen=True)
-class ImportCounts:
-    noun: str  # "topic" or "document"
-    created: int
-    updated: int
-    unchanged: int
-
-    @property
-    def total(self) -> int:
-        return self.created + self.updated + self.unchanged
-
-    @property
-    def summary(self) -> str:
-        plural = "" if self.total == 1 else "s"
-        return (
-            f"Imported {self.total:,} {self.noun}{plural}: {self.created:,} new, "
-            f"{self.updated:,} updated, {self.unchanged:,} unchanged."
-        )
-
-
-def _count_of(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
-def pool_summary(change: services.PoolChange) -> str:
-    return (
-        f"Added {_count_of(change.added, 'pair')} to the pool ({change.already:,} already in "
-        f"it; {_count_of(change.new_documents, 'new document')} without text yet); "
-        f"{_count_of(change.assigned, 'assignment')} made."
-    )
-
-
-def _step(progress: Progress | None, text: str, done: int, total: int | None = None) -> None:
-    if progress is not None:
-        progress.step(text, done=done, total=total)
-
-
-# --- the work --------------------------------------------------------------------------------
-
-
-def import_topics(
-    *,
-    campaign: Campaign,
-    source,
-    filename: str,
-    fmt: str | None = None,
-    max_bytes: int | None = None,
-    progress: Progress | None = None,
-) -> ImportCounts:
-    """Add the file's topics to the campaign; a qid already there gets the file's query,
-    description and narrative. All or nothing."""
-    _step(progress, f"Reading {filename}", done=0, total=3)
-    records = formats.read_topics(source, name=filename, fmt=fmt, max_bytes=max_bytes)
-    _step(progress, f"Storing {len(records):,} topics", done=1)
-    with transaction.atomic():
-        Campaign.objects.select_for_update().get(pk=campaign.pk)
-        existing = {topic.qid: topic for topic in campaign.topics.all()}
-        new, changed = [], []
-        for record in records:
-            topic = existing.get(record.qid)
-            if topic is None:
-                new.append(
-                    Topic(
-                        campaign=campaign,
-                        qid=record.qid,
-                        query=record.query,
-                        description=record.description,
-                        narrative=record.narrative,
-                    )
-                )
-            elif (topic.query, topic.description, topic.narrative) != record[1:4]:
-                topic.query, topic.description, topic.narrative = record[1:4]
-                changed.append(topic)
-        Topic.objects.bulk_create(new, batch_size=BATCH)
-        Topic.objects.bulk_update(changed, ["query", "description", "narrative"], batch_size=BATCH)
-    return ImportCounts("topic", len(new), len(changed), len(records) - len(new) - len(changed))
-
-
-def import_documents(
-    *,
-    campaign: Campaign,
-    source,
-    filename: str,
-    fmt: str | None = None,
-    max_bytes: int | None = None,
-    progress: Progress | None = None,
-) -> ImportCounts:
-    """Add the file's documents to the campaign; a docno already there (for instance a
-    placeholder pooling created) gets the file's title, text and url. A bad file stores
-    nothing; a good one is stored SYNC_WRITE_ROWS documents per transaction, so that a large
-    file does not keep every other writer waiting (a batch stored before a crash is
-    "unchanged" when the job is tried again)."""
-    _step(progress, f"Reading {filename}", done=0, total=3)
-    records = formats.read_documents(source, name=filename, fmt=fmt, max_bytes=max_bytes)
-    _step(progress, f"Storing {len(records):,} documents", done=1)
-    new = changed = unchanged = 0
-    batch = sync_write_limit()
-    for start in range(0, len(records), batch):
-        counts = _store_documents(campaign, records[start : start + batch])
-        new, changed, unchanged = new + counts[0], changed + counts[1], unchanged + counts[2]
-        stored = min(start + batch, len(records))
-        _step(progress, f"Stored {stored:,} of {len(records):,} documents", done=1)
-    return ImportCounts("document", new, changed, unchanged)
-
-
-def _store_documents(campaign: Campaign, records) -> tuple[int, int, int]:
-    """Store checked document records in one transaction: (new, changed, unchanged)."""
-    with transaction.atomic():
-        Campaign.objects.select_for_update().get(pk=campaign.pk)
-        new, changed, unchanged, fresh = [], [], 0, []
-        for start in range(0, len(records), BATCH):
-            chunk = {r.docno: r for r in records[start : start + BATCH]}
-            found = campaign.documents.filter(docno__in=list(chunk))
-            for document in found:
-                record = chunk.pop(document.docno)
-                if (document.title, document.text, document.url) == record[1:4]:
-                    unchanged += 1
-                    continue
-                document.title, document.text, document.url = record[1:4]
-                changed.append(document)
-            fresh.extend(chunk.values())
-        for record in fresh:
-            new.append(
-                Document(
-                    campaign=campaign,
-                    docno=record.docno,
-                    title=record.title,
-                    text=record.text,
-                    url=record.url,
-                )
-            )
-        Document.objects.bulk_create(new, batch_size=BATCH)
-        Document.objects.bulk_update(changed, ["title", "text", "url"], batch_size=BATCH)
-    return len(new), len(changed), unchanged
-
-
-def import_pairs(
-    *,
-    campaign: Campaign,
-    source,
-    filename: str,
-    max_bytes: int | None = None,
-    progress: Progress | None = None,
-) -> services.PoolChange:
-    """Add the file's (qid, docno) pairs to the pool and assign them. Every qid must be a
-    topic of the campaign (reported with its lines, among the file's other problems); docnos without a document get a
-    placeholder to fill by a documents import. A bad file stores nothing; a good one is
-    stored SYNC_WRITE_ROWS pairs per transaction (services.add_pairs_in_batches), so that a
-    large file does not keep every other writer waiting."""
-    _step(progress, f"Reading {filename}", done=0, total=3)
-    records = formats.read_pairs(
-        source, name=filename, max_bytes=max_bytes, check=topics_check(campaign)
-    )
-    _step(progress, f"Adding {len(records):,} pairs and assigning them", done=1)
-
-    def on_batch(done: int, total: int) -> None:
-        _step(progress, f"Added and assigned {done:,} of {total:,} pairs", done=1)
-
-    return services.add_pairs_in_batches(
-        campaign=campaign,
-        pairs=[(r.qid, r.docno) for r in records],
-        source=PairSource.IMPORTED,
-        batch=sync_write_limit(),
-        on_batch=on_batch,
-    )
-
-
-def pool_stored_runs(
-    *, campaign: Campaign, runs: Sequence[Run], depth: int, progress: Progress | None = None
-) -> services.PoolChange:
-    """Depth-k pooling of stored runs over the campaign's topics, then assignment. Refused
-    (ValidationError) when the campaign has no topics or shares none with the runs."""
-    if not runs:
-        raise ValueError("pooling needs at least one run")
-    total = len(runs) + 2
-    qids = set(campaign.topics.values_list("qid", flat=True))
-    if not qids:
-        raise ValidationError(MESSAGES["no_topics"])
-    frames = []
-    for index, run in enumerate(runs):
-        _step(progress, f"Reading run {run}", done=index, total=total)
-        frames.append(load_run_frame(run))
-    run_qids = set().union(*(set(frame["qid"].unique().to_list()) for frame in frames))
-    if not qids & run_qids:
-        raise ValidationError(
-            MESSAGES["no_shared_topics"].format(
-                run_qids=_some(run_qids) or "no topics", campaign_qids=_some(qids)
-            )
-        )
-    _step(progress, f"Pooling at depth {depth} and assigning the pairs", done=len(runs))
-    change = services.pool_from_runs(
-        campaign=campaign,
-        run_frames=frames,
-        depth=depth,
-        runs=list(runs),
-        batch=sync_write_limit(),
-    )
-    ordering.reorder_pool(campaign=campaign)  # the adaptive strategies now know the runs
-    return change
-
-
-def _some(values: set[str], shown: int = 5) -> str:
-    ordered = sorted(values, key=lambda v: (len(v), v))
-    text = ", ".join(ordered[:shown])
-    return text + (f" and {len(ordered) - shown:,} more" if len(ordered) > shown else "")
 
 
 # --- the jobs --------------------------------------------------------------------------------
@@ -334,7 +115,7 @@ def import_topics_job(
     *, job_id: int, campaign_id: int, staged: str, filename: str, fmt: str | None = None
 ) -> None:
     def work(campaign, file, progress):
-        return import_topics(
+        return campaign_files.import_topics(
             campaign=campaign,
             source=file,
             filename=filename,
@@ -351,7 +132,7 @@ def import_documents_job(
     *, job_id: int, campaign_id: int, staged: str, filename: str, fmt: str | None = None
 ) -> None:
     def work(campaign, file, progress):
-        return import_documents(
+        return campaign_files.import_documents(
             campaign=campaign,
             source=file,
             filename=filename,
@@ -366,7 +147,7 @@ def import_documents_job(
 @task
 def import_pairs_job(*, job_id: int, campaign_id: int, staged: str, filename: str) -> None:
     def work(campaign, file, progress):
-        return import_pairs(
+        return campaign_files.import_pairs(
             campaign=campaign,
             source=file,
             filename=filename,
@@ -399,7 +180,7 @@ def import_judgments_job(
         progress.result = {"url": url, "label": "See the judgments", "summary": ""}
         progress.result["campaign"] = campaign.pk
         Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
-        _step(progress, f"Reading and storing {filename}", done=0, total=1)
+        step(progress, f"Reading and storing {filename}", done=0, total=1)
         try:
             with default_storage.open(staged, "rb") as file:
                 result = judgment_imports.import_judgments(
@@ -431,7 +212,9 @@ def pool_runs_job(*, job_id: int, campaign_id: int, run_ids: list[int], depth: i
         if len(runs) != len(set(run_ids)):
             raise JobFailed(MESSAGES["runs_gone"])
         try:
-            change = pool_stored_runs(campaign=campaign, runs=runs, depth=depth, progress=progress)
+            change = campaign_files.pool_stored_runs(
+                campaign=campaign, runs=runs, depth=depth, progress=progress
+            )
         except ValidationError as error:
             raise _failure(error) from None
         progress.result = _result(campaign, pool_summary(change), pool=True)
@@ -467,18 +250,18 @@ def edit_campaign_job(
                     campaign = change.campaign
                     notes.append(MESSAGES["saved"])
                     if change.assigned:
-                        n = _count_of(change.assigned, "assignment")
+                        n = count_of(change.assigned, "assignment")
                         notes.append(MESSAGES["assigned_more"].format(n=n))
                 for pk in add_judges:
                     n = services.add_judge(campaign=campaign, judge=users[pk])
                     notes.append(
-                        MESSAGES["added_judge"].format(user=users[pk], n=_count_of(n, "assignment"))
+                        MESSAGES["added_judge"].format(user=users[pk], n=count_of(n, "assignment"))
                     )
                 for pk in remove_judges:
                     n = services.remove_judge(campaign=campaign, judge=users[pk])
                     notes.append(
                         MESSAGES["removed_judge"].format(
-                            user=users[pk], n=_count_of(n, "open assignment")
+                            user=users[pk], n=count_of(n, "open assignment")
                         )
                     )
         except ValidationError as error:
@@ -513,7 +296,7 @@ def reassign_job(
             raise _failure(error) from None
         where = f" in topic {topic_row.qid}" if topic_row is not None else ""
         summary = MESSAGES["reassigned"].format(
-            n=_count_of(n, "open assignment"),
+            n=count_of(n, "open assignment"),
             source=users[from_judge],
             target=users[to_judge],
             where=where,
@@ -569,7 +352,7 @@ def publish_job(
             "url": qrels.get_absolute_url(),
             "label": "See the qrels",
             "summary": MESSAGES["published"].format(
-                qrels=qrels.label, n=_count_of(qrels.judgment_count, "grade")
+                qrels=qrels.label, n=count_of(qrels.judgment_count, "grade")
             ),
             "campaign": campaign.pk,
             "publication": publication.pk,
@@ -602,7 +385,7 @@ def send_audit_job(
         except ValidationError as error:
             raise _failure(error) from None
         summary = MESSAGES["audit_sent"].format(
-            n=_count_of(result.sent, "pair"), assigned=_count_of(result.assigned, "assignment")
+            n=count_of(result.sent, "pair"), assigned=count_of(result.assigned, "assignment")
         )
         progress.result = {
             **_result(campaign, summary),
@@ -686,9 +469,6 @@ def machine_judge_job(*, job_id: int, run_id: int) -> None:
     """Run a machine judge (annotation/services/machine_runs.py). A cancelled run, or one
     that gave up on a failing endpoint, ends as a failed job that says so (not retryable:
     running the judge again resumes it); a crash is retryable and resumes likewise."""
-    from annotation.models import MachineRun
-    from annotation.services import machine_runs
-
     with running(job_id) as progress:
         run = (
             MachineRun.objects.select_related("machine__judge__campaign").filter(pk=run_id).first()
@@ -705,3 +485,13 @@ def machine_judge_job(*, job_id: int, run_id: int) -> None:
         except ValidationError as error:
             raise _failure(error) from None
         progress.result = {**progress.result, "summary": summary}
+
+
+background.register_background(
+    **{
+        background.REFRESH_AGREEMENT: refresh_agreement_task,
+        background.REORDER_POOL: reorder_pool_task,
+        background.REFRESH_LIVE_BOARD: refresh_live_board_task,
+        background.MACHINE_JUDGE: machine_judge_job,
+    }
+)

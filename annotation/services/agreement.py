@@ -44,6 +44,7 @@ from annotation.agreement import (
     Statistic,
     TopicAgreement,
 )
+from annotation.background import REFRESH_AGREEMENT, background
 from annotation.models import (
     AgreementRefresh,
     AgreementSnapshot,
@@ -359,8 +360,6 @@ def queue_agreement_refresh(*, campaign_id: int, retry_stale: bool = False) -> b
     """Enqueue tasks.refresh_agreement_task for the campaign once the current transaction
     commits, unless a refresh is queued already (``retry_stale``: or was queued more than
     REFRESH_RETRY_SECONDS ago and never started). True when this call queued it."""
-    from annotation.tasks import refresh_agreement_task  # tasks imports the services
-
     now = timezone.now()
     idle = AgreementRefresh.objects.filter(campaign_id=campaign_id, requested_at__isnull=True)
     queued = idle.update(requested_at=now)
@@ -377,7 +376,9 @@ def queue_agreement_refresh(*, campaign_id: int, retry_stale: bool = False) -> b
         except IntegrityError:  # another request created it (and queued the refresh)
             queued = 0
     if queued:
-        transaction.on_commit(lambda: refresh_agreement_task.enqueue(campaign_id=campaign_id))
+        transaction.on_commit(
+            lambda: background(REFRESH_AGREEMENT).enqueue(campaign_id=campaign_id)
+        )
     return bool(queued)
 
 

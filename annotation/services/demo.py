@@ -28,10 +28,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from accounts.roles import Role
-from annotation import tasks
 from annotation.llm.prompts import DEFAULT_TEMPLATE
 from annotation.models import Assignment, Campaign
-from annotation.services import machine_judges
+from annotation.services import campaign_files, machine_judges
 from annotation.services.campaigns import create_campaign, pool_from_runs
 from annotation.services.judging import record_judgment
 from evaluation import collection, services, trec
@@ -177,8 +176,8 @@ def _fill(campaign: Campaign, folder: Path, qids: list[str], runs: list[Run]):
     wanted = set(qids)
     lines = (folder / "topics.jsonl").read_bytes().splitlines(keepends=True)
     topics = b"".join(line for line in lines if json.loads(line)["qid"] in wanted)
-    tasks.import_topics(campaign=campaign, source=topics, filename="topics.jsonl")
-    tasks.import_documents(
+    campaign_files.import_topics(campaign=campaign, source=topics, filename="topics.jsonl")
+    campaign_files.import_documents(
         campaign=campaign, source=folder / "documents.jsonl", filename="documents.jsonl"
     )
     return pool_from_runs(

@@ -30,6 +30,7 @@ from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from annotation import settling
+from annotation.background import REFRESH_LIVE_BOARD, background
 from annotation.models import (
     Assignment,
     Campaign,
@@ -242,12 +243,10 @@ def _queue_key(campaign_id: int, measure: str) -> str:
 def queue_live_refresh(*, campaign_id: int, measure: str) -> bool:
     """Enqueue tasks.refresh_live_board_task after the commit, unless one was queued in the
     last QUEUE_SECONDS (then a lost one is queued again after that). True if queued."""
-    from annotation.tasks import refresh_live_board_task  # tasks imports the services
-
     if not cache.add(_queue_key(campaign_id, measure), 1, QUEUE_SECONDS):
         return False
     transaction.on_commit(
-        lambda: refresh_live_board_task.enqueue(campaign_id=campaign_id, measure=measure)
+        lambda: background(REFRESH_LIVE_BOARD).enqueue(campaign_id=campaign_id, measure=measure)
     )
     return True
 

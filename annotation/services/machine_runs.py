@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotation.background import MACHINE_JUDGE, background
 from annotation.llm import (
     AnswerError,
     ChatClient,
@@ -49,6 +50,7 @@ from annotation.services.machine_judges import (
     template_of,
 )
 from jobs.models import JobStatus
+from jobs.services import start_job
 
 BATCH = 200  # pairs read from the database at a time
 # Answers are stored (with the run's figures and the progress bar) in one transaction per
@@ -492,9 +494,6 @@ def _where(where: dict) -> dict:
 
 def start_runner(*, machine: MachineJudge, scope: str, topic: Topic | None = None, user=None):
     """Prepare a run and start its background job; returns the job (the page to watch)."""
-    from annotation import tasks  # tasks import the services
-    from jobs.services import start_job
-
     with transaction.atomic():
         run = prepare_run(machine=machine, scope=scope, topic=topic, user=user)
         where = {
@@ -506,7 +505,7 @@ def start_runner(*, machine: MachineJudge, scope: str, topic: Topic | None = Non
             kind="annotation.machine_judge",
             title=f"{machine.judge.label} grades {where} of {machine.judge.campaign.name}",
             user=user,
-            task=tasks.machine_judge_job,
+            task=background(MACHINE_JUDGE),
             total=max(run.pairs, 1),
             run_id=run.pk,
         )

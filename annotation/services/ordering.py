@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.assignment import interleave, shuffled_order
+from annotation.background import REORDER_POOL, background
 from annotation.models import Assignment, AssignmentStatus, Campaign, Judgment, PoolOrdering
 from annotation.services.common import set_positions
 from annotation.strategies import plan_order
@@ -51,9 +52,7 @@ STRATEGY_OF: dict[str, tuple[str, dict]] = {
 
 def queue_reorder(*, campaign_id: int) -> None:
     """Recompute the campaign's pool order in the background once the transaction commits."""
-    from annotation.tasks import reorder_pool_task  # tasks imports the services
-
-    transaction.on_commit(lambda: reorder_pool_task.enqueue(campaign_id=campaign_id))
+    transaction.on_commit(lambda: background(REORDER_POOL).enqueue(campaign_id=campaign_id))
 
 
 def queue_order(campaign: Campaign) -> tuple[str, ...]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Group
 
-from annotation import services, tasks
+from annotation import services
 from annotation.models import Assignment, Document, Topic
+from annotation.services import campaign_files
 from evaluation import services as evaluation_services
 
 GOOD = b"".join(
@@ -34,7 +35,7 @@ def live_world(django_user_model, *, password=None):
         evaluation_services.import_run(source=GOOD, filename="good.run", system="good"),
         evaluation_services.import_run(source=WEAK, filename="weak.run", system="weak"),
     ]
-    tasks.pool_stored_runs(campaign=campaign, runs=runs, depth=3)
+    campaign_files.pool_stored_runs(campaign=campaign, runs=runs, depth=3)
     # Judges' queues hold only pairs whose document has text (pooling adds docnos bare).
     Document.objects.filter(campaign=campaign).update(text="A passage.")
     return campaign, lead, judges, runs

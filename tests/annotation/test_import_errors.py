@@ -5,8 +5,8 @@ may start with a header naming its columns."""
 
 import pytest
 
-from annotation import tasks
 from annotation.models import Document, ExternalGrade, Pair, Topic
+from annotation.services import campaign_files
 from annotation.services.gold import import_gold
 from annotation.services.imports import import_judgments
 from evaluation.trec import TrecFormatError
@@ -26,7 +26,11 @@ def test_a_bad_pool_file_lists_field_counts_unknown_topics_and_repeats_at_once(s
     data = b"qid\tdocno\n1\td7\n1 d8 extra\n1099\td9\n1\td7\n2\n"
 
     found = problems(
-        tasks.import_pairs, campaign=campaign, source=data, filename="pool.tsv", max_bytes=None
+        campaign_files.import_pairs,
+        campaign=campaign,
+        source=data,
+        filename="pool.tsv",
+        max_bytes=None,
     )
 
     assert found == [
@@ -41,7 +45,7 @@ def test_a_bad_pool_file_lists_field_counts_unknown_topics_and_repeats_at_once(s
 def test_a_pool_file_with_a_header_line_is_imported(setup):
     campaign, _, _ = setup
     data = b"qid\tdocno\n1\td7\n2\td8\n"
-    change = tasks.import_pairs(campaign=campaign, source=data, filename="pool.tsv")
+    change = campaign_files.import_pairs(campaign=campaign, source=data, filename="pool.tsv")
     assert change.added == 2
     assert not Topic.objects.filter(qid="qid").exists()
 
@@ -89,7 +93,7 @@ def test_topics_and_documents_files_list_every_problem_at_once(setup):
     campaign, _, _ = setup
     topics = b"qid\tquery\n5\tfive\n5\tagain\n6\n7\t \n"
     assert problems(
-        tasks.import_topics, campaign=campaign, source=topics, filename="t.tsv", fmt="tsv"
+        campaign_files.import_topics, campaign=campaign, source=topics, filename="t.tsv", fmt="tsv"
     ) == [
         "t.tsv:3: qid '5' already appears on line 2",
         "t.tsv:4: expected qid<TAB>query (2 fields separated by one tab), found 1",
@@ -97,7 +101,7 @@ def test_topics_and_documents_files_list_every_problem_at_once(setup):
     ]
     documents = b"docno,title\nd1,a\nd1,b\n,c\nd2\n"
     assert problems(
-        tasks.import_documents, campaign=campaign, source=documents, filename="d.csv"
+        campaign_files.import_documents, campaign=campaign, source=documents, filename="d.csv"
     ) == [
         "d.csv:3: docno 'd1' already appears on line 2",
         "d.csv:4: empty docno",

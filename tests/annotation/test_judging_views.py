@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation import services, tasks
+from annotation import services
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -19,6 +19,7 @@ from annotation.models import (
     PairSource,
     Topic,
 )
+from annotation.services import campaign_files
 from annotation.services.common import MESSAGES
 from config import text_limits
 
@@ -598,7 +599,7 @@ def test_a_pair_without_text_waits_outside_the_queue_until_a_documents_import_fi
     assert "1 more pair waits for its document&#x27;s text" in response.content.decode()
 
     # The lead imports the documents file: the pair is in the queue, with nothing else done.
-    tasks.import_documents(
+    campaign_files.import_documents(
         campaign=world["campaign"],
         source=b'{"docno": "d9", "title": "Visa rules", "text": "Ninety days."}\n',
         filename="docs.jsonl",

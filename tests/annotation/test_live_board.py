@@ -10,9 +10,8 @@ import io
 import pytest
 from django.core.cache import cache
 
-from annotation import tasks
 from annotation.models import LiveBoardSnapshot, PooledRun
-from annotation.services import live
+from annotation.services import campaign_files, live
 from evaluation import measures
 from tests.annotation.live_data import grade, live_world
 
@@ -30,7 +29,7 @@ def test_pooling_stored_runs_records_them_and_their_depth(world):
     assert sorted(PooledRun.objects.values_list("run_id", "depth")) == sorted(
         (run.pk, 3) for run in runs
     )
-    tasks.pool_stored_runs(campaign=campaign, runs=runs[:1], depth=5)  # again, deeper
+    campaign_files.pool_stored_runs(campaign=campaign, runs=runs[:1], depth=5)  # again, deeper
     assert PooledRun.objects.get(run=runs[0]).depth == 5
 
 

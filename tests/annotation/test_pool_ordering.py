@@ -15,7 +15,7 @@ from annotation.models import (
     PoolOrdering,
     Topic,
 )
-from annotation.services import ordering
+from annotation.services import campaign_files, ordering
 from annotation.strategies import plan_order
 from evaluation import services as evaluation
 
@@ -46,7 +46,7 @@ def make_campaign(django_user_model, strategy, *, overlap=2):
         evaluation.import_run(source=GOOD, filename="good", system="good"),
         evaluation.import_run(source=BAD, filename="bad", system="bad"),
     ]
-    tasks.pool_stored_runs(campaign=campaign, runs=runs, depth=3)
+    campaign_files.pool_stored_runs(campaign=campaign, runs=runs, depth=3)
     # Judges' queues hold only pairs whose document has text (pooling adds docnos bare).
     Document.objects.filter(campaign=campaign).update(text="A passage.")
     campaign.refresh_from_db()

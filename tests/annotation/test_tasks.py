@@ -2,8 +2,9 @@
 
 import pytest
 
-from annotation import services, tasks
+from annotation import services
 from annotation.models import Document, Topic
+from annotation.services import campaign_files
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +25,7 @@ def test_documents_are_stored_in_batches_with_the_same_counts_as_at_once(
         '{"docno": "d4", "text": "Four."}',
         '{"docno": "d5", "text": "Five."}',
     ]
-    counts = tasks.import_documents(
+    counts = campaign_files.import_documents(
         campaign=campaign, source="\n".join(lines).encode(), filename="docs.jsonl"
     )
 

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation import services as annotation_services
-from annotation import tasks
+from annotation.services import campaign_files
 from evaluation.collection.rankers import RANKERS
 from evaluation.models import QrelsVersion, Run
 
@@ -45,10 +45,10 @@ def test_the_written_files_import_through_the_products_own_importers(
     campaign = annotation_services.create_campaign(lead=lead, name="pydoc")
     about = json.loads((fallback_dir / "collection.json").read_text())
 
-    documents = tasks.import_documents(
+    documents = campaign_files.import_documents(
         campaign=campaign, source=fallback_dir / "documents.jsonl", filename="documents.jsonl"
     )
-    topics = tasks.import_topics(
+    topics = campaign_files.import_topics(
         campaign=campaign, source=fallback_dir / "topics.jsonl", filename="topics.jsonl"
     )
     assert (documents.created, topics.created) == (about["passages"], about["topics"])

@@ -220,16 +220,17 @@ def test_a_crashed_campaign_import_keeps_its_upload_and_succeeds_when_retried(
 
     from annotation import services as annotation
     from annotation import tasks as annotation_tasks
+    from annotation.services import campaign_files
 
     lead = engineer  # any user may own the job; the campaign needs a lead
     campaign = annotation.create_campaign(lead=lead, name="Retry")
-    real_import = annotation_tasks.import_topics
+    real_import = campaign_files.import_topics
 
     def crash_once(**kwargs):
-        monkeypatch.setattr(annotation_tasks, "import_topics", real_import)
+        monkeypatch.setattr(campaign_files, "import_topics", real_import)
         raise ConnectionError("database went away")
 
-    monkeypatch.setattr(annotation_tasks, "import_topics", crash_once)
+    monkeypatch.setattr(campaign_files, "import_topics", crash_once)
     upload = SimpleUploadedFile("t.tsv", b"1\tcheap flights\n")
     with django_capture_on_commit_callbacks(execute=True):
         job = annotation_tasks.start_import_job(

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import tasks
 from annotation.management.commands.import_topics import describe, find_campaign
+from annotation.services import campaign_files
 from evaluation.trec import TrecFormatError
 
 
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         if not file.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            change = tasks.import_pairs(campaign=campaign, source=file, filename=str(file))
+            change = campaign_files.import_pairs(campaign=campaign, source=file, filename=str(file))
         except (TrecFormatError, ValidationError) as error:
             raise CommandError(f"nothing imported:\n{describe(error)}") from None
-        self.stdout.write(f"{campaign.name}: {tasks.pool_summary(change)}")
+        self.stdout.write(f"{campaign.name}: {campaign_files.pool_summary(change)}")

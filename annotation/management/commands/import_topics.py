@@ -3,8 +3,9 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import formats, tasks
+from annotation import formats
 from annotation.models import Campaign
+from annotation.services import campaign_files
 from evaluation.trec import TrecFormatError
 
 
@@ -28,7 +29,7 @@ class Command(BaseCommand):
         if not file.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            counts = tasks.import_topics(
+            counts = campaign_files.import_topics(
                 campaign=campaign, source=file, filename=str(file), fmt=format
             )
         except (TrecFormatError, ValidationError) as error:

@@ -1,8 +1,8 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import tasks
 from annotation.management.commands.import_topics import describe, find_campaign
+from annotation.services import campaign_files
 from evaluation.models import Run
 from evaluation.services import find_run
 
@@ -36,10 +36,10 @@ class Command(BaseCommand):
         if missing:
             raise CommandError("nothing pooled:\n" + "\n".join(missing))
         try:
-            change = tasks.pool_stored_runs(campaign=campaign, runs=found, depth=depth)
+            change = campaign_files.pool_stored_runs(campaign=campaign, runs=found, depth=depth)
         except ValidationError as error:
             raise CommandError(f"nothing pooled:\n{describe(error)}") from None
         self.stdout.write(
             f"{campaign.name}: pooled {len(found)} run{'s' if len(found) != 1 else ''} at depth "
-            f"{depth}. {tasks.pool_summary(change)}"
+            f"{depth}. {campaign_files.pool_summary(change)}"
         )

@@ -1,0 +1,35 @@
+"""The background work the services start, without importing annotation.tasks.
+
+annotation.tasks runs the services in the background, so it imports them; a service that
+queues that work (a refresh after a grade, a new pool order, a machine judge's run) would
+import tasks back, a loop (DESIGN.md). Instead the services ask for the work by name here,
+and annotation.tasks registers each task under its name when it loads
+(AnnotationConfig.ready imports it), as evaluation.judging does for evaluation -> annotation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REFRESH_AGREEMENT = "refresh_agreement"
+REORDER_POOL = "reorder_pool"
+REFRESH_LIVE_BOARD = "refresh_live_board"
+MACHINE_JUDGE = "machine_judge"
+
+_tasks: dict[str, Any] = {}
+
+
+def register_background(**tasks: Any) -> None:
+    """Register tasks by name (one of the names above)."""
+    _tasks.update(tasks)
+
+
+def background(name: str) -> Any:
+    """The task registered as ``name``: call its ``enqueue(**params)``."""
+    try:
+        return _tasks[name]
+    except KeyError:
+        raise RuntimeError(
+            f"No background task registered as {name!r}: is 'annotation' in INSTALLED_APPS "
+            "(AnnotationConfig.ready imports annotation.tasks, which registers them)?"
+        ) from None
