@@ -17,12 +17,12 @@ def main():
         # Scoring two plain files needs neither the database nor Django: skip its start-up.
         # Both files start being read before the scoring engine is imported, so that the
         # other core parses them meanwhile.
-        from evaluation import cli_start
+        from evaluation.cli import start as cli_start
 
         plain_files = cli_start.files_only(sys.argv[2:])
         if plain_files:
             started = cli_start.start(sys.argv[2:])
-            from evaluation import cli
+            from evaluation.cli import main as cli
         gc.freeze()
         gc.enable()
         if plain_files:

@@ -1,4 +1,4 @@
-"""Which address a request came from, for the login limits (accounts/login_limits.py).
+"""Which address a request came from, for the login limits (accounts/services/login_limits.py).
 
 Behind a proxy every request arrives from the proxy's own address; the client's is in the
 ``X-Forwarded-For`` the proxy sends. That header is believed only from a proxy the operator

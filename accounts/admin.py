@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AdminPasswordChangeForm
 
 from accounts.models import LoginFailure, PersonalToken
-from accounts.tokens import active_tokens, revoke_token
+from accounts.services.tokens import active_tokens, revoke_token
 
 
 class PasswordChangeForm(AdminPasswordChangeForm):

@@ -18,4 +18,4 @@ class AdminConfig(admin_apps.AdminConfig):
     names this class instead of "django.contrib.admin")."""
 
     default = False
-    default_site = "accounts.sites.AdminSite"
+    default_site = "accounts.services.sites.AdminSite"

@@ -4,7 +4,7 @@
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
-from accounts.tokens import find_active_token, note_token_use
+from accounts.services.tokens import find_active_token, note_token_use
 
 KEYWORDS = (b"bearer", b"token")
 MESSAGES = {

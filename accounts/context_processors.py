@@ -1,4 +1,4 @@
-from accounts.roles import Role, roles_of
+from accounts.services.roles import Role, roles_of
 
 
 def roles(request):

@@ -9,13 +9,13 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from accounts.login_limits import (
+from accounts.services.login_limits import (
     LoginRefused,
     clear_login_failures,
     client_ip,
     start_login_attempt,
 )
-from accounts.tokens import NAME_MAX_LENGTH
+from accounts.services.tokens import NAME_MAX_LENGTH
 
 INVALID_LOGIN = "Your username and password didn't match. Please try again."
 REFUSED = (
@@ -36,7 +36,7 @@ def refused_message(refused: LoginRefused, now=None) -> str:
 class RateLimitedLoginMixin:
     """Refuses the attempt, without checking the password, when the client's address has
     too many recent failures for the username or overall, or has failed while the account or
-    the site is under attack (accounts/login_limits.py). ``refused`` is then the
+    the site is under attack (accounts/services/login_limits.py). ``refused`` is then the
     ``LoginRefused``, for the view to answer 429 with a Retry-After."""
 
     refused: LoginRefused | None = None

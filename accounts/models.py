@@ -40,7 +40,7 @@ class PersonalToken(models.Model):
 
 
 class LoginFailure(models.Model):
-    """One failed login (or one in progress: see accounts/login_limits.py). ``username`` is
+    """One failed login (or one in progress: see accounts/services/login_limits.py). ``username`` is
     case-folded; ``ip`` is the client's address (an IPv6 client's /64 network), or empty when
     unknown."""
 
@@ -61,8 +61,8 @@ class LoginFailure(models.Model):
 
 class IdempotencyKey(models.Model):
     """A client's ``Idempotency-Key`` for one POST and the first answer to it, kept for
-    ``accounts.idempotency.KEEP`` (24 hours): a retry with the same key and the same request
-    gets this answer again and changes nothing (accounts/idempotency.py). ``fingerprint`` is
+    ``accounts.services.idempotency.KEEP`` (24 hours): a retry with the same key and the same request
+    gets this answer again and changes nothing (accounts/services/idempotency.py). ``fingerprint`` is
     the SHA-256 of the request (method, path, query, body); ``headers`` the answer's headers
     worth replaying (Content-Type, Location...). A key belongs to one user."""
 

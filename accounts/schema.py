@@ -25,7 +25,7 @@ class PersonalTokenScheme(OpenApiAuthenticationExtension):
 
 class AutoSchema(openapi.AutoSchema):
     """drf-spectacular's AutoSchema (DEFAULT_SCHEMA_CLASS), declaring the Idempotency-Key
-    header every POST takes (accounts/idempotency.py)."""
+    header every POST takes (accounts/services/idempotency.py)."""
 
     def get_override_parameters(self):
         parameters = super().get_override_parameters()

@@ -14,7 +14,7 @@ from django.contrib.auth.hashers import check_password, is_password_usable
 from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 
-from accounts.tokens import revoke_user_tokens
+from accounts.services.tokens import revoke_user_tokens
 
 logger = logging.getLogger(__name__)
 

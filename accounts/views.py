@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.forms import LoginForm, TokenForm
 from accounts.models import PersonalToken
-from accounts.tokens import active_tokens, create_token, revoke_token
+from accounts.services.tokens import active_tokens, create_token, revoke_token
 
 REVOKED_SHOWN = 20
 MESSAGES = {

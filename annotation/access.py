@@ -11,7 +11,7 @@ from everyone else for no gain; DRF answers an object outside a view's queryset 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from accounts.roles import Role, has_role
+from accounts.services.roles import Role, has_role
 from annotation.models import Assignment, Campaign
 
 NOT_LED = "No such campaign among those you lead."

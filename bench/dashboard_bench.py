@@ -51,7 +51,7 @@ import polars as pl
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.test import Client
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from evaluation import services, trec
 
 qrels_path, run_path, systems, depth = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])

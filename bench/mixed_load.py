@@ -52,7 +52,7 @@ judging = json.loads(captured.getvalue().splitlines()[-1])
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.test import Client
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from evaluation import services
 
 qrels_path, run_path, engineers, readers, seeded = sys.argv[3:8]

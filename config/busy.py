@@ -1,7 +1,7 @@
 """Two answers about writes that are neither the user's mistake nor a bug, on pages and in the
 API alike, never a 500:
 
-- 413 for work larger than one request may write (jobs.limits.TooLargeForRequest): its
+- 413 for work larger than one request may write (jobs.services.limits.TooLargeForRequest): its
   message names the limit (SYNC_WRITE_ROWS) and the path that takes any size (a file import
   or a job); nothing was written.
 - 503 with Retry-After when the database stayed locked by another write for longer than the
@@ -15,8 +15,8 @@ import logging
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-from jobs.limits import TooLargeForRequest
 from jobs.services import is_database_locked
+from jobs.services.limits import TooLargeForRequest
 
 logger = logging.getLogger(__name__)
 

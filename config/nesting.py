@@ -1,6 +1,6 @@
 """How deeply structured text from outside may nest: one cap for JSON request bodies
 (config/json_bodies.py), JSON lines in uploaded files (annotation.formats, leaderboard
-imports), backups, and the YAML of a run's ir_metadata header (evaluation.run_metadata).
+imports), backups, and the YAML of a run's ir_metadata header (evaluation.trec.metadata).
 
 Decoders recurse once per level (``json.loads``, PyYAML's composer) and PyYAML's scanner does
 work per open level on every token, so a few kilobytes of ``[`` can take minutes or end in

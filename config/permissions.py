@@ -1,5 +1,5 @@
 """DRF permission classes, one per role of DESIGN.md (admins are superusers and hold every
-role, see accounts/roles.py).
+role, see accounts/services/roles.py).
 
 These answer "may this kind of user call this endpoint at all" (403 when not). Which
 *objects* a user may see is decided by each viewset's ``get_queryset`` through the access
@@ -12,7 +12,7 @@ from rest_framework import status
 from rest_framework.exceptions import APIException
 from rest_framework.permissions import BasePermission, IsAuthenticated
 
-from accounts.roles import Role, has_role
+from accounts.services.roles import Role, has_role
 from config.uploads import UPLOAD_TOO_LARGE, max_upload_bytes
 
 

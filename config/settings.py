@@ -66,7 +66,7 @@ MIDDLEWARE = [
     "config.busy.BusyMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Idempotency-Key on POSTs: needs the user, wraps the view in the key's transaction.
-    "accounts.idempotency.IdempotencyMiddleware",
+    "accounts.services.idempotency.IdempotencyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -109,7 +109,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # timeout) instead of failing at once when a read transaction turns into a write (4
     # threads of read-then-write transactions: DEFERRED failed 104 of 600, IMMEDIATE none).
     # synchronous=NORMAL is safe with WAL and made those commits 20 times faster than FULL.
-    # A request writes at most SYNC_WRITE_ROWS rows (jobs/limits.py), seconds, and the jobs
+    # A request writes at most SYNC_WRITE_ROWS rows (jobs/services/limits.py), seconds, and the jobs
     # that add pairs and documents commit that many at a time, so the timeout is rarely
     # reached; when it is, the worker waits it out
     # (jobs/management/commands/db_worker.py), a job's work fails as retryable
@@ -156,7 +156,7 @@ CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "accounts:login"
-# Login rate limiting (accounts/login_limits.py), over failures within the window: an
+# Login rate limiting (accounts/services/login_limits.py), over failures within the window: an
 # address is refused for a username after LOGIN_FAILURE_LIMIT of its failures for it, and
 # for every username after LOGIN_ADDRESS_FAILURE_LIMIT; a username with LOGIN_FAILURE_LIMIT
 # failures from anywhere, or a site with LOGIN_GLOBAL_FAILURE_LIMIT, refuses the addresses
@@ -222,7 +222,7 @@ STORAGES = {
 # Uploads larger than this are refused before the body is read (runs may be large: gzip them).
 MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 512)
 # Rows one request may write (pairs, gold pairs, grades, assignments...); larger work is a file
-# import or a job (jobs/limits.py).
+# import or a job (jobs/services/limits.py).
 SYNC_WRITE_ROWS = env_int("SYNC_WRITE_ROWS", 5_000)
 # Which qrels versions judges (and users without a role) read: "closed" (those published from
 # campaigns they judge and hold no open assignment in) or "none" (evaluation/access.py).

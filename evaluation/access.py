@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from accounts.roles import Role, has_role
+from accounts.services.roles import Role, has_role
 
 CLOSED = "closed"
 NONE = "none"

@@ -106,12 +106,12 @@ class Run(models.Model):
     original_filename = models.CharField(max_length=255)
     original_file = models.FileField(upload_to=_run_upload_path, max_length=255)
     artifact = models.FileField(upload_to=_run_upload_path, max_length=255)
-    # Each topic's first top_depth documents in trec_eval's orders (evaluation.topk.stored_tops),
+    # Each topic's first top_depth documents in trec_eval's orders (evaluation.analysis.topk.stored_tops),
     # so the diff and the top-k pages read a small file instead of ranking the whole run.
     # Empty (depth 0) for runs stored before it existed, until a page fills it.
     top_lists = models.FileField(upload_to=_run_upload_path, max_length=255, blank=True)
     top_depth = models.PositiveIntegerField(default=0)
-    # The file's ir_metadata header (evaluation.run_metadata): as JSON, and the YAML as
+    # The file's ir_metadata header (evaluation.trec.metadata): as JSON, and the YAML as
     # written, which the runs list searches. Empty for a run without one.
     ir_metadata = models.JSONField(default=dict, blank=True)
     ir_metadata_text = models.TextField(blank=True)
@@ -169,7 +169,7 @@ class Evaluation(models.Model):
 
 
 class PoolFairnessReport(models.Model):
-    """The leave-one-run-out test (evaluation.pool_fairness) of the runs scored against a
+    """The leave-one-run-out test (evaluation.analysis.pool_fairness) of the runs scored against a
     qrels version with one set of options, at one pool depth. ``runs_key`` names the
     evaluations it was computed from, so a run scored since shows the report as out of date."""
 

@@ -21,7 +21,8 @@ from django.tasks import task
 from django.urls import reverse
 
 from config.uploads import max_upload_bytes
-from evaluation import dashboards, measures, pool_fairness, services
+from evaluation import dashboards, measures, services
+from evaluation.analysis import pool_fairness
 from evaluation.models import QrelsVersion, Run
 from evaluation.trec import TrecFormatError
 from jobs.services import JobFailed, Progress, running

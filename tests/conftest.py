@@ -58,7 +58,7 @@ def _role_groups(request):
     request.getfixturevalue("transactional_db")  # the database must be open first
     from django.contrib.auth.models import Group
 
-    from accounts.roles import Role
+    from accounts.services.roles import Role
 
     for name in Role.values:
         Group.objects.get_or_create(name=name)

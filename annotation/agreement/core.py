@@ -17,8 +17,8 @@ import numpy as np
 from scipy import sparse
 
 # The bootstrap resamples of every agreement interval unless a caller asks for others: the
-# product's one number (evaluation.significance), so every interval shown is made alike.
-from evaluation.significance import RESAMPLES as RESAMPLES
+# product's one number (evaluation.analysis.significance), so every interval shown is made alike.
+from evaluation.analysis.significance import RESAMPLES as RESAMPLES
 
 Item = Hashable
 Judge = Hashable

@@ -27,7 +27,7 @@ from config.ids import MAX_ID
 from config.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 from jobs.api import JobSerializer
-from jobs.limits import fits_in_request
+from jobs.services.limits import fits_in_request
 
 
 class JudgeGradeSerializer(serializers.Serializer):

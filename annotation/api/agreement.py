@@ -20,7 +20,7 @@ from annotation.services import agreement_export
 from annotation.services import gold as gold_service
 from evaluation.api.common import QueryParameters, trec_errors
 from evaluation.trec import TrecFormatError
-from jobs.limits import sync_write_limit
+from jobs.services.limits import sync_write_limit
 
 MESSAGES = {
     "gold_too_large": "Gold files are read at once: at most {limit} KB.",

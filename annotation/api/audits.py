@@ -17,7 +17,7 @@ from annotation.models import AuditKind, AuditPair, MachineAudit, Pair
 from annotation.services import audits as service
 from config.permissions import RolePermissionsMixin
 from jobs.api import JobSerializer
-from jobs.limits import TooLargeForRequest, sync_write_limit
+from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
 
 class AuditRequestSerializer(serializers.Serializer):

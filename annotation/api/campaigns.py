@@ -34,7 +34,7 @@ from config import text_limits
 from config.permissions import IsLead, RolePermissionsMixin
 from evaluation.api.common import UPLOAD_REFUSED
 from jobs.api import JobSerializer
-from jobs.limits import fits_in_request
+from jobs.services.limits import fits_in_request
 
 # --- campaigns -----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Q
 from rest_framework import serializers
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation import services
 from annotation.access import campaigns_judged_by, campaigns_led_by, get_campaign_for_lead
 from annotation.models import Assignment, Campaign
@@ -77,7 +77,7 @@ def visible_assignments(user):
 
 
 def start_campaign_job(request, campaign: Campaign, *, kind: str, title: str, task, **params):
-    """A change too large for the request (jobs/limits.py), started as a job on
+    """A change too large for the request (jobs/services/limits.py), started as a job on
     ``campaign``: the 202 answer with the job to poll."""
     job = start_job(
         kind=f"annotation.{kind}",

@@ -21,7 +21,7 @@ from config.permissions import RolePermissionsMixin
 from evaluation.api.common import trec_errors
 from evaluation.trec import TrecFormatError
 from jobs.api import JobSerializer, accepted
-from jobs.limits import TooLargeForRequest, sync_write_limit
+from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
 
 class ExternalJudgeSerializer(serializers.ModelSerializer):

@@ -1,7 +1,7 @@
 """A campaign's judges, for its lead: the list, adding a judge (pairs short of judges go to
 them) and removing one (their grades stay, their open pairs go to the other judges). Thin
 over annotation/services/assignments.py; a change of more than a request may write
-(SYNC_WRITE_ROWS assignments, jobs/limits.py) is a job, answered 202."""
+(SYNC_WRITE_ROWS assignments, jobs/services/limits.py) is a job, answered 202."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from annotation.api.common import MESSAGES, LedCampaignMixin, judge_users, start
 from annotation.models import CampaignJudge
 from config.permissions import RolePermissionsMixin
 from jobs.api import JobSerializer
-from jobs.limits import fits_in_request
+from jobs.services.limits import fits_in_request
 
 
 class CampaignJudgeSerializer(serializers.ModelSerializer):

@@ -20,13 +20,13 @@ from annotation.api.common import (
 )
 from annotation.models import Campaign, Document, Pair, PairSource, Topic
 from config.permissions import RolePermissionsMixin
+from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.api.common import QueryParameters
 from evaluation.models import Run
-from evaluation.pool_fairness import MAX_DEPTH
 from jobs.api import JOB_STARTED, JobSerializer, accepted, started
-from jobs.limits import check_sync_write
 from jobs.models import Job
 from jobs.services import start_job
+from jobs.services.limits import check_sync_write
 
 
 class FileImportSerializer(serializers.Serializer):
@@ -206,7 +206,7 @@ class PairItemSerializer(serializers.Serializer):
 
 
 class PairsAddSerializer(serializers.Serializer):
-    # At most SYNC_WRITE_ROWS pairs (jobs/limits.py), counted before they are validated.
+    # At most SYNC_WRITE_ROWS pairs (jobs/services/limits.py), counted before they are validated.
     pairs = PairItemSerializer(many=True, allow_empty=False)
     source = serializers.ChoiceField(
         choices=[PairSource.IMPORTED, PairSource.UNJUDGED], default=PairSource.IMPORTED

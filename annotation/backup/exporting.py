@@ -28,7 +28,7 @@ from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation.backup import schema
 from annotation.models import (
     Assignment,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation import services
 
 # PositiveSmallIntegerField's ceiling: the form refuses more instead of the database failing.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django import forms
 
 from annotation.models import Campaign
+from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.models import Run
-from evaluation.pool_fairness import MAX_DEPTH
 
 from .common import MESSAGES
 

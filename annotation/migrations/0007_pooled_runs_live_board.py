@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
                 ('fingerprint', models.CharField(max_length=64)),
                 ('computed_at', models.DateTimeField()),
                 ('seconds', models.FloatField(help_text='How long the computation took.')),
-                ('numbers', models.JSONField(help_text='The board, as annotation.settling.LiveBoard.as_dict.')),
+                ('numbers', models.JSONField(help_text='The board, as annotation.live_board.LiveBoard.as_dict.')),
                 ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='live_board_snapshots', to='annotation.campaign')),
             ],
             options={

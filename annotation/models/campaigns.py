@@ -38,7 +38,7 @@ class PoolOrdering(models.TextChoices):
 
 class StopRule(models.TextChoices):
     """When judging may stop because the ranking of the pooled runs is settled
-    (annotation/settling.py, evaluated where the live board is refreshed)."""
+    (annotation/live_board.py, evaluated where the live board is refreshed)."""
 
     NONE = "none", "None: judge the whole pool"
     ADJACENT = "adjacent", "Every pair of adjacent runs settled"

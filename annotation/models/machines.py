@@ -20,7 +20,7 @@ class MachineJudge(models.Model):
     it, encrypted (``api_key_sealed``, config/secrets.py); it is never shown back anywhere,
     and a backup says only that one was stored."""
 
-    # Left out of instance backups (jobs/instance_backup.py): a backup never holds a key.
+    # Left out of instance backups (jobs/backup.py): a backup never holds a key.
     secret_fields = ("api_key_sealed",)
     # Its configuration, in the order the API, the admin and backups show it; never its key.
     # The one list: the API's serializers, the admin, the backup schema and the services

@@ -62,7 +62,7 @@ class LiveBoardSnapshot(models.Model):
     fingerprint = models.CharField(max_length=64)
     computed_at = models.DateTimeField()
     seconds = models.FloatField(help_text="How long the computation took.")
-    numbers = models.JSONField(help_text="The board, as annotation.settling.LiveBoard.as_dict.")
+    numbers = models.JSONField(help_text="The board, as annotation.live_board.LiveBoard.as_dict.")
 
     class Meta:
         constraints = [

@@ -177,7 +177,7 @@ def assign_pending(*, campaign: Campaign, pair_ids: Iterable[int] | None = None)
 
 
 # --- how much a change writes --------------------------------------------------------------
-# Cheap counts, taken before a change, that say whether it fits in a request (jobs.limits:
+# Cheap counts, taken before a change, that say whether it fits in a request (jobs.services.limits:
 # SYNC_WRITE_ROWS) or goes to a job. Upper bounds where the exact figure would cost the work.
 
 

@@ -33,7 +33,7 @@ from annotation.models import (
     Pair,
 )
 from annotation.services.assignments import assign_pending
-from jobs.limits import TooLargeForRequest
+from jobs.services.limits import TooLargeForRequest
 
 MESSAGES = {
     **auditing.MESSAGES,

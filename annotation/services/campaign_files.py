@@ -22,8 +22,8 @@ from annotation.services.campaigns import PoolChange, add_pairs_in_batches, pool
 from annotation.services.common import topics_check
 from evaluation.models import Run
 from evaluation.services import load_run_frame
-from jobs.limits import sync_write_limit
 from jobs.services import Progress
+from jobs.services.limits import sync_write_limit
 
 BATCH = 2000
 

@@ -224,7 +224,7 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
 def update_writes(*, campaign: Campaign, changes: dict) -> int:
     """About how many rows :func:`update_campaign` would write for ``changes``: the
     assignments a larger overlap makes, and every pair's tally when machine grades start or
-    stop counting (jobs.limits decides whether that fits in a request)."""
+    stop counting (jobs.services.limits decides whether that fits in a request)."""
     rows = 0
     if changes.get("overlap", campaign.overlap) > campaign.overlap:
         judges = CampaignJudge.objects.filter(campaign=campaign).count()

@@ -27,7 +27,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation.llm.prompts import DEFAULT_TEMPLATE
 from annotation.models import Assignment, Campaign
 from annotation.services import campaign_files, machine_judges

@@ -12,7 +12,7 @@ from annotation.access import campaigns_led_by, get_campaign_for_lead, leads
 from annotation.models import AdjudicationRule, Document, PairSource, Publication, Topic
 from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
 from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging
-from jobs.limits import check_sync_write
+from jobs.services.limits import check_sync_write
 
 MESSAGES = {
     "send_fewer": "Send fewer at a time (a smaller k, or one topic), or import them as a pairs "
@@ -25,7 +25,7 @@ def send_unjudged_pairs(campaign, pairs: list[tuple[str, str]]) -> SentToJudging
     """Add unjudged (qid, docno) pairs to a campaign's pool (source "unjudged"). Pairs of
     topics the campaign does not have are left out and their qids reported: a pool pair
     needs the campaign's topic. In a request (the pages and the API send them), at most
-    SYNC_WRITE_ROWS pairs: jobs.limits.TooLargeForRequest (a 413) says what to do instead."""
+    SYNC_WRITE_ROWS pairs: jobs.services.limits.TooLargeForRequest (a 413) says what to do instead."""
     topics = set(campaign.topics.values_list("qid", flat=True))
     kept = [(qid, docno) for qid, docno in pairs if qid in topics]
     missing = sorted({qid for qid, _ in pairs if qid not in topics})

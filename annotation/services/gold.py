@@ -30,7 +30,7 @@ from annotation.services.agreement import (
 from annotation.services.assignments import assign_pending
 from annotation.services.campaigns import PoolChange, add_pairs
 from annotation.services.tallies import count_topics
-from jobs.limits import TooLargeForRequest
+from jobs.services.limits import TooLargeForRequest
 
 # A judge whose weighted kappa against gold is below this is flagged whatever their accuracy:
 # accuracy rewards giving every pair the most common gold grade, kappa does not. 0.6 is the
@@ -137,7 +137,7 @@ def import_gold(
     their grades (services.set_gold), adding pairs not in the pool yet. All or nothing: a
     bad line, a topic not in the campaign or a grade off its scale raises TrecFormatError
     with every such line, and nothing changes. More than ``max_rows`` lines (a request's
-    SYNC_WRITE_ROWS) raise jobs.limits.TooLargeForRequest before anything is written."""
+    SYNC_WRITE_ROWS) raise jobs.services.limits.TooLargeForRequest before anything is written."""
     unknown_topics, grades = common.topics_check(campaign), campaign.grades
 
     def check(records):

@@ -40,7 +40,7 @@ from config.ids import parse_small_int
 from config.uploads import max_upload_bytes
 from evaluation.services import read_upload
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
-from jobs.limits import TooLargeForRequest
+from jobs.services.limits import TooLargeForRequest
 
 _SETTING = object()
 
@@ -141,7 +141,7 @@ def import_judgments(
     the next assignment) instead of refusing them. ``max_bytes``: the file's limit after
     decompression (default settings.MAX_UPLOAD_MB; None: none, for the command line).
     ``max_rows``: a request's SYNC_WRITE_ROWS; a file with more grades raises
-    jobs.limits.TooLargeForRequest once read, before anything is checked or stored (the page
+    jobs.services.limits.TooLargeForRequest once read, before anything is checked or stored (the page
     and the API then hand it to a job: annotation.tasks.import_judgments_job).
 
     Raises TrecFormatError (file:line problems, nothing stored) or ValidationError (a bad

@@ -1,6 +1,6 @@
 """A running campaign's live leaderboard: the runs pooled into it (PooledRun), scored against
 the grades so far, with the bounds the undecided pairs allow, bootstrap intervals, and which
-pairs of systems are settled (annotation.settling does the numbers).
+pairs of systems are settled (annotation.live_board does the numbers).
 
 The grades so far are what publishing would use today (services.final_grades.pair_states):
 a lead's decision, a gold pair's known grade, or the campaign's rule over a pair's grades
@@ -29,7 +29,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
-from annotation import settling
+from annotation import live_board as settling
 from annotation.background import REFRESH_LIVE_BOARD, background
 from annotation.models import (
     Assignment,

@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import settling
+from annotation import live_board as settling
 from annotation.models import Campaign, StopRule
 
 # The stop rule reads the nDCG@10 board: the measure the discriminative strategy and the

@@ -25,7 +25,7 @@ from config import text_limits
 from config.exports import write_csv
 from config.ids import parse_id
 from evaluation.models import QrelsVersion
-from jobs.limits import fits_in_request
+from jobs.services.limits import fits_in_request
 
 # How the publish page names each basis of a final grade.
 BASIS_LABELS = {

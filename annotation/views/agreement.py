@@ -27,7 +27,7 @@ from annotation.views.common import paginate, plural, query_url, sorting
 from config.exports import write_csv
 from config.ids import parse_id
 from evaluation.trec import TrecFormatError
-from jobs.limits import TooLargeForRequest, sync_write_limit
+from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
 WEIGHT_LABELS = {"quadratic": "Quadratic", "linear": "Linear", "none": "Unweighted"}
 DOWNLOAD_FORMATS = ("json", "csv")

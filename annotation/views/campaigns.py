@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.roles import Role, has_role
+from accounts.services.roles import Role, has_role
 from annotation import forms, services, tasks
 from annotation.access import campaigns_judged_by, campaigns_led_by, get_campaign_for_lead
 from annotation.models import (
@@ -41,7 +41,7 @@ from annotation.views.common import (
     start_campaign_job,
 )
 from config.htmx import is_htmx
-from jobs.limits import fits_in_request
+from jobs.services.limits import fits_in_request
 
 
 @require_GET

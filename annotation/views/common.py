@@ -166,7 +166,7 @@ def recent_jobs(request, campaign: Campaign, kinds: tuple[str, ...] = ()) -> lis
 
 
 def start_campaign_job(request, campaign: Campaign, *, kind: str, title: str, task, **params):
-    """A change too large for the request (jobs/limits.py: SYNC_WRITE_ROWS), started as a job
+    """A change too large for the request (jobs/services/limits.py: SYNC_WRITE_ROWS), started as a job
     on ``campaign``: the redirect to the job's page, which shows its progress and outcome."""
     job = start_job(
         kind=f"annotation.{kind}",

@@ -17,7 +17,7 @@ from annotation.access import get_campaign_for_lead
 from annotation.services import imports
 from annotation.services.external import judge_roster
 from evaluation.trec import TrecFormatError
-from jobs.limits import TooLargeForRequest, sync_write_limit
+from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
 MESSAGES = {
     "imported": "{name}: {summary}",

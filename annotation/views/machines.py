@@ -26,7 +26,7 @@ from annotation.models import (
 )
 from annotation.services import audits, machine_judges, machine_runs
 from annotation.views.common import paginate, plural, start_campaign_job
-from jobs.limits import TooLargeForRequest, sync_write_limit
+from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
 MESSAGES = {
     "created": "Created the machine judge {label}. Run it over the pool below.",

@@ -23,7 +23,7 @@ from annotation.views.common import (
     sorting,
     start_campaign_job,
 )
-from jobs.limits import fits_in_request
+from jobs.services.limits import fits_in_request
 
 JUDGE_COLUMNS = [
     ("judge", "Judge", False),

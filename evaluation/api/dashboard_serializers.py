@@ -7,7 +7,8 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from evaluation import dashboards, measures, significance
+from evaluation import dashboards, measures
+from evaluation.analysis import significance
 
 
 class ScoringSerializer(serializers.Serializer):

@@ -9,7 +9,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from evaluation import dashboards, rundiff
+from evaluation import dashboards
+from evaluation.analysis import rundiff
 from evaluation.api.common import MESSAGES, whole_number
 from evaluation.api.dashboard_serializers import (
     NOT_SCORED,

@@ -1,4 +1,4 @@
-"""The leave-one-run-out test of a qrels version's pool as JSON (evaluation.pool_fairness):
+"""The leave-one-run-out test of a qrels version's pool as JSON (evaluation.analysis.pool_fairness):
 GET reads the stored report for a scoring and depth, POST starts the job that computes it.
 Leads and engineers, like the leaderboard."""
 
@@ -10,7 +10,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from evaluation import dashboards, pool_fairness, services, tasks
+from evaluation import dashboards, services, tasks
+from evaluation.analysis import pool_fairness
 from evaluation.api.dashboard_serializers import NotFoundSerializer, scoring_body
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.models import Run
@@ -118,7 +119,7 @@ class PoolFairnessView(DashboardView):
     def post(self, request):
         scoring, depth = _read(request, request.data)
         job = start_job(
-            kind="evaluation.pool_fairness",
+            kind="evaluation.analysis.pool_fairness",
             title=f"Leave each run out of the pool of {scoring.qrels.label}",
             user=request.user,
             task=tasks.pool_fairness_task,

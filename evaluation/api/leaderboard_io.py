@@ -1,6 +1,6 @@
 """A leaderboard in the TREC ecosystem's layouts (GET /api/v1/leaderboard/download/) and a
 leaderboard computed elsewhere checked against ours (POST /api/v1/leaderboard/check/).
-Leads and engineers, as the leaderboard; the layouts are evaluation.leaderboard_formats'."""
+Leads and engineers, as the leaderboard; the layouts are evaluation.trec.leaderboards'."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from evaluation import leaderboard_formats as formats
 from evaluation.api.common import FILE_PROBLEMS, REQUEST_UNREADABLE
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.api.qrels import PlainTextRenderer
 from evaluation.api.rankings import RankingAgreementSerializer, agreement_body
 from evaluation.dashboards import leaderboard_io, rankings
+from evaluation.trec import leaderboards as formats
 from evaluation.views.leaderboard_io import CONTENT_TYPES, SUFFIXES
 
 

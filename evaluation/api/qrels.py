@@ -26,12 +26,12 @@ from evaluation.api.common import (
     created,
     trec_errors,
 )
-from evaluation.binary import binarise, binary_threshold
 from evaluation.models import QrelsVersion
+from evaluation.services.binary_qrels import binarise, binary_threshold
 from evaluation.trec import TrecFormatError
 from jobs.api import JobSerializer, accepted
-from jobs.limits import TooLargeForRequest, sync_write_limit
 from jobs.services import drop_staged, stage_upload, start_job
+from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
 
 class QrelsSerializer(serializers.ModelSerializer):

@@ -3,7 +3,7 @@ leaderboard, a run's topics, one topic across runs, and comparisons between runs
 
 Pages, the API and the tests call these; pages and JSON only format the result. Means are
 the stored evaluation's trec_eval "all" values, the numbers `manage.py evaluate` prints;
-intervals and comparisons come from evaluation.significance over the per-topic values,
+intervals and comparisons come from evaluation.analysis.significance over the per-topic values,
 topics in byte order (as trec_eval orders them).
 
 Modules: scoring (options, constants, messages), leaderboard, runs (a run's topics), topics

@@ -1,5 +1,5 @@
 """Comparisons: a baseline against one or several runs on one measure, over the topics all
-of them have, with evaluation.significance (Holm when several)."""
+of them have, with evaluation.analysis.significance (Holm when several)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation import significance
+from evaluation.analysis import significance
 from evaluation.dashboards.scoring import (
     ALPHA,
     COMPARISON_SEED,

@@ -4,7 +4,7 @@ rank move, unjudged documents entering the top k), the topics ordered by how dif
 runs rank them, and one topic's two lists rank by rank with grades and residuals.
 
 Pages, the API and ``manage.py diff_runs`` call build_run_diff; the arithmetic is
-evaluation.rundiff's and evaluation.residuals' (pure)."""
+evaluation.analysis.rundiff's and evaluation.analysis.residuals' (pure)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from evaluation import residuals, rundiff, services, topk
+from evaluation import services
+from evaluation.analysis import residuals, rundiff, topk
 from evaluation.dashboards.scoring import (
     NotScored,
     Scoring,
@@ -318,7 +319,7 @@ def topic_bounds(
     tops: list[pl.DataFrame] | None = None,
 ) -> dict[str, tuple[float, float] | None]:
     """Per run ("a", "b"), the measure's worst and best value on topic ``qid`` over its
-    unjudged top k (evaluation.residuals); None when the measure has no residual or the
+    unjudged top k (evaluation.analysis.residuals); None when the measure has no residual or the
     qrels do not judge the topic. A measure cut at k scores the first k documents only, so
     the runs' top lists (``tops``, at least k deep) serve instead of their files."""
     judged = qrels.filter(pl.col("qid") == qid)
@@ -361,7 +362,7 @@ def _top_grade(qrels: pl.DataFrame, scoring: Scoring) -> int:
 
 def run_bounds(scoring: Scoring, run: Run, measure: str) -> residuals.Residuals | None:
     """The run's worst and best value of the measure on every topic and overall, with the
-    unjudged documents of its top k filled both ways (evaluation.residuals); None when the
+    unjudged documents of its top k filled both ways (evaluation.analysis.residuals); None when the
     measure has none (judged@k). Kept per process like the diff's frames."""
     qrels = services.cached_qrels_frame(scoring.qrels)
     key = ("bounds", _run_key(run), _qrels_key(scoring), scoring.key, measure)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evaluation import measures, services
+from evaluation.analysis.ranking_agreement import tied_means
 from evaluation.dashboards.scoring import JUDGED_WARNING, MESSAGES, Scoring, scored
 from evaluation.models import Evaluation, Run
-from evaluation.ranking_agreement import tied_means
 
 
 @dataclass(frozen=True)

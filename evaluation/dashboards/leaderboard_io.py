@@ -1,11 +1,11 @@
 """A leaderboard out in the ecosystem's layouts, and one computed elsewhere checked against
-ours (issue 17, part 5). The layouts are evaluation.leaderboard_formats' (pure)."""
+ours (issue 17, part 5). The layouts are evaluation.trec.leaderboards' (pure)."""
 
 from __future__ import annotations
 
-from evaluation import leaderboard_formats as formats
 from evaluation import measures
 from evaluation.dashboards.scoring import Scoring, scored
+from evaluation.trec import leaderboards as formats
 
 MAX_UPLOAD_BYTES = 50 << 20
 

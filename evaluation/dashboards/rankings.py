@@ -1,6 +1,6 @@
 """Would it change the leaderboard? (issue 12 part 6, issue 17 part 4): the stored runs
 scored with two qrels versions (the humans' and a machine's, an old and a new one), and how
-far the two system rankings by one measure agree: evaluation.ranking_agreement's
+far the two system rankings by one measure agree: evaluation.analysis.ranking_agreement's
 coefficients, @k, the pairs that swap, bootstrap intervals over topics, per-topic
 coefficients. The same for a leaderboard computed elsewhere against ours.
 
@@ -13,10 +13,10 @@ import math
 from dataclasses import dataclass, field
 
 from evaluation import measures, services
-from evaluation import ranking_agreement as agreement_math
+from evaluation.analysis import ranking_agreement as agreement_math
+from evaluation.analysis.significance import RESAMPLES
 from evaluation.dashboards.scoring import Scoring, choose_measure, make_scoring, scored
 from evaluation.models import QrelsVersion, Run
-from evaluation.significance import RESAMPLES
 
 # Pages and the API: half the command's resamples (significance.RESAMPLES), to answer within
 # a second.

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evaluation import measures, services, topk
+from evaluation import measures, services
+from evaluation.analysis import topk
 from evaluation.dashboards.scoring import (
     HISTOGRAM_BINS,
     NotScored,

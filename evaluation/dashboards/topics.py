@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import polars as pl
 from django.db.models import F, Func, JSONField
 
-from evaluation import services, topk
+from evaluation import services
+from evaluation.analysis import topk
 from evaluation.dashboards.runs import topic_queries
 from evaluation.dashboards.scoring import (
     MAX_TOPIC_LISTS,

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from evaluation import topk
+from evaluation.analysis import topk
 
 from . import catalog, scoring
 from .cascade import score_ours

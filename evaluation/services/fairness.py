@@ -1,4 +1,4 @@
-"""The leave-one-run-out test of a qrels version (evaluation.pool_fairness), stored once per
+"""The leave-one-run-out test of a qrels version (evaluation.analysis.pool_fairness), stored once per
 (qrels, options, depth) by a background task (evaluation.tasks.pool_fairness_task) and read
 by the leaderboard, a run's page and the API; no page computes it.
 
@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evaluation import measures, pool_fairness
+from evaluation import measures
+from evaluation.analysis import pool_fairness
 from evaluation.judging import judging
 from evaluation.models import Evaluation, PoolFairnessReport, QrelsVersion, Run
 from evaluation.services.qrels import load_qrels_frame

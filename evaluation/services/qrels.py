@@ -18,7 +18,7 @@ from config.ids import parse_id
 from evaluation import trec
 from evaluation.models import QrelsEntry, QrelsSource, QrelsVersion
 from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256
-from jobs.limits import TooLargeForRequest
+from jobs.services.limits import TooLargeForRequest
 
 
 def qrels_to_trec_bytes(frame: pl.DataFrame) -> bytes:
@@ -45,7 +45,7 @@ def import_qrels(
 ) -> QrelsVersion:
     """Validate a TREC qrels file and publish it as the next version of ``name``. A file of
     more than ``max_rows`` grades (a request's SYNC_WRITE_ROWS) raises
-    jobs.limits.TooLargeForRequest once read, before anything is stored: the API then hands
+    jobs.services.limits.TooLargeForRequest once read, before anything is stored: the API then hands
     it to a job (evaluation.tasks.import_qrels_task)."""
     if not name:
         raise ImportRejected(MESSAGES["empty_name"])

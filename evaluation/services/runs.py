@@ -28,9 +28,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config import text_limits
-from evaluation import run_metadata, topk, trec
+from evaluation import trec
+from evaluation.analysis import topk
 from evaluation.models import Run, System
 from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256
+from evaluation.trec import metadata as run_metadata
 from evaluation.trec import source as trec_source
 from jobs.faults import pause_point
 from jobs.services import walk_storage, written_before
@@ -58,7 +60,7 @@ def import_run(
     notices: list | None = None,
 ) -> Run:
     """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact,
-    and its ir_metadata header, if any (evaluation.run_metadata).
+    and its ir_metadata header, if any (evaluation.trec.metadata).
     What the file holds that trec_eval accepts but its author may not mean (fields after the
     sixth, a rank that is not an integer) is appended to ``notices`` (trec.Notice), if given.
     A ``system`` given by name is created if new, with ``new_system``'s fields (description,

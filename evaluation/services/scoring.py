@@ -11,7 +11,8 @@ from dataclasses import asdict
 import numpy as np
 from django.db import IntegrityError, transaction
 
-from evaluation import measures, significance, trec
+from evaluation import measures, trec
+from evaluation.analysis import significance
 from evaluation.measures import specs
 from evaluation.models import Evaluation, QrelsVersion, Run
 from evaluation.services import runs

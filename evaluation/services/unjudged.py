@@ -4,7 +4,8 @@ sending them to a campaign's pool for judging.
 
 from __future__ import annotations
 
-from evaluation import measures, topk
+from evaluation import measures
+from evaluation.analysis import topk
 from evaluation.judging import SentToJudging, judging
 from evaluation.models import QrelsVersion, Run
 from evaluation.services.qrels import cached_qrels_frame

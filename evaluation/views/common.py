@@ -9,7 +9,7 @@ import dataclasses
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
-from accounts.roles import Role, has_role
+from accounts.services.roles import Role, has_role
 from config.ids import parse_id, parse_small_int
 from evaluation import dashboards, forms
 from evaluation.judging import judging

@@ -19,15 +19,15 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.roles import Role, has_role
+from accounts.services.roles import Role, has_role
 from config.ids import MAX_ID, parse_ids
 from evaluation import dashboards, measures, services, tasks
-from evaluation import leaderboard_formats as formats
+from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.dashboards.leaderboard import is_judged
 from evaluation.judging import judging
 from evaluation.measures import reference
 from evaluation.models import Run
-from evaluation.pool_fairness import MAX_DEPTH
+from evaluation.trec import leaderboards as formats
 from evaluation.views.common import (
     MAX_K,
     bounds_or_none,
@@ -38,8 +38,8 @@ from evaluation.views.common import (
     scoring_context,
     sender_context,
 )
-from jobs.limits import TooLargeForRequest
 from jobs.services import start_job
+from jobs.services.limits import TooLargeForRequest
 
 TOPICS_PER_PAGE = 100
 
@@ -215,7 +215,7 @@ def pool_fairness(request):
         return redirect("evaluation:leaderboard")
     depth = int_param(request.POST.get("depth"), high=MAX_DEPTH)
     job = start_job(
-        kind="evaluation.pool_fairness",
+        kind="evaluation.analysis.pool_fairness",
         title=f"Leave each run out of the pool of {scoring.qrels.label}",
         user=request.user,
         task=tasks.pool_fairness_task,

@@ -13,7 +13,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from config.ids import MAX_ID, parse_ids
-from evaluation import dashboards, measures, rundiff
+from evaluation import dashboards, measures
+from evaluation.analysis import rundiff
 from evaluation.dashboards import diff
 from evaluation.judging import judging
 from evaluation.models import Run

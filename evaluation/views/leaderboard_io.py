@@ -1,6 +1,6 @@
 """A leaderboard downloaded in the TREC ecosystem's layouts, and one computed elsewhere
 uploaded and checked against ours (issue 17, part 5). Leads and engineers, as every
-dashboard; the layouts are evaluation.leaderboard_formats'."""
+dashboard; the layouts are evaluation.trec.leaderboards'."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from evaluation import leaderboard_formats as formats
 from evaluation import measures
 from evaluation.dashboards import leaderboard_io, rankings
+from evaluation.trec import leaderboards as formats
 from evaluation.views.common import (
     int_param,
     no_scoring,

@@ -13,9 +13,9 @@ from django.views.decorators.http import require_GET
 from config.ids import parse_id, parse_small_int
 from evaluation import services
 from evaluation.access import NONE, readable_qrels, reads_every_qrels
-from evaluation.binary import binarise, binary_threshold
 from evaluation.judging import judging
 from evaluation.models import QrelsVersion
+from evaluation.services.binary_qrels import binarise, binary_threshold
 
 PAGE_SIZE = 50
 
@@ -118,7 +118,7 @@ def qrels_download(request, pk):
 
 def _threshold(request, qrels) -> int:
     raw = request.GET.get("threshold", "")
-    # Else the threshold frozen when a campaign published it (evaluation/binary.py).
+    # Else the threshold frozen when a campaign published it (evaluation/services/binary_qrels.py).
     return binary_threshold(qrels, parse_small_int(raw))
 
 

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.roles import Role, has_role
+from accounts.services.roles import Role, has_role
 from config.htmx import is_htmx
 from config.ids import parse_id
 from evaluation import dashboards, forms, services, tasks

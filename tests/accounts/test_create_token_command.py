@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from accounts.models import PersonalToken
-from accounts.tokens import MESSAGES, hash_key
+from accounts.services.tokens import MESSAGES, hash_key
 
 pytestmark = pytest.mark.django_db
 

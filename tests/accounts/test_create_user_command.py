@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from accounts.management.commands import create_user as command
-from accounts.roles import Role, roles_of
+from accounts.services.roles import Role, roles_of
 from tests.accounts.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""accounts/idempotency.py: the Idempotency-Key header's rules (tests/api/test_idempotency.py
+"""accounts/services/idempotency.py: the Idempotency-Key header's rules (tests/api/test_idempotency.py
 retries every POST route with it)."""
 
 import threading
@@ -13,9 +13,9 @@ from django.test import Client
 from django.urls import include, path
 from django.utils import timezone
 
-from accounts.idempotency import KEEP, MESSAGES, REPLAYED, expire_keys
 from accounts.models import IdempotencyKey
-from accounts.tokens import create_token
+from accounts.services.idempotency import KEEP, MESSAGES, REPLAYED, expire_keys
+from accounts.services.tokens import create_token
 from annotation.scales import TREC_DL_SCALE
 from config.urls import handler400, handler403, handler404, handler500  # noqa: F401 (used by Django)
 from evaluation.api.runs import SystemViewSet

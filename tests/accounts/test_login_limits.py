@@ -19,13 +19,13 @@ from django.utils import timezone
 
 from accounts.checks import check_login_limits, check_proxy_addresses
 from accounts.forms import INVALID_LOGIN
-from accounts.login_limits import (
+from accounts.models import LoginFailure
+from accounts.services.login_limits import (
     LoginRefused,
     clear_login_failures,
     client_ip,
     start_login_attempt,
 )
-from accounts.models import LoginFailure
 from tests.accounts.conftest import PASSWORD
 
 LOGIN = "/accounts/login/"

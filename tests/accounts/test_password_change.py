@@ -13,7 +13,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from accounts.authentication import MESSAGES as AUTH_MESSAGES
-from accounts.tokens import create_token, revoke_token
+from accounts.services.tokens import create_token, revoke_token
 from accounts.views import MESSAGES
 from tests.accounts.conftest import PASSWORD
 

@@ -1,7 +1,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from accounts.roles import Role, has_role, roles_of
+from accounts.services.roles import Role, has_role, roles_of
 
 
 @pytest.mark.django_db

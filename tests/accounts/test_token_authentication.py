@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from accounts.authentication import MESSAGES
 from accounts.models import PersonalToken
-from accounts.tokens import create_token, note_token_use, revoke_token
+from accounts.services.tokens import create_token, note_token_use, revoke_token
 
 pytestmark = pytest.mark.django_db
 
@@ -176,13 +176,13 @@ def test_a_read_is_answered_while_another_writer_holds_the_lock(engineer, locked
     token, key = create_token(user=engineer, name="ci")
     locked_token_row(token)
 
-    with caplog.at_level(logging.WARNING, logger="accounts.tokens"):
+    with caplog.at_level(logging.WARNING, logger="accounts.services.tokens"):
         response = client_with(f"Bearer {key}").get(RUNS)
 
     assert response.status_code == 200, response.content
     token.refresh_from_db()
     assert token.last_used_at is None, "the use was written: the lock was not held"
-    [warning] = [r.getMessage() for r in caplog.records if r.name == "accounts.tokens"]
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "accounts.services.tokens"]
     assert warning.startswith(f"Use of API token {token.pk} ({token.prefix}…) not recorded: ")
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from accounts.models import PersonalToken
-from accounts.tokens import KEY_PREFIX, MESSAGES, create_token, revoke_token
+from accounts.services.tokens import KEY_PREFIX, MESSAGES, create_token, revoke_token
 
 pytestmark = pytest.mark.django_db
 

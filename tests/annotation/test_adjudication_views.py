@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation.models import LeadDecision, Pair, Publication
 from evaluation.models import QrelsVersion
 from tests.annotation.adjudication_data import GRADES, grade_all

@@ -295,7 +295,7 @@ def test_api_sends_an_audit_once_and_lists_it(api, world):
 def test_api_sends_an_audit_larger_than_a_request_may_write_by_a_job(
     api, world, settings, django_capture_on_commit_callbacks
 ):
-    """More pairs than SYNC_WRITE_ROWS (jobs/limits.py): 202, and a job sends them."""
+    """More pairs than SYNC_WRITE_ROWS (jobs/services/limits.py): 202, and a job sends them."""
     settings.SYNC_WRITE_ROWS = 3
     url = f"/api/v1/campaigns/{world[0].pk}/machine-audits/"
     with django_capture_on_commit_callbacks(execute=True):

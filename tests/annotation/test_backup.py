@@ -19,7 +19,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation import backup, services
 from annotation.models import (
     Assignment,

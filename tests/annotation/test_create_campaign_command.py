@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation.api.common import MESSAGES as API_MESSAGES
 from annotation.models import Campaign
 from annotation.scales import SCALES

@@ -1,5 +1,5 @@
 """The lead's pages with changes larger than one request may write (SYNC_WRITE_ROWS, here 3;
-jobs/limits.py, issue 27 finding 8): they go to a job, whose page the lead is sent to, or
+jobs/services/limits.py, issue 27 finding 8): they go to a job, whose page the lead is sent to, or
 are refused (a gold file) with a message naming the limit and what to do instead."""
 
 import pytest

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation import services
 from annotation.models import Pair, PairSource, Topic
 from tests.annotation.adjudication_data import GRADES, grade_all

@@ -1,5 +1,5 @@
 """The live leaderboard of a running campaign (issue 13, part 2): the lead's page, its
-polled fragment, CSV and API; its numbers come from annotation.settling (tested there).
+polled fragment, CSV and API; its numbers come from annotation.live_board (tested there).
 Here: the pooled runs are recorded, grades narrow the bounds until the pair is settled,
 a grade never computes the board, and with a task worker a stale board is served while a
 refresh is queued."""

@@ -1,4 +1,4 @@
-"""annotation.settling: the live board's bounds, pairs and estimate on hand-worked pools,
+"""annotation.live_board: the live board's bounds, pairs and estimate on hand-worked pools,
 and its invariants on random ones."""
 
 import random
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation import settling
+from annotation import live_board as settling
 from evaluation import measures
 
 RUNS = {

@@ -1,5 +1,5 @@
 """The dashboards over the API: leaderboard, a run's topics, a topic across runs and
-comparisons, with the numbers of `manage.py evaluate` and evaluation.significance; and a run
+comparisons, with the numbers of `manage.py evaluate` and evaluation.analysis.significance; and a run
 upload that is scored by the same job. Who may call what is in test_permissions.py."""
 
 import contextlib
@@ -11,7 +11,8 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.management import call_command
 
-from evaluation import dashboards, services, significance, tasks
+from evaluation import dashboards, services, tasks
+from evaluation.analysis import significance
 from evaluation.measures.specs import MESSAGES
 from evaluation.models import Evaluation
 from jobs.models import Job, JobStatus
@@ -398,7 +399,7 @@ def test_a_lead_sends_a_runs_unjudged_top_k_to_a_campaign(api, world, led_campai
 def test_more_unjudged_pairs_than_a_request_may_write_are_a_413_and_nothing_is_sent(
     api, world, led_campaign, settings
 ):
-    """At most SYNC_WRITE_ROWS pairs per request (jobs/limits.py): the two kept pairs of
+    """At most SYNC_WRITE_ROWS pairs per request (jobs/services/limits.py): the two kept pairs of
     bm25's top 2 are one too many here, and the answer says what to do instead."""
     settings.SYNC_WRITE_ROWS = 1
     qrels, bm25, _ = world

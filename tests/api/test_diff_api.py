@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from annotation import services as annotation
 from annotation.models import Pair, Topic
-from evaluation import rundiff
+from evaluation.analysis import rundiff
 from tests.evaluation.dashboard_data import small_world, user
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@ evaluations. Who may call what is in test_permissions.py; this is what each call
 
 import pytest
 
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from evaluation import api as evaluation_api
 from evaluation import measures, services, trec
 from evaluation.measures import specs

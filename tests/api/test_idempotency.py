@@ -1,5 +1,5 @@
 """Every POST of both permission matrices, retried with the same Idempotency-Key, gets the first
-answer again and creates nothing (accounts/idempotency.py): campaigns, systems, runs, qrels,
+answer again and creates nothing (accounts/services/idempotency.py): campaigns, systems, runs, qrels,
 evaluations, imports, judges, decisions, publications, grades, tokens, pools...
 
 Each row runs as a role the matrix lets through: the API with a personal token, the pages
@@ -11,8 +11,8 @@ from django.apps import apps
 from django.db import transaction
 from django.test import Client
 
-from accounts.idempotency import REPLAYED
-from accounts.tokens import create_token
+from accounts.services.idempotency import REPLAYED
+from accounts.services.tokens import create_token
 from tests.api import test_permissions as api_matrix
 from tests.api.conftest import OTHER_RUN, upload
 from tests.pages import test_permissions as page_matrix

@@ -14,12 +14,12 @@ import pytest
 from rest_framework.test import APIClient
 from scipy import stats
 
-from evaluation import ranking_agreement as ra
+from evaluation.analysis import ranking_agreement as ra
 from tests.evaluation.dashboard_data import demo_world, user
 
 pytestmark = pytest.mark.django_db
 
-SYSTEMS = {  # name: (how strongly the score follows the grade, noise), as evaluation.synthetic's
+SYSTEMS = {  # name: (how strongly the score follows the grade, noise), as evaluation.collection.synthetic's
     "s1": (0.2, 1.0),
     "s2": (0.4, 1.0),
     "s3": (0.6, 1.0),

@@ -6,7 +6,7 @@ import io
 import pytest
 from rest_framework.test import APIClient
 
-from evaluation import leaderboard_formats as formats
+from evaluation.trec import leaderboards as formats
 from tests.evaluation.dashboard_data import small_world, user
 
 pytestmark = pytest.mark.django_db

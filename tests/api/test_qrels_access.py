@@ -4,7 +4,7 @@ with QRELS_FOR_JUDGES=none; an imported file never. Through the API and the page
 
 import pytest
 
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from annotation import services
 from annotation.models import Assignment, AssignmentStatus
 from evaluation.access import readable_qrels

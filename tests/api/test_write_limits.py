@@ -1,4 +1,4 @@
-"""One request writes at most SYNC_WRITE_ROWS rows (jobs/limits.py; issue 27, finding 8):
+"""One request writes at most SYNC_WRITE_ROWS rows (jobs/services/limits.py; issue 27, finding 8):
 larger work is refused with a 413 that names the limit and the path that takes any size,
 or runs as a job. The limit is set to 3 here so that small worlds reach it."""
 
@@ -7,8 +7,8 @@ import pytest
 from annotation.models import Assignment, ExternalGrade, Pair
 from config.busy import DATABASE_BUSY, RETRY_AFTER_SECONDS
 from evaluation.models import QrelsVersion
-from jobs.limits import MESSAGES as LIMIT_MESSAGES
 from jobs.models import JobStatus
+from jobs.services.limits import MESSAGES as LIMIT_MESSAGES
 from tests.api.conftest import upload
 from tests.jobs.locks import short_busy_timeout, write_lock_held  # noqa: F401 (a fixture)
 
@@ -272,7 +272,7 @@ def test_publishing_a_campaign_of_more_pairs_than_the_limit_is_a_job(lead, world
 @pytest.mark.usefixtures("short_busy_timeout")
 def test_a_lock_met_outside_the_view_is_a_503_too(lead, world):
     """With an Idempotency-Key the middleware opens the transaction before the view runs
-    (accounts/idempotency.py): the lock is met there, and the 500 handler answers 503."""
+    (accounts/services/idempotency.py): the lock is met there, and the 500 handler answers 503."""
     lead.raise_request_exception = False  # as a server: the handler's answer, not the error
     with write_lock_held():
         response = lead.post(

@@ -11,7 +11,8 @@ from playwright.sync_api import expect
 
 from annotation import services as annotation
 from annotation.models import Pair, PairSource, Topic
-from evaluation import services, synthetic
+from evaluation import services
+from evaluation.collection import synthetic
 from evaluation.models import Evaluation, Run
 from tests.evaluation.dashboard_data import user
 

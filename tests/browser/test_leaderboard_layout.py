@@ -7,7 +7,8 @@ version of the qrels, the board stays on the version its runs are scored on and 
 import pytest
 from playwright.sync_api import expect
 
-from evaluation import dashboards, services, synthetic
+from evaluation import dashboards, services
+from evaluation.collection import synthetic
 from tests.browser.conftest import SCREENSHOTS
 from tests.evaluation.dashboard_data import user
 

@@ -13,7 +13,9 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from evaluation import ranking_agreement, services, synthetic
+from evaluation import services
+from evaluation.analysis import ranking_agreement
+from evaluation.collection import synthetic
 from evaluation.dashboards import rankings
 from tests.evaluation.dashboard_data import user
 

@@ -10,7 +10,8 @@ from playwright.sync_api import expect
 
 from annotation import services as annotation
 from annotation.models import Pair, PairSource, Topic
-from evaluation import measures, services, synthetic
+from evaluation import measures, services
+from evaluation.collection import synthetic
 from evaluation.models import Evaluation
 from tests.evaluation.dashboard_data import user
 

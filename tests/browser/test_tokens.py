@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
 from accounts.models import PersonalToken
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

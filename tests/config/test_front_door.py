@@ -51,7 +51,7 @@ def production(settings, client):
 def lead_token(django_user_model):
     from django.contrib.auth.models import Group
 
-    from accounts.tokens import create_token
+    from accounts.services.tokens import create_token
 
     user = django_user_model.objects.create_user("lea")
     user.groups.add(Group.objects.get(name="lead"))

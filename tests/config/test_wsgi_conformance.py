@@ -16,7 +16,7 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, transaction
 from django.test import Client
 
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from tests.api import test_permissions as api_matrix
 from tests.pages import test_permissions as page_matrix
 from tests.wsgi import CSRF, call, encode

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Group
 
-from evaluation import services, synthetic
+from evaluation import services
+from evaluation.collection import synthetic
 
 # Topics 1..3, graded 0-3; d9 of topic 1 is judged but no run retrieves it.
 QRELS = b"""1 0 d1 3
@@ -57,7 +58,7 @@ def small_world(*, score: bool = True):
 
 
 def demo_world(*, topics: int = 30, systems=None, depth: int = 40):
-    """Synthetic graded qrels and runs of systems of different quality (evaluation.synthetic),
+    """Synthetic graded qrels and runs of systems of different quality (evaluation.collection.synthetic),
     each scored with the dashboard measures. Returns (qrels, qrels text, runs)."""
     text = synthetic.make_qrels_text(topics=topics, judged=25)
     qrels = services.import_qrels(source=text.encode(), filename="demo.qrels", name="demo")

@@ -9,7 +9,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from evaluation import cli, cli_inputs, cli_start, measures, trec
+from evaluation import measures, trec
+from evaluation.cli import inputs as cli_inputs
+from evaluation.cli import main as cli
+from evaluation.cli import start as cli_start
 from evaluation.trec import topics as topic_chunks
 
 from .trec_eval_data import COMMANDS, COMMANDS_10, generated_files

@@ -1,4 +1,4 @@
-"""`manage.py evaluate` on two plain files runs without setting Django up (evaluation.cli)."""
+"""`manage.py evaluate` on two plain files runs without setting Django up (evaluation.cli.main)."""
 
 import math
 import os
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import cli_start
+from evaluation.cli import start as cli_start
 
 ROOT = Path(__file__).resolve().parents[2]
 QRELS = "1 0 d1 2\n1 0 d2 0\n1 0 d3 1\n2 0 d4 3\n"

@@ -1,6 +1,6 @@
 """Would it change the leaderboard? (issue 12 part 6): ``manage.py compare_qrels`` and
 GET /api/v1/rankings/ score the stored runs with two qrels versions and report the ranking
-agreement (evaluation.ranking_agreement's numbers, checked there against scipy and
+agreement (evaluation.analysis.ranking_agreement's numbers, checked there against scipy and
 autojudge-evaluate) and which pairs swap."""
 
 import io

@@ -13,7 +13,8 @@ from django.core.management import call_command
 
 from annotation import services as annotation
 from annotation.models import Pair, Topic
-from evaluation import dashboards, services, synthetic
+from evaluation import dashboards, services
+from evaluation.collection import synthetic
 from evaluation.models import Evaluation, Run
 from jobs.models import Job, JobStatus
 from tests.evaluation.dashboard_data import demo_world, small_world, user

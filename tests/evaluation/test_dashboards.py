@@ -1,6 +1,6 @@
 """evaluation.dashboards and the dashboard services: what each page and API answer is built
 from. Means are the stored trec_eval values; intervals and comparisons equal
-evaluation.significance on the per-topic values in byte order of qid."""
+evaluation.analysis.significance on the per-topic values in byte order of qid."""
 
 import dataclasses
 
@@ -10,7 +10,8 @@ from django.contrib.auth.models import AnonymousUser
 
 from annotation import services as annotation
 from annotation.models import Pair, PairSource, Topic
-from evaluation import dashboards, measures, services, significance
+from evaluation import dashboards, measures, services
+from evaluation.analysis import significance
 from evaluation.models import Evaluation
 from tests.evaluation.dashboard_data import demo_world, small_world, user
 

@@ -1,5 +1,5 @@
 """`manage.py evaluate RUN --baseline BASE [--fail-if-worse]`: the comparison a CI pipeline
-gates on. Its numbers are evaluation.significance's on the topics both runs have, and the
+gates on. Its numbers are evaluation.analysis.significance's on the topics both runs have, and the
 ones the comparison page and API show for the same stored runs."""
 
 import contextlib
@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation import dashboards, measures, services, significance, synthetic, trec
+from evaluation import dashboards, measures, services, trec
+from evaluation.analysis import significance
+from evaluation.collection import synthetic
 from tests.evaluation.dashboard_data import small_world
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import zipfile
 
 import pytest
 
-from evaluation import leaderboard_formats as formats
 from evaluation.models import Evaluation
+from evaluation.trec import leaderboards as formats
 from tests.evaluation.dashboard_data import BM25, small_world, user
 
 pytestmark = pytest.mark.django_db
@@ -154,8 +154,9 @@ def test_judges_get_403_and_methods_are_checked(client, django_user_model, world
 
 def test_a_checked_leaderboards_ranking_is_meta_evaluated_against_ours(as_engineer, world):
     """Issue 17 part 4 on the check page: their ranking of the runs by nDCG@10 against ours,
-    with evaluation.ranking_agreement's coefficients and the pairs that swap."""
-    from evaluation import ranking_agreement, services
+    with evaluation.analysis.ranking_agreement's coefficients and the pairs that swap."""
+    from evaluation import services
+    from evaluation.analysis import ranking_agreement
     from evaluation.dashboards import make_scoring
 
     qrels, _, _ = world

@@ -1,4 +1,4 @@
-"""evaluation.ranking_agreement.per_topic_coefficients: on each topic, Kendall's tau-b,
+"""evaluation.analysis.ranking_agreement.per_topic_coefficients: on each topic, Kendall's tau-b,
 Spearman and Pearson of the two system orderings equal scipy's (the live oracle); tauap_b
 equals autojudge-evaluate 1.1's on its generated leaderboards (each used as one topic);
 a topic whose ranking has no spread under either side is undefined (NaN) for every
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation import ranking_agreement as ra
+from evaluation.analysis import ranking_agreement as ra
 
 EXPECTED = json.loads(
     (

@@ -1,4 +1,4 @@
-"""evaluation.pool_fairness: the leave-one-run-out test on hand-worked pools, and its
+"""evaluation.analysis.pool_fairness: the leave-one-run-out test on hand-worked pools, and its
 invariants on random ones (a run that contributed nothing unique does not move)."""
 
 import random
@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation import measures, pool_fairness
+from evaluation import measures
+from evaluation.analysis import pool_fairness
 
 QRELS = {"q1": {"d1": 2, "d2": 1, "d3": 0, "d4": 1}, "q2": {"e1": 1, "e2": 0}}
 RUNS = {

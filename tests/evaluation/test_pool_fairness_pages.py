@@ -1,6 +1,6 @@
 """The leave-one-run-out test on the pages and the API (issue 13, part 3): a job computes
 it (inline in tests), the leaderboard shows a panel, a run's page a badge, the API the
-report. The numbers are evaluation.pool_fairness' (tested by hand in test_pool_fairness.py);
+report. The numbers are evaluation.analysis.pool_fairness' (tested by hand in test_pool_fairness.py);
 here the small world's, worked out by hand:
 
 dense alone has d9 (topic 1, grade 2) in its top 100; bm25 alone has d4 (topic 2) and d7

@@ -79,7 +79,7 @@ def make_diff_client(django_user_model):
     from django.contrib.auth.models import Group
     from rest_framework.test import APIClient
 
-    from accounts.roles import Role
+    from accounts.services.roles import Role
 
     reader = django_user_model.objects.create_user("reader")
     reader.groups.add(Group.objects.get(name=Role.ENGINEER))  # engineers read every version

@@ -1,4 +1,4 @@
-"""evaluation.ranking_agreement: Kendall's tau-b, Spearman and Pearson against scipy (live),
+"""evaluation.analysis.ranking_agreement: Kendall's tau-b, Spearman and Pearson against scipy (live),
 tauap_b and tau_gap against autojudge-evaluate 1.1's functions on generated leaderboards
 (tests/data/ranking_agreement/expected.json, made once by make_expected.py there), and the
 invariants: a ranking agrees with itself, a reversed one disagrees, scores may be shifted
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evaluation import ranking_agreement as ra
+from evaluation.analysis import ranking_agreement as ra
 
 EXPECTED = json.loads(
     (

@@ -1,6 +1,6 @@
 """Residuals on the pages (issue 17, part 2): the run page and the leaderboard show the
 best and worst value a measure could take if the unjudged documents of each top k were
-judged. The numbers are evaluation.residuals' (tested against trec_eval in
+judged. The numbers are evaluation.analysis.residuals' (tested against trec_eval in
 test_residuals.py); here: that the pages show them, with the small world's values
 worked out by hand."""
 

@@ -1,4 +1,4 @@
-"""evaluation.residuals against its definition: the qrels filled by hand both ways (unjudged
+"""evaluation.analysis.residuals against its definition: the qrels filled by hand both ways (unjudged
 documents of the top k as the top grade, as grade 0) and scored by trec_eval's own code
 (pytrec_eval), measure by measure."""
 
@@ -10,7 +10,8 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation import measures, residuals
+from evaluation import measures
+from evaluation.analysis import residuals
 
 SPECS = ["ndcg_cut.5,10", "P.5", "map", "recip_rank", "ndcg", "bpref", "judged.10"]
 NAMES = {

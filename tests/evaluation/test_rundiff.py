@@ -1,4 +1,4 @@
-"""evaluation.rundiff: RBO_ext and tau-AP against straightforward loops written from the
+"""evaluation.analysis.rundiff: RBO_ext and tau-AP against straightforward loops written from the
 papers' equations, their invariants (hypothesis), and the per-topic diff summary.
 
 The loops below are a second, independent reading of the equations (sets grown rank by rank,
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation import rundiff
+from evaluation.analysis import rundiff
 
 # --- the equations, as loops --------------------------------------------------------------
 

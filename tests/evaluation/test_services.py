@@ -2,7 +2,8 @@ import gzip
 
 import pytest
 
-from evaluation import measures, services, topk, trec
+from evaluation import measures, services, trec
+from evaluation.analysis import topk
 from evaluation.models import Evaluation, ImmutableError, QrelsEntry, QrelsVersion, Run, System
 
 QRELS = b"1 0 d1 2\n1 0 d2 0\n1 0 d3 1\n2 0 d4 3\n"

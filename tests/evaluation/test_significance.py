@@ -1,4 +1,4 @@
-"""evaluation.significance against its oracles: scipy (ttest_rel, wilcoxon, permutation_test,
+"""evaluation.analysis.significance against its oracles: scipy (ttest_rel, wilcoxon, permutation_test,
 bootstrap) and statsmodels (Holm), with hypothesis over 2..60 topics, ties, zeros, identical
 systems and constant differences; a small example worked by hand; plain-loop references for
 the vectorised code.
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from evaluation.significance import (
+from evaluation.analysis.significance import (
     NO_DIFFERENCES,
     NO_SPREAD,
     TOO_FEW_TOPICS,
@@ -564,10 +564,12 @@ def test_comparison_is_frozen():
 
 def test_module_imports_no_django():
     probe = (
-        "import sys, evaluation.significance; "
+        "import sys, evaluation.analysis.significance; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework'}))"
     )
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]", "evaluation.significance must stay free of Django"
+    assert result.stdout.strip() == "[]", (
+        "evaluation.analysis.significance must stay free of Django"
+    )

@@ -1,5 +1,5 @@
 """`manage.py evaluate QRELS RUN` starts reading both files before the scoring engine is
-imported (evaluation.cli_start.StartedFiles); evaluation.cli then takes what was started. The
+imported (evaluation.cli.start.StartedFiles); evaluation.cli.main then takes what was started. The
 output, the notices, the errors and their order must be what cli prints when it reads the
 files itself, for every kind of file and request."""
 
@@ -7,7 +7,9 @@ import threading
 
 import pytest
 
-from evaluation import cli, cli_start, trec
+from evaluation import trec
+from evaluation.cli import main as cli
+from evaluation.cli import start as cli_start
 from evaluation.trec import canonical
 from evaluation.trec import topics as topic_chunks
 

@@ -1,4 +1,4 @@
-"""evaluation.topk: each topic's first k documents in trec_eval's order, checked against a
+"""evaluation.analysis.topk: each topic's first k documents in trec_eval's order, checked against a
 plain sort written from the rule, and against the measures (judged@k and P@k count the same
 documents), with hypothesis runs full of ties and float32 near-ties."""
 
@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluation import measures, topk
+from evaluation import measures
+from evaluation.analysis import topk
 
 ROOT = Path(__file__).resolve().parents[2]
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -145,13 +146,11 @@ def test_unjudged_documents_are_those_judged_at_k_leaves_out(rows, k, version):
 
 def test_topk_is_pure():
     """A pure module (DESIGN.md): importing it loads no Django."""
-    probe = (
-        "import sys, evaluation.topk; print(any(m.split('.')[0] == 'django' for m in sys.modules))"
-    )
+    probe = "import sys, evaluation.analysis.topk; print(any(m.split('.')[0] == 'django' for m in sys.modules))"
     result = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert result.stdout.strip() == "False", "evaluation.topk must not import Django"
+    assert result.stdout.strip() == "False", "evaluation.analysis.topk must not import Django"
 
 
 @PROPERTY

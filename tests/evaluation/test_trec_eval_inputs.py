@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import cli
+from evaluation.cli import main as cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval_inputs"
 sys.path.insert(0, str(DATA))

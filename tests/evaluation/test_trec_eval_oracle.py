@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluation import cli
+from evaluation.cli import main as cli
 
 from .test_measures import PROPERTY, assert_same_per_topic, collections, pytrec, score
 from .trec_eval_data import COMMANDS, COMMANDS_10, generated_files

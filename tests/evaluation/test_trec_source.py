@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from polars.testing import assert_frame_equal
 
-from evaluation.leaderboard_formats import LeaderboardFormatError, read_leaderboard
 from evaluation.trec import (
     TrecFormatError,
     iter_qrels,
@@ -22,6 +21,7 @@ from evaluation.trec import (
     read_run,
     source,
 )
+from evaluation.trec.leaderboards import LeaderboardFormatError, read_leaderboard
 
 RUN = b"301 Q0 D1 1 2.5 bm25\n301 Q0 D2 2 1.5 bm25\n302 Q0 D1 1 -3e2 bm25\n"
 QRELS = b"301 0 D1 2\n301 0 D9 0\n302 1 D1 -1\n"

@@ -25,7 +25,7 @@ from django.db import connection
 from django.db.models import Count
 from django.test import Client
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation import services
 from annotation.models import (
     Document,

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from evaluation.models import Run, System
 from jobs.faults import PAUSE_AT, PAUSE_MARKER
 from jobs.models import Job, JobStatus

@@ -6,7 +6,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from evaluation import tasks
 from jobs.models import Job, JobStatus
 from jobs.services import start_job

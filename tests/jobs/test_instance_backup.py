@@ -1,5 +1,5 @@
 """manage.py backup_instance / restore_instance: the whole instance, tables and stored files,
-out and back into a new database (jobs/instance_backup.py)."""
+out and back into a new database (jobs/backup.py)."""
 
 import hashlib
 import io
@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 from annotation.models import Campaign, Judgment
 from evaluation import measures, services
 from evaluation.models import Evaluation, Run
-from jobs.instance_backup import MESSAGES, _stored_files
+from jobs.backup import MESSAGES, _stored_files
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

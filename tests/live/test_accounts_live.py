@@ -21,7 +21,7 @@ from django.contrib.auth.models import Group
 from django.db import connection, transaction
 
 from accounts.models import PersonalToken
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from tests.faults.conftest import stop
 from tests.live.servers import start_gunicorn
 

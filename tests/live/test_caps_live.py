@@ -18,7 +18,7 @@ import pytest
 from django.test import Client
 from sklearn.metrics import cohen_kappa_score
 
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from annotation import services as annotation
 from annotation.models import Assignment, Campaign, Topic
 from annotation.scales import MAX_GRADES

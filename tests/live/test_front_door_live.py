@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from tests.faults.conftest import output, process_env, start, stop, wait_for
 from tests.live.servers import gunicorn_args
 

@@ -31,7 +31,7 @@ import urllib.parse
 import pytest
 from django.db import connection
 
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from annotation import services
 from annotation.models import Topic
 from tests.faults.conftest import output, process_env, start, stop, wait_for

@@ -18,7 +18,7 @@ import secrets
 
 import pytest
 
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 from annotation.models import MachineAnswer, MachineJudge
 from annotation.services import machine_judges
 from tests.faults.conftest import process_env, start, stop, wait_for

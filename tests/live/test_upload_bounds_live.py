@@ -27,8 +27,8 @@ import uuid
 import pytest
 from django.contrib.auth.models import Group
 
-from accounts.roles import Role
-from accounts.tokens import create_token
+from accounts.services.roles import Role
+from accounts.services.tokens import create_token
 from tests.faults.conftest import output, process_env, start, stop, wait_for
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

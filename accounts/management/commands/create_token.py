@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.tokens import create_token
+from accounts.services.tokens import create_token
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 
 # Read when --no-input is given without --password-file (never a password in argv, where
 # `ps` and the shell's history would show it).

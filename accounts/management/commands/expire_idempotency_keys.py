@@ -3,7 +3,7 @@ from cron, e.g. hourly beside ``recover_jobs``)."""
 
 from django.core.management.base import BaseCommand
 
-from accounts.idempotency import KEEP, expire_keys
+from accounts.services.idempotency import KEEP, expire_keys
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation.backup import schema
 from annotation.backup.schema import text_checker
 

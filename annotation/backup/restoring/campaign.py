@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from accounts.roles import Role
+from accounts.services.roles import Role
 from annotation.backup import schema
 from annotation.backup.checking import BackupError
 from annotation.models import (

@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.roles import Role, has_role
+from accounts.services.roles import Role, has_role
 from annotation import services
 from annotation.api.campaigns import CampaignCreateSerializer
 from annotation.api.common import MESSAGES as API_MESSAGES

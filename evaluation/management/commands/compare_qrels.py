@@ -4,11 +4,11 @@ import math
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import services
+from evaluation.analysis.significance import RESAMPLES
 from evaluation.api.rankings import comparison_body
 from evaluation.dashboards import rankings
 from evaluation.dashboards.scoring import ScoringError
 from evaluation.models import QrelsVersion, Run
-from evaluation.significance import RESAMPLES
 
 # Per-topic columns: heading -> the JSON's key.
 TOPIC_HEADS = {

@@ -5,7 +5,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import dashboards, rundiff, services
+from evaluation import dashboards, services
+from evaluation.analysis import rundiff
 from evaluation.dashboards import diff
 from evaluation.models import QrelsVersion, Run
 

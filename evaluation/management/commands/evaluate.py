@@ -8,7 +8,7 @@ judged@k is reported but never gated: a run that retrieves documents nobody has 
 has a lower judged@k without being any worse.
 
 Two plain files never reach this class when started from `manage.py` (it runs
-evaluation.cli directly, without setting Django up); `call_command`, stored names and
+evaluation.cli.main directly, without setting Django up); `call_command`, stored names and
 ``--baseline`` do.
 """
 
@@ -23,7 +23,11 @@ from pathlib import Path
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import cli, cli_inputs, cli_start, dashboards, measures, services, significance
+from evaluation import dashboards, measures, services
+from evaluation.analysis import significance
+from evaluation.cli import inputs as cli_inputs
+from evaluation.cli import main as cli
+from evaluation.cli import start as cli_start
 from evaluation.measures import reference
 from evaluation.models import QrelsVersion, Run
 

@@ -3,8 +3,8 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import services, trec
-from evaluation.binary import binarise, binary_threshold
 from evaluation.models import QrelsVersion
+from evaluation.services.binary_qrels import binarise, binary_threshold
 
 
 class Command(BaseCommand):

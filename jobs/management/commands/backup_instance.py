@@ -1,8 +1,8 @@
-"""The whole instance, database and stored files, as one archive (jobs/instance_backup.py)."""
+"""The whole instance, database and stored files, as one archive (jobs/backup.py)."""
 
 from django.core.management.base import BaseCommand
 
-from jobs.instance_backup import backup_instance
+from jobs.backup import backup_instance
 
 
 class Command(BaseCommand):

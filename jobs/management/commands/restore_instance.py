@@ -1,8 +1,8 @@
-"""Restore an archive written by backup_instance (jobs/instance_backup.py)."""
+"""Restore an archive written by backup_instance (jobs/backup.py)."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.instance_backup import BackupError, restore_instance
+from jobs.backup import BackupError, restore_instance
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
 """Writes expected.json: autojudge-evaluate 1.1's tauap_b and tau_gap on generated
-leaderboards, the reference for evaluation.ranking_agreement (tests/evaluation/
+leaderboards, the reference for evaluation.analysis.ranking_agreement (tests/evaluation/
 test_ranking_agreement.py). Not run by the tests; kept to say how the file was made.
 
     pip download "autojudge-evaluate==1.1.*" --no-deps -d /tmp/aje
@@ -10,7 +10,7 @@ Its package cannot be imported offline (autojudge-base fetches NLTK data when im
 this loads its two self-contained modules, ``pyircore.py`` (tauap_b) and ``tau_gap.py``, by
 path, and calls them as its ``LeaderboardEvaluator._compute_single_correlation`` does:
 systems aligned in sorted name order, the reference (truth) first; "@k" keeps the k systems
-the reference ranks first, ties at the edge broken by name as evaluation.ranking_agreement
+the reference ranks first, ties at the edge broken by name as evaluation.analysis.ranking_agreement
 breaks them (autojudge-evaluate's own cut keeps its dict order there), so the file checks
 the coefficients, not the cut."""
 

@@ -6,7 +6,7 @@
     -N NUM      number of documents in the collection (used by trec_eval's utility)
     -n          no summary: only the per-topic lines of -q
 
-evaluation.cli_start defines these flags; evaluation.cli calls ``read_relevance`` and
+evaluation.cli.start defines these flags; evaluation.cli.main calls ``read_relevance`` and
 ``evaluate`` here, so the plain-file path and the Django command read and score them alike.
 """
 
@@ -23,7 +23,7 @@ __all__ = ["evaluate", "read_relevance", "read_zscores"]
 
 def read_relevance(rel_format: str, path: Path, read_file):
     """The relevance file in ``rel_format`` as the frame its engine takes; ``read_file`` is
-    evaluation.cli.read_file (turns format errors into usage errors)."""
+    evaluation.cli.main.read_file (turns format errors into usage errors)."""
     if rel_format == "prefs":
         return read_file(trec.read_prefs, path)
     if rel_format == "qrels_prefs":

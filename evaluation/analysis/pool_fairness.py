@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from evaluation import measures, topk
+from evaluation import measures
+from evaluation.analysis import topk
 
 __all__ = ["FairnessReport", "RunFairness", "leave_one_run_out", "unique_contributions"]
 

@@ -3,8 +3,8 @@ its two files.
 
 `manage.py evaluate QRELS RUN` on two plain files parses its arguments here and starts reading
 both files (``StartedFiles``) as soon as polars and evaluation.trec are loaded; it imports
-evaluation.cli and the measures (about a tenth of a second of Python, on one core) while
-worker threads parse the qrels and the run's first pieces on the other. evaluation.cli then
+evaluation.cli.main and the measures (about a tenth of a second of Python, on one core) while
+worker threads parse the qrels and the run's first pieces on the other. evaluation.cli.main then
 takes what was started, or starts the same readers itself (the Django command, tests): the
 files are read, and their errors reported, alike either way. Pure.
 """
@@ -144,7 +144,7 @@ def _places(text: str) -> int | str:
 
 
 def _add_trec_eval_inputs(parser: argparse.ArgumentParser) -> None:
-    """trec_eval's inputs beyond qrels (read and scored by evaluation.cli_inputs)."""
+    """trec_eval's inputs beyond qrels (read and scored by evaluation.cli.inputs)."""
     parser.add_argument(
         "-R",
         dest="rel_format",
@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def files_only(argv: list[str]) -> bool:
     """True when ``argv`` names two existing files and nothing needs Django (no --save, no
-    Django options such as --settings): then evaluation.cli can run without setting Django
+    Django options such as --settings): then evaluation.cli.main can run without setting Django
     up."""
     try:
         args, unknown = build_parser().parse_known_args(argv)

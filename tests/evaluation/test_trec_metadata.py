@@ -1,4 +1,4 @@
-"""evaluation.run_metadata: ir_metadata headers at the top of run files, read as YAML with
+"""evaluation.trec.metadata: ir_metadata headers at the top of run files, read as YAML with
 file:line errors; the run lines are read as before (the header stays comments), and
 ``manage.py evaluate`` prints what trec_eval 10.0 prints for such a file."""
 
@@ -8,8 +8,10 @@ import subprocess
 
 import pytest
 
-from evaluation import cli, run_metadata, trec
+from evaluation import trec
+from evaluation.cli import main as cli
 from evaluation.trec import TrecFormatError
+from evaluation.trec import metadata as run_metadata
 
 LINES = b"1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\n2 Q0 d3 1 0.5 bm25\n"
 HEADER = b"""# ir_metadata.start

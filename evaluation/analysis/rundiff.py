@@ -1,7 +1,7 @@
 """How differently two runs rank each topic: rank-biased overlap, tau-AP, and a per-topic
 summary of what changed (pure: polars and numpy, no Django).
 
-Rankings are a run's top lists as evaluation.topk makes them (trec_eval's order: score
+Rankings are a run's top lists as evaluation.analysis.topk makes them (trec_eval's order: score
 descending, ties by docno descending), as frames (qid, rank, docno[, grade]) with ranks
 1..n per topic. ``a`` is the reference run (the baseline), ``b`` the other one.
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import polars as pl
 
-from evaluation import cli_inputs, measures, trec
-from evaluation.cli_start import (
+from evaluation import measures, trec
+from evaluation.cli import inputs as cli_inputs
+from evaluation.cli.start import (
     MISSING_FILES,
     SCORING_COLUMNS,
     StartedFiles,

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from evaluation import measures, topk
+from evaluation import measures
+from evaluation.analysis import topk
 
 __all__ = ["RESIDUAL_MEASURES", "Residuals", "residual_bounds"]
 

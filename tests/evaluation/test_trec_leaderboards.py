@@ -1,4 +1,4 @@
-"""evaluation.leaderboard_formats: the four layouts round-trip, trec_eval's layout is what
+"""evaluation.trec.leaderboards: the four layouts round-trip, trec_eval's layout is what
 our trec_eval-exact report prints, hostile files are refused with file:line errors, and two
 leaderboards are compared entry by entry."""
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation import leaderboard_formats as formats
 from evaluation import measures
+from evaluation.trec import leaderboards as formats
 
 E = formats.Entry
 

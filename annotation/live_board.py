@@ -10,7 +10,7 @@ Per run, over the topics of the pool (a topic the evaluation leaves out counts 0
 number is a mean over the same topics):
 
 - ``mean``: scored against the known grades only (trec_eval: an undecided pair is not
-  relevant), with a 95% percentile bootstrap interval over topics (evaluation.significance,
+  relevant), with a 95% percentile bootstrap interval over topics (evaluation.analysis.significance,
   seeded);
 - ``low``: the undecided pairs of the run's top k (the measure's cutoff; all it retrieved
   without one) not relevant and the topic's other undecided pairs of the top grade (they
@@ -54,7 +54,8 @@ import polars as pl
 
 from annotation.strategies.discriminative import ideal_dcg
 from annotation.strategies.settling import comparison_probability, open_comparisons
-from evaluation import measures, significance, topk
+from evaluation import measures
+from evaluation.analysis import significance, topk
 
 __all__ = ["LiveBoard", "LivePair", "LiveRun", "settle", "stop_waiting_for", "win_probability"]
 
@@ -258,7 +259,7 @@ def win_probability(
 ) -> np.ndarray:
     """S x S (``systems`` order): P(mean nDCG@k of a > that of b once every undecided pair is
     graded), under the model of the module's docstring. ``ranked``: per run its top k
-    (qid, rank, docno) as evaluation.topk.top_k gives them; documents outside the pool
+    (qid, rank, docno) as evaluation.analysis.topk.top_k gives them; documents outside the pool
     count not relevant and certain."""
     rows = [(q, d, int(g)) for q, d, g in known.iter_rows()]
     rows += [(q, d, None) for q, d in unknown.iter_rows()]

@@ -30,7 +30,7 @@ ranks first, ties at the edge broken by system name, as in ``top_by_reference``)
   score gap between the systems at positions j and i, CG_ji = G_ji when ``other`` orders
   the pair as the reference does and 0 otherwise, I the positions with a non-zero gap
   mass above them; NaN when there is none. Asymmetric: the reference gives the gaps;
-- ``rbo``: rank-biased overlap (evaluation.rundiff.rbo_ext, p = 0.9) of the two orderings
+- ``rbo``: rank-biased overlap (evaluation.analysis.rundiff.rbo_ext, p = 0.9) of the two orderings
   (ties by system name).
 
 Means equal within a relative TIE_TOLERANCE (1e-12) are ties everywhere systems are ranked
@@ -54,8 +54,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation import rundiff
-from evaluation.significance import RESAMPLES
+from evaluation.analysis import rundiff
+from evaluation.analysis.significance import RESAMPLES
 
 __all__ = [
     "COEFFICIENTS",
