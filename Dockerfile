@@ -29,7 +29,7 @@ COPY . .
 COPY --from=native /build/_runscan.so evaluation/trec/_runscan.so
 # The app's modules as bytecode: PYTHONDONTWRITEBYTECODE keeps Python from writing it at run
 # time, so without this every command (evaluate, a worker's start) compiles them again.
-RUN python -m compileall -q manage.py accounts annotation config evaluation jobs
+RUN python -m compileall -q manage.py accounts annotation common config evaluation jobs
 # collectstatic needs a SECRET_KEY to import settings; this one exists only during the build.
 RUN SECRET_KEY=build-only python manage.py collectstatic --no-input -v 0
 

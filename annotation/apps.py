@@ -6,13 +6,14 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self):
-        from config import metrics
+        from annotation import signals
 
-        metrics.connect_signals()  # grades as a Prometheus counter
+        signals.connect_signals()  # grades as a Prometheus counter
 
         from annotation.services.evaluation_link import LINK
         from evaluation.judging import register_judging
 
-        register_judging(LINK)
+        register_judging(LINK)  # evaluation asks annotation through it (DESIGN.md: no cycle)
 
-        from annotation import tasks  # noqa: F401  (registers the services' background work)  # evaluation asks annotation through it (DESIGN.md: no cycle)
+        # The services start background work through annotation.background; tasks fills it in.
+        from annotation import tasks  # noqa: F401

@@ -37,7 +37,7 @@ from annotation.services import adjudication, audits, campaign_files, live, mach
 from annotation.services import agreement as agreement_service
 from annotation.services import imports as judgment_imports
 from annotation.services.campaign_files import count_of, pool_summary, step
-from config.uploads import max_upload_bytes
+from common.uploads import max_upload_bytes
 from evaluation.models import Run
 from evaluation.trec import TrecFormatError
 from jobs.models import Job

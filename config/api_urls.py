@@ -14,81 +14,19 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.routers import DefaultRouter
 
-from annotation import api as annotation
-from evaluation import api as evaluation
+from annotation.api import urls as annotation_api
+from evaluation.api import urls as evaluation_api
 from jobs import api as jobs
 
 app_name = "api"
 
-# Path converters (<int:…>) rather than regular expressions, so the schema types every id.
+# Each app keeps its viewsets on its own router (evaluation/api/urls.py,
+# annotation/api/urls.py); this one lists them all on the API's root, in the order the API
+# has always had, and adds the jobs.
 router = DefaultRouter(use_regex_path=False)
 router.include_format_suffixes = False
-router.register("qrels", evaluation.QrelsViewSet, basename="qrels")
-router.register("systems", evaluation.SystemViewSet, basename="system")
-router.register("runs", evaluation.RunViewSet, basename="run")
-router.register("evaluations", evaluation.EvaluationViewSet, basename="evaluation")
-router.register("campaigns", annotation.CampaignViewSet, basename="campaign")
-router.register(
-    "campaigns/<int:campaign_pk>/topics", annotation.TopicViewSet, basename="campaign-topic"
-)
-router.register(
-    "campaigns/<int:campaign_pk>/documents",
-    annotation.DocumentViewSet,
-    basename="campaign-document",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/pairs", annotation.PairViewSet, basename="campaign-pair"
-)
-router.register(
-    "campaigns/<int:campaign_pk>/judges", annotation.JudgeViewSet, basename="campaign-judge"
-)
-router.register(
-    "campaigns/<int:campaign_pk>/disagreements",
-    annotation.DisagreementViewSet,
-    basename="campaign-disagreement",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/decisions",
-    annotation.DecisionViewSet,
-    basename="campaign-decision",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/publications",
-    annotation.PublicationViewSet,
-    basename="campaign-publication",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/raw-judgments",
-    annotation.RawJudgmentViewSet,
-    basename="campaign-raw-judgment",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/machine-judges",
-    annotation.MachineJudgeViewSet,
-    basename="campaign-machine-judge",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/machine-runs",
-    annotation.MachineRunViewSet,
-    basename="campaign-machine-run",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/machine-audits",
-    annotation.MachineAuditViewSet,
-    basename="campaign-machine-audit",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/external-judges",
-    annotation.ExternalJudgeViewSet,
-    basename="campaign-external-judge",
-)
-router.register(
-    "campaigns/<int:campaign_pk>/judgment-imports",
-    annotation.JudgmentImportViewSet,
-    basename="campaign-judgment-import",
-)
-router.register("assignments", annotation.AssignmentViewSet, basename="assignment")
-router.register("judgments", annotation.JudgmentViewSet, basename="judgment")
+for app_router in (evaluation_api.router, annotation_api.router):
+    router.registry.extend(app_router.registry)
 router.register("jobs", jobs.JobViewSet, basename="job")
 
 # The schema and the docs are for logged-in users, like everything else here. GET only: the
@@ -102,28 +40,7 @@ DOCS = {"permission_classes": [IsAuthenticated], "http_method_names": ["get", "h
 DOCS_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]}
 
 urlpatterns = [
-    # The dashboards (evaluation/api/dashboards.py); a run's topics are runs/{id}/topics/.
-    path("leaderboard/", evaluation.LeaderboardView.as_view(), name="leaderboard"),
-    # The leaderboard in and out in the ecosystem's layouts (evaluation/api/leaderboard_io.py).
-    path(
-        "leaderboard/download/",
-        evaluation.LeaderboardDownloadView.as_view(),
-        name="leaderboard-download",
-    ),
-    path("leaderboard/check/", evaluation.LeaderboardCheckView.as_view(), name="leaderboard-check"),
-    path(
-        "leaderboard/pool-fairness/",
-        evaluation.PoolFairnessView.as_view(),
-        name="pool-fairness",
-    ),
-    path("leaderboard/topics/<str:qid>/", evaluation.TopicView.as_view(), name="topic"),
-    path("comparison/", evaluation.ComparisonView.as_view(), name="comparison"),
-    path("unjudged/", evaluation.UnjudgedView.as_view(), name="unjudged"),
-    # The run diff (evaluation/api/diff.py).
-    path("diff/", evaluation.RunDiffView.as_view(), name="run-diff"),
-    path("diff/unjudged/", evaluation.DiffUnjudgedView.as_view(), name="run-diff-unjudged"),
-    # Would a qrels version change the leaderboard? (evaluation/api/rankings.py)
-    path("rankings/", evaluation.QrelsComparisonView.as_view(), name="rankings"),
+    *evaluation_api.urlpatterns,
     path("schema/", SpectacularAPIView.as_view(**DOCS), name="schema"),
     path(
         "docs/",

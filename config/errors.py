@@ -10,7 +10,7 @@ JSON error body (``{"detail": …}``, as DRF's own errors); elsewhere it is our 
 
 A 400 says what was wrong with the request, in our words, never the exception's internals;
 a body over DATA_UPLOAD_MAX_MEMORY_SIZE (Django's limit on a non-file body) is a 413, as the
-upload limit's refusals are (config/uploads.py).
+upload limit's refusals are (common/uploads.py).
 """
 
 import sys
@@ -27,8 +27,8 @@ from django.http import HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
+from common.permissions import BODY_TOO_LARGE
 from config.busy import busy_response, is_busy
-from config.permissions import BODY_TOO_LARGE
 
 __all__ = [
     "MethodNotAllowedMiddleware",

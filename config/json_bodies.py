@@ -4,9 +4,9 @@ DRF's own JSONParser reads the whole stream (it bypasses Django's DATA_UPLOAD_MA
 which only guards ``request.body`` and forms) and hands it to ``json.load``, whose decoder
 recurses once per nesting level: a body of 5,000 ``[`` raises RecursionError, a 500. Here a
 body is read up to DATA_UPLOAD_MAX_MEMORY_SIZE (one byte more is a 413) and its nesting is
-measured before it is decoded (deeper than MAX_DEPTH, config/nesting.py, is a 400), so
+measured before it is decoded (deeper than MAX_DEPTH, common/nesting.py, is a 400), so
 neither can happen. No body the API documents nests deeper than 4. An object that gives a
-key twice is a 400 naming the key (config/json_keys.py): the json module would keep the last
+key twice is a 400 naming the key (common/json_keys.py): the json module would keep the last
 value silently.
 """
 
@@ -17,9 +17,9 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils.json import strict_constant
 
-from config.json_keys import RepeatedKeys, unique_keys
-from config.nesting import MAX_DEPTH, nesting_depth
-from config.permissions import BODY_TOO_LARGE, PayloadTooLarge
+from common.json_keys import RepeatedKeys, unique_keys
+from common.nesting import MAX_DEPTH, nesting_depth
+from common.permissions import BODY_TOO_LARGE, PayloadTooLarge
 
 __all__ = ["MAX_DEPTH", "TOO_DEEP", "BoundedJSONParser", "nesting_depth"]
 

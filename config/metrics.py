@@ -3,7 +3,8 @@ Django 6.1 yet):
 - `http_request_duration_seconds{route, method, status}`: latency by URL route (the pattern,
   e.g. `campaigns/<int:pk>/agreement/`, never the raw path, so ids do not explode the labels);
 - `judging_grades_total{action}`: grades, regrades, skips, undos and notes as they commit
-  (grades per minute is `rate(judging_grades_total{action=~"graded|regraded"}[1m]) * 60`);
+  (grades per minute is `rate(judging_grades_total{action=~"graded|regraded"}[1m]) * 60`),
+  counted by annotation, which owns the grades (annotation/signals.py);
 - `jobs{status}`: background jobs queued, running, failed and succeeded, read from the
   database at each scrape, so every web node reports the same figures.
 
@@ -22,22 +23,19 @@ import os
 import time
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Count
-from django.db.models.signals import post_save
 from django.http import HttpResponse
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
-    Counter,
     Histogram,
     generate_latest,
     multiprocess,
 )
 from prometheus_client.core import GaugeMetricFamily
 
-__all__ = ["MetricsMiddleware", "connect_signals"]
+__all__ = ["MetricsMiddleware"]
 
 METRICS_PATH = "/metrics"
 
@@ -46,9 +44,6 @@ REQUEST_DURATION = Histogram(
     "Time from the request reaching the app to its answer, by URL route.",
     ["route", "method", "status"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-)
-GRADES = Counter(
-    "judging_grades", "Judgment changes committed, by kind (annotation.JudgmentChange).", ["action"]
 )
 
 
@@ -125,15 +120,3 @@ class MetricsMiddleware:
             time.perf_counter() - started
         )
         return response
-
-
-def _count_grade(sender, instance, created, **kwargs):
-    if created:
-        action = instance.action
-        transaction.on_commit(lambda: GRADES.labels(action).inc())
-
-
-def connect_signals() -> None:
-    from annotation.models import JudgmentChange
-
-    post_save.connect(_count_grade, sender=JudgmentChange, dispatch_uid="metrics-grades")

@@ -10,7 +10,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
-from config import outbound
+from common import outbound
 from config.env import env_bool, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "config.uploads.UploadLimitMiddleware",  # MAX_UPLOAD_MB, before anything reads a body
+    "common.uploads.UploadLimitMiddleware",  # MAX_UPLOAD_MB, before anything reads a body
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -234,7 +234,7 @@ if QRELS_FOR_JUDGES not in ("closed", "none"):
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_HANDLERS = [
-    "config.uploads.UploadLimitHandler",  # stops a body longer than declared at MAX_UPLOAD_MB
+    "common.uploads.UploadLimitHandler",  # stops a body longer than declared at MAX_UPLOAD_MB
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
@@ -289,7 +289,7 @@ SPECTACULAR_SETTINGS = {
 
 # Production hardening; `manage.py check --deploy` is clean when DEBUG is off.
 # Requests the server makes on a user's behalf (machine judges, search endpoints) go through
-# config/outbound.py: public addresses only, unless listed here (a local model: e.g.
+# common/outbound.py: public addresses only, unless listed here (a local model: e.g.
 # OUTBOUND_ALLOW=127.0.0.1:11434,10.0.0.7:8000,vllm.internal); README "Outbound requests".
 try:
     OUTBOUND_ALLOW = outbound.parse_allow(env_list("OUTBOUND_ALLOW", []))
@@ -304,7 +304,7 @@ if min(OUTBOUND_MAX_RESPONSE_BYTES, OUTBOUND_MAX_CONCURRENCY) < 1 or OUTBOUND_MA
 # and that `manage.py demo` points its machine judge at; empty: none (README "The demo").
 LLM_BASE_URL = env_str("QRELSMITH_LLM_BASE_URL", "").strip()
 LLM_MODEL = env_str("QRELSMITH_LLM_MODEL", "").strip()
-# Stored secrets (a machine judge's key) are encrypted with these Fernet keys (config/secrets.py);
+# Stored secrets (a machine judge's key) are encrypted with these Fernet keys (common/secrets.py);
 # empty: a key derived from SECRET_KEY.
 SECRETS_KEYS = env_list("SECRETS_KEYS", [])
 

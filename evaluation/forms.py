@@ -9,8 +9,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Count
 
-from config import text_limits
-from config.ids import MAX_ID, parse_id
+from common import text_limits
+from common.ids import MAX_ID, parse_id
 from evaluation import dashboards, measures
 from evaluation.measures import specs
 from evaluation.models import QrelsVersion, Run, System

@@ -20,7 +20,7 @@ from django.core.files.storage import default_storage
 from django.tasks import task
 from django.urls import reverse
 
-from config.uploads import max_upload_bytes
+from common.uploads import max_upload_bytes
 from evaluation import dashboards, measures, services
 from evaluation.analysis import pool_fairness
 from evaluation.models import QrelsVersion, Run

@@ -4,7 +4,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from config.htmx import is_htmx
+from common.htmx import is_htmx
 from jobs.models import Job
 from jobs.services import JobNotRetryable, retry_job
 

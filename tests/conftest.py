@@ -26,7 +26,7 @@ def pytest_configure(config):
 def outbound_allows_loopback(settings):
     """The operator's allow-list opened to 127.0.0.1, where the tests' chat server listens
     (tests/llm_server.py); without it the outbound policy refuses loopback, as in production."""
-    from config.outbound import parse_allow
+    from common.outbound import parse_allow
 
     settings.OUTBOUND_ALLOW = parse_allow(["127.0.0.1"])
 

@@ -22,9 +22,9 @@ from annotation.api.common import (
 from annotation.models import GradeBasis, LeadDecision, Publication
 from annotation.services import adjudication as service
 from annotation.services import final_grades
-from config import text_limits
-from config.ids import MAX_ID
-from config.permissions import RolePermissionsMixin
+from common import text_limits
+from common.ids import MAX_ID
+from common.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 from jobs.api import JobSerializer
 from jobs.services.limits import fits_in_request

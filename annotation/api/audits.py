@@ -15,7 +15,7 @@ from annotation import tasks
 from annotation.api.common import LedCampaignMixin, messages_of, start_campaign_job
 from annotation.models import AuditKind, AuditPair, MachineAudit, Pair
 from annotation.services import audits as service
-from config.permissions import RolePermissionsMixin
+from common.permissions import RolePermissionsMixin
 from jobs.api import JobSerializer
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
 

@@ -30,8 +30,8 @@ from annotation.api.common import (
 )
 from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, MAX_GRADES, SCALES
-from config import text_limits
-from config.permissions import IsLead, RolePermissionsMixin
+from common import text_limits
+from common.permissions import IsLead, RolePermissionsMixin
 from evaluation.api.common import UPLOAD_REFUSED
 from jobs.api import JobSerializer
 from jobs.services.limits import fits_in_request

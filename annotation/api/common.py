@@ -14,7 +14,7 @@ from annotation import services
 from annotation.access import campaigns_judged_by, campaigns_led_by, get_campaign_for_lead
 from annotation.models import Assignment, Campaign
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
-from config.ids import MAX_ID
+from common.ids import MAX_ID
 from jobs.api import accepted
 from jobs.services import start_job
 

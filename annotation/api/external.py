@@ -17,7 +17,7 @@ from annotation.api.common import LedCampaignMixin, messages_of
 from annotation.formats import describe_judgment_formats
 from annotation.models import EXTERNAL_JUDGE_KINDS, ExternalJudge, ImportFormat, JudgmentImport
 from annotation.services import imports
-from config.permissions import RolePermissionsMixin
+from common.permissions import RolePermissionsMixin
 from evaluation.api.common import trec_errors
 from evaluation.trec import TrecFormatError
 from jobs.api import JobSerializer, accepted

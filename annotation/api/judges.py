@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from annotation import services, tasks
 from annotation.api.common import MESSAGES, LedCampaignMixin, judge_users, start_campaign_job
 from annotation.models import CampaignJudge
-from config.permissions import RolePermissionsMixin
+from common.permissions import RolePermissionsMixin
 from jobs.api import JobSerializer
 from jobs.services.limits import fits_in_request
 

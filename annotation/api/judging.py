@@ -28,8 +28,8 @@ from annotation.models import (
     JudgmentChange,
     Topic,
 )
-from config import text_limits
-from config.permissions import RolePermissionsMixin
+from common import text_limits
+from common.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 
 # --- assignments ---------------------------------------------------------------------------

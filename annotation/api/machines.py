@@ -27,7 +27,7 @@ from annotation.models import (
 )
 from annotation.services import machine_judges as service
 from annotation.services import machine_runs as runs
-from config.permissions import RolePermissionsMixin
+from common.permissions import RolePermissionsMixin
 from jobs.api import JOB_STARTED, started
 
 

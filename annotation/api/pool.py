@@ -19,7 +19,7 @@ from annotation.api.common import (
     messages_of,
 )
 from annotation.models import Campaign, Document, Pair, PairSource, Topic
-from config.permissions import RolePermissionsMixin
+from common.permissions import RolePermissionsMixin
 from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.api.common import QueryParameters
 from evaluation.models import Run

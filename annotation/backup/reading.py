@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from annotation.backup.checking import Backup, BackupError, check_document
-from config.json_keys import repeated_keys
+from common.json_keys import repeated_keys
 from evaluation.trec import TrecFormatError
 from evaluation.trec.source import display_name, read_bytes
 

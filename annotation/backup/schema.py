@@ -6,7 +6,7 @@ A checker takes a JSON value and returns what goes into the model field, or rais
 database would refuse or silently change (types, lengths, integer ranges, choices, NUL
 characters, which PostgreSQL refuses in text and in ``jsonb``) and nothing more, so whatever a
 campaign can hold, its backup can restore; and the caps on free text people type
-(config.text_limits, TEXT_CAPS), so a backup cannot bring in what the app refuses when typed.
+(common.text_limits, TEXT_CAPS), so a backup cannot bring in what the app refuses when typed.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from annotation.models import (
     PublishedGrade,
     Topic,
 )
-from config import text_limits
+from common import text_limits
 from evaluation.models import QrelsEntry, QrelsVersion
 
 FORMAT = "qrelsmith-campaign"

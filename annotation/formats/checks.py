@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable
 
-from config.json_keys import collect_repeats, describe_repeats
-from config.nesting import MAX_DEPTH, nesting_depth
+from common.json_keys import collect_repeats, describe_repeats
+from common.nesting import MAX_DEPTH, nesting_depth
 from evaluation.trec.errors import ErrorLog, LineError
 from evaluation.trec.errors import show as quote
 
@@ -108,7 +108,7 @@ def json_object(line: str, number: int, errors: Errors) -> dict | None:
     """The line's JSON object, or None after reporting why it is not one. A key given twice
     in one object is refused (the json module would keep the last value silently, so
     ``{"qid": "1", "qid": "2"}`` would become topic 2), and so is nesting deeper than
-    config.nesting.MAX_DEPTH, measured before decoding."""
+    common.nesting.MAX_DEPTH, measured before decoding."""
     if line.count("[") + line.count("{") > MAX_DEPTH and (
         nesting_depth(line, stop_above=MAX_DEPTH) > MAX_DEPTH
     ):

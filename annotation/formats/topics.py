@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from config import text_limits
+from common import text_limits
 from evaluation.trec.errors import MAX_ERRORS
 
 from .checks import (

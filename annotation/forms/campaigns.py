@@ -8,7 +8,7 @@ from django.db.models import Max
 from annotation import services
 from annotation.models import AdjudicationRule, Campaign, Judgment, PoolOrdering
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
-from config import text_limits
+from common import text_limits
 
 from .common import (
     MAX_OVERLAP,

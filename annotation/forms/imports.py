@@ -9,7 +9,7 @@ from annotation.models import EXTERNAL_JUDGE_KINDS
 
 
 class UploadForm(forms.Form):
-    # No size check here: config/uploads.py refuses a body over MAX_UPLOAD_MB with 413
+    # No size check here: common/uploads.py refuses a body over MAX_UPLOAD_MB with 413
     # before it is read, so a file that reaches a form is within the limit.
     file = forms.FileField(allow_empty_file=False)
 

@@ -1,6 +1,6 @@
 """A client for OpenAI-compatible chat-completions endpoints (OpenAI, vLLM, Ollama, the
 llama.cpp server, and the like), written on the standard library's http.client through the
-server's outbound policy (config/outbound.py).
+server's outbound policy (common/outbound.py).
 
     endpoint = ChatEndpoint(base_url="https://api.openai.com/v1", model="gpt-4o-mini")
     client = ChatClient(endpoint)
@@ -8,7 +8,7 @@ server's outbound policy (config/outbound.py).
 
 What it promises:
 
-- every request goes through config/outbound.py: the endpoint's address is checked against
+- every request goes through common/outbound.py: the endpoint's address is checked against
   the ``policy`` when each connection is made (a local model needs the operator's
   ``OUTBOUND_ALLOW``), no redirect is followed, the answer is capped, and one exchange ends
   within ``ChatEndpoint.timeout`` seconds however the server drips it; one ``ChatClient``
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from config.outbound import (
+from common.outbound import (
     OutboundError,
     Policy,
     check_reachable_literal,

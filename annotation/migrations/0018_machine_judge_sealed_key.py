@@ -1,11 +1,11 @@
-"""A machine judge's stored key is kept encrypted (config/secrets.py): existing keys are
+"""A machine judge's stored key is kept encrypted (common/secrets.py): existing keys are
 sealed, the plain column is removed."""
 
 from django.db import migrations, models
 
 
 def seal_keys(apps, schema_editor):
-    from config.secrets import seal
+    from common.secrets import seal
 
     MachineJudge = apps.get_model("annotation", "MachineJudge")
     for machine in MachineJudge.objects.exclude(api_key=""):
@@ -14,7 +14,7 @@ def seal_keys(apps, schema_editor):
 
 
 def unseal_keys(apps, schema_editor):
-    from config.secrets import SecretError, unseal
+    from common.secrets import SecretError, unseal
 
     MachineJudge = apps.get_model("annotation", "MachineJudge")
     for machine in MachineJudge.objects.exclude(api_key_sealed=""):
@@ -34,7 +34,7 @@ class Migration(migrations.Migration):
             name="api_key_sealed",
             field=models.TextField(
                 blank=True,
-                help_text="The stored key, encrypted (config/secrets.py); never shown back.",
+                help_text="The stored key, encrypted (common/secrets.py); never shown back.",
             ),
         ),
         migrations.RunPython(seal_keys, unseal_keys),

@@ -17,7 +17,7 @@ class MachineJudge(models.Model):
 
     The API key is read from the environment variable ``api_key_env`` when set (only names
     the operator's prefix allows: services/machine_judges.py), else from the key stored for
-    it, encrypted (``api_key_sealed``, config/secrets.py); it is never shown back anywhere,
+    it, encrypted (``api_key_sealed``, common/secrets.py); it is never shown back anywhere,
     and a backup says only that one was stored."""
 
     # Left out of instance backups (jobs/backup.py): a backup never holds a key.
@@ -69,7 +69,7 @@ class MachineJudge(models.Model):
         max_length=100, blank=True, help_text="Environment variable holding the key."
     )
     api_key_sealed = models.TextField(
-        blank=True, help_text="The stored key, encrypted (config/secrets.py); never shown back."
+        blank=True, help_text="The stored key, encrypted (common/secrets.py); never shown back."
     )
     template_name = models.CharField(max_length=100)
     template_version = models.CharField(max_length=50)

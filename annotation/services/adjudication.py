@@ -41,7 +41,7 @@ from annotation.services.tallies import (
     to_decide,
     topic_sums,
 )
-from config import text_limits
+from common import text_limits
 from evaluation.models import QrelsSource, QrelsVersion
 from evaluation.services import qrels_checksum, store_qrels
 

@@ -1,6 +1,6 @@
 """A campaign's agreement report written out: as JSON-ready data (the JSON download, the
 API, ``manage.py agreement_report --format json``), as tables for CSV (written by
-config/exports.py, which neutralises cells a spreadsheet would run as formulas), and as text
+common/exports.py, which neutralises cells a spreadsheet would run as formulas), and as text
 for a terminal. Numbers at full precision;
 an undefined statistic is null (empty in CSV) with its reason."""
 

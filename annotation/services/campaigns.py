@@ -30,7 +30,7 @@ from annotation.services.assignments import assign_pending, assignments_due
 from annotation.services.common import MESSAGES
 from annotation.services.ordering import check_pool_ordering, queue_reorder
 from annotation.services.tallies import count_topics, tally_pairs
-from config import text_limits
+from common import text_limits
 
 # What update_campaign may change; judges have their own operations (add_judge, remove_judge).
 CAMPAIGN_FIELDS = (
@@ -53,7 +53,7 @@ CAMPAIGN_FIELDS = (
 
 def check_campaign_texts(**texts: str | None) -> None:
     """ValidationError keyed by field for a name, description or guidelines longer than
-    config.text_limits allows (None: not given)."""
+    common.text_limits allows (None: not given)."""
     caps = {
         "name": text_limits.NAME,
         "description": text_limits.DESCRIPTION,

@@ -36,8 +36,8 @@ from annotation.services import common
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.external import EXTERNAL_KINDS, check_judge_name
 from annotation.services.tallies import count_topics, tally_pairs
-from config.ids import parse_small_int
-from config.uploads import max_upload_bytes
+from common.ids import parse_small_int
+from common.uploads import max_upload_bytes
 from evaluation.services import read_upload
 from evaluation.trec import MAX_ERRORS, LineError, TrecFormatError
 from jobs.services.limits import TooLargeForRequest

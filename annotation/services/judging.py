@@ -30,7 +30,7 @@ from annotation.services.agreement import mark_agreement_stale, tasks_inline
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
 from annotation.services.ordering import queue_order
 from annotation.services.tallies import shift_judge_tally, tally_pairs
-from config import text_limits
+from common import text_limits
 
 # --- judging -------------------------------------------------------------------------------
 

@@ -47,9 +47,9 @@ from annotation.models import (
     lacking_text,
 )
 from annotation.services import external
-from config import outbound
-from config.ids import parse_id
-from config.secrets import SecretError, seal, unseal
+from common import outbound
+from common.ids import parse_id
+from common.secrets import SecretError, seal, unseal
 
 # What a lead may change once a machine judge is made: where it is served, how hard it is
 # pushed, and its key.

@@ -21,9 +21,9 @@ from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, 
 from annotation.services import adjudication as service
 from annotation.services import final_grades
 from annotation.views.common import paginate, plural, start_campaign_job
-from config import text_limits
-from config.exports import write_csv
-from config.ids import parse_id
+from common import text_limits
+from common.exports import write_csv
+from common.ids import parse_id
 from evaluation.models import QrelsVersion
 from jobs.services.limits import fits_in_request
 

@@ -24,8 +24,8 @@ from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export, machine_agreement
 from annotation.services import gold as gold_service
 from annotation.views.common import paginate, plural, query_url, sorting
-from config.exports import write_csv
-from config.ids import parse_id
+from common.exports import write_csv
+from common.ids import parse_id
 from evaluation.trec import TrecFormatError
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
 

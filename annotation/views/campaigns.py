@@ -40,7 +40,7 @@ from annotation.views.common import (
     remove_judge_with_note,
     start_campaign_job,
 )
-from config.htmx import is_htmx
+from common.htmx import is_htmx
 from jobs.services.limits import fits_in_request
 
 

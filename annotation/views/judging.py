@@ -22,7 +22,7 @@ from annotation import services
 from annotation.access import get_assignment_for_judge, get_campaign_for_judge
 from annotation.models import Judgment
 from annotation.services.ordering import queue_order
-from config import text_limits
+from common import text_limits
 
 # Longest active time one submission may add (an hour): a clock gone wrong in a browser must
 # not poison the leads' median-seconds statistics.
@@ -248,7 +248,7 @@ def undo(request, pk, assignment):
 def note(request, pk, assignment):
     """Set the note on the judge's judgment of the pair: POST note (empty clears it)."""
     text = request.POST.get("note", "").strip()
-    # The longest note a judge may keep on a pair (config.text_limits; the dialog stops
+    # The longest note a judge may keep on a pair (common.text_limits; the dialog stops
     # typing there too).
     if len(text) > text_limits.NOTE:
         raise ValidationError(ERRORS["note_too_long"].format(limit=text_limits.NOTE))

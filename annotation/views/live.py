@@ -19,8 +19,8 @@ from annotation.access import get_campaign_for_lead
 from annotation.models import StopRule
 from annotation.services import live as live_service
 from annotation.services import stopping
-from config.exports import write_csv
-from config.htmx import is_htmx
+from common.exports import write_csv
+from common.htmx import is_htmx
 from evaluation import measures
 
 POLL_SECONDS = 3

@@ -10,8 +10,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from config import text_limits
-from config.ids import MAX_ID
+from common import text_limits
+from common.ids import MAX_ID
 from evaluation import services
 from evaluation.measures import specs
 from evaluation.trec import TrecFormatError

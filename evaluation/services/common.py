@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import IO
 
-from config import text_limits
+from common import text_limits
 
 MESSAGES = {
     "duplicate_run": "{filename}: this file was already uploaded as run {run} (same SHA-256).",

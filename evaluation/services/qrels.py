@@ -13,8 +13,8 @@ from typing import IO
 import polars as pl
 from django.db import transaction
 
-from config import text_limits
-from config.ids import parse_id
+from common import text_limits
+from common.ids import parse_id
 from evaluation import trec
 from evaluation.models import QrelsEntry, QrelsSource, QrelsVersion
 from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256

@@ -27,7 +27,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from config import text_limits
+from common import text_limits
 from evaluation import trec
 from evaluation.analysis import topk
 from evaluation.models import Run, System
@@ -288,7 +288,7 @@ def _store_run(
 
 def _check_run_texts(filename, system, name, description, new_system) -> None:
     """ImportRejected, before the file is read, for a name longer than its column or a
-    description or tags longer than config.text_limits allows."""
+    description or tags longer than common.text_limits allows."""
     texts = {
         "run_name": (name, Run._meta.get_field("name").max_length),
         "description": (description, text_limits.DESCRIPTION),

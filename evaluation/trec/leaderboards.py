@@ -21,7 +21,7 @@ The last three text layouts carry full precision (Python's shortest round-trip r
 and read back gives the same numbers. Reading is all-or-nothing: every bad line is reported
 as ``file:line: problem`` (up to MAX_ERRORS, with the total), and nothing is returned.
 Counting stops where evaluation.trec's readers stop (errors.MAX_ERRORS_COUNTED), with the
-same note; a JSON line may nest at most config.nesting.MAX_DEPTH deep.
+same note; a JSON line may nest at most common.nesting.MAX_DEPTH deep.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from config.json_keys import RepeatedKeys, unique_keys
-from config.nesting import MAX_DEPTH, nesting_depth
+from common.json_keys import RepeatedKeys, unique_keys
+from common.nesting import MAX_DEPTH, nesting_depth
 from evaluation.trec.errors import MAX_ERRORS_COUNTED, STOPPED
 from evaluation.trec.source import TEXT_HEAD, text_problem
 

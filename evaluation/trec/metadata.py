@@ -27,7 +27,7 @@ Rules here:
   level on each token and its composer recurses once per level (a 40 KB header nested
   20,000 deep held a worker for minutes, then raised RecursionError): at most
   MAX_HEADER_LINES lines and MAX_HEADER_BYTES bytes (while the lines are read), mappings and
-  lists nested at most config.nesting.MAX_DEPTH deep and no key or value longer than
+  lists nested at most common.nesting.MAX_DEPTH deep and no key or value longer than
   MAX_SCALAR_CHARS characters (in one pass of PyYAML's tokenizer, which stops at the first
   token past a bound).
 - Values come out as JSON would hold them: YAML dates and timestamps as ISO 8601 strings,
@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from config.nesting import MAX_DEPTH
+from common.nesting import MAX_DEPTH
 from evaluation.trec import source as trec_source
 from evaluation.trec.errors import LineError, TrecFormatError
 

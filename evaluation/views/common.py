@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
 from accounts.services.roles import Role, has_role
-from config.ids import parse_id, parse_small_int
+from common.ids import parse_id, parse_small_int
 from evaluation import dashboards, forms
 from evaluation.judging import judging
 
@@ -100,7 +100,7 @@ def as_list(value):
 
 
 def int_param(raw, default=None, *, low=1, high=MAX_K):
-    """``raw`` as a whole number from ``low`` to ``high`` (ASCII digits: config/ids.py), else
+    """``raw`` as a whole number from ``low`` to ``high`` (ASCII digits: common/ids.py), else
     ``default``."""
     value = parse_id(raw) if low >= 1 else parse_small_int(raw)
     return value if value is not None and low <= value <= high else default

@@ -20,7 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.services.roles import Role, has_role
-from config.ids import MAX_ID, parse_ids
+from common.ids import MAX_ID, parse_ids
 from evaluation import dashboards, measures, services, tasks
 from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.dashboards.leaderboard import is_judged

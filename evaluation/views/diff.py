@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from config.ids import MAX_ID, parse_ids
+from common.ids import MAX_ID, parse_ids
 from evaluation import dashboards, measures
 from evaluation.analysis import rundiff
 from evaluation.dashboards import diff

@@ -10,7 +10,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from config.ids import parse_id, parse_small_int
+from common.ids import parse_id, parse_small_int
 from evaluation import services
 from evaluation.access import NONE, readable_qrels, reads_every_qrels
 from evaluation.judging import judging

@@ -11,7 +11,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from config.ids import MAX_ID
+from common.ids import MAX_ID
 from evaluation import measures, services
 from evaluation.dashboards import rankings
 from evaluation.dashboards.scoring import make_scoring

@@ -13,7 +13,7 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from config.exports import csv_safe
+from common.exports import csv_safe
 from evaluation import dashboards, measures, services
 from evaluation.access import readable_qrels
 from evaluation.models import Evaluation, QrelsVersion, Run, System

@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.services.roles import Role, has_role
-from config.htmx import is_htmx
-from config.ids import parse_id
+from common.htmx import is_htmx
+from common.ids import parse_id
 from evaluation import dashboards, forms, services, tasks
 from evaluation.api.common import sha256_of
 from evaluation.models import Run, System

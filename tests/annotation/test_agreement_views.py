@@ -19,7 +19,7 @@ from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
 from annotation.services import gold as gold_service
 from annotation.services.tallies import tally_pairs
-from config.exports import csv_safe, write_csv
+from common.exports import csv_safe, write_csv
 
 pytestmark = pytest.mark.django_db
 

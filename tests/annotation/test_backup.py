@@ -48,7 +48,7 @@ from annotation.services.audits import send_audit
 from annotation.services.external import add_external_judge, record_machine_grade
 from annotation.services.imports import import_judgments
 from annotation.services.tallies import tally_pairs
-from config.secrets import seal
+from common.secrets import seal
 from evaluation import services as evaluation
 from evaluation.models import QrelsEntry, QrelsVersion
 from tests.llm_server import KEY, ChatServer, Reply

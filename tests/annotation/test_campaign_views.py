@@ -435,7 +435,7 @@ def test_a_file_above_the_upload_limit_is_refused_before_staging(
     response = lead_client.post(
         f"/campaigns/{campaign.pk}/topics/import/", {"file": upload("t.tsv", b"1\tq\n")}
     )
-    assert response.status_code == 413  # config/uploads.py, before the body is read
+    assert response.status_code == 413  # common/uploads.py, before the body is read
     assert "larger than the limit of 0 MB (MAX_UPLOAD_MB)" in response.text
     assert media_root() == []
 

@@ -12,7 +12,7 @@ import pytest
 
 from annotation import formats
 from annotation.formats import DocumentRecord, PairRecord, TopicRecord
-from config import text_limits
+from common import text_limits
 from evaluation.trec import TrecFormatError
 
 
@@ -660,7 +660,7 @@ def test_judgment_json_lines_name_unknown_fields_and_bad_lines_per_format():
     ]
 
 
-# --- free text caps (config.text_limits; issue 27) ----------------------------------------
+# --- free text caps (common.text_limits; issue 27) ----------------------------------------
 
 
 def test_a_topics_query_description_and_narrative_are_capped_with_their_lines():

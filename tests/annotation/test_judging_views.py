@@ -21,7 +21,7 @@ from annotation.models import (
 )
 from annotation.services import campaign_files
 from annotation.services.common import MESSAGES
-from config import text_limits
+from common import text_limits
 
 pytestmark = pytest.mark.django_db
 

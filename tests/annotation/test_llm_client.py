@@ -11,7 +11,7 @@ import pytest
 
 from annotation.llm import ChatClient, ChatEndpoint, CompletionError, cost_of, map_bounded
 from annotation.llm.client import retry_after_seconds
-from config.outbound import Policy, parse_allow
+from common.outbound import Policy, parse_allow
 from tests.llm_server import KEY, ChatServer, Drop, Raw, Reply, Stall, Status
 
 MESSAGES = [{"role": "user", "content": "Judge D1 please"}]

@@ -1,4 +1,4 @@
-"""Caps on the free text people type in annotation (issue 27, finding 14; config.text_limits):
+"""Caps on the free text people type in annotation (issue 27, finding 14; common.text_limits):
 each enforced by the form, the serializer and the service, with the limit in the message, and
 nothing stored when refused. The world is tests/api/conftest.py's: lea leads "Robust", ann
 judges it."""
@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation import services
 from annotation.models import Campaign, Judgment, JudgmentChange, LeadDecision
 from annotation.services import adjudication
-from config import text_limits
+from common import text_limits
 from tests.api import conftest as shared
 
 # tests/api/conftest.py's fixtures (the world: a campaign, users by role, qrels, a run).

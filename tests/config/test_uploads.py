@@ -1,4 +1,4 @@
-"""config/uploads.py: MAX_UPLOAD_MB is enforced before a body is read, on every upload route
+"""common/uploads.py: MAX_UPLOAD_MB is enforced before a body is read, on every upload route
 (web import forms, the web run upload, the API), with a 413 and nothing stored or staged."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, FakePayload, encode_
 
 from annotation import services
 from annotation.models import Topic
-from config import uploads
+from common import uploads
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
 """Caps on the free text of runs, systems and qrels versions (issue 27, finding 14;
-config.text_limits): the services refuse before a file is read (ImportRejected naming the
+common.text_limits): the services refuse before a file is read (ImportRejected naming the
 file and the text), the API answers 400, and nothing is stored."""
 
 import pytest

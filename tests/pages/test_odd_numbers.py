@@ -1,5 +1,5 @@
 """Numbers in query strings and forms that str.isdigit() accepts but int() refuses ("²"), or
-that overflow SQLite's integers, are a 4xx or ignored, never a 500 (config/ids.py)."""
+that overflow SQLite's integers, are a 4xx or ignored, never a 500 (common/ids.py)."""
 
 import pytest
 from django.test import Client

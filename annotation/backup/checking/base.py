@@ -12,7 +12,7 @@ from typing import Any
 from annotation.backup import schema
 from annotation.backup.schema import Bad, Checker, integer_checker, text_checker
 from annotation.models import Topic
-from config.ids import MAX_ID
+from common.ids import MAX_ID
 from evaluation.models import QrelsEntry
 
 MAX_PROBLEMS = 50

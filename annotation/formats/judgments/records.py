@@ -8,7 +8,7 @@ import math
 import re
 from typing import NamedTuple
 
-from config import text_limits
+from common import text_limits
 
 from ..checks import MAX_DOCNO_CHARS, MAX_QID_CHARS, Errors, Seen, check_id, quote
 

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand
 from annotation.management.commands.import_topics import find_campaign
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
-from config.exports import write_csv
+from common.exports import write_csv
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from annotation.management.commands.import_topics import find_campaign
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
 from annotation.services import gold as gold_service
-from config.exports import write_csv
+from common.exports import write_csv
 
 
 class Command(BaseCommand):

@@ -3,8 +3,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.management.commands.import_topics import find_campaign
 from annotation.models import Publication
 from annotation.services import adjudication
-from config.exports import write_csv
-from config.ids import parse_id
+from common.exports import write_csv
+from common.ids import parse_id
 
 
 class Command(BaseCommand):

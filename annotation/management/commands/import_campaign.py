@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import backup
-from config.uploads import max_upload_bytes
+from common.uploads import max_upload_bytes
 
 
 class Command(BaseCommand):

@@ -1,4 +1,4 @@
-"""The outbound policy (config/outbound.py) against real sockets on loopback: which addresses
+"""The outbound policy (common/outbound.py) against real sockets on loopback: which addresses
 may be reached in every spelling, the operator's allow-list, URLs that are refused, redirects,
 size caps, answers cut short, servers that drip, header injection, the concurrency bound, and
 error wording that cannot tell a closed port from a service that is not HTTP."""
@@ -11,7 +11,7 @@ import time
 import pytest
 
 from annotation.llm import ChatClient, ChatEndpoint, CompletionError
-from config.outbound import (
+from common.outbound import (
     MESSAGES,
     OutboundError,
     Policy,

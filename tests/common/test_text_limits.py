@@ -1,7 +1,7 @@
-"""config/text_limits.py: the one home of the caps on free text and their messages."""
+"""common/text_limits.py: the one home of the caps on free text and their messages."""
 
-from config import text_limits
-from config.text_limits import length_errors, too_long
+from common import text_limits
+from common.text_limits import length_errors, too_long
 
 
 def test_too_long_names_the_field_and_the_limit_for_a_file_line():

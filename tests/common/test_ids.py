@@ -1,8 +1,8 @@
-"""config/ids.py: ids and small integers from query strings and forms."""
+"""common/ids.py: ids and small integers from query strings and forms."""
 
 import pytest
 
-from config.ids import MAX_ID, parse_id, parse_small_int
+from common.ids import MAX_ID, parse_id, parse_small_int
 
 
 @pytest.mark.parametrize(
@@ -36,13 +36,13 @@ def test_parse_small_int(raw, value):
 def test_no_app_code_reads_numbers_with_str_isdigit():
     """str.isdigit() takes "²" and "١", which int() refuses or reads: ids and counts from
     outside go through this module, and other numbers through ASCII patterns. A new
-    .isdigit() in the app is how the 500s fixed in config/ids.py came back once."""
+    .isdigit() in the app is how the 500s fixed in common/ids.py came back once."""
     import ast
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
     found = []
-    for app in ("accounts", "annotation", "config", "evaluation", "jobs"):
+    for app in ("accounts", "annotation", "common", "config", "evaluation", "jobs"):
         for path in (root / app).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if (

@@ -1,10 +1,10 @@
-"""config/json_keys.py: a JSON object that gives a key twice is refused, naming the key."""
+"""common/json_keys.py: a JSON object that gives a key twice is refused, naming the key."""
 
 import json
 
 import pytest
 
-from config.json_keys import (
+from common.json_keys import (
     RepeatedKeys,
     collect_repeats,
     describe_repeats,

@@ -13,7 +13,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.permissions import BasePermission, IsAuthenticated
 
 from accounts.services.roles import Role, has_role
-from config.uploads import UPLOAD_TOO_LARGE, max_upload_bytes
+from common.uploads import UPLOAD_TOO_LARGE, max_upload_bytes
 
 
 class _HasRole(BasePermission):
