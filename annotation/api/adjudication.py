@@ -21,7 +21,7 @@ from annotation.api.common import (
 )
 from annotation.models import GradeBasis, LeadDecision, Publication
 from annotation.services import adjudication as service
-from annotation.services import final_grades
+from annotation.services import final_grades, grade_tables
 from common import text_limits
 from common.ids import MAX_ID
 from common.permissions import RolePermissionsMixin
@@ -357,7 +357,7 @@ class RawJudgmentSerializer(serializers.Serializer):
     )
 
 
-FIELDS = tuple(service.JUDGMENT_HEADER)
+FIELDS = tuple(grade_tables.JUDGMENT_HEADER)
 
 
 @extend_schema_view(list=extend_schema(summary="Every judge's own judgment of every pair"))
@@ -365,7 +365,7 @@ class RawJudgmentViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.Generi
     serializer_class = RawJudgmentSerializer
 
     def list(self, request, campaign_pk=None):
-        rows = service.judgment_rows(self.campaign)
+        rows = grade_tables.judgment_rows(self.campaign)
         page = self.paginate_queryset(rows)
         data = [dict(zip(FIELDS, row, strict=True)) for row in page]
         return self.get_paginated_response(RawJudgmentSerializer(data, many=True).data)

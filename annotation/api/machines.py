@@ -25,6 +25,7 @@ from annotation.models import (
     MachineScope,
     Topic,
 )
+from annotation.services import machine_checks
 from annotation.services import machine_judges as service
 from annotation.services import machine_runs as runs
 from common.permissions import RolePermissionsMixin
@@ -282,7 +283,7 @@ class MachineJudgeViewSet(
     @action(detail=True, methods=["post"])
     def test(self, request, campaign_pk=None, pk=None):
         machine = self.get_object()
-        check = runs.test_connection(machine=machine)
+        check = machine_checks.test_connection(machine=machine)
         return Response(ConnectionCheckSerializer(dataclasses.asdict(check)).data)
 
     @extend_schema(

@@ -11,7 +11,6 @@ again for the failures) and idempotent (a pair's first grade by a judge is kept)
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,11 +25,9 @@ from annotation.llm import (
     AnswerError,
     ChatClient,
     CompletionError,
-    Passage,
     cost_of,
     map_bounded,
     parse_grade,
-    render_messages,
 )
 from annotation.models import (
     MachineAnswer,
@@ -41,7 +38,7 @@ from annotation.models import (
     Pair,
     Topic,
 )
-from annotation.services import external, machine_judges
+from annotation.services import external
 from annotation.services.machine_judges import (
     MESSAGES,
     endpoint_for,
@@ -61,18 +58,6 @@ CANCEL_CHECK_SECONDS = 0.5
 # Stop a run early when this many answers in a row failed at the endpoint (not a bad answer):
 # a refused key or a server that is down would otherwise fail every pair, slowly.
 GIVE_UP_AFTER = 10
-# "Test connection": one request, no retry, at most this many seconds (it runs in the page's
-# request, so it must not hold a web worker for a judge's full timeout).
-TEST_SECONDS = 15.0
-# The passage a connection test asks about when no pair of the pool has text yet.
-TEST_PASSAGE = Passage(
-    query="what is a relevance judgment",
-    description="",
-    narrative="",
-    title="Relevance judgments",
-    text="A relevance judgment records how well a document answers a query, on a graded "
-    "scale, so that search systems can be compared on the same topics.",
-)
 
 
 # --- starting, cancelling ------------------------------------------------------------------
@@ -169,7 +154,7 @@ def _items(machine: MachineJudge, pair_ids: list[int], scale: list[dict]) -> Ite
             yield Item(pair_id, pair_messages(pair, template, scale, machine.max_passage_chars))
 
 
-def _ask(client: ChatClient, machine: MachineJudge, grades: list[int], item: Item) -> Answer:
+def ask_judge(client: ChatClient, machine: MachineJudge, grades: list[int], item: Item) -> Answer:
     """One pair's answer, or its failure: never raises for the endpoint or the answer."""
     if item.messages is None:
         return Answer(item.pair_id, None, failure="no_text", reason=MESSAGES["no_text"])
@@ -230,7 +215,7 @@ def run_machine_judge(*, run: MachineRun, progress=None, client: ChatClient | No
         return MESSAGES["nothing"].format(judge=machine.judge.label)
 
     def ask(item: Item) -> Answer:
-        return _ask(client, machine, grades, item)
+        return ask_judge(client, machine, grades, item)
 
     try:
         for _item, answer in map_bounded(
@@ -429,67 +414,6 @@ def _store(machine: MachineJudge, run: MachineRun, answer: Answer, cost: float |
         if not updated:
             MachineAnswer.objects.create(machine=machine, pair_id=answer.pair_id, **fields)
     return True
-
-
-@dataclass(frozen=True)
-class ConnectionCheck:
-    """What one test request gave: a grade, or the failure's class and reason; the answer's
-    raw text either way; which pair it asked about (None: the built-in sample passage)."""
-
-    ok: bool
-    seconds: float
-    grade: int | None
-    failure: str
-    reason: str
-    raw: str
-    model: str
-    qid: str | None
-    docno: str | None
-
-
-def test_connection(*, machine: MachineJudge) -> ConnectionCheck:
-    """One request, as a run sends it, about the first pair of the pool that has text (or a
-    sample passage when none has): no retry, at most TEST_SECONDS, nothing stored."""
-    campaign = machine.judge.campaign
-    pair = (
-        Pair.objects.filter(campaign=campaign)
-        .exclude(document__text="")
-        .select_related("topic", "document")
-        .order_by("topic__qid", "document__docno")
-        .first()
-    )
-    passage = TEST_PASSAGE if pair is None else machine_judges.passage_of(pair)
-    where = {"qid": pair.topic.qid, "docno": pair.document.docno} if pair else {}
-    try:
-        endpoint = endpoint_for(machine)
-    except ValidationError as error:
-        reason = " ".join(error.messages)
-        return ConnectionCheck(False, 0.0, None, "configuration", reason, "", "", **_where(where))
-    endpoint = dataclasses.replace(
-        endpoint, timeout=min(endpoint.timeout, TEST_SECONDS), max_retries=0
-    )
-    messages = render_messages(
-        template_of(machine), passage, campaign.scale, max_passage_chars=machine.max_passage_chars
-    )
-    client = ChatClient(endpoint)
-    try:
-        answer = _ask(client, machine, campaign.grades, Item(pair.pk if pair else 0, messages))
-    finally:
-        client.close()
-    return ConnectionCheck(
-        ok=answer.grade is not None,
-        seconds=answer.seconds or 0.0,
-        grade=answer.grade,
-        failure=answer.failure,
-        reason=answer.reason,
-        raw=answer.raw,
-        model=answer.model,
-        **_where(where),
-    )
-
-
-def _where(where: dict) -> dict:
-    return {"qid": where.get("qid"), "docno": where.get("docno")}
 
 
 def start_runner(*, machine: MachineJudge, scope: str, topic: Topic | None = None, user=None):

@@ -19,7 +19,7 @@ from annotation import tasks
 from annotation.access import get_campaign_for_lead
 from annotation.models import AdjudicationRule, GradeBasis, LeadDecision, Pair, Publication
 from annotation.services import adjudication as service
-from annotation.services import final_grades
+from annotation.services import final_grades, grade_tables
 from annotation.views.common import paginate, plural, start_campaign_job
 from common import text_limits
 from common.exports import write_csv
@@ -289,7 +289,7 @@ def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
 @login_required
 def download(request, pk, what):
     """``judgments``: every judge's own grade, imported and machine grades included
-    (service.JUDGMENT_HEADER). ``decisions``: the decision log (every lead's decision with its
+    (grade_tables.JUDGMENT_HEADER). ``decisions``: the decision log (every lead's decision with its
     reason, who, when and the rule in force). ``provenance``: a publication's grades with
     their basis, each judge's grade and the lead's decision (``?publication=ID``, the latest
     by default)."""
@@ -297,14 +297,14 @@ def download(request, pk, what):
     if what == "decisions":
         return _csv_response(
             f"{service.default_qrels_name(campaign)}-decisions.csv",
-            service.DECISION_HEADER,
-            service.decision_table(campaign),
+            grade_tables.DECISION_HEADER,
+            grade_tables.decision_table(campaign),
         )
     if what == "judgments":
         return _csv_response(
             f"{service.default_qrels_name(campaign)}-judgments.csv",
-            service.JUDGMENT_HEADER,
-            service.judgment_table(campaign),
+            grade_tables.JUDGMENT_HEADER,
+            grade_tables.judgment_table(campaign),
         )
     if what == "provenance":
         publications = Publication.objects.filter(campaign=campaign).select_related("qrels")
@@ -315,7 +315,7 @@ def download(request, pk, what):
             raise Http404("No such publication of this campaign")
         return _csv_response(
             f"{publication.qrels.name}-v{publication.qrels.version}-provenance.csv",
-            service.PROVENANCE_HEADER,
-            service.provenance_table(publication),
+            grade_tables.PROVENANCE_HEADER,
+            grade_tables.provenance_table(publication),
         )
     raise Http404("No such download")

@@ -24,7 +24,7 @@ from annotation.models import (
     MachineOutcome,
     MachineRun,
 )
-from annotation.services import audits, machine_judges, machine_runs
+from annotation.services import audits, machine_checks, machine_judges, machine_runs
 from annotation.views.common import paginate, plural, start_campaign_job
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
@@ -263,7 +263,7 @@ def machine_test(request, pk, mid):
     machine = _machine(campaign, mid)
     if request.method == "GET":
         return redirect(machine)
-    check = machine_runs.test_connection(machine=machine)
+    check = machine_checks.test_connection(machine=machine)
     return _render_detail(request, campaign, machine, connection=check)
 
 

@@ -6,16 +6,13 @@ The file is read a piece at a time (``PIECE_BYTES``, whole lines), so that memor
 piece's work (at most about 30 times its size, for the shortest lines) besides the frame of a
 valid file, whatever the file's size; a memory map's pages are let go once read. Pairs repeated across pieces are found the way path 1 finds them while every
 piece is valid: by sorting the 64-bit hashes of all pairs once at the end. From the first
-piece with an error on, the hashes of the pairs met so far are kept sorted (``_Claims``),
+piece with an error on, the hashes of the pairs met so far are kept sorted (``Claims``),
 each with the line that claimed it first, so that every error is known in line order as the
 pieces come: reading stops at the errors' cap (errors.MAX_ERRORS_COUNTED), so a file of
 millions of bad lines costs the work of its first piece.
 """
 
 from __future__ import annotations
-
-import bisect
-import itertools
 
 import numpy as np
 import polars as pl
@@ -40,11 +37,11 @@ from .grammar import (
     has_duplicate_pairs,
     pair_hash,
 )
+from .line_claims import PIECE_BYTES, Claims, LineIndex
 from .source import BOM, MAX_LINE_BYTES, has_long_line, translate
 
 __all__ = ["PIECE_BYTES", "LineIndex", "read_any_layout"]
 
-PIECE_BYTES = 4 << 20
 _WHITESPACE_TO_SPACES = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 # Bytes that may stand in for polars' column separator when reading whole lines.
 _FREE_BYTE_CANDIDATES = [bytes([b]) for b in (0, *range(1, 9), *range(14, 32), 127)]
@@ -196,42 +193,6 @@ def _lines(spaced: bytes, first: bool) -> pl.DataFrame | None:
     return lines if first else lines.slice(1)
 
 
-class _Claims:
-    """The (qid, docno) pairs met so far, as their sorted 64-bit hashes, each with the first
-    line that claimed it (16 bytes a pair): every line with the right number of fields
-    claims its pair, valid or not."""
-
-    def __init__(self, hashes: np.ndarray, numbers: np.ndarray) -> None:
-        self.hashes = np.empty(0, dtype=np.uint64)
-        self.firsts = np.empty(0, dtype=np.int64)
-        self.add(hashes, numbers)
-
-    def first(self, hashes: np.ndarray) -> np.ndarray:
-        """The first line that claimed each hash, or 0 where none did."""
-        if not len(self.hashes):
-            return np.zeros(len(hashes), dtype=np.int64)
-        at = np.searchsorted(self.hashes, hashes)
-        found = at < len(self.hashes)
-        found[found] = self.hashes[at[found]] == hashes[found]
-        return np.where(found, self.firsts[np.minimum(at, len(self.hashes) - 1)], 0)
-
-    def add(self, hashes: np.ndarray, numbers: np.ndarray) -> None:
-        """Claim the hashes of lines ``numbers`` (ascending, after every line claimed so far)
-        that are not claimed yet."""
-        if len(self.hashes):
-            new = self.first(hashes) == 0
-            hashes, numbers = hashes[new], numbers[new]
-        # A stable sort keeps the lines of one hash in line order: the first comes first.
-        order = np.argsort(hashes, kind="stable")
-        hashes, numbers = hashes[order], numbers[order]
-        first = np.ones(len(hashes), dtype=bool)
-        first[1:] = hashes[1:] != hashes[:-1]
-        hashes = np.concatenate([self.hashes, hashes[first]])
-        numbers = np.concatenate([self.firsts, numbers[first]])
-        order = np.argsort(hashes, kind="stable")
-        self.hashes, self.firsts = hashes[order], numbers[order]
-
-
 class _Reading:
     """read_any_layout's state while it reads the pieces in file order."""
 
@@ -241,7 +202,7 @@ class _Reading:
         # While every piece is valid: their frames (number and the columns), not yet
         # checked for pairs repeated across pieces. Then: the pairs claimed so far.
         self.frames: list[pl.DataFrame] = []
-        self.claims: _Claims | None = None
+        self.claims: Claims | None = None
         self.content = 0  # lines that are neither blank nor comments
         self._index: LineIndex | None = None
 
@@ -430,7 +391,7 @@ class _Reading:
             self._log(repeats)
         if not final:
             self.frames = []
-            self.claims = _Claims(hashes, numbers)
+            self.claims = Claims(hashes, numbers)
 
     def _log(self, errors: pl.DataFrame) -> None:
         """Log a piece's errors: ``errors`` has the number of each line with errors (in
@@ -490,40 +451,6 @@ def _note(fmt: Format, rows: pl.LazyFrame, notices: NoticeLog | None) -> None:
         if count:
             first = counts.get_column(f"{code}_lines").item().to_list()
             notices.add(code, first[0], count, first)
-
-
-class LineIndex:
-    """The bytes of line k of the input, split as the reference parser splits lines, found
-    through per-block newline counts rather than a list of every line's offset."""
-
-    _BLOCK = 1 << 16
-
-    def __init__(self, data) -> None:
-        self.data = data
-        self.first = len(BOM) if data[: len(BOM)] == BOM else 0
-        counts = []
-        for start in range(0, len(data), PIECE_BYTES):
-            piece = data[start : start + PIECE_BYTES]
-            _release(data, start, start + len(piece))  # a memory map's pages, read
-            counts += (
-                piece[at : at + self._BLOCK].count(b"\n")
-                for at in range(0, len(piece), self._BLOCK)
-            )
-        self.newlines = list(itertools.accumulate(counts))  # newlines up to each block's end
-        total = self.newlines[-1] if self.newlines else 0
-        after_last = data.rfind(b"\n") + 1 if total else self.first
-        self.count = total + (1 if len(data) > after_last else 0)
-
-    def line(self, number: int) -> bytes:
-        start = self.first
-        if number > 1:
-            # Jump to the block holding newline number - 1, then step through that block.
-            block = bisect.bisect_left(self.newlines, number - 1)
-            start = block * self._BLOCK
-            for _ in range(number - 1 - (self.newlines[block - 1] if block else 0)):
-                start = self.data.find(b"\n", start) + 1
-        end = self.data.find(b"\n", start)
-        return bytes(self.data[start : end if end >= 0 else len(self.data)])
 
 
 def _assemble(fmt: Format, plain: pl.LazyFrame, suspects: list) -> pl.DataFrame:

@@ -20,7 +20,7 @@ from annotation.models import (
     PublishedGrade,
 )
 from annotation.services import adjudication as adj
-from annotation.services import final_grades
+from annotation.services import final_grades, grade_tables
 from evaluation import services as evaluation
 from evaluation.models import QrelsSource
 from tests.annotation.adjudication_data import GRADES, grade_all
@@ -308,7 +308,7 @@ def test_a_gold_grade_off_the_scale_changes_nothing(setup):
 def test_raw_judgments_list_every_judges_own_grade(setup):
     campaign, _, judges = setup
     grade_all(campaign, judges, {("1", "d0"): (2, 1, None)})
-    rows = list(adj.judgment_rows(campaign))
+    rows = list(grade_tables.judgment_rows(campaign))
     assert [row[:5] for row in rows] == [
         ("1", "d0", "j0", 2, ""),
         ("1", "d0", "j1", 1, ""),

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from annotation import services
 from annotation.models import Assignment, ExternalGrade, JudgeKind, Pair, PublishedGrade, Topic
 from annotation.services import adjudication as adj
-from annotation.services import agreement, final_grades
+from annotation.services import agreement, final_grades, grade_tables
 from annotation.services.external import add_external_judge, record_machine_grade
 from evaluation.models import QrelsEntry
 
@@ -116,5 +116,5 @@ def test_a_publication_fills_pairs_no_human_graded_only_when_the_campaign_says_s
     human = PublishedGrade.objects.get(publication=on, qid="1", docno="d0")
     assert human.basis == "unanimous" and "machine:m" not in human.judges
     assert QrelsEntry.objects.filter(qrels=on.qrels).count() == 6
-    rows = list(adj.provenance_table(on))
+    rows = list(grade_tables.provenance_table(on))
     assert sum(1 for row in rows if row[3] == "machine") == 5

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from accounts.services.roles import Role
-from annotation.services.adjudication import JUDGMENT_HEADER
+from annotation.services.grade_tables import JUDGMENT_HEADER
 from annotation.services.imports import import_judgments
 from tests.annotation.adjudication_data import grade_all
 

@@ -23,7 +23,7 @@ from evaluation.measures import (
     qrels_frame,
     run_frame,
 )
-from evaluation.measures.ranking import _JudgedTable
+from evaluation.measures.judged_lookup import JudgedTable
 
 TOLERANCE = 1e-12
 
@@ -761,7 +761,7 @@ def test_judged_lookup_matches_lines_whose_slot_several_judgments_share():
     # Three judgments of topic 0 get a 32-slot region: hashes 5 and 37 share slot 5.
     topic = np.array([0, 0, 0, 1])
     hashes = np.array([5, 37, 7, 5], dtype=np.uint64)
-    table = _JudgedTable(topic, hashes, n_topics=2)
+    table = JudgedTable(topic, hashes, n_topics=2)
     line_topic = np.array([0, 0, 0, 0, 1, 1, 0])
     line_hash = np.array([5, 37, 69, 7, 5, 13, 6], dtype=np.uint64)
     line, judgment = table.lookup_hashes(line_topic, [line_hash[:3], line_hash[3:]])

@@ -30,7 +30,8 @@ from evaluation.trec import (
 from evaluation.trec import lines as line_path
 from evaluation.trec.canonical import read_canonical
 from evaluation.trec.errors import NoticeLog
-from evaluation.trec.lines import LineIndex, read_any_layout
+from evaluation.trec.line_claims import LineIndex
+from evaluation.trec.lines import read_any_layout
 from evaluation.trec.reading import read_line_by_line
 
 

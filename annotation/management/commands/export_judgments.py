@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands.import_topics import find_campaign
 from annotation.models import Publication
-from annotation.services import adjudication
+from annotation.services import grade_tables
 from common.exports import write_csv
 from common.ids import parse_id
 
@@ -36,12 +36,12 @@ class Command(BaseCommand):
         campaign = find_campaign(campaign)
         if provenance is not None:
             publication = find_publication(campaign, provenance)
-            header = adjudication.PROVENANCE_HEADER
-            rows = adjudication.provenance_table(publication)
+            header = grade_tables.PROVENANCE_HEADER
+            rows = grade_tables.provenance_table(publication)
         elif decisions:
-            header, rows = adjudication.DECISION_HEADER, adjudication.decision_table(campaign)
+            header, rows = grade_tables.DECISION_HEADER, grade_tables.decision_table(campaign)
         else:
-            header, rows = adjudication.JUDGMENT_HEADER, adjudication.judgment_table(campaign)
+            header, rows = grade_tables.JUDGMENT_HEADER, grade_tables.judgment_table(campaign)
         if output:
             with open(output, "w", newline="", encoding="utf-8") as out:
                 write_csv(out, header, rows)
