@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.forms import LoginForm, TokenForm
 from accounts.models import PersonalToken
+from accounts.services.login_limits import answer_refusal
 from accounts.services.tokens import active_tokens, create_token, revoke_token
 
 REVOKED_SHOWN = 20
@@ -24,15 +25,6 @@ MESSAGES = {
         "make new ones for your scripts below."
     ),
 }
-
-
-def answer_refusal(response, form):
-    """A login refused by the rate limit answers 429 Too Many Requests with Retry-After."""
-    refused = getattr(form, "refused", None)
-    if refused is not None:
-        response.status_code = 429
-        response["Retry-After"] = str(refused.seconds_left())
-    return response
 
 
 class LoginView(auth_views.LoginView):

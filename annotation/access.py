@@ -8,6 +8,7 @@ pages, in the API and in evaluation's API (through evaluation.judging) alike. No
 from everyone else for no gain; DRF answers an object outside a view's queryset with 404 too.
 """
 
+from django.contrib.auth import get_user_model
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -57,3 +58,9 @@ def campaigns_led_by(user):
 
 def campaigns_judged_by(user):
     return Campaign.objects.filter(judges=user)
+
+
+def judge_users():
+    """Who may be made a campaign's judge: the active users in the judge group (the pages'
+    forms, the API and ``manage.py create_campaign`` alike)."""
+    return get_user_model().objects.filter(is_active=True, groups__name=Role.JUDGE).distinct()

@@ -1,5 +1,5 @@
 """JSON objects that give a key twice, refused wherever JSON comes in: API bodies
-(config/json_bodies.py), JSONL uploads (annotation/formats, evaluation/leaderboard_formats)
+(config/json_bodies.py), JSONL uploads (annotation/formats, evaluation/trec/leaderboards.py)
 and campaign backups (annotation/backup/reading.py).
 
 The json module keeps a repeated key's last value without a word, so ``{"name": "a", "name":

@@ -144,3 +144,12 @@ def clear_login_failures(*, username: str, ip: str | None) -> int:
         username=normalise_username(username), ip=ip or ""
     ).delete()
     return deleted
+
+
+def answer_refusal(response, form):
+    """A login refused by the rate limit answers 429 Too Many Requests with Retry-After."""
+    refused = getattr(form, "refused", None)
+    if refused is not None:
+        response.status_code = 429
+        response["Retry-After"] = str(refused.seconds_left())
+    return response

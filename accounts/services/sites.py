@@ -4,7 +4,7 @@ it the default site)."""
 from django.contrib import admin
 
 from accounts.forms import AdminLoginForm
-from accounts.views import answer_refusal
+from accounts.services.login_limits import answer_refusal
 
 
 class AdminSite(admin.AdminSite):

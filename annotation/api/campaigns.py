@@ -16,14 +16,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation import services, tasks
-from annotation.access import get_campaign_for_lead, leads
+from annotation.access import get_campaign_for_lead, judge_users, leads
 from annotation.api import agreement as agreement_api
 from annotation.api import live as live_api
 from annotation.api import machines as machines_api
 from annotation.api.common import (
     MESSAGES,
     UserBriefSerializer,
-    judge_users,
     messages_of,
     start_campaign_job,
     visible_campaigns,

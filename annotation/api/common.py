@@ -4,14 +4,16 @@ base of the viewsets nested under a campaign."""
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Q
 from rest_framework import serializers
 
-from accounts.services.roles import Role
 from annotation import services
-from annotation.access import campaigns_judged_by, campaigns_led_by, get_campaign_for_lead
+from annotation.access import (
+    campaigns_judged_by,
+    campaigns_led_by,
+    get_campaign_for_lead,
+)
 from annotation.models import Assignment, Campaign
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
 from common.ids import MAX_ID
@@ -52,11 +54,6 @@ MESSAGES = {
     "skip_needs_reason": services.MESSAGES["skip_needs_reason"],
     "whole_number": "Send a whole number.",
 }
-
-
-def judge_users():
-    """Who may be made a campaign's judge: the active users in the judge group."""
-    return get_user_model().objects.filter(is_active=True, groups__name=Role.JUDGE).distinct()
 
 
 def visible_campaigns(user):

@@ -12,7 +12,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation import services, tasks
-from annotation.api.common import MESSAGES, LedCampaignMixin, judge_users, start_campaign_job
+from annotation.access import judge_users
+from annotation.api.common import MESSAGES, LedCampaignMixin, start_campaign_job
 from annotation.models import CampaignJudge
 from common.permissions import RolePermissionsMixin
 from jobs.api import JobSerializer

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib.auth import get_user_model
 
-from accounts.services.roles import Role
-from annotation import services
+from annotation import access, services
 
 # PositiveSmallIntegerField's ceiling: the form refuses more instead of the database failing.
 MAX_OVERLAP = 32767
@@ -34,13 +32,8 @@ MESSAGES = {
 
 
 def judge_users():
-    """Users who may judge: members of the judge group, by name."""
-    return (
-        get_user_model()
-        .objects.filter(is_active=True, groups__name=Role.JUDGE)
-        .distinct()
-        .order_by("username")
-    )
+    """Users who may judge (annotation.access.judge_users), by name."""
+    return access.judge_users().order_by("username")
 
 
 class JudgeChoiceField(forms.ModelChoiceField):

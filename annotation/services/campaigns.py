@@ -363,3 +363,13 @@ def pool_depth_of_qrels(qrels) -> int | None:
         PooledRun.objects.filter(campaign__publications__qrels=qrels).aggregate(d=Max("depth"))["d"]
         or None
     )
+
+
+def overlap_warning(*, campaign: Campaign, judges: int) -> str:
+    """A warning when the campaign has fewer judges than it asks per pair ("" otherwise): each
+    pair then goes to every judge until more are added (the pages and create_campaign)."""
+    if judges >= campaign.overlap:
+        return ""
+    return MESSAGES["overlap_above_judges"].format(
+        overlap=campaign.overlap, judges=judges, s="" if judges == 1 else "s"
+    )

@@ -14,6 +14,10 @@ from annotation.models import Assignment, Campaign
 SUSPICIOUSLY_FAST_SECONDS = 2.0
 
 MESSAGES = {
+    "overlap_above_judges": (
+        "Judges per pair is {overlap} but the campaign has {judges} judge{s}: each pair goes to "
+        "{judges} until you add more judges."
+    ),
     "not_your_assignment": "This pair is assigned to another judge.",
     "grade_not_in_scale": "Grade {grade} is not on this campaign's scale ({grades}).",
     "skip_needs_reason": "Say why you skip this pair (for example: can't judge).",

@@ -23,10 +23,6 @@ RECENT_JOBS = 5
 MESSAGES = {
     "created": "Created the campaign {name}.",
     "saved": "Saved the campaign.",
-    "overlap_above_judges": (
-        "Judges per pair is {overlap} but the campaign has {judges} judge{s}: each pair goes to "
-        "{judges} until you add more judges."
-    ),
     "added_judge": "Added {user}: {n} pair{s} assigned to them.",
     "removed_judge": "Removed {user}: {n} open pair{s} went to the other judges.",
     "removed_idle_judge": "Removed {user}; they had no open pairs.",
@@ -141,16 +137,8 @@ def campaign_figures(campaign: Campaign) -> dict:
         "done": assigned - open_,
         "skipped": assigned - open_ - (tallies["graded"] or 0),
         "judges": judges,
-        "overlap_warning": overlap_warning(campaign, judges),
+        "overlap_warning": services.overlap_warning(campaign=campaign, judges=judges),
     }
-
-
-def overlap_warning(campaign: Campaign, judges: int) -> str:
-    if judges >= campaign.overlap:
-        return ""
-    return MESSAGES["overlap_above_judges"].format(
-        overlap=campaign.overlap, judges=judges, s=plural(judges)
-    )
 
 
 def recent_jobs(request, campaign: Campaign, kinds: tuple[str, ...] = ()) -> list[Job]:

@@ -3,8 +3,6 @@ messages, list filters read from the query string, and the answers to an upload.
 
 from __future__ import annotations
 
-import hashlib
-
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -110,13 +108,6 @@ class ScoringOptionsSerializer(serializers.Serializer):
         default=False,
         help_text="Topics judged but missing from a run score 0 (-c).",
     )
-
-
-def sha256_of(upload) -> str:
-    digest = hashlib.sha256()
-    for chunk in upload.chunks():
-        digest.update(chunk)
-    return digest.hexdigest()
 
 
 def created(body, request, view_name: str, pk: int) -> Response:

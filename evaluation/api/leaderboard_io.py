@@ -16,10 +16,11 @@ from rest_framework.response import Response
 from evaluation.api.common import FILE_PROBLEMS, REQUEST_UNREADABLE
 from evaluation.api.dashboards import DashboardView, ScoringParameters
 from evaluation.api.qrels import PlainTextRenderer
-from evaluation.api.rankings import RankingAgreementSerializer, agreement_body
+from evaluation.api.rankings import RankingAgreementSerializer
 from evaluation.dashboards import leaderboard_io, rankings
+from evaluation.dashboards.rankings import agreement_body
 from evaluation.trec import leaderboards as formats
-from evaluation.views.leaderboard_io import CONTENT_TYPES, SUFFIXES
+from evaluation.trec.leaderboards import CONTENT_TYPES, SUFFIXES
 
 
 class DownloadParameters(ScoringParameters):

@@ -120,23 +120,6 @@ class QrelsDiffSerializer(serializers.Serializer):
     unchanged = serializers.IntegerField(help_text="Pairs with the same grade in both.")
 
 
-def diff_data(old: QrelsVersion, new: QrelsVersion) -> dict:
-    """What changed from ``old`` to ``new`` (evaluation.services.diff_qrels) as JSON-ready
-    data; ``manage.py diff_qrels --json`` prints the same."""
-    diff = services.diff_qrels(old, new)
-    keys = ("qid", "docno", "grade")
-    return {
-        "old": {"id": old.pk, "label": old.label},
-        "new": {"id": new.pk, "label": new.label},
-        "added": [dict(zip(keys, row, strict=True)) for row in diff.added],
-        "removed": [dict(zip(keys, row, strict=True)) for row in diff.removed],
-        "changed": [
-            {"qid": q, "docno": d, "old_grade": a, "new_grade": b} for q, d, a, b in diff.changed
-        ],
-        "unchanged": diff.unchanged,
-    }
-
-
 def _import_as_job(request, data: dict):
     """A qrels file of more grades than a request may write: staged and imported by a job."""
     upload = data["file"]
@@ -254,4 +237,4 @@ class QrelsViewSet(
     def diff(self, request, pk=None, other=None):
         new = self.get_object()
         old = get_object_or_404(self.get_queryset(), pk=other)
-        return Response(QrelsDiffSerializer(diff_data(old, new)).data)
+        return Response(QrelsDiffSerializer(services.diff_data(old, new)).data)

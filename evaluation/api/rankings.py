@@ -4,8 +4,6 @@ runs ranked by one measure under two versions, and how far the rankings agree
 
 from __future__ import annotations
 
-import math
-
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -15,53 +13,6 @@ from evaluation.api.common import whole_number
 from evaluation.api.dashboards import DashboardView, ScoringParameters, read_ids
 from evaluation.dashboards import rankings
 from evaluation.models import QrelsVersion, Run
-
-
-def _number(value):
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
-
-
-def agreement_body(result: rankings.RankingComparison) -> dict:
-    """The JSON of a ranking comparison's agreement: the qrels comparison's and the
-    leaderboard check's (``old`` is the reference: the old version, or our numbers)."""
-    return {
-        "measure": result.measure,
-        "k": result.k,
-        "runs": len(result.rows),
-        "samples": result.agreement.samples,
-        "topics": result.agreement.topics,
-        "topics_left_out": result.agreement.topics_left_out,
-        "coefficients": [
-            {key: _number(value) for key, value in row.items()} for row in result.coefficients
-        ],
-        "rows": [
-            {
-                "run": row.label,
-                "old": row.old,
-                "new": row.new,
-                "old_rank": row.old_rank,
-                "new_rank": row.new_rank,
-            }
-            for row in result.rows
-        ],
-        "swaps": [
-            {"above": s.first, "below": s.second, "old_gap": s.gap, "new_gap": s.other_gap}
-            for s in result.agreement.swaps
-        ],
-        "per_topic": [
-            {key: _number(value) for key, value in row.items()} for row in result.worst_topics
-        ],
-    }
-
-
-def comparison_body(result: rankings.RankingComparison, old, new) -> dict:
-    """The JSON of a comparison (the API's and ``compare_qrels --json``)."""
-    return {
-        "old": {"id": old.pk, "label": old.label},
-        "new": {"id": new.pk, "label": new.label},
-        **agreement_body(result),
-        "left_out": [str(run) for run in result.left_out],
-    }
 
 
 class CoefficientSerializer(serializers.Serializer):
@@ -200,5 +151,5 @@ class QrelsComparisonView(DashboardView):
             )
         except rankings.RankingError as error:
             raise ValidationError({error.field: [str(error)]}) from None
-        body = comparison_body(result, versions[data["old"]], versions[data["new"]])
+        body = rankings.comparison_body(result, versions[data["old"]], versions[data["new"]])
         return Response(QrelsComparisonSerializer(body).data)

@@ -22,11 +22,11 @@ from evaluation.api.common import (
     QueryParameters,
     ScoringOptionsSerializer,
     measures_field,
-    sha256_of,
     whole_number,
 )
 from evaluation.api.dashboards import RUN_TOPICS_SCHEMA, run_topics_response
 from evaluation.models import QrelsVersion, Run, System
+from evaluation.services import sha256_of
 from jobs.api import JOB_STARTED, started
 from jobs.services import drop_staged, stage_upload, start_job
 

@@ -10,11 +10,18 @@ Modules: scoring (options, constants, messages), leaderboard, runs (a run's topi
 (a topic across runs), comparisons.
 """
 
+from evaluation.analysis.verdicts import (
+    ALPHA,
+    COMPARISON_SEED,
+    PERMUTATIONS,
+    VERDICTS,
+    format_p,
+    verdict_of,
+)
 from evaluation.dashboards.comparisons import (
     ComparisonView,
     Contrast,
     build_comparison,
-    verdict_of,
 )
 from evaluation.dashboards.fairness import (
     FairnessRow,
@@ -31,8 +38,6 @@ from evaluation.dashboards.runs import (
     with_queries,
 )
 from evaluation.dashboards.scoring import (
-    ALPHA,
-    COMPARISON_SEED,
     DEFAULT_K,
     HISTOGRAM_BINS,
     JUDGED_WARNING,
@@ -40,8 +45,6 @@ from evaluation.dashboards.scoring import (
     MEASURE_MENU,
     MESSAGES,
     MORE_MEASURES,
-    PERMUTATIONS,
-    VERDICTS,
     NotScored,
     QrelsReason,
     Scoring,
@@ -51,7 +54,6 @@ from evaluation.dashboards.scoring import (
     choose_measure,
     choose_qrels,
     default_qrels,
-    format_p,
     make_scoring,
     newer_versions,
     output_names,

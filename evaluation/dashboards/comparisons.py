@@ -8,31 +8,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation.analysis import significance
+from evaluation.analysis.verdicts import COMPARISON_SEED, PERMUTATIONS, VERDICTS, verdict_of
 from evaluation.dashboards.scoring import (
-    ALPHA,
-    COMPARISON_SEED,
     MESSAGES,
-    PERMUTATIONS,
-    VERDICTS,
     NotScored,
     Scoring,
     choose_measure,
     scored,
 )
 from evaluation.models import Run
-
-
-def verdict_of(comparison: significance.Comparison, alpha: float = ALPHA) -> str:
-    """worse or better (randomisation test, Holm-adjusted when several, p < alpha), same
-    (not significant), or untestable (no difference at all). The CI gate of `evaluate
-    --fail-if-worse` fails on "worse"."""
-    test = comparison.randomisation
-    p = test.p_adjusted if test.p_adjusted is not None else test.p_value
-    if p is None:
-        return "untestable"
-    if significance.is_significantly_worse(comparison, alpha):
-        return "worse"
-    return "better" if p < alpha and comparison.mean_b > comparison.mean_a else "same"
 
 
 @dataclass

@@ -276,3 +276,53 @@ __all__ = [
     "rank_comparison",
     "sort_topics",
 ]
+
+
+# --- as JSON (the API's and compare_qrels --json) ----------------------------------------
+
+
+def _number(value):
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def agreement_body(result: RankingComparison) -> dict:
+    """The JSON of a ranking comparison's agreement: the qrels comparison's and the
+    leaderboard check's (``old`` is the reference: the old version, or our numbers)."""
+    return {
+        "measure": result.measure,
+        "k": result.k,
+        "runs": len(result.rows),
+        "samples": result.agreement.samples,
+        "topics": result.agreement.topics,
+        "topics_left_out": result.agreement.topics_left_out,
+        "coefficients": [
+            {key: _number(value) for key, value in row.items()} for row in result.coefficients
+        ],
+        "rows": [
+            {
+                "run": row.label,
+                "old": row.old,
+                "new": row.new,
+                "old_rank": row.old_rank,
+                "new_rank": row.new_rank,
+            }
+            for row in result.rows
+        ],
+        "swaps": [
+            {"above": s.first, "below": s.second, "old_gap": s.gap, "new_gap": s.other_gap}
+            for s in result.agreement.swaps
+        ],
+        "per_topic": [
+            {key: _number(value) for key, value in row.items()} for row in result.worst_topics
+        ],
+    }
+
+
+def comparison_body(result: RankingComparison, old, new) -> dict:
+    """The JSON of a comparison (the API's and ``compare_qrels --json``)."""
+    return {
+        "old": {"id": old.pk, "label": old.label},
+        "new": {"id": new.pk, "label": new.label},
+        **agreement_body(result),
+        "left_out": [str(run) for run in result.left_out],
+    }

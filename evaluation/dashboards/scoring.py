@@ -22,15 +22,6 @@ MEASURE_MENU = families.menu_specs()
 MORE_MEASURES = families.more_specs()
 JUDGED_WARNING = 0.8  # judged@k below this: the other measures undercount the run
 MAX_TOPIC_LISTS = 12  # top-k lists shown on a topic page (each reads a run's artifact)
-PERMUTATIONS = 10_000
-ALPHA = 0.05
-VERDICTS = {
-    "worse": "significantly worse",
-    "better": "significantly better",
-    "same": "no significant difference",
-    "untestable": "no difference to test",
-}
-COMPARISON_SEED = 0
 HISTOGRAM_BINS = 10
 DEFAULT_K = 10
 
@@ -283,11 +274,3 @@ def choose_k(output: measures.Output, wanted: int | None) -> int:
     if wanted is not None and wanted >= 1:
         return wanted
     return output.k or DEFAULT_K
-
-
-def format_p(p: float | None) -> str:
-    """A p-value as pages and `evaluate --baseline` print it: 4 decimals, or 2 significant
-    digits in scientific notation below 0.0001 (a randomisation p is never 0)."""
-    if p is None:
-        return "—"
-    return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"

@@ -8,7 +8,7 @@ Imports are all-or-nothing: a file is parsed and validated completely before any
 written, and if writing fails half-way the rows roll back and the stored files are deleted.
 """
 
-from evaluation.services.common import MESSAGES, ImportRejected, read_upload
+from evaluation.services.common import MESSAGES, ImportRejected, read_upload, sha256_of
 from evaluation.services.fairness import (
     StoredFairness,
     compute_pool_fairness,
@@ -18,6 +18,7 @@ from evaluation.services.fairness import (
 from evaluation.services.qrels import (
     QrelsDiff,
     cached_qrels_frame,
+    diff_data,
     diff_qrels,
     find_qrels,
     import_qrels,
@@ -64,6 +65,7 @@ __all__ = [
     "cached_qrels_frame",
     "compute_pool_fairness",
     "describe_intervals",
+    "diff_data",
     "diff_qrels",
     "ensure_intervals",
     "evaluate_run",
@@ -85,6 +87,7 @@ __all__ = [
     "score_run",
     "search_runs",
     "send_unjudged_to_judging",
+    "sha256_of",
     "store_qrels",
     "store_top_lists",
     "sweep_orphan_run_files",

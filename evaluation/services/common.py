@@ -42,3 +42,11 @@ def read_upload(source: IO[bytes] | bytes) -> bytes:
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def sha256_of(upload) -> str:
+    """The SHA-256 of an uploaded file, read in its chunks (a run's checksum)."""
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    return digest.hexdigest()

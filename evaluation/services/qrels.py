@@ -172,3 +172,20 @@ def cached_qrels_frame(qrels: QrelsVersion) -> pl.DataFrame:
     """``load_qrels_frame``, kept for the last few versions: qrels never change once
     published, and the dashboards read the same version on every page."""
     return _qrels_frame(qrels.pk, qrels.checksum)
+
+
+def diff_data(old: QrelsVersion, new: QrelsVersion) -> dict:
+    """What changed from ``old`` to ``new`` (evaluation.services.diff_qrels) as JSON-ready
+    data; ``manage.py diff_qrels --json`` prints the same."""
+    diff = diff_qrels(old, new)
+    keys = ("qid", "docno", "grade")
+    return {
+        "old": {"id": old.pk, "label": old.label},
+        "new": {"id": new.pk, "label": new.label},
+        "added": [dict(zip(keys, row, strict=True)) for row in diff.added],
+        "removed": [dict(zip(keys, row, strict=True)) for row in diff.removed],
+        "changed": [
+            {"qid": q, "docno": d, "old_grade": a, "new_grade": b} for q, d, a, b in diff.changed
+        ],
+        "unchanged": diff.unchanged,
+    }

@@ -55,6 +55,15 @@ __all__ = [
 LAYOUTS = ("trec_eval", "ir_measures", "tot", "jsonl")  # read and written
 ZIP_LAYOUT = "trec_eval_zip"
 DOWNLOAD_LAYOUTS = (*LAYOUTS, ZIP_LAYOUT)
+# Each download layout's file suffix, and its media type where it is not plain text.
+CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "trec_eval_zip": "application/zip"}
+SUFFIXES = {
+    "trec_eval": "txt",
+    "ir_measures": "txt",
+    "tot": "tot",
+    "jsonl": "jsonl",
+    "trec_eval_zip": "zip",
+}
 MAX_ERRORS = 20
 ALL = "all"
 TOLERANCE = 5e-5  # half of trec_eval's last printed decimal

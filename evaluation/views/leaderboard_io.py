@@ -20,14 +20,6 @@ from evaluation.views.common import (
     scoring_context,
 )
 
-CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "trec_eval_zip": "application/zip"}
-SUFFIXES = {
-    "trec_eval": "txt",
-    "ir_measures": "txt",
-    "tot": "tot",
-    "jsonl": "jsonl",
-    "trec_eval_zip": "zip",
-}
 DIFFERENCES_SHOWN = 200
 
 
@@ -46,9 +38,9 @@ def leaderboard_download(request):
         return HttpResponse("Bad scoring options.", status=400, content_type="text/plain")
     text = leaderboard_io.download(scoring, layout)
     response = HttpResponse(
-        text, content_type=CONTENT_TYPES.get(layout, "text/plain; charset=utf-8")
+        text, content_type=formats.CONTENT_TYPES.get(layout, "text/plain; charset=utf-8")
     )
-    name = f"leaderboard-{scoring.qrels.name}-v{scoring.qrels.version}-{layout}.{SUFFIXES[layout]}"
+    name = f"leaderboard-{scoring.qrels.name}-v{scoring.qrels.version}-{layout}.{formats.SUFFIXES[layout]}"
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
     response["Content-Disposition"] = f'attachment; filename="{safe}"'
     return response

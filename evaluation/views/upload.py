@@ -17,8 +17,8 @@ from accounts.services.roles import Role, has_role
 from common.htmx import is_htmx
 from common.ids import parse_id
 from evaluation import dashboards, forms, services, tasks
-from evaluation.api.common import sha256_of
 from evaluation.models import Run, System
+from evaluation.services import sha256_of
 from evaluation.services.runs import default_run_name
 from evaluation.views.common import qrels_context, read_scoring
 from jobs.models import Job

@@ -14,7 +14,7 @@ from annotation.api.common import MESSAGES as API_MESSAGES
 from annotation.models import Campaign
 from annotation.scales import SCALES
 from annotation.services.common import MESSAGES
-from annotation.views.common import MESSAGES as PAGE_MESSAGES
+from annotation.services.common import MESSAGES as SERVICE_MESSAGES
 
 pytestmark = pytest.mark.django_db
 
@@ -90,7 +90,7 @@ def test_defaults_are_the_apis_and_a_scale_may_come_from_a_json_file(people, tmp
 def test_more_judges_per_pair_than_judges_is_made_with_the_pages_warning(people):
     _, err = create("--name", "Thin", "--lead", "lea", "--overlap", "3", "--judge", "ann")
 
-    assert PAGE_MESSAGES["overlap_above_judges"].format(overlap=3, judges=1, s="") in err
+    assert SERVICE_MESSAGES["overlap_above_judges"].format(overlap=3, judges=1, s="") in err
 
 
 @pytest.mark.parametrize(

@@ -212,7 +212,7 @@ def test_stored_runs_go_through_the_gate_with_call_command(media_root):
 def test_comparisons_pair_topics_in_byte_order():
     """The page and the CLI pair the same topics in the same order, so seeded resamples and
     sign flips give the same numbers: qids sorted as bytes ("10" < "9")."""
-    from evaluation.management.commands.evaluate import compare_evaluations
+    from evaluation.cli.gate import compare_evaluations
 
     qrels = measures.qrels_frame({"9": {"a": 1}, "10": {"b": 1}, "100": {"c": 1}})
     run_a = measures.run_frame({"9": {"a": 1.0}, "10": {"x": 1.0}, "100": {"c": 1.0}})
@@ -284,7 +284,7 @@ def test_a_run_with_many_unjudged_documents_but_equal_effectiveness_passes_the_g
 
 def gate_of(**deltas):
     """A Gate over 10 topics at 0.5 for the baseline and 0.5 + delta for the run."""
-    from evaluation.management.commands.evaluate import Gate
+    from evaluation.cli.gate import Gate
 
     baseline = np.full(10, 0.5)
     comparisons = {

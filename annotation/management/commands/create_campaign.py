@@ -7,12 +7,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services.roles import Role, has_role
 from annotation import services
+from annotation.access import judge_users
 from annotation.api.campaigns import CampaignCreateSerializer
 from annotation.api.common import MESSAGES as API_MESSAGES
-from annotation.api.common import judge_users
 from annotation.models import AdjudicationRule, PoolOrdering
 from annotation.scales import SCALES
-from annotation.views.common import overlap_warning
 
 # The API's field names as this command's options, for its error messages.
 OPTIONS = {
@@ -101,7 +100,9 @@ class Command(BaseCommand):
         except ValidationError as error:
             raise CommandError(_problems(error.message_dict)) from None
         self.stderr.write(f"Created campaign {campaign.pk}: {campaign.name} (lead {lead}).")
-        warning = overlap_warning(campaign, len(form.validated_data["judges"]))
+        warning = services.overlap_warning(
+            campaign=campaign, judges=len(form.validated_data["judges"])
+        )
         if warning:
             self.stderr.write(warning)
         self.stdout.write(str(campaign.pk))

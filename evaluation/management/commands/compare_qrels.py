@@ -5,8 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import services
 from evaluation.analysis.significance import RESAMPLES
-from evaluation.api.rankings import comparison_body
 from evaluation.dashboards import rankings
+from evaluation.dashboards.rankings import comparison_body
 from evaluation.dashboards.scoring import ScoringError
 from evaluation.models import QrelsVersion, Run
 

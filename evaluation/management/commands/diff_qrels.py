@@ -3,7 +3,6 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import services
-from evaluation.api.qrels import diff_data
 from evaluation.models import QrelsVersion
 
 
@@ -25,7 +24,7 @@ class Command(BaseCommand):
                 versions.append(services.find_qrels(label))
             except QrelsVersion.DoesNotExist as error:
                 raise CommandError(str(error) or f"no qrels {label!r}") from None
-        data = diff_data(*versions)
+        data = services.diff_data(*versions)
         if options["json"]:
             self.stdout.write(json.dumps(data, indent=2))
             return
