@@ -46,6 +46,7 @@ PURE_MODULES = [
     "evaluation.collection.rankers",
     "evaluation.collection.files",
     "evaluation.collection.judges",
+    "evaluation.certified",
 ]
 
 PROBE = """
