@@ -46,6 +46,16 @@ class QrelsOrigin:
 
 
 @dataclass(frozen=True)
+class TopicText:
+    """A topic's fields as a search endpoint's template reads them."""
+
+    qid: str
+    query: str
+    description: str
+    narrative: str
+
+
+@dataclass(frozen=True)
 class JudgingLink:
     """The judging side's answers. Each is a plain callable:
 
@@ -60,7 +70,11 @@ class JudgingLink:
     - ``pool_depth(qrels)``: the depth the pool behind a published qrels version was built
       at from stored runs, or None when it was not pooled (imported qrels, hand-made pools);
     - ``qrels_origin(qrels, user)``: a ``QrelsOrigin`` for a version published from a
-      campaign, None for an imported one.
+      campaign, None for an imported one;
+    - ``topic_texts(user, qids)``: {qid: TopicText} for the qids of the campaigns ``user``
+      may read the topics of (the rule of ``topic_queries``), with all three fields;
+    - ``campaign_topics(user, campaign_id)``: (the campaign's name, [TopicText] in qid
+      order) for a campaign ``user`` leads, None for any other.
     """
 
     campaigns_led_by: Callable[[Any], Any]
@@ -69,6 +83,8 @@ class JudgingLink:
     topic_queries: Callable[[Any, list[str]], dict[str, str]]
     pool_depth: Callable[[Any], int | None]
     qrels_origin: Callable[[Any, Any], QrelsOrigin | None]
+    topic_texts: Callable[[Any, list[str]], dict[str, TopicText]]
+    campaign_topics: Callable[[Any, Any], tuple[str, list[TopicText]] | None]
 
 
 _link: JudgingLink | None = None

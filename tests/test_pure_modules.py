@@ -46,6 +46,8 @@ PURE_MODULES = [
     "evaluation.collection.rankers",
     "evaluation.collection.files",
     "evaluation.collection.judges",
+    "evaluation.search",
+    "tests.search_servers",
 ]
 
 PROBE = """

@@ -12,7 +12,7 @@ from accounts.roles import Role, has_role
 from annotation.access import campaigns_led_by
 from annotation.models import AdjudicationRule, Document, PairSource, Publication, Topic
 from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
-from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging
+from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging, TopicText
 from jobs.limits import check_sync_write
 
 MESSAGES = {
@@ -75,6 +75,26 @@ def topic_queries(user, qids: list[str]) -> dict[str, str]:
     return dict(found)  # later campaigns overwrite earlier ones
 
 
+def topic_texts(user, qids: list[str]) -> dict[str, TopicText]:
+    """{qid: TopicText} for the qids of the campaigns ``user`` leads; the newest
+    campaign's text wins (the rule of :func:`topic_queries`)."""
+    found = (
+        Topic.objects.filter(campaign__in=campaigns_led_by(user).values("pk"), qid__in=qids)
+        .order_by("campaign_id")
+        .values_list("qid", "query", "description", "narrative")
+    )
+    return {row[0]: TopicText(*row) for row in found}
+
+
+def campaign_topics(user, campaign_id) -> tuple[str, list[TopicText]] | None:
+    """The name and topics of a campaign ``user`` leads (admins: any), None otherwise."""
+    campaign = campaigns_led_by(user).filter(pk=campaign_id).first()
+    if campaign is None:
+        return None
+    rows = campaign.topics.order_by("qid").values_list("qid", "query", "description", "narrative")
+    return campaign.name, [TopicText(*row) for row in rows]
+
+
 def qrels_origin(qrels, user) -> QrelsOrigin | None:
     """The campaign and publication behind a qrels version (None: imported). Its page and
     the provenance of each grade (every judge's grade by username) are the campaign lead's
@@ -106,4 +126,6 @@ LINK = JudgingLink(
     topic_queries=topic_queries,
     pool_depth=pool_depth_of_qrels,
     qrels_origin=qrels_origin,
+    topic_texts=topic_texts,
+    campaign_topics=campaign_topics,
 )
