@@ -59,7 +59,9 @@ class SearchEndpointSerializer(serializers.ModelSerializer):
         help_text=f"Read the key from this environment variable ({service.KEY_ENV_PREFIX}…).",
     )
     key_source = serializers.SerializerMethodField()
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True, help_text="A username."
+    )
 
     class Meta:
         model = SearchEndpoint
@@ -106,24 +108,24 @@ class SearchEndpointSerializer(serializers.ModelSerializer):
             raise ValidationError({"detail": error.messages}) from None
 
 
-class TestQuerySerializer(serializers.Serializer):
+class SearchTestSerializer(serializers.Serializer):
     query = serializers.CharField(max_length=10_000, required=False, default="test")
     k = serializers.IntegerField(min_value=1, max_value=search.MAX_K, default=service.TEST_K)
 
 
-class HitSerializer(serializers.Serializer):
+class SearchHitSerializer(serializers.Serializer):
     docno = serializers.CharField()
     score = serializers.FloatField()
     title = serializers.CharField()
     text = serializers.CharField()
 
 
-class ConnectionCheckSerializer(serializers.Serializer):
+class SearchConnectionCheckSerializer(serializers.Serializer):
     ok = serializers.BooleanField()
     query = serializers.CharField()
     seconds = serializers.FloatField()
     count = serializers.IntegerField(help_text="Hits the answer held (up to k).")
-    hits = HitSerializer(many=True, help_text="The first ten, as the mapping reads them.")
+    hits = SearchHitSerializer(many=True, help_text="The first ten, as the mapping reads them.")
     scores_from = serializers.CharField(help_text="'engine', or 'rank' when scores lacked.")
     kind = serializers.CharField(help_text="The class of problem when it failed.")
     error = serializers.CharField()
@@ -173,13 +175,13 @@ class SearchEndpointViewSet(
 
     @extend_schema(
         summary="Ask the endpoint one query and show the mapped hits or the exact error",
-        request=TestQuerySerializer,
-        responses={200: ConnectionCheckSerializer},
+        request=SearchTestSerializer,
+        responses={200: SearchConnectionCheckSerializer},
     )
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
         endpoint = self.get_object()
-        asked = TestQuerySerializer(data=request.data)
+        asked = SearchTestSerializer(data=request.data)
         asked.is_valid(raise_exception=True)
         check = service.test_connection(endpoint=endpoint, **asked.validated_data)
         body = {
@@ -194,7 +196,7 @@ class SearchEndpointViewSet(
             "status": check.status,
             "raw": check.raw,
         }
-        return Response(ConnectionCheckSerializer(body).data)
+        return Response(SearchConnectionCheckSerializer(body).data)
 
     @extend_schema(
         summary="Make a run: ask every topic of a query set (a job)",
