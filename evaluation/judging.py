@@ -60,8 +60,10 @@ class JudgingLink:
     """The judging side's answers. Each is a plain callable:
 
     - ``campaigns_led_by(user)``: a queryset of the campaigns ``user`` leads;
-    - ``send_pairs(campaign, pairs)``: add (qid, docno) pairs to the campaign's pool as
-      unjudged-sourced pairs, returning a ``SentToJudging``;
+    - ``send_pairs(campaign, pairs, documents)``: add (qid, docno) pairs to the campaign's
+      pool as unjudged-sourced pairs, returning a ``SentToJudging``; ``documents``
+      ({docno: (title, text)}, maybe empty) gives the texts a search engine returned, for
+      documents the campaign lacks or holds without text;
     - ``find_document(user, docno, qid)``: a document with that docno and some text (title,
       text, url attributes) from a campaign ``user`` may read the documents of, preferring
       one that has topic ``qid``, or None;
@@ -78,7 +80,7 @@ class JudgingLink:
     """
 
     campaigns_led_by: Callable[[Any], Any]
-    send_pairs: Callable[[Any, list[tuple[str, str]]], SentToJudging]
+    send_pairs: Callable[[Any, list[tuple[str, str]], dict[str, tuple[str, str]]], SentToJudging]
     find_document: Callable[[Any, str, str], Any | None]
     topic_queries: Callable[[Any, list[str]], dict[str, str]]
     pool_depth: Callable[[Any], int | None]

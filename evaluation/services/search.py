@@ -14,7 +14,6 @@ drops a stored key unless the same change gives one.
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from config.secrets import SecretError, seal, unseal
 from evaluation import search
 from evaluation.access import readable_qrels
 from evaluation.judging import TopicText, judging
-from evaluation.models import QrelsEntry, QrelsVersion, Run, SearchEndpoint, SearchRun
+from evaluation.models import QrelsEntry, QrelsVersion, SearchEndpoint, SearchRun
 from evaluation.services.common import ImportRejected
 from evaluation.services.runs import import_run
 
@@ -559,26 +558,3 @@ def summary(made: SearchRun) -> str:
         shown = ", ".join(qids[:10]) + (f" and {len(qids) - 10:,} more" if len(qids) > 10 else "")
         text += MESSAGES["failed_note"].format(qids=shown)
     return text
-
-
-def returned_documents(run: Run) -> dict[str, tuple[str, str]]:
-    """{docno: (title, text)} the engine returned for a run made from an endpoint (empty for
-    any other run): what sending its documents to judging adds."""
-    made = SearchRun.objects.filter(run=run).first()
-    if made is None or not made.documents:
-        return {}
-    with made.documents.open("rb") as handle:
-        lines = gzip.decompress(handle.read()).decode().splitlines()
-    found = {}
-    for line in lines:
-        if line:
-            record = json.loads(line)
-            found[record["docno"]] = (record["title"], record["text"])
-    return found
-
-
-def with_documents(pairs, run: Run) -> dict[str, tuple[str, str]]:
-    """Of a run's returned documents, those of ``pairs`` (qid, docno)."""
-    documents = returned_documents(run)
-    wanted = {docno for _, docno in pairs}
-    return {docno: documents[docno] for docno in wanted if docno in documents}

@@ -207,3 +207,35 @@ def test_a_run_with_failures_says_so_on_its_pages(engine, world, client):
     for url in (made.run.get_absolute_url(), "/evaluation/runs/", "/"):
         page = client.get(url).content.decode()
         assert "1 of 2 queries failed" in page, url
+
+
+def test_a_live_runs_unjudged_documents_go_to_judging_with_the_engines_texts(engine, world, client):
+    """Item 4: a document the campaign lacks is added with the title and text the mapping
+    read, so it can be judged at once; a text the campaign holds is kept."""
+    campaign = world.campaign
+    campaign.topics.create(qid="3", query="heat pumps")
+    made = service.make_search_run(
+        endpoint=make_endpoint(engine), user=world.users["lead"], k=5, campaign=campaign.pk
+    )
+    client.force_login(world.users["lead"])
+    response = client.post(
+        "/evaluation/unjudged/send/",
+        {"run": made.run.pk, "qrels": world.qrels.pk, "k": 5, "campaign": campaign.pk},
+    )
+    assert response.status_code == 302
+    added = campaign.documents.get(docno="d5")
+    assert (added.title, added.text) == (
+        "Air source",
+        "Air source heat pumps work in cold weather too.",
+    )
+    assert campaign.documents.get(docno="d1").text == "First."  # the campaign's own text
+    assert campaign.pairs.filter(topic__qid="3", document__docno="d5").exists()
+
+
+def test_an_uploaded_runs_documents_are_sent_without_texts(world):
+    sent = services.send_unjudged_to_judging(
+        campaign=world.campaign, pairs=[("1", "d9")], runs=[world.run]
+    )
+    assert sent.added == 1
+    document = world.campaign.documents.get(docno="d9")
+    assert (document.title, document.text) == ("", "")
