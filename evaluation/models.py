@@ -267,6 +267,9 @@ class SearchRun(models.Model):
     query_count = models.PositiveIntegerField()
     failed_count = models.PositiveIntegerField()
     documents = models.FileField(max_length=255, blank=True, help_text="Mapped titles, texts.")
+    job_id = models.PositiveIntegerField(
+        null=True, blank=True, unique=True, help_text="The job that made it (a retry finds it)."
+    )
 
     class Meta:
         ordering = ["-started_at"]

@@ -23,7 +23,7 @@ from django.tasks import task
 from django.urls import reverse
 
 from evaluation import dashboards, measures, pool_fairness, services
-from evaluation.models import QrelsVersion, Run, SearchEndpoint
+from evaluation.models import QrelsVersion, Run, SearchEndpoint, SearchRun
 from evaluation.services import search as search_service
 from evaluation.trec import TrecFormatError
 from jobs.services import JobFailed, Progress, running
@@ -340,8 +340,11 @@ def search_run_task(
         if found is None:
             raise JobFailed("The search endpoint no longer exists.")
         progress.step(f"Asking {found.name}", done=0)
+        # A job started again after its worker died once its run was stored: that run is
+        # the result (the row names its job, once), not a second run.
+        made = SearchRun.objects.filter(job_id=progress.job.pk).select_related("run").first()
         try:
-            made = search_service.make_search_run(
+            made = made or search_service.make_search_run(
                 endpoint=found,
                 user=progress.job.created_by,
                 k=k,
@@ -349,6 +352,7 @@ def search_run_task(
                 qrels=qrels,
                 system=system,
                 name=name,
+                job_id=progress.job.pk,
                 on_progress=lambda done, total: progress.step(
                     f"Asked {done:,} of {total:,} queries", done=done, total=total
                 ),

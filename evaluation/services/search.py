@@ -469,6 +469,7 @@ def make_search_run(
     qrels=None,
     system: str = "",
     name: str = "",
+    job_id: int | None = None,
     on_progress=lambda done, total: None,
 ) -> SearchRun:
     """Ask the endpoint every topic of the query set to depth ``k`` and store the answers as
@@ -534,6 +535,7 @@ def make_search_run(
             queries=[outcome.provenance() for outcome in outcomes],
             query_count=total,
             failed_count=len(failed),
+            job_id=job_id,
         )
         documents = search.documents_jsonl(outcomes)
         if documents:

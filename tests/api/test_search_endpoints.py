@@ -239,3 +239,26 @@ def test_an_uploaded_runs_documents_are_sent_without_texts(world):
     assert sent.added == 1
     document = world.campaign.documents.get(docno="d9")
     assert (document.title, document.text) == ("", "")
+
+
+def test_a_job_started_again_after_its_run_was_stored_stores_nothing_twice(engine, world, run_jobs):
+    from evaluation.api.search import start_search_run
+    from jobs.models import Job, JobStatus
+    from jobs.services import retry_job
+
+    endpoint = make_endpoint(engine)
+    with run_jobs():
+        job = start_search_run(
+            endpoint=endpoint, user=world.users["lead"], k=3, campaign=world.campaign.pk
+        )
+    job.refresh_from_db()
+    first = job.result["run"]
+    # The worker died after the run's commit, before the job's end was recorded.
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.FAILED, retryable=True, result={})
+    job.refresh_from_db()
+    with run_jobs():
+        retry_job(job=job)
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED and job.attempt == 2
+    assert job.result["run"] == first
+    assert SearchRun.objects.count() == 1 and Run.objects.filter(search__isnull=False).count() == 1
