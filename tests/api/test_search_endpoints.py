@@ -262,3 +262,18 @@ def test_a_job_started_again_after_its_run_was_stored_stores_nothing_twice(engin
     assert job.status == JobStatus.SUCCEEDED and job.attempt == 2
     assert job.result["run"] == first
     assert SearchRun.objects.count() == 1 and Run.objects.filter(search__isnull=False).count() == 1
+
+
+def test_a_change_to_the_request_is_a_new_version_and_a_change_of_pace_is_not(engine, api, world):
+    client = api(world.users["engineer"])
+    endpoint = make_endpoint(engine)
+    url = f"/api/v1/search-endpoints/{endpoint.pk}/"
+    assert client.patch(url, {"timeout": 5}, format="json").json()["version"] == 1
+    changed = client.patch(
+        url,
+        {"template": '{"query": {"match": {"text": "{{query}}"}}, "size": {{k}}}'},
+        format="json",
+    )
+    assert changed.json()["version"] == 2
+    refused = client.patch(url, {"template": '{"q": "{{settings.SECRET_KEY}}"}'}, format="json")
+    assert refused.status_code == 400 and "is not a placeholder" in refused.content.decode()

@@ -253,3 +253,21 @@ def test_a_query_set_keeps_every_outcome_failed_ones_included():
     text = search.run_text(outcomes, tag="live").decode().splitlines()
     assert text[0].split()[:4] == ["1", "Q0", "d1", "1"]
     assert {line.split()[0] for line in text} == {"1"}
+
+
+def test_the_http_json_kind_posts_its_filled_template_as_the_body():
+    endpoint = search.Endpoint(
+        kind="http_json",
+        url="http://x/api/search",
+        method="POST",
+        template='{"q": "{{query}}", "about": "{{description}}", "limit": {{k}}}',
+        mapping=search.Mapping(hits="results", id="id"),
+        auth="header",
+        auth_header="X-Api-Key",
+        secret="abc",
+    )
+    topic = search.Topic("7", 'a "b"', description="line\nbreak")
+    request = search.build_request(endpoint, topic, 4, path="/api/search")
+    assert request.method == "POST" and request.path == "/api/search"
+    assert json.loads(request.body) == {"q": 'a "b"', "about": "line\nbreak", "limit": 4}
+    assert request.headers["X-Api-Key"] == "abc" and "abc" not in repr(request)
