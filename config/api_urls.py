@@ -27,6 +27,7 @@ router.register("qrels", evaluation.QrelsViewSet, basename="qrels")
 router.register("systems", evaluation.SystemViewSet, basename="system")
 router.register("runs", evaluation.RunViewSet, basename="run")
 router.register("evaluations", evaluation.EvaluationViewSet, basename="evaluation")
+router.register("search-endpoints", evaluation.SearchEndpointViewSet, basename="search-endpoint")
 router.register("campaigns", annotation.CampaignViewSet, basename="campaign")
 router.register(
     "campaigns/<int:campaign_pk>/topics", annotation.TopicViewSet, basename="campaign-topic"

@@ -47,6 +47,8 @@ PURE_MODULES = [
     "evaluation.collection.files",
     "evaluation.collection.judges",
     "evaluation.certified",
+    "evaluation.search",
+    "tests.search_servers",
 ]
 
 PROBE = """
