@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads bench-judging-cost worker
+.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads bench-judging-cost bench-machine-trust worker
 
 setup:
 	@scripts/setup
@@ -82,3 +82,7 @@ bench-judging-cost: setup
 ## A task worker for production-style background work (TASKS_BACKEND=django_tasks_db.DatabaseBackend).
 worker: setup
 	@$(PY) manage.py db_worker --no-reload
+
+## Certified means and the gullibility gate on simulated collections (bench/machine_trust.py).
+bench-machine-trust: setup
+	@$(PY) bench/machine_trust.py $(BENCH_ARGS)

@@ -42,6 +42,8 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "²", int() does not
@@ -456,6 +458,35 @@ def _read_capped(response: http.client.HTTPResponse, limit: int) -> bytes:
     if response.length:
         raise http.client.IncompleteRead(b"".join(chunks), response.length)
     return b"".join(chunks)
+
+
+def retry_after_seconds(headers, *, now: datetime | None = None) -> float | None:
+    """The wait a 429 or 503 asks for: ``retry-after-ms`` (OpenAI), else ``Retry-After`` in
+    seconds or as an HTTP date; None when absent or unreadable (then the backoff decides)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            value = float(milliseconds) / 1000
+        except ValueError:
+            value = None
+        if value is not None and value >= 0:
+            return value
+    value = headers.get("Retry-After")
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+        return max(0.0, seconds)
+    return seconds if seconds >= 0 else None
 
 
 def policy_from_settings(settings) -> Policy:

@@ -13,7 +13,8 @@ from common import text_limits
 from common.ids import MAX_ID, parse_id
 from evaluation import dashboards, measures
 from evaluation.measures import specs
-from evaluation.models import QrelsVersion, Run, System
+from evaluation.models import QrelsVersion, Run, SearchAuth, SearchKind, System
+from evaluation.search import MAX_K
 
 NEW_SYSTEM = "new"
 MAX_FILES = 20
@@ -220,3 +221,79 @@ def taken_run_names(system: System | None) -> set[str]:
     if system is None or system.pk is None:
         return set()
     return set(Run.objects.filter(system=system).values_list("name", flat=True))
+
+
+class SearchEndpointForm(forms.Form):
+    """A search endpoint's settings (evaluation/services/search.py checks them). The key
+    field is never filled back in: left empty on a change, the stored key stays."""
+
+    name = forms.CharField(max_length=100)
+    kind = forms.ChoiceField(choices=SearchKind.choices)
+    url = forms.CharField(
+        max_length=2000,
+        label="Address",
+        help_text="The search address without a query: https://host:9200/index/_search, "
+        "http://host:8983/solr/core/select, http://host:8080/search/",
+    )
+    method = forms.ChoiceField(
+        choices=[("", "The kind's"), ("GET", "GET"), ("POST", "POST")],
+        required=False,
+        help_text="HTTP JSON only: GET sends the template as parameters, POST as the body.",
+    )
+    template = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+        required=False,
+        strip=False,
+        help_text="JSON with {{query}}, {{description}}, {{narrative}}, {{qid}} and {{k}}, "
+        "escaped where they land. Empty: the kind's starting template.",
+    )
+    hits = forms.CharField(max_length=500, required=False, label="Hits (JMESPath)")
+    id = forms.CharField(max_length=500, required=False, label="Document id")
+    title = forms.CharField(max_length=500, required=False, label="Title")
+    text = forms.CharField(max_length=500, required=False, label="Text")
+    score = forms.CharField(max_length=500, required=False, label="Score")
+    auth = forms.ChoiceField(choices=SearchAuth.choices, label="Key")
+    auth_header = forms.CharField(max_length=64, required=False, label="Header name")
+    api_key = forms.CharField(
+        max_length=2000,
+        required=False,
+        label="Key",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Stored sealed and never shown; empty keeps the stored key.",
+    )
+    api_key_env = forms.CharField(
+        max_length=100,
+        required=False,
+        label="Or the key's environment variable",
+        help_text="QRELSMITH_SEARCH_KEY_<NAME>, set by the operator.",
+    )
+    clear_api_key = forms.BooleanField(required=False, label="Remove the stored key")
+    timeout = forms.FloatField(min_value=0.5, max_value=120, initial=10)
+    max_retries = forms.IntegerField(min_value=0, initial=2, label="Retries")
+    concurrency = forms.IntegerField(min_value=1, initial=4)
+
+    MAPPING = ("hits", "id", "title", "text", "score")
+
+    def values(self) -> dict:
+        data = dict(self.cleaned_data)
+        mapping = {field: data.pop(field) for field in self.MAPPING}
+        data["mapping"] = mapping if any(mapping.values()) else None
+        return data
+
+
+class SearchRunForm(forms.Form):
+    query_set = forms.CharField(
+        label="Query set", help_text="The topics of a campaign you lead or of a qrels version."
+    )
+    k = forms.IntegerField(min_value=1, max_value=MAX_K, initial=100, label="Depth k")
+    system = forms.CharField(
+        max_length=100, required=False, help_text="Empty: the endpoint's name."
+    )
+    name = forms.CharField(max_length=100, required=False, label="Run name")
+
+    def clean_query_set(self):
+        value = self.cleaned_data["query_set"]
+        kind, _, pk = value.partition(":")
+        if kind not in ("campaign", "qrels") or parse_id(pk) is None:
+            raise ValidationError("Choose a query set.")
+        return {kind: parse_id(pk)}

@@ -46,14 +46,26 @@ class QrelsOrigin:
 
 
 @dataclass(frozen=True)
+class TopicText:
+    """A topic's fields as a search endpoint's template reads them."""
+
+    qid: str
+    query: str
+    description: str
+    narrative: str
+
+
+@dataclass(frozen=True)
 class JudgingLink:
     """The judging side's answers. Each is a plain callable:
 
     - ``campaigns_led_by(user)``: a queryset of the campaigns ``user`` leads;
     - ``campaign_for_lead(user, pk)``: the campaign ``pk`` if ``user`` leads it, else
       Http404, the answer pages and both APIs give (annotation.access.get_campaign_for_lead);
-    - ``send_pairs(campaign, pairs)``: add (qid, docno) pairs to the campaign's pool as
-      unjudged-sourced pairs, returning a ``SentToJudging``;
+    - ``send_pairs(campaign, pairs, documents)``: add (qid, docno) pairs to the campaign's
+      pool as unjudged-sourced pairs, returning a ``SentToJudging``; ``documents``
+      ({docno: (title, text)}, maybe empty) gives the texts a search engine returned, for
+      documents the campaign lacks or holds without text;
     - ``find_document(user, docno, qid)``: a document with that docno and some text (title,
       text, url attributes) from a campaign ``user`` may read the documents of, preferring
       one that has topic ``qid``, or None;
@@ -62,16 +74,22 @@ class JudgingLink:
     - ``pool_depth(qrels)``: the depth the pool behind a published qrels version was built
       at from stored runs, or None when it was not pooled (imported qrels, hand-made pools);
     - ``qrels_origin(qrels, user)``: a ``QrelsOrigin`` for a version published from a
-      campaign, None for an imported one.
+      campaign, None for an imported one;
+    - ``topic_texts(user, qids)``: {qid: TopicText} for the qids of the campaigns ``user``
+      may read the topics of (the rule of ``topic_queries``), with all three fields;
+    - ``campaign_topics(user, campaign_id)``: (the campaign's name, [TopicText] in qid
+      order) for a campaign ``user`` leads, None for any other.
     """
 
     campaigns_led_by: Callable[[Any], Any]
     campaign_for_lead: Callable[[Any, int], Any]
-    send_pairs: Callable[[Any, list[tuple[str, str]]], SentToJudging]
+    send_pairs: Callable[[Any, list[tuple[str, str]], dict[str, tuple[str, str]]], SentToJudging]
     find_document: Callable[[Any, str, str], Any | None]
     topic_queries: Callable[[Any, list[str]], dict[str, str]]
     pool_depth: Callable[[Any], int | None]
     qrels_origin: Callable[[Any, Any], QrelsOrigin | None]
+    topic_texts: Callable[[Any, list[str]], dict[str, TopicText]]
+    campaign_topics: Callable[[Any, Any], tuple[str, list[TopicText]] | None]
 
 
 _link: JudgingLink | None = None

@@ -195,3 +195,88 @@ class PoolFairnessReport(models.Model):
 
     def __str__(self):
         return f"leave-one-run-out of {self.qrels} at depth {self.depth}"
+
+
+class SearchKind(models.TextChoices):
+    ELASTICSEARCH = "elasticsearch", "Elasticsearch / OpenSearch"
+    SOLR = "solr", "Solr"
+    VESPA = "vespa", "Vespa"
+    HTTP_JSON = "http_json", "HTTP JSON (any engine)"
+
+
+class SearchAuth(models.TextChoices):
+    NONE = "none", "No key"
+    BEARER = "bearer", "Authorization: Bearer <key>"
+    API_KEY = "apikey", "Authorization: ApiKey <key> (Elasticsearch, OpenSearch)"
+    BASIC = "basic", "Basic authentication (the key is user:password)"
+    HEADER = "header", "A header of your choice carries the key"
+
+
+class SearchEndpoint(models.Model):
+    """A live search engine that a query set can be run against (evaluation/search/). Its
+    key is sealed (common/secrets.py) or read from an allowed environment variable; it is
+    never shown back, exported or logged. ``version`` counts changes to what a request is
+    or how an answer is read, so a run's provenance names the version that made it."""
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=SearchKind.choices)
+    url = models.CharField(max_length=2000, help_text="The search address, without a query.")
+    method = models.CharField(max_length=4, default="POST", help_text="HTTP JSON kind only.")
+    template = models.TextField(help_text="JSON with {{query}}, {{k}} and the topic's fields.")
+    mapping = models.JSONField(default=dict, help_text="JMESPath: hits, id, title, text, score.")
+    auth = models.CharField(max_length=10, choices=SearchAuth.choices, default=SearchAuth.NONE)
+    auth_header = models.CharField(max_length=64, blank=True)
+    api_key_sealed = models.TextField(blank=True)
+    api_key_env = models.CharField(max_length=100, blank=True)
+    timeout = models.FloatField(default=10.0)
+    max_retries = models.PositiveSmallIntegerField(default=2)
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    version = models.PositiveIntegerField(default=1)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("evaluation:search-endpoint", args=[self.pk])
+
+
+class SearchRun(models.Model):
+    """How a run was made by querying an endpoint: the endpoint and a snapshot of its
+    request and mapping (no key), the query set, k, when, and each query's outcome
+    (latency, attempts, hits, or its failure). ``failed_count`` > 0 is shown wherever the
+    run is."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="search")
+    endpoint = models.ForeignKey(
+        SearchEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    snapshot = models.JSONField(help_text="The endpoint as it was: kind, url, template, ...")
+    query_set = models.CharField(max_length=300)
+    k = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+    queries = models.JSONField(help_text="[{qid, seconds, attempts, hits, error?}], in order.")
+    query_count = models.PositiveIntegerField()
+    failed_count = models.PositiveIntegerField()
+    documents = models.FileField(max_length=255, blank=True, help_text="Mapped titles, texts.")
+    job_id = models.PositiveIntegerField(
+        null=True, blank=True, unique=True, help_text="The job that made it (a retry finds it)."
+    )
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self):
+        return f"{self.run} from {self.snapshot.get('name', 'an endpoint')}"
+
+    @property
+    def failed(self) -> list[dict]:
+        return [query for query in self.queries if query.get("error_kind")]

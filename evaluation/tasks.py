@@ -16,6 +16,7 @@ evaluation/scoring_tasks.py.
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.tasks import task
 from django.urls import reverse
@@ -23,7 +24,8 @@ from django.urls import reverse
 from common.uploads import max_upload_bytes
 from evaluation import dashboards, measures, services
 from evaluation.analysis import pool_fairness
-from evaluation.models import QrelsVersion, Run
+from evaluation.models import QrelsVersion, Run, SearchEndpoint, SearchRun
+from evaluation.services import search as search_service
 from evaluation.trec import TrecFormatError
 from jobs.services import JobFailed, Progress, running
 
@@ -311,4 +313,55 @@ def pool_fairness_task(*, job_id: int, scoring: dict, depth: int | None = None) 
                 measure=measures.display_name(name),
                 drop=report.largest_drop(name) if name in report.measures else 0.0,
             ),
+        }
+
+
+@task
+def search_run_task(
+    *,
+    job_id: int,
+    endpoint: int,
+    k: int,
+    campaign: int | None = None,
+    qrels: int | None = None,
+    system: str = "",
+    name: str = "",
+) -> None:
+    """Ask a search endpoint every topic of a query set and store the answers as a run
+    (evaluation.services.search_service.make_search_run). The result links to the run; failed
+    queries are named in its summary. A second attempt of the job asks again (a live engine
+    may answer differently) and stores a run of its own name, never the same row twice."""
+    with running(job_id) as progress:
+        found = SearchEndpoint.objects.filter(pk=endpoint).first()
+        if found is None:
+            raise JobFailed("The search endpoint no longer exists.")
+        progress.step(f"Asking {found.name}", done=0)
+        # A job started again after its worker died once its run was stored: that run is
+        # the result (the row names its job, once), not a second run.
+        made = SearchRun.objects.filter(job_id=progress.job.pk).select_related("run").first()
+        try:
+            made = made or search_service.make_search_run(
+                endpoint=found,
+                user=progress.job.created_by,
+                k=k,
+                campaign=campaign,
+                qrels=qrels,
+                system=system,
+                name=name,
+                job_id=progress.job.pk,
+                on_progress=lambda done, total: progress.step(
+                    f"Asked {done:,} of {total:,} queries", done=done, total=total
+                ),
+            )
+        except ValidationError as error:
+            raise JobFailed(" ".join(error.messages)) from None
+        except services.ImportRejected as rejected:
+            raise JobFailed(str(rejected)) from None
+        run = made.run
+        progress.result = {
+            "run": run.pk,
+            "url": run.get_absolute_url(),
+            "label": "See the run",
+            "summary": search_service.summary(made),
+            "failed": made.failed_count,
         }

@@ -1,6 +1,15 @@
 from django.urls import path
 
-from evaluation.views import dashboards, diff, leaderboard_io, qrels, rankings, runs, upload
+from evaluation.views import (
+    dashboards,
+    diff,
+    leaderboard_io,
+    qrels,
+    rankings,
+    runs,
+    search,
+    upload,
+)
 
 app_name = "evaluation"
 
@@ -39,4 +48,11 @@ urlpatterns = [
     path("diff/send/", diff.run_diff_send, name="run-diff-send"),
     # Would a qrels version change the leaderboard? (evaluation/views/rankings.py)
     path("rankings/", rankings.qrels_rankings, name="rankings"),
+    # Search endpoints (evaluation/views/search.py): leads and engineers.
+    path("search/", search.search_list, name="search-list"),
+    path("search/new/", search.search_new, name="search-new"),
+    path("search/<int:pk>/", search.search_endpoint, name="search-endpoint"),
+    path("search/<int:pk>/edit/", search.search_edit, name="search-edit"),
+    path("search/<int:pk>/test/", search.search_test, name="search-test"),
+    path("search/<int:pk>/run/", search.search_run, name="search-run"),
 ]

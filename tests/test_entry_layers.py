@@ -15,6 +15,9 @@ WIRING = {"urls", "apps"}
 ALLOWED = {
     ("annotation.management.commands.create_campaign", "annotation.api.campaigns"),
     ("annotation.management.commands.create_campaign", "annotation.api.common"),
+    # The search endpoints' page starts a run with the API's start_search_run (issue 31,
+    # still moving on its own branch): its home is evaluation/tasks.py, beside the task.
+    ("evaluation.views.search", "evaluation.api.search"),
 }
 
 

@@ -143,7 +143,7 @@ for name in sys.argv[1:]:
 
 
 def test_every_pure_module_loads_without_django_in_a_fresh_interpreter():
-    modules = [*pure_modules(), "tests.llm_server"]
+    modules = [*pure_modules(), "tests.llm_server", "tests.search_servers"]
     result = subprocess.run(
         [sys.executable, "-c", PROBE, *modules], cwd=ROOT, capture_output=True, text=True
     )

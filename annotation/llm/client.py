@@ -42,8 +42,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 
 from common.outbound import (
     OutboundError,
@@ -52,6 +50,7 @@ from common.outbound import (
     check_url,
     connect,
     exchange,
+    retry_after_seconds,
 )
 
 logger = logging.getLogger(__name__)
@@ -367,35 +366,6 @@ class ChatClient:
 
 def _count(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def retry_after_seconds(headers, *, now: datetime | None = None) -> float | None:
-    """The wait a 429 or 503 asks for: ``retry-after-ms`` (OpenAI), else ``Retry-After`` in
-    seconds or as an HTTP date; None when absent or unreadable (then the backoff decides)."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            value = float(milliseconds) / 1000
-        except ValueError:
-            value = None
-        if value is not None and value >= 0:
-            return value
-    value = headers.get("Retry-After")
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-        return max(0.0, seconds)
-    return seconds if seconds >= 0 else None
 
 
 def cost_of(

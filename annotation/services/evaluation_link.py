@@ -5,13 +5,14 @@ panel of the dashboards, the query text beside a topic's qid and the pool depth 
 leave-one-run-out test, and the origin a published qrels version's page shows.
 """
 
+from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
 
 from annotation.access import campaigns_led_by, get_campaign_for_lead, leads
 from annotation.models import AdjudicationRule, Document, PairSource, Publication, Topic
 from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
-from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging
+from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging, TopicText
 from jobs.services.limits import check_sync_write
 
 MESSAGES = {
@@ -21,24 +22,53 @@ MESSAGES = {
 }
 
 
-def send_unjudged_pairs(campaign, pairs: list[tuple[str, str]]) -> SentToJudging:
+def send_unjudged_pairs(
+    campaign, pairs: list[tuple[str, str]], documents: dict[str, tuple[str, str]] | None = None
+) -> SentToJudging:
     """Add unjudged (qid, docno) pairs to a campaign's pool (source "unjudged"). Pairs of
     topics the campaign does not have are left out and their qids reported: a pool pair
     needs the campaign's topic. In a request (the pages and the API send them), at most
-    SYNC_WRITE_ROWS pairs: jobs.services.limits.TooLargeForRequest (a 413) says what to do instead."""
+    SYNC_WRITE_ROWS pairs: jobs.services.limits.TooLargeForRequest (a 413) says what to do instead.
+    ``documents`` ({docno: (title, text)}: what a search engine returned) gives the texts of
+    documents the campaign lacks or holds without any text; a text it has is kept."""
     topics = set(campaign.topics.values_list("qid", flat=True))
     kept = [(qid, docno) for qid, docno in pairs if qid in topics]
     missing = sorted({qid for qid, _ in pairs if qid not in topics})
     if not kept:
         return SentToJudging(0, 0, 0, missing, len(pairs))
     check_sync_write(len(kept), what="unjudged pairs", instead=MESSAGES["send_fewer"])
-    change = add_pairs(campaign=campaign, pairs=kept, source=PairSource.UNJUDGED)
+    with transaction.atomic():
+        if documents:
+            _fill_texts(campaign, {docno for _, docno in kept}, documents)
+        change = add_pairs(campaign=campaign, pairs=kept, source=PairSource.UNJUDGED)
     return SentToJudging(
         added=change.added,
         already=change.already,
         assigned=change.assigned,
         missing_qids=missing,
         left_out=len(pairs) - len(kept),
+    )
+
+
+def _fill_texts(campaign, docnos: set[str], documents: dict[str, tuple[str, str]]) -> None:
+    """Create the documents of ``docnos`` the campaign lacks with the given title and text,
+    and give those it holds without any text theirs (before the pairs are added, so they are
+    assigned at once: a pair without text waits outside the judges' queues)."""
+    wanted = {docno: documents[docno] for docno in docnos if docno in documents}
+    if not wanted:
+        return
+    held = {d.docno: d for d in campaign.documents.filter(docno__in=list(wanted))}
+    empty = [d for d in held.values() if not d.title and not d.text]
+    for document in empty:
+        document.title, document.text = wanted[document.docno]
+    Document.objects.bulk_update(empty, ["title", "text"], batch_size=500)
+    Document.objects.bulk_create(
+        [
+            Document(campaign=campaign, docno=docno, title=title, text=text)
+            for docno, (title, text) in sorted(wanted.items())
+            if docno not in held
+        ],
+        batch_size=500,
     )
 
 
@@ -74,6 +104,26 @@ def topic_queries(user, qids: list[str]) -> dict[str, str]:
     return dict(found)  # later campaigns overwrite earlier ones
 
 
+def topic_texts(user, qids: list[str]) -> dict[str, TopicText]:
+    """{qid: TopicText} for the qids of the campaigns ``user`` leads; the newest
+    campaign's text wins (the rule of :func:`topic_queries`)."""
+    found = (
+        Topic.objects.filter(campaign__in=campaigns_led_by(user).values("pk"), qid__in=qids)
+        .order_by("campaign_id")
+        .values_list("qid", "query", "description", "narrative")
+    )
+    return {row[0]: TopicText(*row) for row in found}
+
+
+def campaign_topics(user, campaign_id) -> tuple[str, list[TopicText]] | None:
+    """The name and topics of a campaign ``user`` leads (admins: any), None otherwise."""
+    campaign = campaigns_led_by(user).filter(pk=campaign_id).first()
+    if campaign is None:
+        return None
+    rows = campaign.topics.order_by("qid").values_list("qid", "query", "description", "narrative")
+    return campaign.name, [TopicText(*row) for row in rows]
+
+
 def qrels_origin(qrels, user) -> QrelsOrigin | None:
     """The campaign and publication behind a qrels version (None: imported). Its page and
     the provenance of each grade (every judge's grade by username) are the campaign lead's
@@ -106,4 +156,6 @@ LINK = JudgingLink(
     topic_queries=topic_queries,
     pool_depth=pool_depth_of_qrels,
     qrels_origin=qrels_origin,
+    topic_texts=topic_texts,
+    campaign_topics=campaign_topics,
 )

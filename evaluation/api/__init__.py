@@ -16,6 +16,7 @@ from evaluation.api.leaderboard_io import LeaderboardCheckView, LeaderboardDownl
 from evaluation.api.qrels import QrelsViewSet
 from evaluation.api.rankings import QrelsComparisonView
 from evaluation.api.runs import RunViewSet, SystemViewSet
+from evaluation.api.search import SearchEndpointViewSet
 
 __all__ = [
     "MESSAGES",
@@ -30,6 +31,7 @@ __all__ = [
     "QrelsViewSet",
     "RunDiffView",
     "RunViewSet",
+    "SearchEndpointViewSet",
     "SystemViewSet",
     "TopicView",
     "UnjudgedView",

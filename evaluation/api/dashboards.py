@@ -399,12 +399,14 @@ class UnjudgedView(DashboardView):
             if run is None:
                 raise NotFound(MESSAGES["unknown_run"].format(pk_value=data["run"]))
         pairs = dashboards.unjudged_pairs(scoring, k=data["k"], run=run, qid=data.get("qid", ""))
-        return sent_response(campaign, pairs)
+        runs = [run] if run is not None else dashboards.scored_runs(scoring)
+        return sent_response(campaign, pairs, runs)
 
 
-def sent_response(campaign, pairs: list[tuple[str, str]]) -> Response:
-    """Send the unjudged ``pairs`` to ``campaign``'s pool; what happened, as the API says it."""
-    sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
+def sent_response(campaign, pairs: list[tuple[str, str]], runs=()) -> Response:
+    """Send the unjudged ``pairs`` to ``campaign``'s pool (with the texts a search engine
+    returned in ``runs``); what happened, as the API says it."""
+    sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs, runs=list(runs))
     body = {
         "unjudged": len(pairs),
         "added": sent.added,

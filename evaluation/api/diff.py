@@ -195,4 +195,4 @@ class DiffUnjudgedView(DashboardView):
         campaign = judging().campaign_for_lead(request.user, data["campaign"])
         a, b = _run(data["a"]), _run(data["b"])
         pairs = diff.unjudged_of_both(scoring, a, b, k=data["k"], qid=data.get("qid", ""))
-        return sent_response(campaign, pairs)
+        return sent_response(campaign, pairs, [a, b])

@@ -135,6 +135,11 @@ class RunSerializer(serializers.ModelSerializer):
     uploaded_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True, help_text="A username."
     )
+    search = serializers.SerializerMethodField(
+        help_text="For a run made by querying a search endpoint: the endpoint (name, version), "
+        "the query set, k, and each query's outcome (seconds, attempts, hits, or its error); "
+        "failed_count > 0 says some queries failed. null for an uploaded run."
+    )
 
     class Meta:
         model = Run
@@ -154,6 +159,7 @@ class RunSerializer(serializers.ModelSerializer):
             "uploaded_by",
             "uploaded_at",
             "ir_metadata",
+            "search",
         ]
         read_only_fields = fields
         extra_kwargs = {
@@ -161,6 +167,22 @@ class RunSerializer(serializers.ModelSerializer):
                 "help_text": "The file's ir_metadata header (YAML between '# ir_metadata.start' "
                 "and '# ir_metadata.end' at its top) as JSON; {} when it has none."
             }
+        }
+
+    def get_search(self, run) -> dict | None:
+        made = getattr(run, "search", None)
+        if made is None:
+            return None
+        return {
+            "endpoint": made.snapshot.get("name"),
+            "endpoint_version": made.snapshot.get("version"),
+            "query_set": made.query_set,
+            "k": made.k,
+            "started_at": made.started_at,
+            "finished_at": made.finished_at,
+            "query_count": made.query_count,
+            "failed_count": made.failed_count,
+            "queries": made.queries,
         }
 
 
@@ -256,7 +278,7 @@ class RunViewSet(
     upload_actions = frozenset({"create"})
 
     def get_queryset(self):
-        runs = Run.objects.select_related("system", "uploaded_by")
+        runs = Run.objects.select_related("system", "uploaded_by", "search")
         if self.action == "list":
             filters = RunFilter.read(self.request)
             runs = services.search_runs(runs, filters.pop("search", ""))

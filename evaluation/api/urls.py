@@ -13,6 +13,7 @@ router.register("qrels", api.QrelsViewSet, basename="qrels")
 router.register("systems", api.SystemViewSet, basename="system")
 router.register("runs", api.RunViewSet, basename="run")
 router.register("evaluations", api.EvaluationViewSet, basename="evaluation")
+router.register("search-endpoints", api.SearchEndpointViewSet, basename="search-endpoint")
 
 urlpatterns = [
     # The dashboards (evaluation/api/dashboards.py); a run's topics are runs/{id}/topics/.

@@ -105,7 +105,11 @@ def build_leaderboard(scoring: Scoring, *, sort: str = "") -> Leaderboard:
     JUDGED_WARNING flagged. Two queries whatever the number of runs (three or four when
     intervals are still missing, which are then stored)."""
     names = scoring.names
-    evaluations = list(scored(scoring).select_related("run__system").defer("per_topic", "options"))
+    evaluations = list(
+        scored(scoring)
+        .select_related("run__system", "run__search")
+        .defer("per_topic", "options", "run__search__queries", "run__search__snapshot")
+    )
     services.ensure_intervals(evaluations)
     # Means equal but for rounding rank (and are marked best) together.
     ranked = {name: tied_means([e.means.get(name, -np.inf) for e in evaluations]) for name in names}

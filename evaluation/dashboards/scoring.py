@@ -249,10 +249,15 @@ def unjudged_pairs(
     if run is not None:
         runs, qids = [run], None
     else:
-        runs, qids = list(Run.objects.filter(pk__in=scored(scoring).values("run_id"))), [qid]
+        runs, qids = scored_runs(scoring), [qid]
     return services.unjudged_top_k(
         runs=runs, qrels=scoring.qrels, k=k, options=scoring.options, qids=qids
     )
+
+
+def scored_runs(scoring: Scoring) -> list[Run]:
+    """The runs with an evaluation with this scoring."""
+    return list(Run.objects.filter(pk__in=scored(scoring).values("run_id")))
 
 
 def unscored_runs(scoring: Scoring, runs=None) -> list[Run]:

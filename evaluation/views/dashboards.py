@@ -360,17 +360,20 @@ def send_unjudged(request):
         raise Http404("Name a run or a topic")
     run = get_object_or_404(Run, pk=run_id) if run_id is not None else None
     pairs = dashboards.unjudged_pairs(scoring, k=k, run=run, qid=qid)
-    return send_and_report(request, scoring=scoring, campaign=campaign, k=k, pairs=pairs, back=back)
+    runs = [run] if run is not None else dashboards.scored_runs(scoring)
+    return send_and_report(
+        request, scoring=scoring, campaign=campaign, k=k, pairs=pairs, back=back, runs=runs
+    )
 
 
-def send_and_report(request, *, scoring, campaign, k: int, pairs, back: str):
+def send_and_report(request, *, scoring, campaign, k: int, pairs, back: str, runs=()):
     """Send unjudged (qid, docno) pairs to ``campaign``'s pool and say what happened: how
     many were added or already there, and which topics the campaign lacks. Redirects back."""
     if not pairs:
         messages.info(request, MESSAGES["nothing_unjudged"].format(k=k, qrels=scoring.qrels.label))
         return redirect(back)
     try:
-        sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs)
+        sent = services.send_unjudged_to_judging(campaign=campaign, pairs=pairs, runs=list(runs))
     except TooLargeForRequest as refused:
         messages.error(request, str(refused))
         return redirect(back)

@@ -162,4 +162,6 @@ def run_diff_send(request):
     b = get_object_or_404(Run, pk=int_param(request.POST.get("b"), high=MAX_ID) or 0)
     qid = request.POST.get("qid", "")
     pairs = diff.unjudged_of_both(scoring, a, b, k=k, qid=qid)
-    return send_and_report(request, scoring=scoring, campaign=campaign, k=k, pairs=pairs, back=back)
+    return send_and_report(
+        request, scoring=scoring, campaign=campaign, k=k, pairs=pairs, back=back, runs=[a, b]
+    )

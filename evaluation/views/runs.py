@@ -44,7 +44,9 @@ def home(request):
             system_count=System.objects.count(),
             run_count=Run.objects.count(),
             recent_evaluations=Evaluation.objects.select_related("run__system", "qrels")[:8],
-            recent_runs=Run.objects.select_related("system").order_by("-uploaded_at")[:5],
+            recent_runs=Run.objects.select_related("system", "search")
+            .defer("search__queries", "search__snapshot")
+            .order_by("-uploaded_at")[:5],
         )
     return render(request, "home.html", context)
 
@@ -54,7 +56,12 @@ def home(request):
 def run_list(request):
     require_reader(request.user)
     search = request.GET.get("q", "")[:200]
-    runs = services.search_runs(Run.objects.select_related("system", "uploaded_by"), search)
+    runs = services.search_runs(
+        Run.objects.select_related("system", "uploaded_by", "search").defer(
+            "search__queries", "search__snapshot"
+        ),
+        search,
+    )
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
@@ -80,7 +87,7 @@ def run_detail(request, pk):
     """The run's file and stored evaluations, and with the page's scoring its per-topic
     values: sorted bar chart, histogram, and the topics worst first."""
     require_reader(request.user)
-    run = get_object_or_404(Run.objects.select_related("system", "uploaded_by"), pk=pk)
+    run = get_object_or_404(Run.objects.select_related("system", "uploaded_by", "search"), pk=pk)
     context = {
         "run": run,
         "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),

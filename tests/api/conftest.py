@@ -25,7 +25,8 @@ from annotation.models import (
 from annotation.services import adjudication, machine_judges, machine_runs
 from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
-from evaluation.models import Evaluation, QrelsVersion, Run, System
+from evaluation.models import Evaluation, QrelsVersion, Run, SearchEndpoint, System
+from evaluation.services import search as search_service
 from jobs.models import Job
 
 QRELS = b"1 0 d1 2\n1 0 d2 0\n2 0 d3 1\n2 0 d4 3\n"
@@ -92,6 +93,7 @@ class World:
     machine_run: MachineRun | None = None  # a run of it that has not started
     judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
     machine_audit: MachineAudit | None = None  # an audit that found nothing to send
+    search_endpoint: SearchEndpoint | None = None  # at an address nothing answers
 
     @property
     def ids(self) -> dict:
@@ -117,6 +119,7 @@ class World:
             "machine": self.machine.pk if self.machine else None,
             "machine_run": self.machine_run.pk if self.machine_run else None,
             "machine_audit": self.machine_audit.pk if self.machine_audit else None,
+            "search_endpoint": self.search_endpoint.pk if self.search_endpoint else None,
         }
 
 
@@ -198,4 +201,10 @@ def world(make_user, media_root) -> World:
         job=job,
         publication=publication,
         judgment_import=judgment_import,
+        search_endpoint=search_service.create_search_endpoint(
+            name="world-search",
+            kind="elasticsearch",
+            url="https://search.example.invalid/docs/_search",
+            max_retries=0,
+        ),
     )

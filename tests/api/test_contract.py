@@ -60,6 +60,7 @@ COLLECTIONS = {
     "machine-judges": "machine",
     "machine-runs": "machine_run",
     "machine-audits": "machine_audit",
+    "search-endpoints": "search_endpoint",
     "qrels": "qrels",
     "runs": "run",
     "systems": "system",

@@ -221,6 +221,18 @@ MATRIX = [
     # itself is a 400 once the reader is let in)
     ("GET", "rankings/", "rankings", leads_and_engineers(400)),
     ("POST", "rankings/", None, not_allowed()),
+    # search endpoints: leads and engineers configure, test and run them
+    ("GET", "search-endpoints/", None, leads_and_engineers(200)),
+    ("POST", "search-endpoints/", "search_endpoint", leads_and_engineers(201)),
+    ("GET", "search-endpoints/{search_endpoint}/", None, leads_and_engineers(200)),
+    ("PATCH", "search-endpoints/{search_endpoint}/", "search_patch", leads_and_engineers(200)),
+    ("PUT", "search-endpoints/{search_endpoint}/", "search_patch", not_allowed()),
+    ("DELETE", "search-endpoints/{search_endpoint}/", None, leads_and_engineers(204)),
+    # the world's endpoint is at an address nothing answers: the test says so (200, ok false)
+    ("POST", "search-endpoints/{search_endpoint}/test/", "search_test", leads_and_engineers(200)),
+    ("GET", "search-endpoints/{search_endpoint}/test/", None, not_allowed()),
+    # a job, queued (the test's transaction never commits, so no task runs)
+    ("POST", "search-endpoints/{search_endpoint}/runs/", "search_run", leads_and_engineers(202)),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -234,6 +246,13 @@ MATRIX = [
 ]
 
 BODIES = {
+    "search_endpoint": lambda w: (
+        {"name": "es-api", "kind": "elasticsearch", "url": "https://es.example.invalid/d/_search"},
+        "json",
+    ),
+    "search_patch": lambda w: ({"timeout": 5}, "json"),
+    "search_test": lambda w: ({"query": "cheap flights"}, "json"),
+    "search_run": lambda w: ({"qrels": w.ids["qrels"], "k": 10}, "json"),
     "campaign": lambda w: ({"name": "Another campaign"}, "json"),
     "campaign_patch": lambda w: ({"description": "Changed."}, "json"),
     "stop_rule": lambda w: ({"rule": "adjacent", "confidence": 0.95, "top": 3}, "json"),

@@ -144,6 +144,14 @@ MATRIX = [
     ("GET", "evaluation/diff/", None, readers(200)),
     ("POST", "evaluation/diff/send/", "diff_send", campaign_lead(302)),
     ("GET", "evaluation/rankings/", None, readers(200)),
+    # search endpoints: leads and engineers configure, test and run them
+    ("GET", "evaluation/search/", None, readers(200)),
+    ("POST", "evaluation/search/new/", "search_endpoint", readers(302)),
+    ("GET", "evaluation/search/{search_endpoint}/", None, readers(200)),
+    ("POST", "evaluation/search/{search_endpoint}/edit/", "search_edit", readers(302)),
+    ("POST", "evaluation/search/{search_endpoint}/test/", "search_test", readers(200)),
+    ("GET", "evaluation/search/{search_endpoint}/test/", None, readers(302)),
+    ("POST", "evaluation/search/{search_endpoint}/run/", "search_run", readers(302)),
     ("GET", "jobs/{job}/", None, owner(200)),
     ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge
@@ -255,6 +263,27 @@ BODIES = {
         "timeout": 5,
     },
     "machine_run": lambda w: {"scope": "unjudged"},
+    "search_endpoint": lambda w: {
+        "name": "es-new",
+        "kind": "elasticsearch",
+        "url": "https://search.example.invalid/docs/_search",
+        "auth": "none",
+        "timeout": 5,
+        "max_retries": 0,
+        "concurrency": 1,
+    },
+    "search_edit": lambda w: {
+        "name": "world-search",
+        "kind": "elasticsearch",
+        "url": "https://search.example.invalid/other/_search",
+        "auth": "none",
+        "timeout": 5,
+        "max_retries": 0,
+        "concurrency": 2,
+    },
+    "search_test": lambda w: {"query": "cheap flights"},
+    # The job starts and fails at the unreachable address (the job's page says why).
+    "search_run": lambda w: {"query_set": f"qrels:{w.ids['qrels']}", "k": 10},
     "audit": lambda w: {"kind": "threshold", "back": "agreement"},
     "machine_edit": lambda w: {
         "base_url": "https://llm.example.invalid/v1",
@@ -323,7 +352,7 @@ def _page_routes(patterns, prefix="") -> set[str]:
 def test_the_matrix_covers_every_page():
     """A new page must get its row: every routed path outside the API and admin is in MATRIX."""
     placeholders = dict.fromkeys(("campaign", "assignment", "pair", "qrels", "run", "job"), 1)
-    placeholders.update(token=1, upload=1, qid="1", machine=1, machine_run=1)
+    placeholders.update(token=1, upload=1, qid="1", machine=1, machine_run=1, search_endpoint=1)
     covered = {
         resolve("/" + path.format(**placeholders).split("?")[0]).route for _, path, _, _ in MATRIX
     }

@@ -1,0 +1,302 @@
+"""Can a leaderboard built on a machine judge's grades be trusted? Certified means and the
+gullibility gate (evaluation/certified), replayed on simulated collections whose all-human
+grades are known (bench/README.md, "Machine judges you can trust").
+
+Certified means. Each replay r = 0..19 makes a collection with bench/synthetic_systems.py
+(``trec-like`` family qualities, 50 topics, 20 systems in 6 families, 300 candidates, seed r);
+the pool is the depth-10 pool of the runs (about 2,500 pairs) and the collection's grades of
+the pool are the all-human grades (the truth). Three machine judges grade every pair (their
+draws seeded by the replay and the machine, never by the sampling's seed):
+
+- ``flips``: each grade, with probability 0.2, replaced by another grade drawn uniformly;
+- ``lexical``: a pair humans grade 0 that at least half of the runs rank in their top 10
+  (the documents that share the query's words, the ones every ranker finds) is graded 1
+  with probability 0.5; besides, 10% random flips as above;
+- ``lenient``: each grade, with probability 0.25, raised by one (3 stays 3); besides, 10%
+  random flips.
+
+For each machine, strategy (uniform, stratified, active) and budget (a share of the pool),
+the humans' grades of the sample are the all-human ones and evaluation.certified.certify_means
+gives each run's mean nDCG@10 with a 95% interval. Reported over replays: the coverage (the
+share of run x replay intervals holding the run's all-human nDCG@10), Kendall's tau-b of the
+certified leaderboard and of the machine-only one against the all-human leaderboard (mean and
+worst), the interval's mean width, the share of pairs of runs settled (Holm), the humans
+used; and, per machine and strategy, the least budget of those tried that meets both targets
+(tau >= 0.95 on average and coverage >= 93%).
+
+The gate. Each replay makes topics with a three-word query from a 2,000-word vocabulary and
+passages of 3-5 sentences of random words; the pairs are ones humans graded not relevant,
+and no original passage holds every query word. A simulated machine calls a pair relevant
+with probability 0.08 (a fresh draw for every text it reads: a reworded passage can change
+its call either way); the ``biased`` machine adds 0.10 when the passage holds every query
+word (a lexical-overlap bias of 10 points), the ``unbiased`` one nothing. Both ignore
+instructions. evaluation.certified.check_gate runs the three probes; a replay catches the
+biased machine when the gate blocks it, and passes the unbiased one when it does not.
+"""
+
+import argparse
+import json
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from synthetic_systems import PROFILES, generate_collection  # noqa: E402
+
+from evaluation.analysis.ranking_agreement import kendall_tau_b  # noqa: E402
+from evaluation.certified import (  # noqa: E402
+    build_pool,
+    certify_means,
+    check_gate,
+    influence_scores,
+    inject_instruction,
+    ndcg_means,
+    sample_active,
+    sample_stratified,
+    sample_uniform,
+    shuffle_sentences,
+    stuff_query_words,
+)
+
+MACHINES = ("flips", "lexical", "lenient")
+STRATEGIES = ("uniform", "stratified", "active")
+TAU_TARGET, COVERAGE_TARGET = 0.95, 0.93
+TOP_GRADE = 3
+
+
+def machine_grades(name, truth, overlap, rng):
+    """A machine's grades of the pool (see the module)."""
+    grades = truth.copy()
+    if name == "lexical":
+        fooled = (truth == 0) & (overlap >= 0.5) & (rng.random(truth.size) < 0.5)
+        grades[fooled] = 1
+    if name == "lenient":
+        raised = rng.random(truth.size) < 0.25
+        grades[raised] = np.minimum(grades[raised] + 1, TOP_GRADE)
+    flip = rng.random(truth.size) < (0.2 if name == "flips" else 0.1)
+    other = rng.integers(0, TOP_GRADE, size=truth.size)
+    grades[flip] = np.where(other >= grades, other + 1, other)[flip]  # any grade but its own
+    return grades
+
+
+def replay_collection(replay, topics):
+    collection = generate_collection(
+        topics=topics,
+        seed=replay,
+        systems=20,
+        families=6,
+        candidates=300,
+        depth=20,
+        quality_range=PROFILES["trec-like"]["quality_range"],
+    )
+    pairs = sorted(
+        {(q, d) for run in collection.runs.values() for q, docs in run.items() for d in docs[:10]}
+    )
+    pool = build_pool(pairs, collection.runs, k=10, top_grade=TOP_GRADE)
+    truth = np.array([collection.qrels[q][d] for q, d in pool.pairs])
+    overlap = (pool.weights > 0).mean(axis=0)
+    return pool, truth, overlap
+
+
+def draw(strategy, pool, machine, budget, seed):
+    if strategy == "uniform":
+        return sample_uniform(pool.size, budget, seed=seed)
+    if strategy == "stratified":
+        return sample_stratified(pool, machine, budget, seed=seed)
+    return sample_active(influence_scores(pool, machine), budget, seed=seed)
+
+
+def tau(truth, scores):
+    names = sorted(truth)
+    return kendall_tau_b([truth[n] for n in names], [scores[n] for n in names])
+
+
+def bench_means(replays, topics, budgets):
+    rows = {}
+    for replay in range(replays):
+        pool, truth, overlap = replay_collection(replay, topics)
+        exact = ndcg_means(pool, truth)
+        for m, name in enumerate(MACHINES):
+            machine = machine_grades(name, truth, overlap, np.random.default_rng([replay, 1, m]))
+            machine_tau = tau(exact, ndcg_means(pool, machine))
+            for s, strategy in enumerate(STRATEGIES):
+                for b, budget in enumerate(budgets):
+                    sample = draw(strategy, pool, machine, budget, [replay, 2, m, s, b])
+                    certified = certify_means(pool, machine, sample, truth[sample.chosen])
+                    row = rows.setdefault(
+                        (name, strategy, budget),
+                        {
+                            "cover": [],
+                            "tau": [],
+                            "machine_tau": [],
+                            "width": [],
+                            "settled": [],
+                            "humans": [],
+                            "pool": [],
+                        },
+                    )
+                    row["cover"] += [r.low <= exact[r.run] <= r.high for r in certified.runs]
+                    row["tau"].append(tau(exact, certified.estimates()))
+                    row["machine_tau"].append(machine_tau)
+                    row["width"] += [r.high - r.low for r in certified.runs]
+                    row["settled"].append(certified.settled_share())
+                    row["humans"].append(certified.humans)
+                    row["pool"].append(pool.size)
+    return {
+        key: {
+            "coverage": float(np.mean(v["cover"])),
+            "tau_mean": float(np.mean(v["tau"])),
+            "tau_worst": float(np.min(v["tau"])),
+            "machine_tau": float(np.mean(v["machine_tau"])),
+            "width": float(np.mean(v["width"])),
+            "settled": float(np.mean(v["settled"])),
+            "humans": float(np.mean(v["humans"])),
+            "pool": float(np.mean(v["pool"])),
+        }
+        for key, v in rows.items()
+    }
+
+
+# -- the gate -------------------------------------------------------------------------------
+
+
+def gate_texts(replay, pairs):
+    """(query, passage) of ``pairs`` not-relevant pairs: no passage holds every query word."""
+    rng = random.Random(f"gate/{replay}")
+    vocabulary = [f"w{i:04d}" for i in range(2000)]
+    texts = []
+    for p in range(pairs):
+        query_words = rng.sample(vocabulary, 3)
+        sentences = []
+        for _ in range(rng.randint(3, 5)):
+            words = rng.sample(vocabulary, rng.randint(6, 10))
+            sentences.append(" ".join(words).capitalize() + ".")
+        passage = " ".join(sentences)
+        # Some passages share query words with the query, never all of them.
+        shared = rng.sample(query_words, rng.randint(0, 2))
+        passage = passage[:-1] + " " + " ".join(shared) + "." if shared else passage
+        texts.append((" ".join(query_words), passage, f"{replay}-{p}"))
+    return texts
+
+
+def machine_call(name, query, passage):
+    """A simulated machine's grade of a not-relevant pair (see the module)."""
+    draw = random.Random(f"{name}/{query}/{passage}").random()
+    words = set(passage.replace(".", " ").lower().split())
+    rate = 0.08
+    if name == "biased" and all(w in words for w in query.split()):
+        rate += 0.10
+    return 1 if draw < rate else 0
+
+
+def bench_gate(replays, sizes):
+    out = {}
+    for size in sizes:
+        for name in ("biased", "unbiased"):
+            blocked, rises = 0, {}
+            for replay in range(replays):
+                texts = gate_texts(replay, size)
+                original = [machine_call(name, q, p) for q, p, _ in texts]
+                probes = {
+                    "query words": [
+                        machine_call(name, q, stuff_query_words(p, q)) for q, p, _ in texts
+                    ],
+                    "instruction": [
+                        machine_call(name, q, inject_instruction(p)) for q, p, _ in texts
+                    ],
+                    "shuffled": [
+                        machine_call(name, q, shuffle_sentences(p, seed=i)) for q, p, i in texts
+                    ],
+                }
+                result = check_gate([0] * size, original, probes)
+                blocked += result.blocked
+                for r in result.rises:
+                    rises.setdefault(r.probe, []).append(r.rise)
+            out[size, name] = {
+                "blocked": blocked,
+                "replays": replays,
+                "rise": {k: float(np.mean(v)) for k, v in rises.items()},
+            }
+    return out
+
+
+def report(means, gate, args, seconds):
+    lines = [
+        f"Machine judges you can trust: {args.replays} replays, {args.topics} topics, "
+        f"20 systems, depth-10 pools (about {np.mean([v['pool'] for v in means.values()]):.0f} "
+        f"pairs), nDCG@10, 95% intervals; {seconds:.0f} s on {platform.machine()}.",
+        "",
+        "| machine | strategy | humans (share of pool) | coverage | tau certified (worst) "
+        "| tau machine only | interval width | settled pairs (Holm) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for (machine, strategy, budget), v in means.items():
+        lines.append(
+            f"| {machine} | {strategy} | {v['humans']:.0f} ({budget:.0%}) | {v['coverage']:.1%} "
+            f"| {v['tau_mean']:.3f} ({v['tau_worst']:.3f}) | {v['machine_tau']:.3f} "
+            f"| {v['width']:.3f} | {v['settled']:.1%} |"
+        )
+    lines += ["", "Least budget tried that meets tau >= 0.95 and coverage >= 93%:", ""]
+    lines += ["| machine | " + " | ".join(STRATEGIES) + " |", "| --- |" + " --- |" * 3]
+    for machine in MACHINES:
+        cells = []
+        for strategy in STRATEGIES:
+            met = [
+                b
+                for (m, s, b), v in means.items()
+                if m == machine
+                and s == strategy
+                and v["tau_mean"] >= TAU_TARGET
+                and v["coverage"] >= COVERAGE_TARGET
+            ]
+            cells.append(f"{min(met):.0%}" if met else "none tried")
+        lines.append(f"| {machine} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "| probed pairs | machine | gate blocked | mean rise: query words / instruction / "
+        "shuffled |",
+        "| --- | --- | --- | --- |",
+    ]
+    for (size, name), v in gate.items():
+        rise = v["rise"]
+        lines.append(
+            f"| {size} | {name} | {v['blocked']}/{v['replays']} | "
+            f"{rise['query words']:+.3f} / {rise['instruction']:+.3f} / {rise['shuffled']:+.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--replays", type=int, default=20)
+    parser.add_argument("--topics", type=int, default=50)
+    parser.add_argument("--budgets", default="0.05,0.1,0.2", help="shares of the pool")
+    parser.add_argument("--gate-pairs", default="200,400,800", help="probed pairs per replay")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    args = parser.parse_args(argv)
+    budgets = [float(b) for b in args.budgets.split(",")]
+    started = time.perf_counter()
+    means = bench_means(args.replays, args.topics, budgets)
+    gate = bench_gate(args.replays, [int(s) for s in args.gate_pairs.split(",")])
+    text = report(means, gate, args, time.perf_counter() - started)
+    print(text)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "machine_trust.md").write_text(text + "\n")
+    raw = {
+        "means": [
+            {"machine": m, "strategy": s, "budget": b, **v} for (m, s, b), v in means.items()
+        ],
+        "gate": [{"pairs": n, "machine": m, **v} for (n, m), v in gate.items()],
+    }
+    (args.out / "machine_trust.json").write_text(json.dumps(raw, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

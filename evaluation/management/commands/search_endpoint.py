@@ -1,0 +1,157 @@
+"""Search endpoints from the command line: list, add, test, run (evaluation/services/search.py).
+
+    manage.py search_endpoint add es-bm25 --kind elasticsearch \\
+        --url http://127.0.0.1:9200/docs/_search --key-env QRELSMITH_SEARCH_KEY_ES
+    manage.py search_endpoint test es-bm25 "heat pumps"
+    manage.py search_endpoint run es-bm25 --qrels 3 --k 100 --user alice
+
+A key is never taken on the command line (it would sit in the shell's history and the
+process list): name its environment variable with --key-env, or store it on the page or
+through the API.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import search
+from evaluation.models import SearchEndpoint
+from evaluation.services import ImportRejected
+from evaluation.services import search as service
+
+
+class Command(BaseCommand):
+    help = "List, add, test and run search endpoints (live engines that make runs)."
+
+    def add_arguments(self, parser):
+        commands = parser.add_subparsers(dest="action", required=True)
+        commands.add_parser("list", help="the endpoints")
+        add = commands.add_parser("add", help="configure an endpoint")
+        add.add_argument("name")
+        add.add_argument("--kind", required=True, choices=search.KINDS)
+        add.add_argument("--url", required=True, help="the search address, without a query")
+        add.add_argument("--method", default="", choices=["", "GET", "POST"])
+        add.add_argument("--template", default="", help="a file holding the JSON template")
+        add.add_argument("--mapping", default="", help="JSON: hits, id, title, text, score")
+        add.add_argument("--auth", default="none", choices=search.AUTHS)
+        add.add_argument("--auth-header", default="")
+        add.add_argument("--key-env", default="", help=f"{service.KEY_ENV_PREFIX}<NAME>")
+        add.add_argument("--timeout", type=float, default=10.0)
+        add.add_argument("--retries", type=int, default=2)
+        add.add_argument("--concurrency", type=int, default=4)
+        test = commands.add_parser("test", help="ask one query and print the mapped hits")
+        test.add_argument("name")
+        test.add_argument("query")
+        run = commands.add_parser("run", help="ask every topic of a query set; store a run")
+        run.add_argument("name")
+        sets = run.add_mutually_exclusive_group(required=True)
+        sets.add_argument("--campaign", type=int, help="a campaign's id (led by --user)")
+        sets.add_argument("--qrels", type=int, help="a qrels version's id")
+        run.add_argument("--k", type=int, default=100, help=f"depth, at most {search.MAX_K}")
+        run.add_argument("--user", required=True, help="whose access rules apply")
+        run.add_argument("--system", default="")
+        run.add_argument("--run-name", default="")
+
+    def handle(self, *args, action, **options):
+        try:
+            getattr(self, f"_{action}")(**options)
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages)) from None
+
+    def _endpoint(self, name: str) -> SearchEndpoint:
+        try:
+            return SearchEndpoint.objects.get(name=name)
+        except SearchEndpoint.DoesNotExist:
+            raise CommandError(f"no search endpoint named {name!r}") from None
+
+    def _list(self, **options):
+        for endpoint in SearchEndpoint.objects.all():
+            self.stdout.write(
+                f"{endpoint.name}\t{endpoint.kind}\tv{endpoint.version}\t{endpoint.url}\t"
+                f"key: {service.key_source(endpoint)}"
+            )
+
+    def _add(
+        self,
+        *,
+        name,
+        kind,
+        url,
+        method,
+        template,
+        mapping,
+        auth,
+        auth_header,
+        key_env,
+        timeout,
+        retries,
+        concurrency,
+        **options,
+    ):
+        text = ""
+        if template:
+            path = Path(template)
+            if not path.is_file():
+                raise CommandError(f"{template}: no such file")
+            text = path.read_text()
+        try:
+            mapped = json.loads(mapping) if mapping else None
+        except ValueError:
+            raise CommandError("--mapping is not JSON") from None
+        if mapped is not None and not isinstance(mapped, dict):
+            raise CommandError("--mapping must be a JSON object")
+        endpoint = service.create_search_endpoint(
+            name=name,
+            kind=kind,
+            url=url,
+            method=method,
+            template=text,
+            mapping=mapped,
+            auth=auth,
+            auth_header=auth_header,
+            api_key_env=key_env,
+            timeout=timeout,
+            max_retries=retries,
+            concurrency=concurrency,
+        )
+        self.stdout.write(f"Saved search endpoint {endpoint.name} (id {endpoint.pk}).")
+
+    def _test(self, *, name, query, **options):
+        check = service.test_connection(endpoint=self._endpoint(name), query=query)
+        if not check.ok:
+            status = f", HTTP {check.status}" if check.status else ""
+            raise CommandError(f"the test failed ({check.kind}{status}): {check.error}")
+        self.stdout.write(f"{check.count} hits in {check.seconds:.3f} s for {check.query!r}:")
+        for rank, hit in enumerate(check.hits, 1):
+            self.stdout.write(f"{rank}\t{hit.docno}\t{hit.score:.4f}\t{hit.title[:80]}")
+
+    def _run(self, *, name, campaign, qrels, k, user, system, run_name, **options):
+        endpoint = self._endpoint(name)
+        found = get_user_model().objects.filter(username=user).first()
+        if found is None:
+            raise CommandError(f"no user named {user!r}")
+        try:
+            made = service.make_search_run(
+                endpoint=endpoint,
+                user=found,
+                k=k,
+                campaign=campaign,
+                qrels=qrels,
+                system=system,
+                name=run_name,
+                on_progress=lambda done, total: self.stderr.write(
+                    f"\rasked {done} of {total}", ending=""
+                ),
+            )
+        except ImportRejected as rejected:
+            raise CommandError(str(rejected)) from None
+        self.stderr.write("")
+        self.stdout.write(f"Stored run {made.run} (id {made.run.pk}). {service.summary(made)}")
+        if made.failed_count:
+            for query in made.failed:
+                self.stderr.write(f"failed: {query['qid']}: {query['error']}")
