@@ -36,7 +36,7 @@ __all__ = [
     "too_large_response",
 ]
 
-# The words of every refusal (the API's too, common/permissions.py), so that it reads the same
+# The words of every refusal (the API's too, accounts/permissions.py), so that it reads the same
 # wherever it happens; a page adds what to do next.
 UPLOAD_TOO_LARGE = "The upload is larger than the limit of {limit} MB (MAX_UPLOAD_MB)."
 NEXT_STEP = "Nothing was stored. Send a smaller file, or gzip it: every import reads .gz files."
@@ -47,7 +47,7 @@ _REFUSED = "_upload_limit_exceeded"
 
 def max_upload_bytes() -> int:
     """The upload limit in bytes, the one place it is computed: a request's body with files
-    (here and common/permissions.py), and the most an import reads after decompression
+    (here and accounts/permissions.py), and the most an import reads after decompression
     (annotation's and evaluation's tasks and services), which read inside a request parses
     in seconds."""
     return settings.MAX_UPLOAD_MB * MIB

@@ -15,7 +15,7 @@ import logging
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-from jobs.services import is_database_locked
+from common.database import is_database_locked
 from jobs.services.limits import TooLargeForRequest
 
 logger = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from django.http import HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
-from common.permissions import BODY_TOO_LARGE
+from accounts.permissions import BODY_TOO_LARGE
 from config.busy import busy_response, is_busy
 
 __all__ = [

@@ -17,9 +17,9 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils.json import strict_constant
 
+from accounts.permissions import BODY_TOO_LARGE, PayloadTooLarge
 from common.json_keys import RepeatedKeys, unique_keys
 from common.nesting import MAX_DEPTH, nesting_depth
-from common.permissions import BODY_TOO_LARGE, PayloadTooLarge
 
 __all__ = ["MAX_DEPTH", "TOO_DEEP", "BoundedJSONParser", "nesting_depth"]
 

@@ -135,3 +135,26 @@ def test_the_check_sees_a_loop_made_by_an_import_inside_a_function(tmp_path):
     graph = import_graph(module_files(tmp_path, ["app"]))
     assert graph["app.other"] == {"app.services"}
     assert cycles(graph) == [["app.services", "app.tasks"]]
+
+
+def test_config_is_the_roof_and_common_the_cellar():
+    """config/ (settings, URLs, middleware) sits above the apps and no app imports it;
+    common/ sits below them and imports none of them (README, Development)."""
+    graph = import_graph(module_files())
+    apps = ("accounts", "annotation", "evaluation", "jobs")
+    up = sorted(
+        f"{a} -> {b}"
+        for a, bs in graph.items()
+        if a.split(".")[0] in (*apps, "common")
+        for b in bs
+        if b.split(".")[0] == "config"
+    )
+    down = sorted(
+        f"{a} -> {b}"
+        for a, bs in graph.items()
+        if a.split(".")[0] == "common"
+        for b in bs
+        if b.split(".")[0] in apps
+    )
+    assert not up, f"the apps reach up into config/ (move what they need to common/): {up}"
+    assert not down, f"common/ reaches into an app (move it into that app): {down}"

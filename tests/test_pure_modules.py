@@ -27,7 +27,7 @@ DJANGO = {"django", "rest_framework", "drf_spectacular", "django_tasks_db"}
 # access (who may see what: querysets of the models), backup (a campaign's export and
 # restore, and the instance's, read and write the database), dashboards (evaluation's
 # dashboard use cases, which query the models), and accounts' hooks into Django's auth
-# (authentication, checks, signals, schema, context_processors).
+# (authentication, permissions, checks, signals, schema, context_processors).
 ROOMS = {
     "models",
     "views",
@@ -49,6 +49,7 @@ ROOMS = {
     "signals",
     "schema",
     "context_processors",
+    "permissions",
 }
 
 

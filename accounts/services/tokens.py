@@ -15,7 +15,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import PersonalToken
-from jobs.services import is_database_locked
+from common.database import is_database_locked
 
 # Recognisable in logs and to secret scanners; the page shows the prefix plus a few
 # characters so people can tell their tokens apart.

@@ -12,6 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import RolePermissionsMixin
 from annotation import tasks
 from annotation.api.common import (
     LedCampaignMixin,
@@ -24,7 +25,6 @@ from annotation.services import adjudication as service
 from annotation.services import final_grades, grade_tables
 from common import text_limits
 from common.ids import MAX_ID
-from common.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 from jobs.api import JobSerializer
 from jobs.services.limits import fits_in_request

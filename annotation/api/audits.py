@@ -11,11 +11,11 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import RolePermissionsMixin
 from annotation import tasks
 from annotation.api.common import LedCampaignMixin, messages_of, start_campaign_job
 from annotation.models import AuditKind, AuditPair, MachineAudit, Pair
 from annotation.services import audits as service
-from common.permissions import RolePermissionsMixin
 from jobs.api import JobSerializer
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
 

@@ -15,6 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import IsLead, RolePermissionsMixin
 from annotation import services, tasks
 from annotation.access import get_campaign_for_lead, judge_users, leads
 from annotation.api import agreement as agreement_api
@@ -30,7 +31,6 @@ from annotation.api.common import (
 from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, MAX_GRADES, SCALES
 from common import text_limits
-from common.permissions import IsLead, RolePermissionsMixin
 from evaluation.api.common import UPLOAD_REFUSED
 from jobs.api import JobSerializer
 from jobs.services.limits import fits_in_request

@@ -12,12 +12,12 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import RolePermissionsMixin
 from annotation import tasks
 from annotation.api.common import LedCampaignMixin, messages_of
 from annotation.formats import describe_judgment_formats
 from annotation.models import EXTERNAL_JUDGE_KINDS, ExternalJudge, ImportFormat, JudgmentImport
 from annotation.services import imports
-from common.permissions import RolePermissionsMixin
 from evaluation.api.common import trec_errors
 from evaluation.trec import TrecFormatError
 from jobs.api import JobSerializer, accepted

@@ -11,11 +11,11 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import RolePermissionsMixin
 from annotation import services, tasks
 from annotation.access import judge_users
 from annotation.api.common import MESSAGES, LedCampaignMixin, start_campaign_job
 from annotation.models import CampaignJudge
-from common.permissions import RolePermissionsMixin
 from jobs.api import JobSerializer
 from jobs.services.limits import fits_in_request
 

@@ -12,6 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import RolePermissionsMixin
 from annotation import services
 from annotation.api.common import (
     MAX_SECONDS,
@@ -29,7 +30,6 @@ from annotation.models import (
     Topic,
 )
 from common import text_limits
-from common.permissions import RolePermissionsMixin
 from evaluation.api.common import QueryParameters
 
 # --- assignments ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import RolePermissionsMixin
 from annotation.api.agreement import AgreementStatisticSerializer
 from annotation.api.common import LedCampaignMixin, messages_of
 from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
@@ -28,7 +29,6 @@ from annotation.models import (
 from annotation.services import machine_checks
 from annotation.services import machine_judges as service
 from annotation.services import machine_runs as runs
-from common.permissions import RolePermissionsMixin
 from jobs.api import JOB_STARTED, started
 
 

@@ -11,6 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import RolePermissionsMixin
 from annotation import formats, services, tasks
 from annotation.api.common import (
     MAX_RUNS,
@@ -19,7 +20,6 @@ from annotation.api.common import (
     messages_of,
 )
 from annotation.models import Campaign, Document, Pair, PairSource, Topic
-from common.permissions import RolePermissionsMixin
 from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.api.common import QueryParameters
 from evaluation.models import Run

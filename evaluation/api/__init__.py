@@ -1,6 +1,6 @@
 """The evaluation API: qrels, systems, runs and evaluations (DRF, thin over services).
 
-Who may do what (common/permissions.py; the full matrix is in tests/api/test_permissions.py):
+Who may do what (accounts/permissions.py; the full matrix is in tests/api/test_permissions.py):
 every logged-in user reads qrels; leads and engineers import qrels and read systems, runs
 and evaluations (leads pool runs); engineers manage systems and runs and create evaluations.
 Admins (superusers) hold every role. Judges see none of systems, runs or evaluations: judging

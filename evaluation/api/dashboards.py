@@ -18,8 +18,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.permissions import IsLeadOrEngineer
 from common.ids import parse_id, parse_ids
-from common.permissions import IsLeadOrEngineer
 from evaluation import dashboards, services
 from evaluation.api.common import (
     MESSAGES,

@@ -12,7 +12,7 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from common.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
+from accounts.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import measures, services
 from evaluation.api.common import (
     MESSAGES,

@@ -14,8 +14,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
+from accounts.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from common import text_limits
-from common.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from common.uploads import max_upload_bytes
 from evaluation import services, tasks
 from evaluation.access import readable_qrels

@@ -13,8 +13,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.validators import UniqueValidator
 
+from accounts.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
 from common import text_limits
-from common.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import dashboards, services, tasks
 from evaluation.api.common import (
     MAX_TAGS,

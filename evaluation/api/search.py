@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from common.permissions import IsLeadOrEngineer, RolePermissionsMixin
+from accounts.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import search, tasks
 from evaluation.models import SearchAuth, SearchEndpoint, SearchKind
 from evaluation.services import search as service

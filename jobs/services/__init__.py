@@ -15,8 +15,8 @@ from django.tasks import Task, TaskResultStatus
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from django_tasks_db.models import DBTaskResult
-from django_tasks_db.utils import is_locked_database_exception
 
+from common.database import is_database_locked
 from jobs.models import HEARTBEAT_SECONDS, STALE_AFTER_SECONDS, Job, JobStatus
 
 logger = logging.getLogger(__name__)
@@ -86,11 +86,6 @@ class JobNotRetryable(Exception):
 # Seconds to pause after each "database is locked" before trying again (each attempt has
 # already waited the busy timeout): two minutes of pauses in all, then the error is raised.
 LOCKED_RETRY_DELAYS = (1, 2, 4, 8, 16, 32, 64)
-
-
-def is_database_locked(error: BaseException) -> bool:
-    """Whether ``error`` is a database's "is locked" (SQLite's busy timeout ran out)."""
-    return isinstance(error, OperationalError) and is_locked_database_exception(error)
 
 
 def patiently(write: Callable[[], object], *, what: str, delays=LOCKED_RETRY_DELAYS):

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework.exceptions import ParseError
 
-from common.permissions import PayloadTooLarge
+from accounts.permissions import PayloadTooLarge
 from config.json_bodies import MAX_DEPTH, BoundedJSONParser, nesting_depth
 
 

@@ -25,7 +25,8 @@ from django.db import OperationalError
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
-from jobs.services import is_database_locked, patiently
+from common.database import is_database_locked
+from jobs.services import patiently
 
 logger = logging.getLogger("django_tasks_db")
 
