@@ -76,6 +76,11 @@ MESSAGES = {
     "no_campaign": "No campaign you lead has that id.",
     "no_qrels": "No qrels version you may read has that id.",
     "no_topics": "The query set has no topics.",
+    "no_texts": (
+        "None of the {count} topics of qrels {label} has a query text you may read: a "
+        "qrels version's texts come from the campaigns you lead. Run a campaign's topics, or "
+        "ask its lead or an admin to run this one."
+    ),
     "no_text": "no query text: the topic is in no campaign you lead",
     "all_failed": "Every query failed ({failed:,} of {total:,}); no run was stored.",
     "nothing_found": "The endpoint found nothing for any of the {total:,} queries; a run "
@@ -448,6 +453,8 @@ def load_query_set(*, user, campaign=None, qrels=None) -> QuerySet:
     if not qids:
         raise _invalid("no_topics")
     texts = judging().topic_texts(user, qids)
+    if not texts:  # every query would fail: say why before a job is made
+        raise _invalid("no_texts", count=len(qids), label=version.label)
     return QuerySet(
         f"qrels {version.label}",
         [texts[qid] for qid in qids if qid in texts],

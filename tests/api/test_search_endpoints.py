@@ -198,6 +198,19 @@ def test_the_command_adds_tests_and_runs(engine, world):
         )
 
 
+def test_a_qrels_query_set_without_any_readable_text_is_refused_before_a_job(engine, world):
+    """A qrels version's query texts come from the campaigns the user leads: an engineer who
+    leads none would get a job whose every query fails; they are told why instead."""
+    from jobs.models import Job
+
+    jobs = Job.objects.count()
+    with pytest.raises(ValidationError, match="has a query text you may read"):
+        service.make_search_run(
+            endpoint=make_endpoint(engine), user=world.users["engineer"], k=3, qrels=world.qrels.pk
+        )
+    assert Job.objects.count() == jobs and not SearchRun.objects.exists()
+
+
 def test_a_run_with_failures_says_so_on_its_pages(engine, world, client):
     engine.plan("sourdough", Status(500))
     made = service.make_search_run(
