@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -77,15 +78,104 @@ def uses_database(item) -> bool:
     return bool(DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())))
 
 
-def pytest_collection_modifyitems(config, items):
-    """``DATABASE_TESTS_ONLY=1`` (CI's second database, .ci/run) keeps only the tests that
-    reach the database: the others (pure computation, parsers, measures) give the same
-    result whatever DATABASE_URL says, and already ran against the first database."""
-    if os.environ.get("DATABASE_TESTS_ONLY") != "1":
-        return
-    kept, dropped = [], []
+# CI's lanes (.ci/run): TEST_LANES names the database of each lane ("sqlite sqlite postgresql
+# postgresql"), TEST_LANE is this process's (0, 1, ...). Every test that reaches the database
+# runs once in a lane of each database named; every other test (pure computation, parsers,
+# measures) runs once in some lane, whatever its database. Work goes by test file (one file's
+# tests of one kind stay together, so module fixtures are made once), the longest first, each
+# to the lane with the least so far (by .ci/durations.tsv, seconds per file and kind;
+# DEFAULT_SECONDS per test where it has none), so the lanes end at about the same time. Every
+# lane computes the same plan from the same collection.
+DURATIONS = Path(__file__).resolve().parents[1] / ".ci" / "durations.tsv"
+DEFAULT_SECONDS = 0.3
+PURE = "pure"
+
+
+def database_kind() -> str:
+    from django.db import connection
+
+    return "sqlite" if connection.vendor == "sqlite" else "postgresql"
+
+
+def recorded_seconds() -> dict:
+    """(file, kind) -> seconds, from .ci/durations.tsv ('#' lines are comments)."""
+    seconds = {}
+    if DURATIONS.is_file():
+        for line in DURATIONS.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                path, kind, value = line.split("\t")
+                seconds[path, kind] = seconds.get((path, kind), 0.0) + float(value)
+    return seconds
+
+
+def plan_lanes(items, lanes: list[str]) -> list[list]:
+    """The tests of each lane (see above)."""
+    units: dict[tuple[str, str], list] = {}
     for item in items:
-        (kept if uses_database(item) else dropped).append(item)
+        path = item.nodeid.split("::")[0]
+        kinds = sorted(set(lanes)) if uses_database(item) else [PURE]
+        for kind in kinds:
+            units.setdefault((path, kind), []).append(item)
+    recorded = recorded_seconds()
+
+    def weight(unit) -> float:
+        return recorded.get(unit, DEFAULT_SECONDS * len(units[unit]))
+
+    load = [0.0] * len(lanes)
+    planned: list[list] = [[] for _ in lanes]
+    for unit in sorted(units, key=lambda u: (-weight(u), u)):
+        _path, kind = unit
+        eligible = [i for i, lane in enumerate(lanes) if kind in (PURE, lane)]
+        lane = min(eligible, key=lambda i: (load[i], i))
+        load[lane] += weight(unit)
+        planned[lane] += units[unit]
+    return planned
+
+
+def pytest_collection_modifyitems(config, items):
+    """``DATABASE_TESTS_ONLY=1`` keeps only the tests that reach the database: the others
+    (pure computation, parsers, measures) give the same result whatever DATABASE_URL says.
+    ``TEST_LANES``/``TEST_LANE`` keep this lane's share (see ``plan_lanes``)."""
+    if os.environ.get("TEST_LANES"):
+        lanes = os.environ["TEST_LANES"].split()
+        lane = int(os.environ["TEST_LANE"])
+        if lanes[lane] != database_kind():
+            raise pytest.UsageError(
+                f"TEST_LANE={lane} is a {lanes[lane]} lane, but DATABASE_URL is {database_kind()}"
+            )
+        kept = {id(item) for item in plan_lanes(items, lanes)[lane]}
+    elif os.environ.get("DATABASE_TESTS_ONLY") == "1":
+        kept = {id(item) for item in items if uses_database(item)}
+    else:
+        return
+    dropped = [item for item in items if id(item) not in kept]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+        items[:] = [item for item in items if id(item) in kept]
+
+
+# TEST_DURATIONS_OUT: where a lane writes the seconds each of its units took (file, kind,
+# seconds: the lines of .ci/durations.tsv), for .ci/run to gather.
+_unit_seconds: dict[tuple[str, str], float] = {}
+
+
+def pytest_runtest_logreport(report):
+    if not os.environ.get("TEST_DURATIONS_OUT"):
+        return
+    kind = dict(report.user_properties).get("kind", PURE)
+    unit = (report.nodeid.split("::")[0], kind)
+    _unit_seconds[unit] = _unit_seconds.get(unit, 0.0) + report.duration
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if os.environ.get("TEST_DURATIONS_OUT"):
+        item.user_properties.append(("kind", database_kind() if uses_database(item) else PURE))
+
+
+def pytest_sessionfinish(session):
+    out = os.environ.get("TEST_DURATIONS_OUT")
+    if out:
+        with open(out, "w") as f:
+            for (path, kind), seconds in sorted(_unit_seconds.items()):
+                f.write(f"{path}\t{kind}\t{seconds:.1f}\n")

@@ -2,6 +2,7 @@
 the round trip keeps every field of every row, timestamps and history order included; a
 corrupt file is refused with its JSON path and leaves the database as it was."""
 
+import copy
 import gzip
 import io
 import json
@@ -16,7 +17,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
+from django.db import connection, transaction
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from accounts.services.roles import Role
@@ -48,6 +50,7 @@ from annotation.services.audits import send_audit
 from annotation.services.external import add_external_judge, record_machine_grade
 from annotation.services.imports import import_judgments
 from annotation.services.tallies import tally_pairs
+from common.outbound import parse_allow
 from common.secrets import seal
 from evaluation import services as evaluation
 from evaluation.models import QrelsEntry, QrelsVersion
@@ -567,14 +570,25 @@ def test_no_create_users_refuses_a_backup_naming_unknown_people(tmp_path):
 # --- refused files ------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def small_backup_document(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The small campaign's backup document, made once for the refusal tests (each test
+    changes a copy of it): the campaign is built and exported in a transaction that is then
+    rolled back."""
+    path = tmp_path_factory.mktemp("small-backup") / "b.json"
+    loopback = override_settings(OUTBOUND_ALLOW=parse_allow(["127.0.0.1"]))
+    with django_db_blocker.unblock(), loopback, transaction.atomic():
+        export(build_campaign(), path)
+        transaction.set_rollback(True)
+    return read_document(path)
+
+
 @pytest.fixture
-def small_backup(tmp_path, monkeypatch):
-    """A small campaign's backup document (as a dict) and a function that writes a variant
-    of it and imports it, returning the refusal's message."""
-    campaign = build_campaign()
-    export(campaign, tmp_path / "b.json")
-    document = read_document(tmp_path / "b.json")
-    delete_everything()
+def small_backup(small_backup_document, tmp_path, monkeypatch):
+    """A small campaign's backup document (as a dict, this test's own copy) and a function
+    that writes a variant of it and imports it, returning the refusal's message."""
+    document = copy.deepcopy(small_backup_document)
+    delete_everything()  # whatever came before, an empty instance
 
     monkeypatch.chdir(tmp_path)  # errors name the file as given: backup.json
 

@@ -40,17 +40,21 @@ def upload(name: str, data: bytes) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")
 
 
-@pytest.fixture
-def make_user(django_user_model):
+def user_maker(user_model):
     def make(username: str, *roles: str, superuser: bool = False):
         if superuser:
-            return django_user_model.objects.create_superuser(username, password=None)
-        user = django_user_model.objects.create_user(username)  # no password: hashing is slow
+            return user_model.objects.create_superuser(username, password=None)
+        user = user_model.objects.create_user(username)  # no password: hashing is slow
         if roles:
             user.groups.add(*Group.objects.filter(name__in=roles))
         return user
 
     return make
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    return user_maker(django_user_model)
 
 
 @pytest.fixture
@@ -125,6 +129,28 @@ class World:
 
 @pytest.fixture
 def world(make_user, media_root) -> World:
+    """A fresh ``build_world()`` for each test, with a MEDIA_ROOT of its own."""
+    return build_world(make_user)
+
+
+@pytest.fixture(scope="module")
+def module_world(django_db_setup, django_db_blocker, tmp_path_factory) -> World:
+    """``build_world()`` once for a whole module whose tests only use the world's ids and
+    users (and change rows inside their own transaction, which pytest-django rolls back to
+    this world after each test): made in a transaction held open until the module's last test
+    and then rolled back, with a MEDIA_ROOT of the module's own. A module opts in with a
+    ``world`` fixture of its own that returns it."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+    from django.test import override_settings
+
+    media = override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("media"))
+    with django_db_blocker.unblock(), media, transaction.atomic():
+        yield build_world(user_maker(get_user_model()))
+        transaction.set_rollback(True)
+
+
+def build_world(make_user) -> World:
     """A campaign led by ``lead`` with topics 1 and 2, documents d1–d4, every pair in the
     pool, overlap 1 between ``judge`` and ``other_judge`` (``spare_judge`` judges nothing);
     one graded assignment each; qrels, a system with a run and its evaluation; a job of the

@@ -4,9 +4,10 @@ error, and every answer's body and content type match what the schema documents 
 status.
 
 The schema is drf-spectacular's own (what /api/v1/schema/ serves); requests go through the
-WSGI app, inside the test's transaction, against ``world`` (tests/api/conftest.py), a fresh
-one per operation and role. Path ids are world's real objects, so the generated bodies and
-query parameters reach the code behind them instead of a 404. Upload endpoints stay in the
+WSGI app, inside the test's transaction, against ``world`` (tests/api/conftest.py), made once
+for the module and rolled back to after each operation and role. Path ids are world's real
+objects, so the generated bodies and query parameters reach the code behind them instead of
+a 404. Upload endpoints stay in the
 run: Schemathesis cannot make a meaningful run or qrels file, so they mostly test refusals.
 
 Bounded: 5 examples per operation and role, no shrinking, derandomized (the same requests
@@ -81,6 +82,14 @@ def real_ids(path: str, generated: dict, world) -> dict:
             assert name in OTHER_PARAMETERS, f"add {name!r} to OTHER_PARAMETERS"
             chosen[name] = world.ids[OTHER_PARAMETERS[name]]
     return chosen
+
+
+@pytest.fixture
+def world(module_world, db):
+    """One world for the module (tests/api/conftest.py, ``module_world``): each test's
+    requests run in its own transaction, rolled back to this world when it ends, so every
+    operation and role still meets the world as it was made."""
+    return module_world
 
 
 @pytest.fixture

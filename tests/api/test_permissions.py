@@ -356,6 +356,13 @@ BODIES = {
 }
 
 
+@pytest.fixture
+def world(module_world, db):
+    """One world for the module (tests/api/conftest.py, ``module_world``), rolled back to
+    after each test as each role's request is rolled back within it."""
+    return module_world
+
+
 def scored_other_run(world) -> int:
     """A second run scored like the world's (made inside each role's rolled-back request)."""
     from evaluation import services
