@@ -25,7 +25,7 @@ from common.uploads import max_upload_bytes
 from evaluation import dashboards, measures, services
 from evaluation.analysis import pool_fairness
 from evaluation.models import QrelsVersion, Run, SearchEndpoint, SearchRun
-from evaluation.services import search as search_service
+from evaluation.services import endpoint_runs
 from evaluation.trec import TrecFormatError
 from jobs.services import JobFailed, Progress, running
 
@@ -328,7 +328,7 @@ def search_run_task(
     name: str = "",
 ) -> None:
     """Ask a search endpoint every topic of a query set and store the answers as a run
-    (evaluation.services.search_service.make_search_run). The result links to the run; failed
+    (evaluation.services.endpoint_runs.make_search_run). The result links to the run; failed
     queries are named in its summary. A second attempt of the job asks again (a live engine
     may answer differently) and stores a run of its own name, never the same row twice."""
     with running(job_id) as progress:
@@ -340,7 +340,7 @@ def search_run_task(
         # the result (the row names its job, once), not a second run.
         made = SearchRun.objects.filter(job_id=progress.job.pk).select_related("run").first()
         try:
-            made = made or search_service.make_search_run(
+            made = made or endpoint_runs.make_search_run(
                 endpoint=found,
                 user=progress.job.created_by,
                 k=k,
@@ -362,6 +362,6 @@ def search_run_task(
             "run": run.pk,
             "url": run.get_absolute_url(),
             "label": "See the run",
-            "summary": search_service.summary(made),
+            "summary": endpoint_runs.summary(made),
             "failed": made.failed_count,
         }

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from accounts.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import search, tasks
 from evaluation.models import SearchAuth, SearchEndpoint, SearchKind
+from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
 from jobs.api import JOB_STARTED, started
 from jobs.services import start_job
@@ -210,7 +211,7 @@ class SearchEndpointViewSet(
         asked.is_valid(raise_exception=True)
         data = asked.validated_data
         try:  # refused now rather than in the job: a query set the user may not run
-            service.load_query_set(
+            runs_service.load_query_set(
                 user=request.user, campaign=data.get("campaign"), qrels=data.get("qrels")
             )
         except DjangoValidationError as error:

@@ -13,7 +13,6 @@ drops a stored key unless the same change gives one.
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 from dataclasses import dataclass
@@ -21,20 +20,11 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.files.base import ContentFile
-from django.db import transaction
-from django.utils import timezone
-from django.utils.text import slugify
 
 from common import outbound
-from common.ids import parse_id
 from common.secrets import SecretError, seal, unseal
 from evaluation import search
-from evaluation.access import readable_qrels
-from evaluation.judging import TopicText, judging
-from evaluation.models import QrelsEntry, QrelsVersion, SearchEndpoint, SearchRun
-from evaluation.services.common import ImportRejected
-from evaluation.services.runs import import_run
+from evaluation.models import SearchEndpoint
 
 # The only environment variables an endpoint may read its key from (see the docstring).
 KEY_ENV_PREFIX = "QRELSMITH_SEARCH_KEY_"
@@ -108,7 +98,7 @@ def defaults_for(kind: str) -> dict:
     }
 
 
-def _invalid(key: str, **values) -> ValidationError:
+def invalid(key: str, **values) -> ValidationError:
     return ValidationError(MESSAGES[key].format(**values))
 
 
@@ -117,48 +107,48 @@ def _check(values: dict) -> None:
     if "name" in values:
         name = values["name"]
         if not name or len(name) > 100:
-            raise _invalid("name")
+            raise invalid("name")
     kind = values.get("kind")
     if kind is not None and kind not in search.KINDS:
-        raise _invalid("kind", kinds=", ".join(search.KINDS))
+        raise invalid("kind", kinds=", ".join(search.KINDS))
     if "method" in values and values["method"] not in search.METHODS:
-        raise _invalid("method")
+        raise invalid("method")
     if "url" in values:
         try:
             search.check_endpoint_url(values["url"], policy())
         except outbound.OutboundError as error:
-            raise _invalid("url", why=error.message) from None
+            raise invalid("url", why=error.message) from None
     if "template" in values:
         try:
             search.check_template(values["template"])
         except search.TemplateError as error:
-            raise _invalid("template", why=str(error)) from None
+            raise invalid("template", why=str(error)) from None
     if "mapping" in values:
         try:
             search.compile_mapping(search.Mapping.from_dict(values["mapping"] or {}))
         except search.MappingError as error:
-            raise _invalid("mapping", why=str(error)) from None
+            raise invalid("mapping", why=str(error)) from None
     if values.get("auth") == "header":
         try:
             search.check_header_name(values.get("auth_header", ""))
         except ValueError as error:
-            raise _invalid("header", why=str(error)) from None
+            raise invalid("header", why=str(error)) from None
     name = values.get("api_key_env")
     if name and not ENV_NAME.match(name):
-        raise _invalid("env_name", name=name, prefix=KEY_ENV_PREFIX)
+        raise invalid("env_name", name=name, prefix=KEY_ENV_PREFIX)
     key = values.get("api_key")
     if key and (len(key) > API_KEY_MAX or not API_KEY.match(key)):
-        raise _invalid("key_chars", limit=API_KEY_MAX)
+        raise invalid("key_chars", limit=API_KEY_MAX)
     for field, (low, high) in LIMITS.items():
         value = values.get(field)
         if value is not None and not low <= value <= high:
-            raise _invalid("range", field=field.capitalize(), low=low, high=high)
+            raise invalid("range", field=field.capitalize(), low=low, high=high)
     concurrency = values.get("concurrency")
     if concurrency is not None and not 1 <= concurrency <= settings.OUTBOUND_MAX_CONCURRENCY:
-        raise _invalid("concurrency", high=settings.OUTBOUND_MAX_CONCURRENCY)
+        raise invalid("concurrency", high=settings.OUTBOUND_MAX_CONCURRENCY)
     retries = values.get("max_retries")
     if retries is not None and not 0 <= retries <= settings.OUTBOUND_MAX_RETRIES:
-        raise _invalid("retries", high=settings.OUTBOUND_MAX_RETRIES)
+        raise invalid("retries", high=settings.OUTBOUND_MAX_RETRIES)
 
 
 def _clean(values: dict) -> dict:
@@ -192,7 +182,7 @@ def create_search_endpoint(
 ) -> SearchEndpoint:
     """A new endpoint; an empty template, mapping or method takes the kind's starting one."""
     if kind not in search.KINDS:
-        raise _invalid("kind", kinds=", ".join(search.KINDS))
+        raise invalid("kind", kinds=", ".join(search.KINDS))
     start = defaults_for(kind)
     values = _clean(
         {
@@ -212,10 +202,10 @@ def create_search_endpoint(
         }
     )
     if values["api_key"] and values["api_key_env"]:
-        raise _invalid("both_keys")
+        raise invalid("both_keys")
     _check(values)
     if SearchEndpoint.objects.filter(name=values["name"]).exists():
-        raise _invalid("name_taken", name=values["name"])
+        raise invalid("name_taken", name=values["name"])
     key = values.pop("api_key")
     return SearchEndpoint.objects.create(created_by=created_by, api_key_sealed=seal(key), **values)
 
@@ -232,14 +222,14 @@ def update_search_endpoint(*, endpoint: SearchEndpoint, **changes) -> SearchEndp
     changes = _clean(changes)
     key = changes.pop("api_key", "") or ""
     if key and changes.get("api_key_env"):
-        raise _invalid("both_keys")
+        raise invalid("both_keys")
     if changes.get("auth") == "header" or ("auth_header" in changes and endpoint.auth == "header"):
         changes.setdefault("auth", endpoint.auth)
         changes.setdefault("auth_header", endpoint.auth_header)
     _check({**changes, "api_key": key})
     name = changes.get("name")
     if name and SearchEndpoint.objects.filter(name=name).exclude(pk=endpoint.pk).exists():
-        raise _invalid("name_taken", name=name)
+        raise invalid("name_taken", name=name)
     if "url" in changes and _origin(changes["url"]) != _origin(endpoint.url) and not key:
         clear = True
     if key:
@@ -313,12 +303,12 @@ def search_endpoint(endpoint: SearchEndpoint, *, secret: str) -> search.Endpoint
 def _secret(endpoint: SearchEndpoint) -> str:
     if endpoint.api_key_env:
         if not ENV_NAME.match(endpoint.api_key_env):
-            raise _invalid("env_name", name=endpoint.api_key_env, prefix=KEY_ENV_PREFIX)
+            raise invalid("env_name", name=endpoint.api_key_env, prefix=KEY_ENV_PREFIX)
         key = os.environ.get(endpoint.api_key_env, "")
         if not key:
-            raise _invalid("env_unset", name=endpoint.api_key_env)
+            raise invalid("env_unset", name=endpoint.api_key_env)
         if not API_KEY.match(key):
-            raise _invalid("env_value", name=endpoint.api_key_env)
+            raise invalid("env_value", name=endpoint.api_key_env)
         return key
     try:
         return unseal(endpoint.api_key_sealed)
@@ -343,7 +333,7 @@ def client_for(
             backoff_base=getattr(settings, "SEARCH_BACKOFF_SECONDS", 1.0),
         )
     except outbound.OutboundError as error:
-        raise _invalid("url", why=error.message) from None
+        raise invalid("url", why=error.message) from None
     except ValueError as error:
         raise ValidationError(str(error)) from None
 
@@ -400,170 +390,3 @@ def test_connection(*, endpoint: SearchEndpoint, query: str, k: int = TEST_K) ->
         scores_from=result.mapped.scores_from,
         raw=result.raw,
     )
-
-
-# --- a query set becomes a run -------------------------------------------------------------
-
-
-def check_k(k) -> int:
-    try:
-        return search.check_k(k)
-    except ValueError:
-        raise _invalid("k", high=search.MAX_K) from None
-
-
-def query_set_choices(user) -> dict:
-    """The query sets ``user`` may run: campaigns they lead, qrels versions they read."""
-    return {
-        "campaigns": list(
-            judging().campaigns_led_by(user).order_by("name").values_list("pk", "name")
-        ),
-        "qrels": [(q.pk, q.label) for q in readable_qrels(user, QrelsVersion.objects.all())],
-    }
-
-
-@dataclass(frozen=True)
-class QuerySet:
-    label: str
-    topics: list[TopicText]
-    missing: list[str]  # qids whose text the user cannot read (recorded as failed)
-
-
-def load_query_set(*, user, campaign=None, qrels=None) -> QuerySet:
-    """A campaign's topics (one the user leads) or a qrels version's (one they read; the
-    texts from the campaigns they lead). ValidationError when there is none to run."""
-    if (campaign in (None, "")) == (qrels in (None, "")):
-        raise _invalid("query_set")
-    if campaign not in (None, ""):
-        found = None
-        if parse_id(str(campaign)) is not None:
-            found = judging().campaign_topics(user, parse_id(str(campaign)))
-        if found is None:
-            raise _invalid("no_campaign")
-        name, topics = found
-        if not topics:
-            raise _invalid("no_topics")
-        return QuerySet(f"campaign {name}", topics, [])
-    version = None
-    if parse_id(str(qrels)) is not None:
-        version = readable_qrels(user, QrelsVersion.objects.filter(pk=parse_id(str(qrels)))).first()
-    if version is None:
-        raise _invalid("no_qrels")
-    qids = sorted(set(QrelsEntry.objects.filter(qrels=version).values_list("qid", flat=True)))
-    if not qids:
-        raise _invalid("no_topics")
-    texts = judging().topic_texts(user, qids)
-    if not texts:  # every query would fail: say why before a job is made
-        raise _invalid("no_texts", count=len(qids), label=version.label)
-    return QuerySet(
-        f"qrels {version.label}",
-        [texts[qid] for qid in qids if qid in texts],
-        [qid for qid in qids if qid not in texts],
-    )
-
-
-def default_run_name(endpoint: SearchEndpoint, when) -> str:
-    stem = slugify(endpoint.name)[:60] or "endpoint"
-    return f"{stem}-v{endpoint.version}-{when:%Y%m%d-%H%M%S}"
-
-
-def make_search_run(
-    *,
-    endpoint: SearchEndpoint,
-    user,
-    k: int,
-    campaign=None,
-    qrels=None,
-    system: str = "",
-    name: str = "",
-    job_id: int | None = None,
-    on_progress=lambda done, total: None,
-) -> SearchRun:
-    """Ask the endpoint every topic of the query set to depth ``k`` and store the answers as
-    a run (evaluation.services.import_run: the TREC file, its Parquet artifact, SHA-256),
-    with its provenance. Failed queries are kept as failures; ImportRejected when every
-    query failed or nothing was found (then nothing is stored)."""
-    k = check_k(k)
-    queries = load_query_set(user=user, campaign=campaign, qrels=qrels)
-    frozen = snapshot(endpoint)
-    client = client_for(endpoint)
-    started = timezone.now()
-    name = name.strip() or default_run_name(endpoint, started)
-    tag = slugify(name)[:100] or "run"
-    total = len(queries.topics) + len(queries.missing)
-    done = 0
-
-    def seen(_outcome) -> None:
-        nonlocal done
-        done += 1
-        on_progress(done, total)
-
-    topics = [search.Topic(t.qid, t.query, t.description, t.narrative) for t in queries.topics]
-    try:
-        outcomes = search.ask_topics(
-            client, topics, k=k, concurrency=endpoint.concurrency, on_outcome=seen
-        )
-    finally:
-        client.close()
-    outcomes += [
-        search.Outcome(
-            qid=qid, seconds=0.0, attempts=0, error=MESSAGES["no_text"], error_kind="no_text"
-        )
-        for qid in queries.missing
-    ]
-    outcomes.sort(key=lambda outcome: outcome.qid)
-    failed = [outcome for outcome in outcomes if outcome.failed]
-    text = search.run_text(outcomes, tag=tag)
-    if len(failed) == len(outcomes):
-        raise ImportRejected(MESSAGES["all_failed"].format(failed=len(failed), total=total))
-    if not text:
-        raise ImportRejected(MESSAGES["nothing_found"].format(total=total))
-    finished = timezone.now()
-    description = f"Made by querying {endpoint.name} (v{endpoint.version}) for {queries.label}."
-    if failed:
-        description += f" {len(failed):,} of {total:,} queries failed."
-    with transaction.atomic():
-        run = import_run(
-            source=text,
-            filename=f"{tag}.run",
-            system=system.strip() or endpoint.name,
-            name=name,
-            description=description,
-            user=user,
-        )
-        made = SearchRun(
-            run=run,
-            endpoint=endpoint,
-            snapshot=frozen,
-            query_set=queries.label[:300],
-            k=k,
-            started_at=started,
-            finished_at=finished,
-            queries=[outcome.provenance() for outcome in outcomes],
-            query_count=total,
-            failed_count=len(failed),
-            job_id=job_id,
-        )
-        documents = search.documents_jsonl(outcomes)
-        if documents:
-            folder = run.artifact.name.rsplit("/", 1)[0]
-            made.documents.save(
-                f"{folder}/documents.jsonl.gz", ContentFile(gzip.compress(documents)), save=False
-            )
-        made.save()
-    return made
-
-
-def summary(made: SearchRun) -> str:
-    answered = made.query_count - made.failed_count
-    text = MESSAGES["summary"].format(
-        total=made.query_count,
-        answered=answered,
-        lines=made.run.line_count,
-        failed=made.failed_count,
-    )
-    if made.failed_count:
-        qids = [query["qid"] for query in made.failed]
-        shown = ", ".join(qids[:10]) + (f" and {len(qids) - 10:,} more" if len(qids) > 10 else "")
-        text += MESSAGES["failed_note"].format(qids=shown)
-    return text

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from evaluation import forms
 from evaluation.api.search import start_search_run
 from evaluation.models import SearchEndpoint, SearchRun
+from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
 from evaluation.views.common import require_reader
 
@@ -102,7 +103,7 @@ def _render_endpoint(request, endpoint, *, form=None, check=None, run_form=None,
             "check": check,
             "test_query": check.query if check else "",
             "run_form": run_form or forms.SearchRunForm(),
-            "choices": service.query_set_choices(request.user),
+            "choices": runs_service.query_set_choices(request.user),
             "runs": runs,
             "max_k": service.search.MAX_K,
         },
@@ -173,7 +174,7 @@ def search_run(request, pk):
     if form.is_valid():
         data = form.cleaned_data
         try:
-            service.load_query_set(user=request.user, **data["query_set"])
+            runs_service.load_query_set(user=request.user, **data["query_set"])
         except ValidationError as error:
             form.add_error("query_set", error)
         else:

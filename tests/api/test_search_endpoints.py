@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 
 from evaluation import services
 from evaluation.models import Run, SearchEndpoint, SearchRun
+from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
 from tests.search_servers import EngineServer, Status
 
@@ -75,7 +76,7 @@ def test_an_unset_key_variable_is_a_configuration_error(engine, monkeypatch):
 def test_a_campaigns_topics_become_a_run_with_its_provenance(engine, world):
     engine.plan("sourdough", Status(500))
     endpoint = make_endpoint(engine)
-    made = service.make_search_run(
+    made = runs_service.make_search_run(
         endpoint=endpoint, user=world.users["lead"], k=3, campaign=world.campaign.pk
     )
     run = made.run
@@ -86,14 +87,14 @@ def test_a_campaigns_topics_become_a_run_with_its_provenance(engine, world):
     frame = services.load_run_frame(run)
     assert set(frame["qid"].to_list()) == {"1"} and frame["docno"].to_list()[0] == "d3"
     assert "1 of 2 queries failed" in run.description
-    assert service.summary(made).endswith("Failed queries: 2.")
+    assert runs_service.summary(made).endswith("Failed queries: 2.")
 
 
 def test_a_run_where_every_query_failed_is_not_stored(engine, world):
     engine.plan("cheap", Status(500))
     engine.plan("sourdough", Status(500))
     with pytest.raises(services.ImportRejected, match="Every query failed"):
-        service.make_search_run(
+        runs_service.make_search_run(
             endpoint=make_endpoint(engine),
             user=world.users["lead"],
             k=3,
@@ -104,7 +105,7 @@ def test_a_run_where_every_query_failed_is_not_stored(engine, world):
 
 def test_another_leads_campaign_is_not_a_query_set(engine, world):
     with pytest.raises(ValidationError, match="No campaign you lead"):
-        service.make_search_run(
+        runs_service.make_search_run(
             endpoint=make_endpoint(engine),
             user=world.users["other_lead"],
             k=3,
@@ -205,7 +206,7 @@ def test_a_qrels_query_set_without_any_readable_text_is_refused_before_a_job(eng
 
     jobs = Job.objects.count()
     with pytest.raises(ValidationError, match="has a query text you may read"):
-        service.make_search_run(
+        runs_service.make_search_run(
             endpoint=make_endpoint(engine), user=world.users["engineer"], k=3, qrels=world.qrels.pk
         )
     assert Job.objects.count() == jobs and not SearchRun.objects.exists()
@@ -213,7 +214,7 @@ def test_a_qrels_query_set_without_any_readable_text_is_refused_before_a_job(eng
 
 def test_a_run_with_failures_says_so_on_its_pages(engine, world, client):
     engine.plan("sourdough", Status(500))
-    made = service.make_search_run(
+    made = runs_service.make_search_run(
         endpoint=make_endpoint(engine), user=world.users["lead"], k=3, campaign=world.campaign.pk
     )
     client.force_login(world.users["engineer"])
@@ -227,7 +228,7 @@ def test_a_live_runs_unjudged_documents_go_to_judging_with_the_engines_texts(eng
     read, so it can be judged at once; a text the campaign holds is kept."""
     campaign = world.campaign
     campaign.topics.create(qid="3", query="heat pumps")
-    made = service.make_search_run(
+    made = runs_service.make_search_run(
         endpoint=make_endpoint(engine), user=world.users["lead"], k=5, campaign=campaign.pk
     )
     client.force_login(world.users["lead"])

@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation import search
 from evaluation.models import SearchEndpoint
 from evaluation.services import ImportRejected
+from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
 
 
@@ -136,7 +137,7 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"no user named {user!r}")
         try:
-            made = service.make_search_run(
+            made = runs_service.make_search_run(
                 endpoint=endpoint,
                 user=found,
                 k=k,
@@ -151,7 +152,7 @@ class Command(BaseCommand):
         except ImportRejected as rejected:
             raise CommandError(str(rejected)) from None
         self.stderr.write("")
-        self.stdout.write(f"Stored run {made.run} (id {made.run.pk}). {service.summary(made)}")
+        self.stdout.write(f"Stored run {made.run} (id {made.run.pk}). {runs_service.summary(made)}")
         if made.failed_count:
             for query in made.failed:
                 self.stderr.write(f"failed: {query['qid']}: {query['error']}")
