@@ -232,7 +232,14 @@ MATRIX = [
     ("POST", "search-endpoints/{search_endpoint}/test/", "search_test", leads_and_engineers(200)),
     ("GET", "search-endpoints/{search_endpoint}/test/", None, not_allowed()),
     # a job, queued (the test's transaction never commits, so no task runs)
-    ("POST", "search-endpoints/{search_endpoint}/runs/", "search_run", leads_and_engineers(202)),
+    # a qrels version's query texts come from the campaigns one leads: the world's lead and an
+    # admin run its topics; another lead and an engineer are told they may read none (400)
+    (
+        "POST",
+        "search-endpoints/{search_endpoint}/runs/",
+        "search_run",
+        (403, 403, 403, 403, 202, 400, 400, 202),
+    ),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),

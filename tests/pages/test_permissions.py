@@ -151,7 +151,14 @@ MATRIX = [
     ("POST", "evaluation/search/{search_endpoint}/edit/", "search_edit", readers(302)),
     ("POST", "evaluation/search/{search_endpoint}/test/", "search_test", readers(200)),
     ("GET", "evaluation/search/{search_endpoint}/test/", None, readers(302)),
-    ("POST", "evaluation/search/{search_endpoint}/run/", "search_run", readers(302)),
+    # a qrels version's query texts come from the campaigns one leads: the world's lead and an
+    # admin run its topics; another lead and an engineer are told they may read none (400)
+    (
+        "POST",
+        "evaluation/search/{search_endpoint}/run/",
+        "search_run",
+        (LOGIN, 403, 403, 403, 302, 400, 400, 302),
+    ),
     ("GET", "jobs/{job}/", None, owner(200)),
     ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge
