@@ -52,6 +52,7 @@ from common.outbound import (
     exchange,
     retry_after_seconds,
 )
+from common.retries import RemoteError, backoff_delay
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +68,8 @@ MESSAGES = {
     "not_json": "the endpoint's answer is not JSON",
     "not_completion": "the endpoint's answer is not a chat completion ({why})",
     "error_body": "the endpoint answered with an error object instead of a completion",
-    "attempts": " (after {attempts} attempts)",
 }
 
-RETRYABLE = frozenset({"timeout", "connection", "rate_limited", "server_error"})
 # The outbound module's classes of problem, as a machine judge's failures name them.
 OUTBOUND_KINDS = {
     "timeout": "timeout",
@@ -81,32 +80,8 @@ OUTBOUND_KINDS = {
 }
 
 
-class CompletionError(Exception):
-    def __init__(
-        self,
-        kind: str,
-        message: str,
-        *,
-        status: int | None = None,
-        attempts: int = 1,
-        raw: str = "",
-    ) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.status = status
-        self.attempts = attempts
-        self.raw = raw
-        self.retry_after: float | None = None
-
-    @property
-    def retryable(self) -> bool:
-        return self.kind in RETRYABLE
-
-    def __str__(self) -> str:
-        if self.attempts > 1:
-            return self.message + MESSAGES["attempts"].format(attempts=self.attempts)
-        return self.message
+class CompletionError(RemoteError):
+    pass
 
 
 @dataclass(frozen=True)
@@ -225,12 +200,14 @@ class ChatClient:
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         with self._rng_lock:
-            jitter = self._rng.uniform(
-                0, min(self.endpoint.backoff_cap, self.endpoint.backoff_base * 2 ** (attempt - 1))
+            return backoff_delay(
+                attempt,
+                retry_after,
+                base=self.endpoint.backoff_base,
+                cap=self.endpoint.backoff_cap,
+                max_wait=self.endpoint.max_wait,
+                rng=self._rng,
             )
-        if retry_after is not None:
-            return min(self.endpoint.max_wait, max(retry_after, jitter))
-        return jitter
 
     # --- the HTTP exchange -----------------------------------------------------------------
 

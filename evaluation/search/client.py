@@ -45,6 +45,7 @@ from common.outbound import (
     exchange,
     retry_after_seconds,
 )
+from common.retries import RemoteError, backoff_delay
 from evaluation.search.kinds import (
     Endpoint,
     Topic,
@@ -66,33 +67,12 @@ MESSAGES = {
     "refused": "the endpoint refused the request (HTTP {status})",
     "unauthorised": "the endpoint refused the key (HTTP {status})",
     "not_json": "the endpoint's answer is not JSON",
-    "attempts": " (after {attempts} attempts)",
     "timeout_range": "the timeout must be positive and the retries from 0 to {high}",
 }
 
-RETRYABLE = frozenset({"timeout", "connection", "rate_limited", "server_error"})
 
-
-class SearchError(Exception):
-    def __init__(
-        self, kind: str, message: str, *, status: int | None = None, attempts: int = 1, raw=""
-    ) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.status = status
-        self.attempts = attempts
-        self.raw = raw
-        self.retry_after: float | None = None
-
-    @property
-    def retryable(self) -> bool:
-        return self.kind in RETRYABLE
-
-    def __str__(self) -> str:
-        if self.attempts > 1:
-            return self.message + MESSAGES["attempts"].format(attempts=self.attempts)
-        return self.message
+class SearchError(RemoteError):
+    pass
 
 
 @dataclass(frozen=True)
@@ -173,12 +153,14 @@ class SearchClient:
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         with self._rng_lock:
-            jitter = self._rng.uniform(
-                0, min(self.backoff_cap, self.backoff_base * 2 ** (attempt - 1))
+            return backoff_delay(
+                attempt,
+                retry_after,
+                base=self.backoff_base,
+                cap=self.backoff_cap,
+                max_wait=self.max_wait,
+                rng=self._rng,
             )
-        if retry_after is not None:
-            return min(self.max_wait, max(retry_after, jitter))
-        return jitter
 
     def _connection(self):
         connection = getattr(self._local, "connection", None)
