@@ -154,25 +154,7 @@ class MachineAnswerSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = MachineAnswer
-        fields = [
-            "pair",
-            "qid",
-            "docno",
-            "outcome",
-            "grade",
-            "failure",
-            "reason",
-            "raw",
-            "model",
-            "prompt_tokens",
-            "completion_tokens",
-            "cost",
-            "seconds",
-            "attempts",
-            "tries",
-            "run",
-            "answered_at",
-        ]
+        fields = ["pair", "qid", "docno", *MachineAnswer.RECORD_FIELDS, "run"]
         read_only_fields = fields
 
 

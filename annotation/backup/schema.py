@@ -230,24 +230,7 @@ MACHINE_RUN = {
 MACHINE_RUN_REFS = ("id", "judge", "topic", "started_by")
 # What a machine judge answered for a pair (version 3); "recorded": whether it points at the
 # judge's grade of the pair (external_grades).
-MACHINE_ANSWER = {
-    key: key
-    for key in (
-        "outcome",
-        "grade",
-        "failure",
-        "reason",
-        "raw",
-        "model",
-        "prompt_tokens",
-        "completion_tokens",
-        "cost",
-        "seconds",
-        "attempts",
-        "tries",
-        "answered_at",
-    )
-}
+MACHINE_ANSWER = {key: key for key in MachineAnswer.RECORD_FIELDS}
 MACHINE_ANSWER_REFS = ("judge", "qid", "docno", "run", "recorded")
 # Pairs sent to human judges to check the machines (version 3), each audit with its pairs.
 AUDIT = {key: key for key in ("kind", "size", "seed", "sent", "assigned", "sent_at")}

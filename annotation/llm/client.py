@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -48,11 +47,9 @@ from common.outbound import (
     Policy,
     check_reachable_literal,
     check_url,
-    connect,
-    exchange,
     retry_after_seconds,
 )
-from common.retries import RemoteError, backoff_delay
+from common.retries import Remote, RemoteError
 
 logger = logging.getLogger(__name__)
 
@@ -140,13 +137,18 @@ class ChatClient:
         rng: random.Random | None = None,
     ) -> None:
         self.endpoint = endpoint
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        self._rng_lock = threading.Lock()
-        self._local = threading.local()
         self._target = check_url(endpoint.url, base=True)
-        self._connections: list = []
-        self._connections_lock = threading.Lock()
+        self._remote = Remote(
+            self._target,
+            endpoint.policy,
+            timeout=endpoint.timeout,
+            max_retries=endpoint.max_retries,
+            backoff_base=endpoint.backoff_base,
+            backoff_cap=endpoint.backoff_cap,
+            max_wait=endpoint.max_wait,
+            sleep=sleep,
+            rng=rng,
+        )
 
     # --- one completion, with retries ------------------------------------------------------
 
@@ -167,67 +169,27 @@ class ChatClient:
             payload["seed"] = seed
         body = json.dumps(payload).encode()
         started = time.monotonic()
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                status, headers, data = self._post(body)
-                completion = self._read(status, headers, data)
-            except CompletionError as error:
-                error.attempts = attempt
-                if not error.retryable or attempt > self.endpoint.max_retries:
-                    raise
-                delay = self._delay(attempt, error.retry_after)
-                logger.info(
-                    "%s: %s (HTTP %s), attempt %d; trying again in %.2f s",
-                    self.endpoint.model,
-                    error.kind,
-                    error.status or "-",
-                    attempt,
-                    delay,
-                )
-                self._sleep(delay)
-                continue
-            return Completion(
-                text=completion[0],
-                prompt_tokens=completion[1],
-                completion_tokens=completion[2],
-                model=completion[3],
-                finish_reason=completion[4],
-                attempts=attempt,
-                seconds=time.monotonic() - started,
-            )
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        with self._rng_lock:
-            return backoff_delay(
-                attempt,
-                retry_after,
-                base=self.endpoint.backoff_base,
-                cap=self.endpoint.backoff_cap,
-                max_wait=self.endpoint.max_wait,
-                rng=self._rng,
-            )
+        def once() -> tuple[str, int | None, int | None, str, str]:
+            status, headers, data = self._post(body)
+            return self._read(status, headers, data)
 
-    # --- the HTTP exchange -----------------------------------------------------------------
-
-    def _connection(self):
-        """This thread's connection (kept alive between requests)."""
-        connection = getattr(self._local, "connection", None)
-        if connection is not None:
-            return connection
-        connection = connect(self._target, self.endpoint.policy, timeout=self.endpoint.timeout)
-        self._local.connection = connection
-        with self._connections_lock:
-            self._connections.append(connection)
-        return connection
+        completion, attempts = self._remote.retrying(once, what=self.endpoint.model)
+        return Completion(
+            text=completion[0],
+            prompt_tokens=completion[1],
+            completion_tokens=completion[2],
+            model=completion[3],
+            finish_reason=completion[4],
+            attempts=attempts,
+            seconds=time.monotonic() - started,
+        )
 
     def close(self) -> None:
         """Close every thread's connection (the client may still be used: it reconnects)."""
-        with self._connections_lock:
-            for connection in self._connections:
-                connection.close()
-            self._connections.clear()
+        self._remote.close()
+
+    # --- the HTTP exchange -----------------------------------------------------------------
 
     def _headers(self) -> dict[str, str]:
         headers = {
@@ -240,17 +202,9 @@ class ChatClient:
         return headers
 
     def _post(self, body: bytes) -> tuple[int, object, bytes]:
-        # A kept-alive connection the server closed while idle fails like a dropped one:
-        # it is retried as one (counted), which keeps ``attempts`` the number of requests sent.
         try:
-            answer = exchange(
-                self._connection(),
-                "POST",
-                self._target.path,
-                body=body,
-                headers=self._headers(),
-                policy=self.endpoint.policy,
-                timeout=self.endpoint.timeout,
+            answer = self._remote.exchange(
+                "POST", self._target.path, body=body, headers=self._headers()
             )
         except OutboundError as error:
             kind = OUTBOUND_KINDS.get(error.kind, "unreachable")

@@ -202,6 +202,24 @@ class MachineAnswer(models.Model):
     tries = models.PositiveIntegerField(default=1, help_text="Runs that asked for this pair.")
     answered_at = models.DateTimeField(auto_now=True)
 
+    # What an answer records, in the order the API and the backups show it (the references,
+    # machine, pair, run and recorded grade, are each place's own business).
+    RECORD_FIELDS = (
+        "outcome",
+        "grade",
+        "failure",
+        "reason",
+        "raw",
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "seconds",
+        "attempts",
+        "tries",
+        "answered_at",
+    )
+
     class Meta:
         ordering = ["pair_id"]
         constraints = [

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,11 +40,9 @@ from common.outbound import (
     Policy,
     check_reachable_literal,
     check_url,
-    connect,
-    exchange,
     retry_after_seconds,
 )
-from common.retries import RemoteError, backoff_delay
+from common.retries import Remote, RemoteError
 from evaluation.search.kinds import (
     Endpoint,
     Topic,
@@ -114,12 +111,17 @@ class SearchClient:
         self.max_wait = max_wait
         self._target = check_url(endpoint.url, base=True)
         check_reachable_literal(self._target, policy)
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        self._rng_lock = threading.Lock()
-        self._local = threading.local()
-        self._connections: list = []
-        self._connections_lock = threading.Lock()
+        self._remote = Remote(
+            self._target,
+            policy,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            backoff_cap=backoff_cap,
+            max_wait=max_wait,
+            sleep=sleep,
+            rng=rng,
+        )
 
     def search(self, topic: Topic, *, k: int) -> SearchResult:
         check_k(k)
@@ -128,65 +130,21 @@ class SearchClient:
         except (TemplateError, ValueError) as error:
             raise SearchError("template", str(error)) from None
         started = time.monotonic()
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                status, headers, data = self._exchange(request)
-                mapped, raw = self._read(status, headers, data, k)
-            except SearchError as error:
-                error.attempts = attempt
-                if not error.retryable or attempt > self.max_retries:
-                    raise
-                delay = self._delay(attempt, error.retry_after)
-                logger.info(
-                    "search %s: %s (HTTP %s), attempt %d; trying again in %.2f s",
-                    topic.qid,
-                    error.kind,
-                    error.status or "-",
-                    attempt,
-                    delay,
-                )
-                self._sleep(delay)
-                continue
-            return SearchResult(mapped, time.monotonic() - started, attempt, raw)
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        with self._rng_lock:
-            return backoff_delay(
-                attempt,
-                retry_after,
-                base=self.backoff_base,
-                cap=self.backoff_cap,
-                max_wait=self.max_wait,
-                rng=self._rng,
-            )
+        def once() -> tuple[Mapped, str]:
+            status, headers, data = self._exchange(request)
+            return self._read(status, headers, data, k)
 
-    def _connection(self):
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = connect(self._target, self.policy, timeout=self.timeout)
-            self._local.connection = connection
-            with self._connections_lock:
-                self._connections.append(connection)
-        return connection
+        (mapped, raw), attempts = self._remote.retrying(once, what=f"search {topic.qid}")
+        return SearchResult(mapped, time.monotonic() - started, attempts, raw)
 
     def close(self) -> None:
-        with self._connections_lock:
-            for connection in self._connections:
-                connection.close()
-            self._connections.clear()
+        self._remote.close()
 
     def _exchange(self, request) -> tuple[int, object, bytes]:
         try:
-            answer = exchange(
-                self._connection(),
-                request.method,
-                request.path,
-                body=request.body,
-                headers=request.headers,
-                policy=self.policy,
-                timeout=self.timeout,
+            answer = self._remote.exchange(
+                request.method, request.path, body=request.body, headers=request.headers
             )
         except OutboundError as error:
             raise SearchError(error.kind, error.message, status=error.status) from None

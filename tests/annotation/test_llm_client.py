@@ -189,7 +189,7 @@ def test_the_connection_is_kept_alive_between_requests(server):
     client = client_for(server)
     for _ in range(3):
         client.complete(MESSAGES)
-    assert len(client._connections) == 1
+    assert len(client._remote.connections) == 1
     client.close()
 
 

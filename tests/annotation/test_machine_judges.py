@@ -117,6 +117,14 @@ def test_every_field_of_a_machine_judge_is_configuration_or_bookkeeping():
     assert set(MachineJudge.FIXED_FIELDS) == set(fields) - set(MachineJudge.ENDPOINT_FIELDS)
 
 
+def test_every_field_of_a_machine_answer_is_a_record_or_a_reference():
+    """A new field of MachineAnswer must join RECORD_FIELDS (and so the API and the backups)
+    or be named here as a reference each place handles itself."""
+    references = {"id", "machine", "pair", "run", "recorded"}
+    fields = [f.name for f in MachineAnswer._meta.concrete_fields if f.name not in references]
+    assert list(MachineAnswer.RECORD_FIELDS) == fields
+
+
 def test_asking_again_for_the_same_configuration_returns_the_same_judge(campaign, server):
     first = machine_for(campaign, server)
     again = machine_for(campaign, server, concurrency=8)
