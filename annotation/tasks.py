@@ -63,11 +63,7 @@ MESSAGES = {
 
 def _failure(error: TrecFormatError | ValidationError, filename: str = "") -> JobFailed:
     if isinstance(error, TrecFormatError):
-        return JobFailed(
-            f"{filename} was not imported",
-            errors=[str(line) for line in error.errors],
-            total=error.total,
-        )
+        return JobFailed.not_imported(filename, error)
     return JobFailed(" ".join(error.messages))
 
 
@@ -110,20 +106,27 @@ def _run_import(job_id, campaign_id, staged, filename, work, *, pool: bool = Fal
         progress.result = _result(campaign, summary, pool=pool)
 
 
+def _reading(read, **options):
+    """The work of an import job: ``read`` (a campaign_files importer) over the staged file,
+    within the upload limit, reporting its progress."""
+
+    def work(campaign, file, progress):
+        return read(
+            campaign=campaign,
+            source=file,
+            max_bytes=max_upload_bytes(),
+            progress=progress,
+            **options,
+        )
+
+    return work
+
+
 @task
 def import_topics_job(
     *, job_id: int, campaign_id: int, staged: str, filename: str, fmt: str | None = None
 ) -> None:
-    def work(campaign, file, progress):
-        return campaign_files.import_topics(
-            campaign=campaign,
-            source=file,
-            filename=filename,
-            fmt=fmt,
-            max_bytes=max_upload_bytes(),
-            progress=progress,
-        )
-
+    work = _reading(campaign_files.import_topics, filename=filename, fmt=fmt)
     _run_import(job_id, campaign_id, staged, filename, work)
 
 
@@ -131,30 +134,13 @@ def import_topics_job(
 def import_documents_job(
     *, job_id: int, campaign_id: int, staged: str, filename: str, fmt: str | None = None
 ) -> None:
-    def work(campaign, file, progress):
-        return campaign_files.import_documents(
-            campaign=campaign,
-            source=file,
-            filename=filename,
-            fmt=fmt,
-            max_bytes=max_upload_bytes(),
-            progress=progress,
-        )
-
+    work = _reading(campaign_files.import_documents, filename=filename, fmt=fmt)
     _run_import(job_id, campaign_id, staged, filename, work)
 
 
 @task
 def import_pairs_job(*, job_id: int, campaign_id: int, staged: str, filename: str) -> None:
-    def work(campaign, file, progress):
-        return campaign_files.import_pairs(
-            campaign=campaign,
-            source=file,
-            filename=filename,
-            max_bytes=max_upload_bytes(),
-            progress=progress,
-        )
-
+    work = _reading(campaign_files.import_pairs, filename=filename)
     _run_import(job_id, campaign_id, staged, filename, work, pool=True)
 
 

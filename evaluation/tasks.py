@@ -30,7 +30,6 @@ from evaluation.trec import TrecFormatError
 from jobs.services import JobFailed, Progress, running
 
 MESSAGES = {
-    "not_imported": "{filename} was not imported.",
     "qrels_imported": "Imported {filename} as {qrels}: {n:,} grades.",
     "imported": "Imported {filename} as run {run}: {lines:,} lines, {topics:,} topics.",
     "scored": "Scored against {qrels}: {measure} {mean:.4f} (95% interval {low:.4f}–{high:.4f}).",
@@ -77,11 +76,7 @@ def import_staged_run(
                 notices=notices,
             )
     except TrecFormatError as error:
-        raise JobFailed(
-            MESSAGES["not_imported"].format(filename=filename),
-            errors=[str(line) for line in error.errors],
-            total=error.total,
-        ) from None
+        raise JobFailed.not_imported(filename, error) from None
     except services.ImportRejected as rejected:
         earlier = rejected.existing
         if (
@@ -262,11 +257,7 @@ def import_qrels_task(
                     max_bytes=max_upload_bytes(),
                 )
         except TrecFormatError as error:
-            raise JobFailed(
-                MESSAGES["not_imported"].format(filename=filename),
-                errors=[str(line) for line in error.errors],
-                total=error.total,
-            ) from None
+            raise JobFailed.not_imported(filename, error) from None
         except services.ImportRejected as rejected:
             raise JobFailed(str(rejected)) from None
         progress.result = {

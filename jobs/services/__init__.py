@@ -72,6 +72,16 @@ class JobFailed(Exception):
         self.total = total if total is not None else len(self.errors)
         self.result = result or {}
 
+    @classmethod
+    def not_imported(cls, filename: str, error) -> "JobFailed":
+        """A file the reader refused (a TrecFormatError: its ``errors``, each naming the
+        file, the line and the problem, and their ``total``), as every import job says it."""
+        return cls(
+            f"{filename} was not imported.",
+            errors=[str(line) for line in error.errors],
+            total=error.total,
+        )
+
 
 class JobNotRetryable(Exception):
     """retry_job refused: the message says why (shown as it is)."""

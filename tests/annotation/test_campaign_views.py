@@ -392,7 +392,7 @@ def test_a_bad_file_stores_nothing_and_the_job_lists_its_lines(
     assert snapshot(media_root) == before, "a refused file leaves no rows and no stored file"
     job = Job.objects.get()
     assert job.status == JobStatus.FAILED
-    assert job.step == f"{name} was not imported"
+    assert job.step == f"{name} was not imported."
     for line, error in zip(expected, job.errors, strict=True):
         assert error.startswith(line), job.errors
     page = lead_client.get(f"/jobs/{job.pk}/").text
