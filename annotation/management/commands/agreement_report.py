@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from annotation.management.commands.import_topics import find_campaign
+from annotation.management.lookups import find_campaign
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export
 from common.exports import write_csv

@@ -1,9 +1,9 @@
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands.import_topics import describe, find_campaign
+from annotation.management.lookups import describe, find_campaign
 from annotation.services import adjudication
+from common.commands import user_named
 
 
 class Command(BaseCommand):
@@ -26,9 +26,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, campaign, qid, docno, grade, reason, username, replaces, **opts):
         campaign = find_campaign(campaign)
-        lead = get_user_model().objects.filter(username=username).first()
-        if lead is None:
-            raise CommandError(f"no user {username!r}")
+        lead = user_named(username)
         if not (lead.is_superuser or campaign.lead_id == lead.pk):
             raise CommandError(f"{username} does not lead campaign {campaign.pk}")
         pair = campaign.pairs.filter(topic__qid=qid, document__docno=docno).first()

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import backup
-from annotation.management.commands.import_topics import find_campaign
+from annotation.management.lookups import find_campaign
 
 
 class Command(BaseCommand):

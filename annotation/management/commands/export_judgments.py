@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands.import_topics import find_campaign
+from annotation.management.lookups import find_campaign
 from annotation.models import Publication
 from annotation.services import grade_tables
 from common.exports import write_csv

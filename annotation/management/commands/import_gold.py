@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands.import_topics import describe, find_campaign
+from annotation.management.lookups import describe, find_campaign
 from annotation.services import gold as gold_service
 from evaluation.trec import TrecFormatError
 

@@ -1,13 +1,13 @@
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats import describe_judgment_formats
-from annotation.management.commands.import_topics import describe, find_campaign
+from annotation.management.lookups import describe, find_campaign
 from annotation.models import ImportFormat, JudgeKind
 from annotation.services.imports import import_judgments, parse_mapping
+from common.commands import user_named
 from evaluation.trec import TrecFormatError
 
 
@@ -49,11 +49,7 @@ class Command(BaseCommand):
         file = Path(path)
         if not file.is_file():
             raise CommandError(f"{path}: no such file")
-        user = None
-        if options["user"]:
-            user = get_user_model().objects.filter(username=options["user"]).first()
-            if user is None:
-                raise CommandError(f"no user {options['user']!r}")
+        user = user_named(options["user"])
         try:
             result = import_judgments(
                 campaign=campaign,

@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands.import_topics import describe, find_campaign
+from annotation.management.lookups import describe, find_campaign
 from annotation.services import campaign_files
 from evaluation.models import Run
 from evaluation.services import find_run

@@ -1,9 +1,9 @@
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands.import_topics import describe, find_campaign
+from annotation.management.lookups import describe, find_campaign
 from annotation.services import adjudication
+from common.commands import user_named
 
 
 class Command(BaseCommand):
@@ -44,11 +44,7 @@ class Command(BaseCommand):
         **opts,
     ):
         campaign = find_campaign(campaign)
-        user = None
-        if username:
-            user = get_user_model().objects.filter(username=username).first()
-            if user is None:
-                raise CommandError(f"no user {username!r}")
+        user = user_named(username)
         try:
             publication = adjudication.publish(
                 campaign=campaign,

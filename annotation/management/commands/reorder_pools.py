@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.management.commands.import_topics import find_campaign
+from annotation.management.lookups import find_campaign
 from annotation.models import Campaign, PoolOrdering
 from annotation.services import ordering
 

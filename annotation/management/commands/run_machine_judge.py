@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.llm import DEFAULT_TEMPLATE, PromptTemplate
-from annotation.management.commands.import_topics import describe, find_campaign
+from annotation.management.lookups import describe, find_campaign
 from annotation.models import MachineJudge, MachineScope
 from annotation.services import machine_judges, machine_runs
 

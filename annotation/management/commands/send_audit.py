@@ -1,10 +1,10 @@
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands.import_topics import find_campaign
+from annotation.management.lookups import find_campaign
 from annotation.models import AuditKind, Pair
 from annotation.services import audits
+from common.commands import user_named
 
 
 class Command(BaseCommand):
@@ -27,11 +27,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, campaign, kind, **options):
         campaign = find_campaign(campaign)
-        user = None
-        if options["user"]:
-            user = get_user_model().objects.filter(username=options["user"]).first()
-            if user is None:
-                raise CommandError(f"no user {options['user']!r}")
+        user = user_named(options["user"])
         try:
             result = audits.send_audit(
                 campaign=campaign,

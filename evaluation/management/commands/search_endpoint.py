@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from common.commands import user_named
 from evaluation import search
 from evaluation.models import SearchEndpoint
 from evaluation.services import ImportRejected
@@ -133,9 +133,7 @@ class Command(BaseCommand):
 
     def _run(self, *, name, campaign, qrels, k, user, system, run_name, **options):
         endpoint = self._endpoint(name)
-        found = get_user_model().objects.filter(username=user).first()
-        if found is None:
-            raise CommandError(f"no user named {user!r}")
+        found = user_named(user)
         try:
             made = runs_service.make_search_run(
                 endpoint=endpoint,
