@@ -27,7 +27,7 @@ from evaluation.analysis import pool_fairness
 from evaluation.models import QrelsVersion, Run, SearchEndpoint, SearchRun
 from evaluation.services import endpoint_runs
 from evaluation.trec import TrecFormatError
-from jobs.services import JobFailed, Progress, running
+from jobs.services import JobFailed, Progress, running, start_job
 
 MESSAGES = {
     "qrels_imported": "Imported {filename} as {qrels}: {n:,} grades.",
@@ -356,3 +356,22 @@ def search_run_task(
             "summary": endpoint_runs.summary(made),
             "failed": made.failed_count,
         }
+
+
+SEARCH_RUN_JOB = "evaluation.search_run"
+
+
+def start_search_run(*, endpoint, user, k, campaign=None, qrels=None, system="", name=""):
+    """The job that makes a run from ``endpoint``, as the page and the API start it."""
+    return start_job(
+        kind=SEARCH_RUN_JOB,
+        title=f"Make a run from {endpoint.name}",
+        user=user,
+        task=search_run_task,
+        endpoint=endpoint.pk,
+        k=k,
+        campaign=campaign,
+        qrels=qrels,
+        system=system,
+        name=name,
+    )

@@ -11,13 +11,12 @@ ENTRY = ("views", "api", "management", "tasks")
 # The apps' own wiring, which names the entry points it mounts or starts.
 WIRING = {"urls", "apps"}
 # create_campaign checks its input with the API's serializer, so a campaign made on the
-# command line meets the very rules and words the API's does.
+# command line meets the very rules and words the API's does: the serializer (DRF fields, the
+# OpenAPI schema's scale) is the one home of those input rules, and moving it below the entry
+# layers would bring DRF into the services.
 ALLOWED = {
     ("annotation.management.commands.create_campaign", "annotation.api.campaigns"),
     ("annotation.management.commands.create_campaign", "annotation.api.common"),
-    # The search endpoints' page starts a run with the API's start_search_run (issue 31,
-    # still moving on its own branch): its home is evaluation/tasks.py, beside the task.
-    ("evaluation.views.search", "evaluation.api.search"),
 }
 
 

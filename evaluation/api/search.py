@@ -17,9 +17,6 @@ from evaluation.models import SearchAuth, SearchEndpoint, SearchKind
 from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
 from jobs.api import JOB_STARTED, started
-from jobs.services import start_job
-
-JOB_KIND = "evaluation.search_run"
 
 
 class MappingSerializer(serializers.Serializer):
@@ -216,21 +213,5 @@ class SearchEndpointViewSet(
             )
         except DjangoValidationError as error:
             raise ValidationError({"detail": error.messages}) from None
-        job = start_search_run(endpoint=endpoint, user=request.user, **data)
+        job = tasks.start_search_run(endpoint=endpoint, user=request.user, **data)
         return started(job, request)
-
-
-def start_search_run(*, endpoint, user, k, campaign=None, qrels=None, system="", name=""):
-    """The job that makes a run from ``endpoint`` (pages, the API and the command)."""
-    return start_job(
-        kind=JOB_KIND,
-        title=f"Make a run from {endpoint.name}",
-        user=user,
-        task=tasks.search_run_task,
-        endpoint=endpoint.pk,
-        k=k,
-        campaign=campaign,
-        qrels=qrels,
-        system=system,
-        name=name,
-    )

@@ -11,8 +11,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from evaluation import forms
-from evaluation.api.search import start_search_run
+from evaluation import forms, tasks
 from evaluation.models import SearchEndpoint, SearchRun
 from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
@@ -178,7 +177,7 @@ def search_run(request, pk):
         except ValidationError as error:
             form.add_error("query_set", error)
         else:
-            job = start_search_run(
+            job = tasks.start_search_run(
                 endpoint=endpoint,
                 user=request.user,
                 k=data["k"],

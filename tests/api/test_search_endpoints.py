@@ -256,7 +256,7 @@ def test_an_uploaded_runs_documents_are_sent_without_texts(world):
 
 
 def test_a_job_started_again_after_its_run_was_stored_stores_nothing_twice(engine, world, run_jobs):
-    from evaluation.api.search import start_search_run
+    from evaluation.tasks import start_search_run
     from jobs.models import Job, JobStatus
     from jobs.services import retry_job
 
