@@ -151,13 +151,7 @@ class RunDiffView(DashboardView):
             "a_label": str(view.a),
             "b": view.b.pk,
             "b_label": str(view.b),
-            "measure": view.measure,
-            "k": view.k,
-            "depth": view.depth,
-            "order": view.order,
-            "p": view.p,
-            "totals": view.totals(),
-            "topics": [vars(t) for t in view.topics],
+            **view.summary(),
             "topic": None
             if view.qid is None
             else {

@@ -129,6 +129,19 @@ class RunDiff:
         moved = [t for t in self.topics if t.move > 0]
         return sorted(moved, key=lambda t: (-t.move, t.qid.encode()))[:MOVES_SHOWN]
 
+    def summary(self) -> dict:
+        """What every answer about the diff says, the API's and the command line's: the
+        choices it was made with, its totals and each topic's change."""
+        return {
+            "measure": self.measure,
+            "k": self.k,
+            "depth": self.depth,
+            "order": self.order,
+            "p": self.p,
+            "totals": self.totals(),
+            "topics": [vars(t) for t in self.topics],
+        }
+
     def totals(self) -> dict:
         tau = [t.tau_ap for t in self.topics if t.tau_ap is not None]
         # Two lists of the same length lose as many documents as they gain, so only_a ==
