@@ -2,6 +2,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check values, never time: Hypothesis's default 200 ms deadline per example,
+# and its "too slow" health check, are timed assertions that fail on a loaded machine (CI's
+# four lanes on two cores), so they are off for every property test. A test may still ask
+# for fewer or more examples with its own @settings.
+settings.register_profile("qrelsmith", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("qrelsmith")
 
 # Playwright's sync API runs an event loop in the test thread; Django refuses ORM calls
 # from a thread with a running loop unless told it is safe (it is: tests are sequential).
