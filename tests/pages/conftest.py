@@ -5,7 +5,7 @@ import pytest
 from accounts.services.tokens import create_token
 from evaluation.views.upload import JOB_KIND as UPLOAD_JOB
 from jobs.models import Job
-from tests.api.conftest import api, make_user, run_jobs, world  # noqa: F401 (fixtures)
+from tests.api.conftest import api, make_user, module_world, run_jobs, world  # noqa: F401 (fixtures)
 
 
 @pytest.fixture

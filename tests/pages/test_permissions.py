@@ -312,6 +312,13 @@ def _scale_fields(scale) -> dict:
     return fields
 
 
+@pytest.fixture
+def world(module_world, db):
+    """One world for the module (tests/api/conftest.py, ``module_world``), rolled back to
+    after each test as each role's request is rolled back within it."""
+    return module_world
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "statuses"),
     [pytest.param(*row, id=f"{row[0]} /{row[1]}") for row in MATRIX],
