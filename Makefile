@@ -39,10 +39,12 @@ test: setup chromium
 	@$(PY) -m ruff format --check .
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
-## Debian's Chromium and axe-core (npm) for the browser tests.
+## Debian's Chromium, axe-core (npm) for the browser tests, and oidc-provider (npm), the
+## OpenID Connect provider the single sign-on tests run on loopback.
 chromium:
 	@scripts/ensure-chromium
 	@scripts/ensure-axe
+	@scripts/ensure-oidc-provider
 
 lint:
 	@$(PY) -m ruff check . && $(PY) -m ruff format --check .

@@ -1,6 +1,9 @@
 """API authentication by personal token: ``Authorization: Bearer <key>``, or
-``Authorization: Token <key>`` (Django REST Framework's spelling, which older scripts send)."""
+``Authorization: Token <key>`` (Django REST Framework's spelling, which older scripts send);
+and the password backend, which LOCAL_LOGIN=0 closes to all but superusers."""
 
+from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
@@ -42,3 +45,17 @@ class PersonalTokenAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request):
         return 'Bearer realm="api"'
+
+
+class PasswordBackend(ModelBackend):
+    """Django's username and password check, refused for everyone but superusers when
+    LOCAL_LOGIN is off (single sign-on only). Superusers keep the admin site's login as the
+    way in when the provider is down; the login page itself takes no password then
+    (accounts/views.py). Users who signed in through the provider have no usable password.
+    Sessions of either kind load their user through this backend's ``get_user``."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is not None and not settings.LOCAL_LOGIN and not user.is_superuser:
+            return None
+        return user

@@ -35,3 +35,28 @@ def check_proxy_addresses(app_configs, **kwargs):
             )
         ]
     return []
+
+
+@register()
+def check_group_roles(app_configs, **kwargs):
+    """OIDC_GROUP_ROLES names roles that exist (the settings could only check its shape)."""
+    from accounts.oidc.mapping import parse_group_roles
+    from accounts.services.roles import Role
+
+    provider = settings.OIDC_PROVIDER
+    if provider is None:
+        return []
+    try:
+        mapping = parse_group_roles(provider.group_roles, roles=Role.values)
+    except ValueError as error:
+        return [Error(str(error), id="accounts.E002")]
+    if not mapping:
+        return [
+            Warning(
+                "Single sign-on is on but OIDC_GROUP_ROLES is empty: every user who signs in "
+                "through the provider is refused (no group gives a role).",
+                hint="Set OIDC_GROUP_ROLES, e.g. relevance-leads:lead,relevance-judges:judge",
+                id="accounts.W002",
+            )
+        ]
+    return []

@@ -85,3 +85,34 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.method} {self.path})"
+
+
+class OIDCIdentity(models.Model):
+    """A user's account at an OpenID Connect provider: the provider's issuer and the subject
+    (``sub``) it gives the user, which the provider never reassigns. Single sign-on finds the
+    user by these two alone, so a changed e-mail or name at the provider is the same user
+    here, and nobody's account is taken over by a matching e-mail or username.
+
+    ``groups`` are the groups the provider sent at the last login (what the roles were synced
+    from), kept for admins to see why a user holds the roles they do."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oidc_identities"
+    )
+    issuer = models.CharField(max_length=500)
+    subject = models.CharField(max_length=255)  # OpenID Connect Core: at most 255 ASCII chars
+    groups = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_login_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "OpenID Connect identity"
+        verbose_name_plural = "OpenID Connect identities"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issuer", "subject"], name="accounts_oidc_identity_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"

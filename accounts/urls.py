@@ -1,4 +1,3 @@
-from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from accounts import views
@@ -7,7 +6,9 @@ app_name = "accounts"
 
 urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", views.logout, name="logout"),
+    path("oidc/login/", views.oidc_login, name="oidc-login"),
+    path("oidc/callback/", views.oidc_callback, name="oidc-callback"),
     path("password/", views.PasswordChangeView.as_view(), name="password-change"),
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),

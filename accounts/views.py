@@ -1,17 +1,23 @@
-"""Log in (rate limited), change one's password, and personal API tokens."""
+"""Log in (rate limited, or through the company's provider), log out, change one's
+password, and personal API tokens."""
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import login as auth_login
+from django.contrib.auth import logout as auth_logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.urls import reverse, reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.forms import LoginForm, TokenForm
 from accounts.models import PersonalToken
+from accounts.services import oidc
 from accounts.services.login_limits import answer_refusal
 from accounts.services.tokens import active_tokens, create_token, revoke_token
 
@@ -20,6 +26,7 @@ MESSAGES = {
     "revoked": "Token “{name}” revoked: requests with its key are refused from now on.",
     "already_revoked": "Token “{name}” was already revoked.",
     "password_changed": "Your password was changed.",
+    "local_login_off": "Password login is turned off here: sign in with {provider}.",
     "password_changed_tokens": (
         "Your password was changed and your {count} API token{plural} revoked: "
         "make new ones for your scripts below."
@@ -27,12 +34,100 @@ MESSAGES = {
 }
 
 
+ID_TOKEN_KEY = "oidc_id_token"  # kept in the session for the provider's logout
+
+
 class LoginView(auth_views.LoginView):
+    """The password form (unless LOCAL_LOGIN is off) and the single sign-on button (when
+    OIDC_ISSUER is set)."""
+
     authentication_form = LoginForm
     redirect_authenticated_user = True
 
+    def post(self, request, *args, **kwargs):
+        if not settings.LOCAL_LOGIN:
+            # No password here: superusers use the admin site's login (the break-glass way).
+            context = self.get_context_data()
+            context["refusal"] = MESSAGES["local_login_off"].format(
+                provider=settings.OIDC_PROVIDER.name
+            )
+            return self.render_to_response(context, status=403)
+        return super().post(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        provider = settings.OIDC_PROVIDER
+        context["local_login"] = settings.LOCAL_LOGIN
+        context["sso_name"] = provider.name if provider else None
+        next_url = context.get("next") or ""
+        query = f"?{urlencode({self.redirect_field_name: next_url})}" if next_url else ""
+        context["sso_url"] = reverse("accounts:oidc-login") + query
+        return context
+
     def form_invalid(self, form):
         return answer_refusal(super().form_invalid(form), form)
+
+
+def _safe_next(request, url: str) -> str:
+    allowed = url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return url if url and allowed else ""
+
+
+@require_GET
+@never_cache
+def oidc_login(request):
+    """Off to the provider's sign-in page (the state, nonce and PKCE verifier wait in the
+    session)."""
+    next_url = _safe_next(request, request.GET.get("next", ""))
+    redirect_uri = request.build_absolute_uri(reverse("accounts:oidc-callback"))
+    try:
+        return oidc.authorization_redirect(request, redirect_uri=redirect_uri, next_url=next_url)
+    except oidc.SignInRefused as refused:
+        return _refused(request, refused)
+
+
+@require_GET
+@never_cache
+def oidc_callback(request):
+    """The provider's answer: signed in with the mapped roles, or a page saying why not."""
+    try:
+        signed_in = oidc.complete_sign_in(request)
+    except oidc.SignInRefused as refused:
+        return _refused(request, refused)
+    auth_login(request, signed_in.user, backend=settings.AUTHENTICATION_BACKENDS[0])
+    request.session[ID_TOKEN_KEY] = signed_in.id_token
+    return redirect(_safe_next(request, signed_in.next_url) or settings.LOGIN_REDIRECT_URL)
+
+
+def _refused(request, refused: oidc.SignInRefused):
+    context = {
+        "refusal": refused,
+        "groups": refused.details.get("groups", []),
+        "wanted": sorted(refused.details.get("wanted", {}).items()),
+        "local_login": settings.LOCAL_LOGIN,
+    }
+    return render(request, "accounts/sso_refused.html", context, status=refused.status)
+
+
+@require_POST
+def logout(request):
+    """Ends the session here and, for a user who came through the provider, sends the
+    browser on to end the provider's session too (RP-initiated logout) where it offers
+    that. A page with a link (and a refresh) rather than a redirect: the CSP's form-action
+    keeps a form's redirects on this site."""
+    id_token = request.session.get(ID_TOKEN_KEY)
+    auth_logout(request)
+    login_url = resolve_url(settings.LOGOUT_REDIRECT_URL)
+    if id_token and settings.OIDC_PROVIDER is not None:
+        url = oidc.end_session_url(
+            id_token=id_token, post_logout_redirect_uri=request.build_absolute_uri(login_url)
+        )
+        if url:
+            context = {"end_session_url": url, "provider": settings.OIDC_PROVIDER.name}
+            return render(request, "accounts/signed_out.html", context)
+    return redirect(login_url)
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):

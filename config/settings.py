@@ -10,6 +10,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from accounts.oidc import config as oidc_config
 from common import outbound
 from config.env import env_bool, env_int, env_list, env_networks, env_str
 
@@ -165,6 +166,31 @@ LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 20)
 LOGIN_GLOBAL_FAILURE_LIMIT = env_int("LOGIN_GLOBAL_FAILURE_LIMIT", 100)
 LOGIN_FAILURE_WINDOW_MINUTES = env_int("LOGIN_FAILURE_WINDOW_MINUTES", 15)
+# Single sign-on with OpenID Connect (accounts/oidc/, README "Single sign-on (OpenID
+# Connect)"): on when OIDC_ISSUER is set. The client's secret comes from the environment
+# only; the issuer URL too, never from a request.
+try:
+    OIDC_PROVIDER = oidc_config.read_provider(
+        issuer=env_str("OIDC_ISSUER", ""),
+        client_id=env_str("OIDC_CLIENT_ID", ""),
+        client_secret=env_str("OIDC_CLIENT_SECRET", ""),
+        scopes=env_str("OIDC_SCOPES", oidc_config.DEFAULT_SCOPES),
+        groups_claim=env_str("OIDC_GROUPS_CLAIM", oidc_config.DEFAULT_GROUPS_CLAIM),
+        group_roles=env_list("OIDC_GROUP_ROLES", []),
+        name=env_str("OIDC_PROVIDER_NAME", oidc_config.DEFAULT_NAME),
+    )
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
+# Password logins (the login page's form). Off: the login page offers single sign-on only
+# and the password is refused for everyone but superusers, who keep the admin site's login
+# (/admin/login/) as the way in when the provider is down (README, "Local accounts").
+LOCAL_LOGIN = env_bool("LOCAL_LOGIN", True)
+if not LOCAL_LOGIN and OIDC_PROVIDER is None:
+    raise ImproperlyConfigured(
+        "LOCAL_LOGIN=0 turns password logins off, so single sign-on must be on: set OIDC_ISSUER "
+        "(README, Single sign-on)"
+    )
+AUTHENTICATION_BACKENDS = ["accounts.authentication.PasswordBackend"]
 # The proxies (addresses or networks) whose X-Forwarded-For names the client: the login
 # limits count the client's address, not the proxy's (accounts/addresses.py). Nobody else's
 # X-Forwarded-For is believed.

@@ -187,3 +187,40 @@ def pytest_sessionfinish(session):
         with open(out, "w") as f:
             for (path, kind), seconds in sorted(_unit_seconds.items()):
                 f.write(f"{path}\t{kind}\t{seconds:.1f}\n")
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(live_server):
+    """A real OpenID Connect provider on loopback, one per test session
+    (tests/oidc_server.py), with our client registered for the live server's callback."""
+    from tests.oidc_server import missing, start_provider
+
+    reason = missing()
+    if reason is not None:
+        if reason.startswith("node is not installed"):
+            pytest.skip(reason)
+        pytest.fail(reason)
+    provider = start_provider(live_server.url)
+    yield provider
+    provider.stop()
+
+
+SSO_GROUP_ROLES = ["relevance-leads:lead", "relevance-judges:judge", "search-eng:engineer"]
+
+
+@pytest.fixture
+def sso(settings, oidc_provider):
+    """Single sign-on on, through the loopback provider, with SSO_GROUP_ROLES."""
+    from accounts.oidc.config import read_provider
+    from tests.oidc_server import CLIENT_ID, CLIENT_SECRET
+
+    settings.OIDC_PROVIDER = read_provider(
+        issuer=oidc_provider.issuer,
+        client_id=CLIENT_ID,
+        client_secret=CLIENT_SECRET,
+        scopes="openid email profile groups",
+        groups_claim="groups",
+        group_roles=SSO_GROUP_ROLES,
+        name="Test provider",
+    )
+    return oidc_provider
