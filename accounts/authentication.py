@@ -5,8 +5,9 @@ and the password backend, which LOCAL_LOGIN=0 closes to all but superusers."""
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
 
+from accounts.services import service_tokens
 from accounts.services.tokens import find_active_token, note_token_use
 
 KEYWORDS = (b"bearer", b"token")
@@ -21,7 +22,9 @@ MESSAGES = {
 
 class PersonalTokenAuthentication(BaseAuthentication):
     """Finds the active token by the key's hash; a revoked or unknown key is refused.
-    ``request.auth`` is the ``PersonalToken``."""
+    ``request.auth`` is the ``PersonalToken``, or a team's ``ServiceToken`` (its key starts
+    ``rss_``; accounts/services/service_tokens.py), whose service account is the user and
+    whose scope is checked here: a request outside it is a 403."""
 
     def authenticate(self, request):
         parts = get_authorization_header(request).split()
@@ -35,11 +38,24 @@ class PersonalTokenAuthentication(BaseAuthentication):
             key = parts[1].decode("ascii")
         except UnicodeDecodeError:
             raise AuthenticationFailed(MESSAGES["encoding"]) from None
+        if key.startswith(service_tokens.KEY_PREFIX):
+            return self._service(request, key)
         token = find_active_token(key)
         if token is None:
             raise AuthenticationFailed(MESSAGES["invalid"])
         if not token.user.is_active:
             raise AuthenticationFailed(MESSAGES["inactive"])
+        note_token_use(token)
+        return token.user, token
+
+    def _service(self, request, key: str):
+        token = service_tokens.find_active_service_token(key)
+        if token is None:
+            raise AuthenticationFailed(MESSAGES["invalid"])
+        if not token.user.is_active:
+            raise AuthenticationFailed(MESSAGES["inactive"])
+        if not service_tokens.allows(token.scope, request.method, request.path):
+            raise PermissionDenied(service_tokens.refusal(token, request.method, request.path))
         note_token_use(token)
         return token.user, token
 

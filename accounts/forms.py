@@ -1,4 +1,5 @@
-"""The login forms (our page and the admin's), rate limited, and the new-token form."""
+"""The login forms (our page and the admin's), rate limited, the new-token form, and the
+team picker of the forms that make something."""
 
 import math
 
@@ -9,12 +10,14 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.models import ServiceScope
 from accounts.services.login_limits import (
     LoginRefused,
     clear_login_failures,
     client_ip,
     start_login_attempt,
 )
+from accounts.services.teams import teams_of
 from accounts.services.tokens import NAME_MAX_LENGTH
 
 INVALID_LOGIN = "Your username and password didn't match. Please try again."
@@ -70,3 +73,21 @@ class TokenForm(forms.Form):
         max_length=NAME_MAX_LENGTH,
         help_text="What will use it, e.g. “laptop” or “nightly evaluation”.",
     )
+
+
+def team_picker(user, form, *roles: str) -> dict:
+    """What templates/accounts/_team_picker.html needs for ``form``'s ``team`` field (a new
+    thing's team): the teams where ``user`` holds one of ``roles``, the chosen one, its
+    errors."""
+    return {
+        "teams": list(teams_of(user, *roles)),
+        "team_value": form["team"].value() or "",
+        "team_errors": form["team"].errors,
+    }
+
+
+class ServiceTokenForm(forms.Form):
+    """A team's new service token: a name and what it may do."""
+
+    name = forms.CharField(max_length=100, help_text="E.g. the CI job that will use it.")
+    scope = forms.ChoiceField(choices=ServiceScope.choices, initial=ServiceScope.READ)

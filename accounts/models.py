@@ -1,8 +1,60 @@
-"""Personal API tokens and the failed logins that rate limiting counts."""
+"""Teams and their members, personal and service API tokens, and the failed logins that rate
+limiting counts."""
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+from accounts.services.roles import DEFAULT_TEAM_SLUG, Role
+
+
+class Team(models.Model):
+    """A group of people and what they work on: campaigns, systems (with their runs and
+    evaluations), qrels versions and search endpoints belong to one team, and a user sees
+    only what belongs to their teams (accounts/services/teams.py). The team whose slug is
+    ``DEFAULT_SLUG`` is the default team: everything made before teams existed is in it, and
+    the roles a user holds as Django groups (local accounts, ``create_user``, single sign-on
+    grants that name no team) are their roles there."""
+
+    DEFAULT_SLUG = DEFAULT_TEAM_SLUG
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=50, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_default(self) -> bool:
+        return self.slug == self.DEFAULT_SLUG
+
+
+class Membership(models.Model):
+    """A user's role in a team (one row per role: a user may be a team's lead and engineer).
+    Single sign-on re-syncs the rows it made (``from_sso``) at each login; an admin's rows
+    are left alone."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=20, choices=Role.choices)
+    from_sso = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["team__name", "user__username", "role"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "user", "role"], name="accounts_membership_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} in {self.team}"
 
 
 class PersonalToken(models.Model):
@@ -33,6 +85,51 @@ class PersonalToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class ServiceScope(models.TextChoices):
+    READ = "read", "Read (GET only)"
+    UPLOAD_RUNS = "upload_runs", "Read, and upload runs"
+
+
+class ServiceToken(models.Model):
+    """A team's key for a machine (a CI gate), not a person: it acts as ``user``, a service
+    account made with it that is an engineer of ``team`` alone and cannot log in, so it sees
+    what the team's engineers see; ``scope`` limits what it may do (READ: GET requests;
+    UPLOAD_RUNS: those and uploading runs). Made by an admin or a lead of the team; only the
+    key's SHA-256 hash is kept, as for personal tokens."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="service_tokens")
+    name = models.CharField(max_length=100)
+    scope = models.CharField(max_length=20, choices=ServiceScope.choices)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="service_token"
+    )
+    prefix = models.CharField(max_length=16)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "name"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="accounts_service_token_name_unique_while_active",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} of {self.team} ({self.prefix}…)"
 
     @property
     def is_active(self) -> bool:

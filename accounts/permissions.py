@@ -8,11 +8,13 @@ helpers (annotation/access.py), so a guessed id of someone else's object is a 40
 """
 
 from django.conf import settings
-from rest_framework import status
-from rest_framework.exceptions import APIException
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.permissions import BasePermission, IsAuthenticated
 
 from accounts.services.roles import Role, has_role
+from accounts.services.teams import choose_team
 from common.uploads import UPLOAD_TOO_LARGE, max_upload_bytes
 
 
@@ -93,3 +95,24 @@ class RolePermissionsMixin:
     def get_permissions(self):
         extra = self.action_permissions.get(self.action, [])
         return [IsAuthenticated(), *(permission() for permission in extra)]
+
+
+TEAM_HELP = (
+    "The team it belongs to (its id or slug), among the teams where you may make it; "
+    "default: your only such team."
+)
+
+
+def team_field() -> serializers.CharField:
+    """The ``team`` field of what a user makes through the API (accounts/services/teams.py)."""
+    return serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=60, help_text=TEAM_HELP
+    )
+
+
+def team_for(user, value, *roles: str):
+    """teams.choose_team, its refusal a 400 keyed ``team``."""
+    try:
+        return choose_team(user, value, *roles)
+    except DjangoValidationError as error:
+        raise ValidationError({"team": error.messages}) from None

@@ -12,4 +12,6 @@ urlpatterns = [
     path("password/", views.PasswordChangeView.as_view(), name="password-change"),
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
+    path("teams/", views.teams, name="teams"),
+    path("teams/tokens/<int:pk>/revoke/", views.service_token_revoke, name="service-token-revoke"),
 ]

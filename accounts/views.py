@@ -1,5 +1,5 @@
 """Log in (rate limited, or through the company's provider), log out, change one's
-password, and personal API tokens."""
+password, personal API tokens, and one's teams with their service tokens."""
 
 from django.conf import settings
 from django.contrib import messages
@@ -9,16 +9,18 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.forms import LoginForm, TokenForm
-from accounts.models import PersonalToken
-from accounts.services import oidc
+from accounts.forms import LoginForm, ServiceTokenForm, TokenForm
+from accounts.models import PersonalToken, ServiceToken
+from accounts.services import oidc, service_tokens
 from accounts.services.login_limits import answer_refusal
+from accounts.services.teams import team_roles, teams_of
 from accounts.services.tokens import active_tokens, create_token, revoke_token
 
 REVOKED_SHOWN = 20
@@ -195,3 +197,68 @@ def token_revoke(request, pk):
     else:
         messages.info(request, MESSAGES["already_revoked"].format(name=token.name))
     return redirect("accounts:tokens")
+
+
+# --- teams and their service tokens ----------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def teams(request):
+    """The user's teams, their roles there and, for a team's leads (and admins), its service
+    tokens: made here (the key shown once) and revoked."""
+    user = request.user
+    mine = list(teams_of(user))
+    if not mine and request.method == "GET":
+        return render(request, "accounts/teams.html", {"teams": []})
+    created, status, forms_by_team = None, 200, {}
+    if request.method == "POST":
+        team = next((t for t in mine if t.slug == request.POST.get("team")), None)
+        if team is None or not service_tokens.may_manage(user, team):
+            raise Http404("No such team among those you lead.")
+        form, status = ServiceTokenForm(request.POST), 400
+        if form.is_valid():
+            try:
+                token, key = service_tokens.create_service_token(
+                    team=team, created_by=user, **form.cleaned_data
+                )
+            except ValidationError as error:
+                form.add_error("name", error)
+            else:
+                form, status = ServiceTokenForm(), 201
+                created = {"token": token, "key": key}
+        forms_by_team[team.pk] = form
+    roles = team_roles(user)
+    rows = []
+    for team in mine:
+        managed = service_tokens.may_manage(user, team)
+        rows.append(
+            {
+                "team": team,
+                "roles": sorted(roles.get(team.pk, ())) or (["admin"] if user.is_superuser else []),
+                "manages": managed,
+                "tokens": list(team.service_tokens.filter(revoked_at__isnull=True))
+                if managed
+                else [],
+                "form": forms_by_team.get(team.pk, ServiceTokenForm()) if managed else None,
+            }
+        )
+    context = {
+        "teams": rows,
+        "created": created,
+        "api_root": request.build_absolute_uri(reverse("api:api-root")),
+    }
+    return render(request, "accounts/teams.html", context, status=status)
+
+
+@require_POST
+@login_required
+def service_token_revoke(request, pk):
+    token = get_object_or_404(ServiceToken.objects.select_related("team"), pk=pk)
+    if not service_tokens.may_manage(request.user, token.team):
+        raise Http404("No such token among your teams'.")
+    if service_tokens.revoke_service_token(token=token, by=request.user):
+        messages.success(request, MESSAGES["revoked"].format(name=token.name))
+    else:
+        messages.info(request, MESSAGES["already_revoked"].format(name=token.name))
+    return redirect("accounts:teams")

@@ -6,14 +6,22 @@ whatever only a campaign's lead may do is a 404 for everyone else, its judges in
 pages, in the API and in evaluation's API (through evaluation.judging) alike. Not 403: a
 403 would tell another lead that the campaign exists, and a judge would be answered apart
 from everyone else for no gain; DRF answers an object outside a view's queryset with 404 too.
+
+Campaigns belong to a team (accounts/services/teams.py): a campaign's lead manages it while
+a lead of its team, and its judges (chosen among the team's judges) see it; to anyone else it
+does not exist. Its machine judges, pool, judgments and publications follow it.
 """
 
 from django.contrib.auth import get_user_model
+from django.db.models import Exists, Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from accounts.services.roles import Role, has_role
+from accounts.models import Team
+from accounts.services.roles import Role
+from accounts.services.teams import holds, in_teams, team_ids
 from annotation.models import Assignment, Campaign
+from evaluation.models import Run
 
 NOT_LED = "No such campaign among those you lead."
 
@@ -21,7 +29,9 @@ NOT_LED = "No such campaign among those you lead."
 def leads(user, campaign: Campaign) -> bool:
     """Whether ``user`` manages ``campaign``: its lead while in the lead group, or an admin
     (admins lead every campaign). campaigns_led_by is the same rule as a queryset."""
-    return user.is_superuser or (campaign.lead_id == user.pk and has_role(user, Role.LEAD))
+    return user.is_superuser or (
+        campaign.lead_id == user.pk and holds(user, campaign.team_id, Role.LEAD)
+    )
 
 
 def get_campaign_for_lead(user, pk, *, campaigns=None) -> Campaign:
@@ -35,7 +45,7 @@ def get_campaign_for_lead(user, pk, *, campaigns=None) -> Campaign:
 
 def get_campaign_for_judge(user, pk) -> Campaign:
     """A campaign the user judges."""
-    return get_object_or_404(Campaign, pk=pk, judges=user)
+    return get_object_or_404(campaigns_judged_by(user), pk=pk)
 
 
 def get_assignment_for_judge(user, campaign: Campaign, pk) -> Assignment:
@@ -51,16 +61,41 @@ def get_assignment_for_judge(user, campaign: Campaign, pk) -> Assignment:
 def campaigns_led_by(user):
     if user.is_superuser:
         return Campaign.objects.all()
-    if not has_role(user, Role.LEAD):
-        return Campaign.objects.none()
-    return Campaign.objects.filter(lead=user)
+    return in_teams(Campaign.objects.filter(lead=user), user, Role.LEAD)
 
 
 def campaigns_judged_by(user):
+    """The campaigns ``user`` judges. A lead makes judges of their campaign's team only
+    (:func:`judge_users`), so judging one is the team's access its lead gave."""
     return Campaign.objects.filter(judges=user)
 
 
-def judge_users():
-    """Who may be made a campaign's judge: the active users in the judge group (the pages'
-    forms, the API and ``manage.py create_campaign`` alike)."""
-    return get_user_model().objects.filter(is_active=True, groups__name=Role.JUDGE).distinct()
+def judge_users(teams=None):
+    """Who may be made a campaign's judge: the active users who are judges (the pages'
+    forms, the API and ``manage.py create_campaign`` alike); with ``teams`` (team pks),
+    judges of those teams (members with the judge role, and the judge group's users in the
+    default team)."""
+    users = get_user_model().objects.filter(is_active=True)
+    if teams is None:
+        return users.filter(Q(memberships__role=Role.JUDGE) | Q(groups__name=Role.JUDGE)).distinct()
+    teams = set(teams)
+    in_team = Q(memberships__role=Role.JUDGE, memberships__team_id__in=teams)
+    # The judge group's users are the default team's judges (one query, no lookup first).
+    default_among = Exists(Team.objects.filter(pk__in=teams, slug=Team.DEFAULT_SLUG))
+    in_team |= Q(groups__name=Role.JUDGE) & Q(default_among)
+    return users.filter(in_team).distinct()
+
+
+def judges_for(user, campaign: Campaign | None = None):
+    """The judges a form or the API offers: a campaign's team's, or for a new campaign those
+    of the teams where ``user`` is a lead (every judge for an admin)."""
+    if campaign is not None:
+        return judge_users([campaign.team_id])
+    if user.is_superuser:
+        return judge_users()
+    return judge_users(team_ids(user, Role.LEAD))
+
+
+def runs_for_pool(campaign: Campaign):
+    """The runs a campaign may pool: its team's (a run of another team is unknown)."""
+    return Run.objects.filter(system__team_id=campaign.team_id)

@@ -7,11 +7,14 @@ import functools
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.db.models import Count
+from django.db.models import Count, Q
 
+from accounts.services.roles import Role
+from accounts.services.teams import choose_team
 from common import text_limits
 from common.ids import MAX_ID, parse_id
 from evaluation import dashboards, measures
+from evaluation.access import readable_qrels, visible_runs, visible_systems
 from evaluation.measures import specs
 from evaluation.models import QrelsVersion, Run, SearchAuth, SearchKind, System
 from evaluation.search import MAX_K
@@ -46,10 +49,11 @@ class ScoringForm(forms.Form):
     relevance_level = forms.CharField(required=False, max_length=20)
     complete = forms.CharField(required=False, max_length=10)
 
-    def __init__(self, data=None, *, remembered: int | None = None, **kwargs):
+    def __init__(self, data=None, *, remembered: int | None = None, user, **kwargs):
         """``remembered``: the qrels version the user chose last (a pk), shown when the
-        parameters name none (dashboards.choose_qrels)."""
+        parameters name none (dashboards.choose_qrels); ``user``: whom the page answers."""
         super().__init__(data, **kwargs)
+        self.user = user
         self.measure_specs = data.getlist("measures") if data is not None else []
         self.scoring: dashboards.Scoring | None = None
         self.remembered = remembered
@@ -61,9 +65,10 @@ class ScoringForm(forms.Form):
             return data
         qrels = data.get("qrels")
         if qrels is None:
-            qrels, self.qrels_reason = dashboards.choose_qrels(self.remembered)
+            qrels, self.qrels_reason = dashboards.choose_qrels(self.remembered, user=self.user)
         try:
             self.scoring = dashboards.make_scoring(
+                user=self.user,
                 qrels=qrels,
                 measure_specs=self.measure_specs,
                 gain=data.get("gain"),
@@ -75,26 +80,29 @@ class ScoringForm(forms.Form):
         return data
 
 
-def scoring_choices(scoring: dashboards.Scoring | None) -> dict:
+def scoring_choices(scoring: dashboards.Scoring | None, user) -> dict:
     """What the options panel lists: qrels versions and measure checkboxes (the menu, plus
     any other measure the scoring has), with the current choice marked."""
     chosen = dashboards.single_specs(scoring.specs, scoring.options) if scoring else []
     menu = [*dashboards.MEASURE_MENU, *(s for s in dashboards.MORE_MEASURES if _computed(s))]
     menu += [s for s in chosen if s not in menu]
     return {
-        "qrels_versions": qrels_menu(),
+        "qrels_versions": qrels_menu(user),
         "measure_menu": [(spec, _label(spec), spec in chosen) for spec in menu],
     }
 
 
-def qrels_menu() -> list[QrelsVersion]:
-    """Every qrels version, each with its topic count and ``scored_runs`` (runs scored
-    against it with any options), so a menu can tell a 5-topic version from the one the
-    runs are scored on."""
-    versions = QrelsVersion.objects.only(
-        "name", "version", "topic_count", "judgment_count", "created_at"
+def qrels_menu(user) -> list[QrelsVersion]:
+    """Every qrels version ``user`` reads, each with its topic count and ``scored_runs``
+    (runs of their teams scored against it with any options), so a menu can tell a 5-topic
+    version from the one the runs are scored on."""
+    versions = readable_qrels(
+        user,
+        QrelsVersion.objects.only("name", "version", "topic_count", "judgment_count", "created_at"),
     )
-    return list(versions.annotate(scored_runs=Count("evaluations__run", distinct=True)))
+    runs = visible_runs(user, Run.objects.all()).values("pk")
+    scored = Count("evaluations__run", distinct=True, filter=Q(evaluations__run__in=runs))
+    return list(versions.annotate(scored_runs=scored))
 
 
 @functools.cache
@@ -137,6 +145,7 @@ class RunUploadForm(forms.Form):
 
     files = MultipleFileField(required=False)
     system = forms.CharField(required=False)  # a system's id, or NEW_SYSTEM
+    team = forms.CharField(required=False, max_length=60)  # a new system's (slug)
     new_name = forms.CharField(required=False, max_length=100)
     new_description = forms.CharField(
         required=False, max_length=text_limits.DESCRIPTION, widget=forms.Textarea
@@ -152,11 +161,19 @@ class RunUploadForm(forms.Form):
     relevance_level = forms.CharField(required=False, max_length=20, initial=1)
     complete = forms.CharField(required=False, max_length=10)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user, **kwargs):
+        """``user``: the engineer uploading: the systems of the teams where they are an
+        engineer, the qrels versions they read."""
         super().__init__(*args, **kwargs)
+        self.user = user
+        self.systems = visible_systems(
+            user, System.objects.select_related("team").order_by("name"), Role.ENGINEER
+        )
+        self.fields["qrels"].queryset = readable_qrels(user, QrelsVersion.objects.all())
         self.measure_specs = self.data.getlist("measures") if self.is_bound else []
         self.scoring: dashboards.Scoring | None = None
         self.chosen_system: System | None = None
+        self.team = None
 
     def clean_files(self):
         files = self.cleaned_data["files"]
@@ -179,19 +196,26 @@ class RunUploadForm(forms.Form):
         choice = data.get("system") or ""
         if choice == NEW_SYSTEM or (not choice and data.get("new_name")):
             name = (data.get("new_name") or "").strip()
+            try:
+                self.team = choose_team(self.user, data.get("team"), Role.ENGINEER)
+            except ValidationError as error:
+                self.add_error("team", error)
             if not name:
                 self.add_error("new_name", MESSAGES["system_required"])
-            elif System.objects.filter(name=name).exists():
+            elif self.team and System.objects.filter(name=name, team=self.team).exists():
                 self.add_error("new_name", MESSAGES["system_taken"].format(name=name))
         elif parse_id(choice) is not None:
-            self.chosen_system = System.objects.filter(pk=parse_id(choice)).first()
+            self.chosen_system = self.systems.filter(pk=parse_id(choice)).first()
             if self.chosen_system is None:
                 self.add_error("system", MESSAGES["system_required"])
+            else:
+                self.team = self.chosen_system.team
         else:
             self.add_error("system", MESSAGES["system_required"])
         if data.get("qrels") is not None:
             try:
                 self.scoring = dashboards.make_scoring(
+                    user=self.user,
                     qrels=data["qrels"],
                     measure_specs=self.measure_specs,
                     gain=data.get("gain"),

@@ -9,6 +9,16 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from accounts.services.teams import default_team_pk
+
+
+def _team_field():
+    """What belongs to a team (accounts/services/teams.py); code that names none puts it in
+    the default team."""
+    return models.ForeignKey(
+        "accounts.Team", on_delete=models.PROTECT, default=default_team_pk, related_name="+"
+    )
+
 
 class ImmutableError(Exception):
     """Raised when code tries to change a stored qrels version or run."""
@@ -30,6 +40,9 @@ class QrelsVersion(models.Model):
     checksum = models.CharField(max_length=64, help_text="SHA-256 of the canonical TREC export.")
     topic_count = models.PositiveIntegerField()
     judgment_count = models.PositiveIntegerField()
+    team = _team_field()
+    # Teams whose leads and engineers may read (never change) this version besides its own.
+    shared_with = models.ManyToManyField("accounts.Team", blank=True, related_name="+")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -77,9 +90,10 @@ class QrelsEntry(models.Model):
 class System(models.Model):
     """A named ranker; its runs are the files it produced."""
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
     tags = models.JSONField(default=list, blank=True)
+    team = _team_field()  # its runs and their evaluations are the team's too
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -87,6 +101,9 @@ class System(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="system_name_unique_in_team")
+        ]
 
     def __str__(self):
         return self.name
@@ -218,7 +235,8 @@ class SearchEndpoint(models.Model):
     never shown back, exported or logged. ``version`` counts changes to what a request is
     or how an answer is read, so a run's provenance names the version that made it."""
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100)
+    team = _team_field()
     kind = models.CharField(max_length=20, choices=SearchKind.choices)
     url = models.CharField(max_length=2000, help_text="The search address, without a query.")
     method = models.CharField(max_length=4, default="POST", help_text="HTTP JSON kind only.")
@@ -240,6 +258,9 @@ class SearchEndpoint(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="search_endpoint_unique_in_team")
+        ]
 
     def __str__(self):
         return self.name

@@ -54,6 +54,7 @@ def import_staged_run(
     description: str,
     new_system: dict | None = None,
     notices: list | None = None,
+    team: int | None = None,
 ) -> Run:
     """services.import_run on the staged upload, a refused file raised as JobFailed; the
     file's notices (trec.Notice) are appended to ``notices``, if given.
@@ -74,6 +75,7 @@ def import_staged_run(
                 max_bytes=max_upload_bytes(),
                 new_system=new_system,
                 notices=notices,
+                team=team,
             )
     except TrecFormatError as error:
         raise JobFailed.not_imported(filename, error) from None
@@ -113,6 +115,7 @@ def import_and_score_task(
     description: str = "",
     scoring: dict | None = None,
     new_system: dict | None = None,
+    team: int | None = None,
 ) -> None:
     """Import the staged run file as a run of ``system`` (created if new), then, when
     ``scoring`` is given (``Scoring.task_params``), score it and compute its intervals. The job's
@@ -133,6 +136,7 @@ def import_and_score_task(
             description=description,
             new_system=new_system,
             notices=notices,
+            team=team,
         )
         summary = MESSAGES["imported"].format(
             filename=filename, run=run, lines=run.line_count, topics=run.topic_count
@@ -239,7 +243,13 @@ def import_run_task(
 
 @task
 def import_qrels_task(
-    *, job_id: int, staged: str, filename: str, name: str, description: str = ""
+    *,
+    job_id: int,
+    staged: str,
+    filename: str,
+    name: str,
+    description: str = "",
+    team: int | None = None,
 ) -> None:
     """Import a staged TREC qrels file with more grades than a request may write
     (SYNC_WRITE_ROWS) as the next version of ``name``, as POST /api/v1/qrels/ does with a
@@ -255,6 +265,7 @@ def import_qrels_task(
                     description=description,
                     user=progress.job.created_by,
                     max_bytes=max_upload_bytes(),
+                    team=team,
                 )
         except TrecFormatError as error:
             raise JobFailed.not_imported(filename, error) from None

@@ -20,6 +20,7 @@ urlpatterns = [
     path("qrels/<int:pk>/download/", qrels.qrels_download, name="qrels-download"),
     path("qrels/<int:pk>/diff/<int:other>/", qrels.qrels_diff, name="qrels-diff"),
     path("qrels/<int:pk>/compare/", qrels.qrels_compare, name="qrels-compare"),
+    path("qrels/<int:pk>/sharing/", qrels.qrels_share, name="qrels-share"),
     # Runs (evaluation/views/runs.py, upload.py): leads and engineers; engineers upload.
     path("runs/", runs.run_list, name="run-list"),
     path("runs/upload/", upload.run_upload, name="run-upload"),

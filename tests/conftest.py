@@ -58,8 +58,8 @@ def media_root(settings, tmp_path):
 @pytest.fixture(autouse=True)
 def _role_groups(request):
     """Transactional tests (browser tests, races) end by flushing every table, which also
-    removes the role groups the accounts migration created; put them back for the tests
-    that come after, as a fresh database would have them."""
+    removes the role groups and the default team the accounts migrations created; put them
+    back for the tests that come after, as a fresh database would have them."""
     marker = request.node.get_closest_marker("django_db")
     transactional = marker is not None and marker.kwargs.get("transaction", False)
     if not transactional and "transactional_db" not in request.fixturenames:
@@ -68,9 +68,11 @@ def _role_groups(request):
     from django.contrib.auth.models import Group
 
     from accounts.services.roles import Role
+    from accounts.services.teams import default_team
 
     for name in Role.values:
         Group.objects.get_or_create(name=name)
+    default_team()
 
 
 # Fixtures through which a test reaches the database (pytest-django's, and ours that start
@@ -205,7 +207,14 @@ def oidc_provider(live_server):
     provider.stop()
 
 
-SSO_GROUP_ROLES = ["relevance-leads:lead", "relevance-judges:judge", "search-eng:engineer"]
+SSO_GROUP_ROLES = [
+    "relevance-leads:lead",
+    "relevance-judges:judge",
+    "search-eng:engineer",
+    # roles in a named team (issue 32 part 2): memberships of "web-search", made if missing
+    "web-leads:lead@web-search",
+    "web-eng:engineer@web-search",
+]
 
 
 @pytest.fixture

@@ -6,19 +6,25 @@ and several groups the same role. Group names are matched exactly, case and all 
 full paths such as ``/relevance-leads`` included), because a provider's groups are
 identifiers, not prose.
 
-A grant is a role *in a scope*: today the only scope is the whole site (``team`` is None).
-When teams come (issue 32, part 2) an entry will name one, ``group:team/role``, and the
-grants a user holds will be (team, role) pairs; the parsing and the re-sync at each login
-stay as they are.
+A grant is a role *in a team*: an entry may name the team after the role,
+``search-eng:engineer@web-search`` (the team's slug); one that names none grants the role in
+the default team (accounts/services/teams.py: the roles a user holds as groups). Both are
+re-synced at each login.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+TEAM_SLUG = re.compile(r"[a-z0-9_-]{1,50}")  # a SlugField of 50, lowercase
+
 MESSAGES = {
-    "entry": "OIDC_GROUP_ROLES: {entry!r} is not group:role (e.g. relevance-leads:lead)",
+    "entry": "OIDC_GROUP_ROLES: {entry!r} is not group:role or group:role@team "
+    "(e.g. relevance-leads:lead, search-eng:engineer@web-search)",
+    "team": "OIDC_GROUP_ROLES: {entry!r} names the team {team!r}; a team is named by its "
+    "slug: lowercase letters, digits, hyphens and underscores",
     "role": "OIDC_GROUP_ROLES: {entry!r} names the role {role!r}; the roles are {roles}",
     "claim": "the {claim!r} claim is neither a list of names nor one name",
 }
@@ -26,7 +32,8 @@ MESSAGES = {
 
 @dataclass(frozen=True, order=True)
 class Grant:
-    """A role that a group gives, on the whole site (``team`` None: the only scope so far)."""
+    """A role that a group gives, in the team whose slug is ``team`` (None: the default
+    team)."""
 
     role: str
     team: str | None = None
@@ -46,16 +53,20 @@ def parse_group_roles(entries: Iterable[str], *, roles: Iterable[str] | None = N
         if not entry:
             continue
         group, separator, role = entry.rpartition(":")
-        group, role = group.strip(), role.strip()
-        if not separator or not group or not role:
+        role, at, team = role.partition("@")
+        group, role, team = group.strip(), role.strip(), team.strip()
+        if not separator or not group or not role or (at and not team):
             raise ValueError(MESSAGES["entry"].format(entry=entry))
+        if at and not TEAM_SLUG.fullmatch(team):
+            raise ValueError(MESSAGES["team"].format(entry=entry, team=team))
         if known is not None and role not in known:
             raise ValueError(
                 MESSAGES["role"].format(entry=entry, role=role, roles=", ".join(known))
             )
         grants = mapping.setdefault(group, [])
-        if Grant(role) not in grants:
-            grants.append(Grant(role))
+        grant = Grant(role, team or None)
+        if grant not in grants:
+            grants.append(grant)
     return {group: tuple(grants) for group, grants in mapping.items()}
 
 

@@ -10,7 +10,8 @@ policy (accounts/oidc/transport.py).
 
 Then ``sign_in_user`` finds the user by (issuer, subject), never by e-mail or username,
 creates them at their first login, and re-syncs their roles from the groups claim at every
-login (OIDC_GROUP_ROLES, accounts/oidc/mapping.py).
+login (OIDC_GROUP_ROLES, accounts/oidc/mapping.py): the roles in the default team as groups,
+the roles in named teams as memberships (a team named for the first time is made).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from accounts.oidc.config import ProviderConfig
 from accounts.oidc.mapping import grants_for, groups_for_role, groups_in_claims, parse_group_roles
 from accounts.oidc.transport import ProviderUnreachable, mount, policy_for_issuer
 from accounts.services.roles import Role, set_roles
+from accounts.services.teams import set_memberships
 from common.outbound import Policy, policy_from_settings
 
 logger = logging.getLogger(__name__)
@@ -307,18 +309,20 @@ def sign_in_user(*, provider: ProviderConfig, claims: dict, retry: bool = True):
         raise SignInRefused("claims", reason=str(error)) from None
     grants = grants_for(groups, mapping)
     roles = {grant.role for grant in grants if grant.team is None}
+    in_teams = {(grant.team, grant.role) for grant in grants if grant.team is not None}
     issuer, subject = str(claims["iss"]), str(claims["sub"])
     wanted = groups_for_role(mapping)
     try:
         with transaction.atomic():
             identity = _identity(issuer, subject)
-            if identity is None and not roles:
+            if identity is None and not grants:
                 raise _no_role(provider, groups, wanted, "no_role")
             if identity is None:
                 identity = _new_identity(issuer, subject, claims)
             user = identity.user
             _update_profile(user, claims)
-            set_roles(user, roles)
+            set_roles(user, roles)  # their roles in the default team
+            set_memberships(user, in_teams)  # and in the teams the grants name
             identity.groups = groups
             identity.last_login_at = timezone.now()
             identity.save(update_fields=["groups", "last_login_at"])
@@ -330,7 +334,7 @@ def sign_in_user(*, provider: ProviderConfig, claims: dict, retry: bool = True):
         return sign_in_user(provider=provider, claims=claims, retry=False)
     if not user.is_active:
         raise SignInRefused("inactive", status=403)
-    if not roles and not user.is_superuser:
+    if not grants and not user.is_superuser:
         raise _no_role(provider, groups, wanted, "no_role_left")
     return user, groups
 

@@ -1,7 +1,14 @@
-"""The three roles of DESIGN.md, kept as Django groups. Admins are superusers."""
+"""The three roles of DESIGN.md. A user holds them per team (accounts/services/teams.py):
+as memberships of a team, and as Django groups, which are their roles in the default team.
+Admins are superusers."""
 
+from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import models
+from django.db.models import Subquery
+
+DEFAULT_TEAM_SLUG = "default"  # accounts.models.Team.DEFAULT_SLUG
 
 
 class Role(models.TextChoices):
@@ -11,16 +18,42 @@ class Role(models.TextChoices):
 
 
 def roles_of(user) -> set[str]:
-    """The role names a user holds; a superuser holds every role."""
+    """The role names a user holds in any team (accounts/services/teams.py): their groups
+    (their roles in the default team) and their memberships' roles; a superuser holds every
+    role. What kind of user they are; which objects they reach is the team axis's answer."""
     if not user.is_authenticated:
         return set()
     if user.is_superuser:
         return set(Role.values)
-    # Cached on the user object: the navigation asks on every page.
-    cached = getattr(user, "_role_names", None)
+    return {role for _, role in role_rows(user)}
+
+
+def role_rows(user) -> list[tuple[int | None, str]]:
+    """(team pk, role) for every role ``user`` holds: their memberships, and their groups as
+    roles in the default team (None when there is no default team yet). One query, cached on
+    the user object: every page asks (the navigation, the access rules)."""
+    cached = getattr(user, "_role_rows", None)
     if cached is None:
-        cached = set(user.groups.filter(name__in=Role.values).values_list("name", flat=True))
-        user._role_names = cached
+        # By name: accounts.models imports this module for Role.
+        Team = apps.get_model("accounts", "Team")
+        default = Team.objects.filter(slug=DEFAULT_TEAM_SLUG).order_by().values("pk")[:1]
+        # One row per (membership, group) pair of the user (both joined outer): a few rows.
+        rows = (
+            get_user_model()
+            .objects.filter(pk=user.pk)
+            .annotate(default_team=Subquery(default))
+            .values_list(
+                "default_team", "memberships__team_id", "memberships__role", "groups__name"
+            )
+        )
+        found = set()
+        for default_team, team, role, group in rows:
+            if team is not None:
+                found.add((team, role))
+            if group in Role.values:
+                found.add((default_team, group))
+        cached = sorted(found, key=lambda row: (row[0] or 0, row[1]))
+        user._role_rows = cached
     return cached
 
 
@@ -29,12 +62,13 @@ def has_role(user, role: Role) -> bool:
 
 
 def set_roles(user, roles: set[str]) -> None:
-    """Make ``roles`` exactly the roles ``user`` holds (other groups are left alone): single
-    sign-on re-syncs them from the provider's groups at each login."""
+    """Make ``roles`` exactly the role groups ``user`` holds, their roles in the default team
+    (other groups are left alone): single sign-on re-syncs them from the provider's groups
+    at each login."""
     wanted = set(roles) & set(Role.values)
     held = set(user.groups.filter(name__in=Role.values).values_list("name", flat=True))
     if wanted - held:
         user.groups.add(*Group.objects.filter(name__in=wanted - held))
     if held - wanted:
         user.groups.remove(*Group.objects.filter(name__in=held - wanted))
-    user.__dict__.pop("_role_names", None)  # roles_of's cache
+    user.__dict__.pop("_role_rows", None)  # role_rows' cache

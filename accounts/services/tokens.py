@@ -89,7 +89,7 @@ def find_active_token(key: str) -> PersonalToken | None:
     )
 
 
-def note_token_use(token: PersonalToken, *, now: datetime | None = None) -> bool:
+def note_token_use(token, *, now: datetime | None = None) -> bool:
     """Set ``last_used_at``, unless it was set less than ``LAST_USED_PRECISION`` ago.
 
     Best effort: when another writer holds the lock (SQLite's one write lock during a long
@@ -103,7 +103,7 @@ def note_token_use(token: PersonalToken, *, now: datetime | None = None) -> bool
             # A savepoint when the request is already in a transaction, so a failure here
             # leaves that transaction usable. skip_locked: PostgreSQL passes over a row
             # another transaction holds instead of waiting (SQLite has no row locks).
-            row = PersonalToken.objects.select_for_update(skip_locked=True).filter(pk=token.pk)
+            row = type(token).objects.select_for_update(skip_locked=True).filter(pk=token.pk)
             recorded = bool(row.values_list("pk", flat=True)) and row.update(last_used_at=now) > 0
     except OperationalError as error:
         if not is_database_locked(error):  # SQLite's "database is locked" only

@@ -15,7 +15,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts.permissions import IsLead, RolePermissionsMixin
+from accounts.permissions import IsLead, RolePermissionsMixin, team_field, team_for
+from accounts.services.roles import Role
 from annotation import services, tasks
 from annotation.access import get_campaign_for_lead, judge_users, leads
 from annotation.api import agreement as agreement_api
@@ -105,6 +106,9 @@ class CampaignSerializer(serializers.ModelSerializer):
         slug_field="username", read_only=True, help_text="A username."
     )
     role = serializers.SerializerMethodField(help_text="Whether you lead or judge it.")
+    team = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, help_text="The team it belongs to (its slug)."
+    )
     judges = serializers.SerializerMethodField(help_text="Null unless you lead the campaign.")
     seed = serializers.SerializerMethodField(help_text="Null unless you lead the campaign.")
 
@@ -116,6 +120,7 @@ class CampaignSerializer(serializers.ModelSerializer):
             *services.CAMPAIGN_FIELDS,
             "paused_at",
             "lead",
+            "team",
             "role",
             "judges",
             "seed",
@@ -173,6 +178,7 @@ class CampaignCreateSerializer(serializers.Serializer):
         default=list,
         error_messages={"does_not_exist": MESSAGES["not_a_judge_user"]},
     )
+    team = team_field()
 
     # The rules that involve several fields (the threshold on the scale) are checked by
     # services.create_campaign, whose errors are keyed by field like these.
@@ -281,7 +287,7 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return (
             visible_campaigns(self.request.user)
-            .select_related("lead")
+            .select_related("lead", "team")
             .prefetch_related("judges")
             .order_by("-created_at", "-pk")
         )
@@ -308,8 +314,10 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     def create(self, request):
         form = CampaignCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        team = team_for(request.user, data.pop("team", None), Role.LEAD)
         try:
-            campaign = services.create_campaign(lead=request.user, **form.validated_data)
+            campaign = services.create_campaign(lead=request.user, team=team, **data)
         except DjangoValidationError as error:
             raise ValidationError(error.message_dict) from None
         return self._answer(self.get_queryset().get(pk=campaign.pk), status.HTTP_201_CREATED)

@@ -36,6 +36,9 @@ class AddJudgeSerializer(serializers.Serializer):
     )
 
     def validate_judge(self, judge):
+        campaign = self.context["campaign"]
+        if not judge_users([campaign.team_id]).filter(pk=judge.pk).exists():
+            raise ValidationError(MESSAGES["not_a_judge_user"])
         if CampaignJudge.objects.filter(campaign=self.context["campaign"], judge=judge).exists():
             raise ValidationError(MESSAGES["already_judge"].format(user=judge))
         return judge

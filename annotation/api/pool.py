@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from accounts.permissions import RolePermissionsMixin
 from annotation import formats, services, tasks
+from annotation.access import runs_for_pool
 from annotation.api.common import (
     MAX_RUNS,
     MESSAGES,
@@ -231,10 +232,17 @@ class PoolChangeSerializer(serializers.Serializer):
     assigned = serializers.IntegerField(help_text="Assignments made.")
 
 
+class CampaignRunField(serializers.PrimaryKeyRelatedField):
+    """A run of the campaign's team (annotation.access.runs_for_pool)."""
+
+    def get_queryset(self):
+        return runs_for_pool(self.context["campaign"])
+
+
 class PoolRunsSerializer(serializers.Serializer):
     runs = serializers.ListField(
-        child=serializers.PrimaryKeyRelatedField(
-            queryset=Run.objects.all(),
+        child=CampaignRunField(
+            queryset=Run.objects.all(),  # the type, for the schema; get_queryset chooses
             error_messages={"does_not_exist": MESSAGES["unknown_run"]},
         ),
         allow_empty=False,
@@ -323,7 +331,7 @@ class PairViewSet(
     )
     @action(detail=False, methods=["post"])
     def pool(self, request, campaign_pk=None):
-        form = PoolRunsSerializer(data=request.data)
+        form = PoolRunsSerializer(data=request.data, context={"campaign": self.campaign})
         form.is_valid(raise_exception=True)
         if not self.campaign.topics.exists():
             raise ValidationError({"non_field_errors": [MESSAGES["no_topics"]]})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.db.models import Max
 
-from annotation import services
+from annotation import access, services
 from annotation.models import AdjudicationRule, Campaign, Judgment, PoolOrdering
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, SCALES
 from common import text_limits
@@ -85,7 +85,11 @@ class CampaignForm(forms.Form):
         help_text="Users in the judge group.",
     )
 
-    def __init__(self, *args, campaign: Campaign | None = None, scale_key: str = "", **kwargs):
+    team = forms.CharField(required=False, max_length=60)  # a new campaign's (slug)
+
+    def __init__(
+        self, *args, campaign: Campaign | None = None, scale_key: str = "", user=None, **kwargs
+    ):
         self.campaign = campaign
         if campaign is not None:
             kwargs.setdefault(
@@ -104,7 +108,12 @@ class CampaignForm(forms.Form):
                 },
             )
         super().__init__(*args, **kwargs)
-        self.fields["judges"].queryset = judge_users()
+        if campaign is not None:
+            self.fields["judges"].queryset = judge_users([campaign.team_id])
+        elif user is not None:
+            self.fields["judges"].queryset = access.judges_for(user).order_by("username")
+        else:
+            self.fields["judges"].queryset = judge_users()
         self.scale_key = self._chosen_scale(scale_key)
         self.fields["scale"].initial = self.scale_key
         self._add_grade_fields()

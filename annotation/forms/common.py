@@ -31,9 +31,9 @@ MESSAGES = {
 }
 
 
-def judge_users():
-    """Users who may judge (annotation.access.judge_users), by name."""
-    return access.judge_users().order_by("username")
+def judge_users(teams=None):
+    """Users who may judge (annotation.access.judge_users; of ``teams``), by name."""
+    return access.judge_users(teams).order_by("username")
 
 
 class JudgeChoiceField(forms.ModelChoiceField):

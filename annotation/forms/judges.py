@@ -31,7 +31,7 @@ class JudgeForm(forms.Form):
             return cleaned
         is_member = CampaignJudge.objects.filter(campaign=self.campaign, judge=judge).exists()
         if action == "add":
-            if not judge_users().filter(pk=judge.pk).exists():
+            if not judge_users([self.campaign.team_id]).filter(pk=judge.pk).exists():
                 self.add_error("judge", MESSAGES["not_a_judge_user"])
             elif is_member:
                 self.add_error("judge", MESSAGES["already_judge"].format(user=judge))
@@ -47,7 +47,8 @@ class AddJudgeForm(forms.Form):
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = judge_users().exclude(pk__in=campaign.judges.values("pk"))
+        in_team = judge_users([campaign.team_id])
+        self.fields["judge"].queryset = in_team.exclude(pk__in=campaign.judges.values("pk"))
 
 
 class ReassignForm(forms.Form):

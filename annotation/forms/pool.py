@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from annotation.access import runs_for_pool
 from annotation.models import Campaign
 from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.models import Run
@@ -34,6 +35,8 @@ class PoolRunsForm(forms.Form):
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
         self.campaign = campaign
+        runs = runs_for_pool(campaign).select_related("system").order_by("system__name", "name")
+        self.fields["runs"].queryset = runs
 
     def clean(self):
         cleaned = super().clean()

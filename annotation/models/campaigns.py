@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from accounts.services.teams import default_team_pk
 from annotation.scales import TREC_DL_SCALE
 
 
@@ -58,6 +59,10 @@ class Campaign(models.Model):
     )
     lead = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="led_campaigns"
+    )
+    # Its machine judges, pool, judgments and publications belong to the campaign's team.
+    team = models.ForeignKey(
+        "accounts.Team", on_delete=models.PROTECT, default=default_team_pk, related_name="+"
     )
     judges = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="CampaignJudge", related_name="judged_campaigns"

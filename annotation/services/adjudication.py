@@ -411,6 +411,7 @@ def publish(
                     source=QrelsSource.CAMPAIGN,
                     description=description,
                     user=user,
+                    team=campaign.team_id,
                 )
         except IntegrityError:
             raise ValidationError(SAME_NAME_AT_ONCE.format(name=name)) from None

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+from annotation.access import judge_users
 from annotation.models import (
     AdjudicationRule,
     Assignment,
@@ -90,8 +91,26 @@ def create_campaign(
     gold_min_accuracy: float = 0.7,
     judges: Iterable = (),
     pool_ordering: str = PoolOrdering.RANDOM,
+    team=None,
 ) -> Campaign:
-    """Raises ValidationError keyed by the field at fault, and creates nothing then."""
+    """Raises ValidationError keyed by the field at fault, and creates nothing then. The
+    campaign belongs to ``team`` (the default team when None), whose judges alone it takes."""
+    judges = list(judges)
+    if team is not None:
+        allowed = set(
+            judge_users([team.pk])
+            .filter(pk__in=[j.pk for j in judges])
+            .values_list("pk", flat=True)
+        )
+        outsiders = [judge for judge in judges if judge.pk not in allowed]
+        if outsiders:
+            raise ValidationError(
+                {
+                    "judges": MESSAGES["judge_outside_team"].format(
+                        judges=", ".join(str(judge) for judge in outsiders), team=team.name
+                    )
+                }
+            )
     check_campaign_texts(name=name, description=description, guidelines=guidelines)
     try:
         scale = resolve_scale(scale)
@@ -116,6 +135,7 @@ def create_campaign(
         campaign = Campaign.objects.create(
             pool_ordering=pool_ordering,
             lead=lead,
+            **({"team": team} if team is not None else {}),
             name=name,
             description=description,
             scale=scale,

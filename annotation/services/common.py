@@ -14,6 +14,7 @@ from annotation.models import Assignment, Campaign
 SUSPICIOUSLY_FAST_SECONDS = 2.0
 
 MESSAGES = {
+    "judge_outside_team": "Not a judge of the team {team}: {judges}.",
     "overlap_above_judges": (
         "Judges per pair is {overlap} but the campaign has {judges} judge{s}: each pair goes to "
         "{judges} until you add more judges."

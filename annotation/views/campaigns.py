@@ -18,7 +18,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.forms import team_picker
 from accounts.services.roles import Role, has_role
+from accounts.services.teams import choose_team
 from annotation import forms, services, tasks
 from annotation.access import campaigns_judged_by, campaigns_led_by, get_campaign_for_lead
 from annotation.models import (
@@ -120,11 +122,13 @@ def campaign_create(request):
     if not (request.user.is_superuser or has_role(request.user, Role.LEAD)):
         raise PermissionDenied("Only leads create campaigns.")
     if request.method == "POST":
-        form = forms.CampaignForm(request.POST)
+        form = forms.CampaignForm(request.POST, user=request.user)
         if form.is_valid():
             data = form.cleaned_data
             try:
+                team = choose_team(request.user, data.get("team"), Role.LEAD)
                 campaign = services.create_campaign(
+                    team=team,
                     lead=request.user,
                     name=data["name"],
                     description=data["description"],
@@ -144,8 +148,13 @@ def campaign_create(request):
                 # A judges-per-pair warning is the campaign page's own (figures): not
                 # flashed as well, so the page says it once.
                 return redirect(campaign)
-        return render(request, "annotation/campaign_form.html", {"form": form}, status=400)
-    form = forms.CampaignForm(scale_key=request.GET.get("scale", ""))
+        return render(
+            request,
+            "annotation/campaign_form.html",
+            {"form": form, **team_picker(request.user, form, Role.LEAD)},
+            status=400,
+        )
+    form = forms.CampaignForm(scale_key=request.GET.get("scale", ""), user=request.user)
     return _render_form(request, form, None)
 
 
@@ -185,7 +194,8 @@ def _render_form(request, form, campaign):
     template = "annotation/campaign_form.html"
     if is_htmx(request) and "scale" in request.GET:
         template += "#scale-fields"
-    return render(request, template, {"form": form, "campaign": campaign})
+    teams = team_picker(request.user, form, Role.LEAD) if campaign is None else {}
+    return render(request, template, {"form": form, "campaign": campaign, **teams})
 
 
 def _changes(data: dict) -> dict:

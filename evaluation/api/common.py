@@ -20,6 +20,10 @@ MESSAGES = {
     "run_name_taken": services.MESSAGES["run_name_taken"],
     "unknown_run": "No run with id {pk_value}.",
     "unknown_qrels": "No qrels version with id {pk_value}.",
+    "unknown_teams": "No team named {teams}.",
+    "duplicate_elsewhere": "This run file is stored already, in a team you are not in: the "
+    "same file cannot be stored twice.",
+    "not_your_qrels": "No such qrels version among those your teams' leads share.",
     "no_measures": specs.MESSAGES["no_measures"],
     "tag_too_long": f"A tag has at most {text_limits.TAG} characters.",
     "whole_number": "Send a whole number.",
@@ -167,6 +171,19 @@ def trec_errors(error: TrecFormatError) -> Response:
         {"errors": [str(line) for line in error.errors], "total": error.total},
         status=status.HTTP_400_BAD_REQUEST,
     )
+
+
+class VisibleField(serializers.PrimaryKeyRelatedField):
+    """An id among what the request's user may see: ``visible(user)`` gives the queryset
+    (evaluation/access.py); another id is unknown, whether it exists or not. ``queryset``
+    (the whole model's) only names the type for the schema."""
+
+    def __init__(self, *, visible, **kwargs):
+        self.visible = visible
+        super().__init__(**kwargs)
+
+    def get_queryset(self):
+        return self.visible(self.context["request"].user)
 
 
 class QueryParameters(serializers.Serializer):

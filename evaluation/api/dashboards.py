@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from accounts.permissions import IsLeadOrEngineer
 from common.ids import parse_id, parse_ids
 from evaluation import dashboards, services
+from evaluation.access import visible_runs
 from evaluation.api.common import (
     MESSAGES,
     ScoringOptionsSerializer,
@@ -56,8 +57,10 @@ class ScoringParameters(ScoringOptionsSerializer):
     )
 
     def validate(self, data: dict) -> dict:
+        request = self.context.get("request")
         try:
             data["scoring"] = dashboards.make_scoring(
+                user=request.user if request is not None else None,
                 qrels=data.get("qrels"),
                 measure_specs=data.get("measures") or None,
                 gain=data["gain"],
@@ -71,7 +74,7 @@ class ScoringParameters(ScoringOptionsSerializer):
 
 
 def read_scoring(request) -> dashboards.Scoring:
-    params = ScoringParameters(data=request.query_params)
+    params = ScoringParameters(data=request.query_params, context={"request": request})
     params.is_valid(raise_exception=True)
     return params.validated_data["scoring"]
 
@@ -322,7 +325,8 @@ class ComparisonView(DashboardView):
             raise ValidationError({"baseline": ["Name one baseline run."]})
         if not [pk for pk in other_ids if pk != baseline_ids[0]]:
             raise ValidationError({"runs": [dashboards.MESSAGES["same_run"]]})
-        found = Run.objects.select_related("system").in_bulk([*baseline_ids, *other_ids])
+        runs = visible_runs(request.user, Run.objects.select_related("system"))
+        found = runs.in_bulk([*baseline_ids, *other_ids])
         unknown = [pk for pk in [*baseline_ids, *other_ids] if pk not in found]
         if unknown:
             raise ValidationError({"runs": [MESSAGES["unknown_run"].format(pk_value=unknown[0])]})
@@ -389,13 +393,13 @@ class UnjudgedView(DashboardView):
         responses={200: SentToJudgingSerializer, 404: NotFoundSerializer},
     )
     def post(self, request):
-        params = SendUnjudgedParameters(data=request.data)
+        params = SendUnjudgedParameters(data=request.data, context={"request": request})
         params.is_valid(raise_exception=True)
         data, scoring = params.validated_data, params.validated_data["scoring"]
         campaign = judging().campaign_for_lead(request.user, data["campaign"])
         run = None
         if "run" in data:
-            run = Run.objects.filter(pk=data["run"]).first()
+            run = visible_runs(request.user, Run.objects.all()).filter(pk=data["run"]).first()
             if run is None:
                 raise NotFound(MESSAGES["unknown_run"].format(pk_value=data["run"]))
         pairs = dashboards.unjudged_pairs(scoring, k=data["k"], run=run, qid=data.get("qid", ""))

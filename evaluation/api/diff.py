@@ -10,6 +10,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from evaluation import dashboards
+from evaluation.access import visible_runs
 from evaluation.analysis import rundiff
 from evaluation.api.common import MESSAGES, whole_number
 from evaluation.api.dashboard_serializers import (
@@ -110,8 +111,8 @@ class RunDiffSerializer(serializers.Serializer):
     topic = ShownTopicSerializer(allow_null=True)
 
 
-def _run(pk: int) -> Run:
-    run = Run.objects.select_related("system").filter(pk=pk).first()
+def _run(request, pk: int) -> Run:
+    run = visible_runs(request.user, Run.objects.select_related("system")).filter(pk=pk).first()
     if run is None:
         raise NotFound(MESSAGES["unknown_run"].format(pk_value=pk))
     return run
@@ -126,14 +127,14 @@ class RunDiffView(DashboardView):
         responses={200: RunDiffSerializer, 404: NOT_SCORED},
     )
     def get(self, request):
-        params = DiffParameters(data=request.query_params)
+        params = DiffParameters(data=request.query_params, context={"request": request})
         params.is_valid(raise_exception=True)
         data = params.validated_data
         try:
             view = diff.build_run_diff(
                 data["scoring"],
-                _run(data["a"]),
-                _run(data["b"]),
+                _run(request, data["a"]),
+                _run(request, data["b"]),
                 measure=data.get("measure"),
                 k=data.get("k"),
                 depth=data.get("depth"),
@@ -183,10 +184,10 @@ class DiffUnjudgedView(DashboardView):
         responses={200: SentToJudgingSerializer, 404: NotFoundSerializer},
     )
     def post(self, request):
-        params = DiffSendParameters(data=request.data)
+        params = DiffSendParameters(data=request.data, context={"request": request})
         params.is_valid(raise_exception=True)
         data, scoring = params.validated_data, params.validated_data["scoring"]
         campaign = judging().campaign_for_lead(request.user, data["campaign"])
-        a, b = _run(data["a"]), _run(data["b"])
+        a, b = _run(request, data["a"]), _run(request, data["b"])
         pairs = diff.unjudged_of_both(scoring, a, b, k=data["k"], qid=data.get("qid", ""))
         return sent_response(campaign, pairs, [a, b])

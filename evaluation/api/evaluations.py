@@ -13,13 +13,16 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from accounts.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
+from accounts.services.roles import Role
 from evaluation import measures, services
+from evaluation.access import readable_qrels, visible_evaluations, visible_runs
 from evaluation.api.common import (
     MESSAGES,
     DepthField,
     QueryParameters,
     ScoringOptionsSerializer,
     TrecEvalVersionField,
+    VisibleField,
     created,
     measures_field,
     whole_number,
@@ -94,11 +97,14 @@ class EvaluationDetailSerializer(EvaluationSerializer):
 
 
 class EvaluationRequestSerializer(ScoringOptionsSerializer):
-    run = serializers.PrimaryKeyRelatedField(
-        queryset=Run.objects.all(), error_messages={"does_not_exist": MESSAGES["unknown_run"]}
+    run = VisibleField(
+        queryset=Run.objects.all(),
+        visible=lambda user: visible_runs(user, Run.objects.all(), Role.ENGINEER),
+        error_messages={"does_not_exist": MESSAGES["unknown_run"]},
     )
-    qrels = serializers.PrimaryKeyRelatedField(
+    qrels = VisibleField(
         queryset=QrelsVersion.objects.all(),
+        visible=lambda user: readable_qrels(user, QrelsVersion.objects.all()),
         error_messages={"does_not_exist": MESSAGES["unknown_qrels"]},
     )
     measures = measures_field(
@@ -166,7 +172,9 @@ class EvaluationViewSet(
     }
 
     def get_queryset(self):
-        evaluations = Evaluation.objects.select_related("run__system", "qrels")
+        evaluations = visible_evaluations(
+            self.request.user, Evaluation.objects.select_related("run__system", "qrels")
+        )
         if self.action == "list":
             return evaluations.defer("per_topic").filter(**EvaluationFilter.read(self.request))
         return evaluations
@@ -185,7 +193,7 @@ class EvaluationViewSet(
         },
     )
     def create(self, request, *args, **kwargs):
-        form = EvaluationRequestSerializer(data=request.data)
+        form = EvaluationRequestSerializer(data=request.data, context={"request": request})
         form.is_valid(raise_exception=True)
         data = form.validated_data
         run, qrels, specs, options = data["run"], data["qrels"], data["measures"], data["options"]

@@ -11,6 +11,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from evaluation import dashboards, services, tasks
+from evaluation.access import visible_runs
 from evaluation.analysis import pool_fairness
 from evaluation.api.dashboard_serializers import NotFoundSerializer, scoring_body
 from evaluation.api.dashboards import DashboardView, ScoringParameters
@@ -61,7 +62,7 @@ class FairnessSerializer(serializers.Serializer):
 
 
 def _read(request, data) -> tuple[dashboards.Scoring, int | None]:
-    params = FairnessParameters(data=data)
+    params = FairnessParameters(data=data, context={"request": request})
     params.is_valid(raise_exception=True)
     return params.validated_data["scoring"], params.validated_data.get("depth")
 
@@ -83,9 +84,9 @@ class PoolFairnessView(DashboardView):
             raise NotFound(MESSAGES["not_computed"].format(depth=depth))
         labels = {
             str(run.pk): str(run)
-            for run in Run.objects.filter(
-                pk__in=[int(r.run) for r in stored.report.runs]
-            ).select_related("system")
+            for run in visible_runs(request.user, Run.objects.all())
+            .filter(pk__in=[int(r.run) for r in stored.report.runs])
+            .select_related("system")
         }
         body = {
             "scoring": scoring_body(scoring),
@@ -107,6 +108,7 @@ class PoolFairnessView(DashboardView):
                     "rank_reduced": r.rank_reduced,
                 }
                 for r in stored.report.runs
+                if r.run in labels  # another team's runs (a shared version) are not named
             ],
         }
         return Response(FairnessSerializer(body).data)

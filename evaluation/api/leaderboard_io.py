@@ -46,7 +46,7 @@ class LeaderboardDownloadView(DashboardView):
         },
     )
     def get(self, request):
-        params = DownloadParameters(data=request.query_params)
+        params = DownloadParameters(data=request.query_params, context={"request": request})
         params.is_valid(raise_exception=True)
         scoring, layout = params.validated_data["scoring"], params.validated_data["layout"]
         text = leaderboard_io.download(scoring, layout)
@@ -141,7 +141,7 @@ class LeaderboardCheckView(DashboardView):
         responses={200: CheckResultSerializer, 400: CHECK_REFUSED},
     )
     def post(self, request):
-        params = CheckUploadSerializer(data=request.data)
+        params = CheckUploadSerializer(data=request.data, context={"request": request})
         params.is_valid(raise_exception=True)
         data = params.validated_data
         upload = data["file"]

@@ -4,7 +4,7 @@ compared with another version (added, removed and changed grades)."""
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -14,11 +14,18 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
-from accounts.permissions import IsLeadOrEngineer, RolePermissionsMixin
+from accounts.models import Team
+from accounts.permissions import (
+    IsLead,
+    IsLeadOrEngineer,
+    RolePermissionsMixin,
+    team_field,
+    team_for,
+)
 from common import text_limits
 from common.uploads import max_upload_bytes
 from evaluation import services, tasks
-from evaluation.access import readable_qrels
+from evaluation.access import READERS, owns_qrels, readable_qrels
 from evaluation.api.common import (
     MESSAGES,
     UPLOAD_REFUSED,
@@ -40,6 +47,12 @@ class QrelsSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True, help_text="A username."
     )
+    team = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, help_text="The team it belongs to (its slug)."
+    )
+    shared_with = serializers.SerializerMethodField(
+        help_text="The other teams that may read it (slugs), shown to its own team's leads."
+    )
 
     class Meta:
         model = QrelsVersion
@@ -56,10 +69,34 @@ class QrelsSerializer(serializers.ModelSerializer):
             "checksum",
             "topic_count",
             "judgment_count",
+            "team",
+            "shared_with",
             "created_by",
             "created_at",
         ]
         read_only_fields = fields
+
+    def get_shared_with(self, qrels) -> list[str]:
+        request = self.context.get("request")
+        if request is None or not owns_qrels(request.user, qrels):
+            return []
+        return sorted(team.slug for team in qrels.shared_with.all())
+
+
+class QrelsShareSerializer(serializers.Serializer):
+    teams = serializers.ListField(
+        child=serializers.SlugField(max_length=50),
+        max_length=100,
+        help_text="Exactly the other teams (slugs) that may read this version; [] shares it "
+        "with none.",
+    )
+
+    def validate_teams(self, slugs):
+        found = {team.slug: team for team in Team.objects.filter(slug__in=slugs)}
+        unknown = sorted(set(slugs) - found.keys())
+        if unknown:
+            raise ValidationError(MESSAGES["unknown_teams"].format(teams=", ".join(unknown)))
+        return list(found.values())
 
 
 class QrelsUploadSerializer(serializers.Serializer):
@@ -74,6 +111,7 @@ class QrelsUploadSerializer(serializers.Serializer):
     description = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=text_limits.DESCRIPTION
     )
+    team = team_field()
 
 
 class DownloadParameters(QueryParameters):
@@ -120,7 +158,7 @@ class QrelsDiffSerializer(serializers.Serializer):
     unchanged = serializers.IntegerField(help_text="Pairs with the same grade in both.")
 
 
-def _import_as_job(request, data: dict):
+def _import_as_job(request, data: dict, team):
     """A qrels file of more grades than a request may write: staged and imported by a job."""
     upload = data["file"]
     staged = stage_upload(upload, prefix="qrels")
@@ -134,6 +172,7 @@ def _import_as_job(request, data: dict):
             filename=upload.name,
             name=data["name"],
             description=data["description"],
+            team=team.pk,
         )
     except BaseException:
         drop_staged(staged)  # no job will read it
@@ -162,10 +201,14 @@ class QrelsViewSet(
     mixins.CreateModelMixin,
     viewsets.ReadOnlyModelViewSet,
 ):
-    """Published qrels versions: readable by every logged-in user; leads and engineers
-    import TREC qrels files (all or nothing)."""
+    """Published qrels versions: readable by every logged-in user (evaluation/access.py:
+    those of their teams, those shared with them, and for judges those of campaigns closed
+    for them); leads and engineers import TREC qrels files (all or nothing) into a team of
+    theirs; a lead of its team shares a version read-only with other teams."""
 
-    queryset = QrelsVersion.objects.select_related("created_by")
+    queryset = QrelsVersion.objects.select_related("created_by", "team").prefetch_related(
+        "shared_with"
+    )
     serializer_class = QrelsSerializer
 
     def get_queryset(self):
@@ -173,7 +216,7 @@ class QrelsViewSet(
         return readable_qrels(self.request.user, super().get_queryset())
 
     lookup_value_converter = "int"
-    action_permissions = {"create": [IsLeadOrEngineer]}
+    action_permissions = {"create": [IsLeadOrEngineer], "share": [IsLead]}
     upload_actions = frozenset({"create"})
 
     @extend_schema(
@@ -190,6 +233,7 @@ class QrelsViewSet(
         upload = QrelsUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         data = upload.validated_data
+        team = team_for(request.user, data.get("team"), *READERS)
         try:
             qrels = services.import_qrels(
                 source=data["file"],
@@ -199,11 +243,12 @@ class QrelsViewSet(
                 user=request.user,
                 max_bytes=max_upload_bytes(),
                 max_rows=sync_write_limit(),
+                team=team.pk,
             )
         except TrecFormatError as error:
             return trec_errors(error)
         except TooLargeForRequest:
-            return _import_as_job(request, data)
+            return _import_as_job(request, data, team)
         except services.ImportRejected as rejected:
             raise ValidationError({"detail": str(rejected)}) from None
         body = QrelsSerializer(qrels, context=self.get_serializer_context()).data
@@ -238,3 +283,21 @@ class QrelsViewSet(
         new = self.get_object()
         old = get_object_or_404(self.get_queryset(), pk=other)
         return Response(QrelsDiffSerializer(services.diff_data(old, new)).data)
+
+    @extend_schema(
+        summary="Share this version read-only with other teams (a lead of its team)",
+        request=QrelsShareSerializer,
+        responses=QrelsSerializer,
+    )
+    @action(detail=True, methods=["put"], url_path="sharing")
+    def share(self, request, pk=None):
+        qrels = self.get_object()
+        if not owns_qrels(request.user, qrels):
+            # Readable here (shared, or a judge's), but not theirs to share: like every
+            # lead-only action on what is not theirs, nothing to find.
+            raise Http404(MESSAGES["not_your_qrels"])
+        form = QrelsShareSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        services.share_qrels(qrels=qrels, teams=form.validated_data["teams"])
+        qrels = self.get_queryset().get(pk=qrels.pk)
+        return Response(QrelsSerializer(qrels, context=self.get_serializer_context()).data)

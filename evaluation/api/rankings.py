@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
+from evaluation.access import readable_qrels, visible_runs
 from evaluation.api.common import whole_number
 from evaluation.api.dashboards import DashboardView, ScoringParameters, read_ids
 from evaluation.dashboards import rankings
@@ -119,17 +120,19 @@ class QrelsComparisonView(DashboardView):
         responses={200: QrelsComparisonSerializer},
     )
     def get(self, request):
-        params = CompareParameters(data=request.query_params)
+        params = CompareParameters(data=request.query_params, context={"request": request})
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        versions = QrelsVersion.objects.in_bulk([data["old"], data["new"]])
+        versions = readable_qrels(request.user, QrelsVersion.objects.all()).in_bulk(
+            [data["old"], data["new"]]
+        )
         for name in ("old", "new"):
             if data[name] not in versions:
                 raise NotFound(f"No qrels version {data[name]}.")
         ids = read_ids(request, "runs")
         runs = None
         if ids:
-            found = Run.objects.select_related("system").in_bulk(ids)
+            found = visible_runs(request.user, Run.objects.select_related("system")).in_bulk(ids)
             missing = [pk for pk in ids if pk not in found]
             if missing:
                 raise ValidationError({"runs": [f"No run {missing[0]}."]})
@@ -148,6 +151,7 @@ class QrelsComparisonView(DashboardView):
                     "complete": scoring.options.complete,
                 },
                 k=data.get("k"),
+                user=request.user,
             )
         except rankings.RankingError as error:
             raise ValidationError({error.field: [str(error)]}) from None

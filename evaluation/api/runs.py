@@ -11,11 +11,18 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.validators import UniqueValidator
 
-from accounts.permissions import IsEngineer, IsLeadOrEngineer, RolePermissionsMixin
+from accounts.permissions import (
+    IsEngineer,
+    IsLeadOrEngineer,
+    RolePermissionsMixin,
+    team_field,
+    team_for,
+)
+from accounts.services.roles import Role
 from common import text_limits
 from evaluation import dashboards, services, tasks
+from evaluation.access import readable_qrels, visible_runs, visible_systems
 from evaluation.api.common import (
     MAX_TAGS,
     MESSAGES,
@@ -35,15 +42,11 @@ from jobs.services import drop_staged, stage_upload, start_job
 
 class SystemSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="api:system-detail")
-    name = serializers.CharField(
-        max_length=100,
-        validators=[
-            UniqueValidator(queryset=System.objects.all(), message=MESSAGES["system_name_taken"])
-        ],
-    )
+    name = serializers.CharField(max_length=100)
     description = serializers.CharField(
         required=False, allow_blank=True, max_length=text_limits.DESCRIPTION
     )
+    team = team_field()
     tags = serializers.ListField(
         child=serializers.CharField(
             max_length=text_limits.TAG, error_messages={"max_length": MESSAGES["tag_too_long"]}
@@ -65,10 +68,43 @@ class SystemSerializer(serializers.ModelSerializer):
             "description",
             "tags",
             "run_count",
+            "team",
             "created_by",
             "created_at",
         ]
         read_only_fields = ["created_at"]
+        validators = []  # a name unique in its team: checked in validate(), worded
+
+    def to_representation(self, system):
+        data = super().to_representation(system)
+        data["team"] = system.team.slug
+        return data
+
+    def validate_name(self, name):
+        """A name no other system of its team has (a new system's team: the one validate()
+        chooses; an unknown team is validate()'s to say)."""
+        request = self.context["request"]
+        if self.instance is not None:
+            team = self.instance.team
+        else:
+            try:
+                team = team_for(request.user, self.initial_data.get("team"), Role.ENGINEER)
+            except ValidationError:
+                return name
+        taken = System.objects.filter(team=team, name=name)
+        if self.instance is not None:
+            taken = taken.exclude(pk=self.instance.pk)
+        if taken.exists():
+            raise ValidationError(MESSAGES["system_name_taken"])
+        return name
+
+    def validate(self, data):
+        """A new system's team: one where the user is an engineer; a system stays in its."""
+        if self.instance is None:
+            data["team"] = team_for(self.context["request"].user, data.get("team"), Role.ENGINEER)
+        else:
+            data.pop("team", None)
+        return data
 
 
 def delete_run_files(runs) -> None:
@@ -110,11 +146,15 @@ class SystemViewSet(RolePermissionsMixin, viewsets.ModelViewSet):
     }
 
     def get_queryset(self):
-        return (
-            System.objects.select_related("created_by")
+        """The systems of the user's teams (evaluation/access.py); changing one needs the
+        engineer role in its team (in another of their teams it is a 404)."""
+        changing = self.action in ("partial_update", "destroy")
+        systems = (
+            System.objects.select_related("created_by", "team")
             .annotate(run_count=Count("runs"))
             .order_by("name")
         )
+        return visible_systems(self.request.user, systems, *([Role.ENGINEER] if changing else []))
 
     def perform_create(self, serializer):
         system = serializer.save(created_by=self.request.user)
@@ -203,6 +243,7 @@ class RunUploadSerializer(ScoringOptionsSerializer):
     description = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=text_limits.DESCRIPTION
     )
+    team = team_field()
     qrels = serializers.PrimaryKeyRelatedField(
         queryset=QrelsVersion.objects.all(),
         required=False,
@@ -214,7 +255,15 @@ class RunUploadSerializer(ScoringOptionsSerializer):
     )
     measures = measures_field("with qrels; default the dashboard set.")
 
+    def validate_qrels(self, qrels):
+        if qrels is not None and not readable_qrels(
+            self.context["request"].user, QrelsVersion.objects.filter(pk=qrels.pk)
+        ):
+            raise ValidationError(MESSAGES["unknown_qrels"].format(pk_value=qrels.pk))
+        return qrels
+
     def validate(self, data: dict) -> dict:
+        data["team"] = team_for(self.context["request"].user, data.get("team"), Role.ENGINEER)
         data["scoring"] = None
         if data["qrels"] is not None:
             try:
@@ -279,6 +328,8 @@ class RunViewSet(
 
     def get_queryset(self):
         runs = Run.objects.select_related("system", "uploaded_by", "search")
+        changing = [Role.ENGINEER] if self.action == "destroy" else []
+        runs = visible_runs(self.request.user, runs, *changing)
         if self.action == "list":
             filters = RunFilter.read(self.request)
             runs = services.search_runs(runs, filters.pop("search", ""))
@@ -296,16 +347,23 @@ class RunViewSet(
         },
     )
     def create(self, request, *args, **kwargs):
-        form = RunUploadSerializer(data=request.data)
+        form = RunUploadSerializer(data=request.data, context={"request": request})
         form.is_valid(raise_exception=True)
         data = form.validated_data
         upload = data["file"]
+        team = data["team"]
         existing = Run.objects.filter(checksum=sha256_of(upload)).select_related("system").first()
         if existing is not None:
+            if not visible_runs(request.user, Run.objects.filter(pk=existing.pk)).exists():
+                # Another team's: refused without naming it (run checksums are unique
+                # across teams).
+                raise ValidationError({"file": [MESSAGES["duplicate_elsewhere"]]})
             message = MESSAGES["duplicate_run"].format(filename=upload.name, run=existing)
             return _conflict(message, existing)
         if data["name"]:
-            taken = Run.objects.filter(system__name=data["system"], name=data["name"]).first()
+            taken = Run.objects.filter(
+                system__team=team, system__name=data["system"], name=data["name"]
+            ).first()
             if taken is not None:
                 message = MESSAGES["run_name_taken"].format(
                     filename=upload.name, system=data["system"], name=data["name"]
@@ -318,6 +376,7 @@ class RunViewSet(
             "system": data["system"],
             "name": data["name"],
             "description": data["description"],
+            "team": team.pk,
         }
         scoring = data["scoring"]
         try:

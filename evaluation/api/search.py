@@ -11,8 +11,9 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts.permissions import IsLeadOrEngineer, RolePermissionsMixin
+from accounts.permissions import IsLeadOrEngineer, RolePermissionsMixin, team_field, team_for
 from evaluation import search, tasks
+from evaluation.access import READERS, visible_endpoints
 from evaluation.models import SearchAuth, SearchEndpoint, SearchKind
 from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
@@ -60,6 +61,7 @@ class SearchEndpointSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True, help_text="A username."
     )
+    team = team_field()
 
     class Meta:
         model = SearchEndpoint
@@ -82,24 +84,34 @@ class SearchEndpointSerializer(serializers.ModelSerializer):
             "max_retries",
             "concurrency",
             "version",
+            "team",
             "created_by",
             "created_at",
             "updated_at",
         ]
         read_only_fields = ["id", "version", "created_by", "created_at", "updated_at"]
         extra_kwargs = {"name": {"validators": []}}
+        validators = []  # a name unique in its team: the service says so
 
     def get_key_source(self, endpoint) -> str:
         return service.key_source(endpoint)
 
+    def to_representation(self, endpoint):
+        data = super().to_representation(endpoint)
+        data["team"] = endpoint.team.slug
+        return data
+
     def create(self, data):
         data.pop("clear_api_key", None)
+        user = self.context["request"].user
+        data["team"] = team_for(user, data.get("team"), *READERS)
         try:
-            return service.create_search_endpoint(**data, created_by=self.context["request"].user)
+            return service.create_search_endpoint(**data, created_by=user)
         except DjangoValidationError as error:
             raise ValidationError({"detail": error.messages}) from None
 
     def update(self, endpoint, data):
+        data.pop("team", None)  # an endpoint stays in its team
         try:
             return service.update_search_endpoint(endpoint=endpoint, **data)
         except DjangoValidationError as error:
@@ -167,8 +179,13 @@ class SearchEndpointViewSet(
         action: [IsLeadOrEngineer]
         for action in ("list", "create", "retrieve", "partial_update", "destroy", "test", "runs")
     }
-    queryset = SearchEndpoint.objects.select_related("created_by")
+    queryset = SearchEndpoint.objects.select_related("created_by", "team")
     lookup_value_converter = "int"
+
+    def get_queryset(self):
+        """The endpoints of the user's teams (evaluation/access.py); others are a 404."""
+        return visible_endpoints(self.request.user, super().get_queryset())
+
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     @extend_schema(

@@ -206,18 +206,22 @@ def compare_qrels(
     k: int | None = None,
     samples: int = PAGE_SAMPLES,
     score_missing: bool = False,
+    user=None,
 ) -> RankingComparison:
     """The runs (default: every stored run) ranked by ``measure`` (default nDCG@10) under
     ``old`` and under ``new``, with the same measures and options (``options``: gain,
     relevance_level, complete as make_scoring takes them). With ``score_missing`` runs not
     yet scored with a version are scored now (the command); otherwise they are left out and
-    listed (pages and the API, which must answer quickly)."""
+    listed (pages and the API, which must answer quickly). ``user``: whom a page or the API
+    answers; only the runs of their teams are ranked (make_scoring's viewer)."""
     if old.pk == new.pk:
         raise RankingError("new", MESSAGES["same_qrels"])
     options = options or {}
-    scorings = [make_scoring(qrels=q, measure_specs=measure_specs, **options) for q in (old, new)]
+    scorings = [
+        make_scoring(qrels=q, measure_specs=measure_specs, user=user, **options) for q in (old, new)
+    ]
     measure = _measure_named(scorings[0], measure)
-    runs = list(Run.objects.select_related("system")) if runs is None else list(runs)
+    runs = list(scorings[0].runs().select_related("system") if runs is None else runs)
     if score_missing:
         for scoring in scorings:
             done = set(scored(scoring).filter(run__in=runs).values_list("run_id", flat=True))

@@ -4,7 +4,7 @@ messages the dashboards share; how p-values are printed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from urllib.parse import urlencode
 
@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Count
 
 from evaluation import measures, services
+from evaluation.access import readable_qrels, visible_evaluations, visible_runs
 from evaluation.measures import families, specs
 from evaluation.models import Evaluation, QrelsVersion, Run
 
@@ -84,11 +85,20 @@ def single_specs(measure_specs, options: measures.Options | None = None) -> list
 @dataclass(frozen=True)
 class Scoring:
     """What a dashboard page is about: a qrels version, measures and trec_eval options.
-    Its ``key`` is the stored evaluations' options_key for this choice."""
+    Its ``key`` is the stored evaluations' options_key for this choice. ``viewer``: the user
+    a page or the API answers (None for tasks and commands): the dashboards then show the
+    runs of their teams alone (evaluation/access.py), whoever else scored against the
+    version (a qrels version shared with several teams)."""
 
     qrels: QrelsVersion
     specs: tuple[str, ...]
     options: measures.Options
+    viewer: object = field(default=None, compare=False, repr=False)
+
+    def runs(self):
+        """The runs this scoring may show: the viewer's teams', or all."""
+        runs = Run.objects.all()
+        return runs if self.viewer is None else visible_runs(self.viewer, runs)
 
     @property
     def key(self) -> str:
@@ -169,37 +179,47 @@ class QrelsReason(models.TextChoices):
     NEWEST = "newest", "the newest version: no run is scored yet"
 
 
-def choose_qrels(remembered: int | None = None) -> tuple[QrelsVersion | None, QrelsReason]:
+def choose_qrels(
+    remembered: int | None = None, *, user=None
+) -> tuple[QrelsVersion | None, QrelsReason]:
     """The qrels version a page shows when its address names none, and why: the one the
     user chose last (``remembered``, a pk) while it exists; else the one most runs are scored
     against (any options; ties to the newest), so a leaderboard keeps the qrels its runs were
     scored on when a campaign publishes a new version; else the newest. None when there is
-    no qrels version at all. Two queries at most."""
+    no qrels version at all. Two queries at most. With ``user``, among the versions they
+    may read and the runs they may see."""
+    versions = QrelsVersion.objects.all()
+    evaluations = Evaluation.objects.all()
+    if user is not None:
+        versions = readable_qrels(user, versions)
+        evaluations = visible_evaluations(user, evaluations).filter(qrels__in=versions)
     if remembered is not None:
-        found = QrelsVersion.objects.filter(pk=remembered).first()
+        found = versions.filter(pk=remembered).first()
         if found is not None:
             return found, QrelsReason.REMEMBERED
     most = (
-        Evaluation.objects.values("qrels")
+        evaluations.values("qrels")
         .annotate(runs=Count("run", distinct=True))
         .order_by("-runs", "-qrels__created_at", "-qrels")
         .first()
     )
     if most is not None:
         return QrelsVersion.objects.get(pk=most["qrels"]), QrelsReason.MOST_SCORED
-    return QrelsVersion.objects.order_by("-created_at", "-pk").first(), QrelsReason.NEWEST
+    return versions.order_by("-created_at", "-pk").first(), QrelsReason.NEWEST
 
 
-def default_qrels() -> QrelsVersion | None:
+def default_qrels(user=None) -> QrelsVersion | None:
     """The qrels version a page or the API shows when none is named (choose_qrels)."""
-    return choose_qrels()[0]
+    return choose_qrels(user=user)[0]
 
 
-def newer_versions(qrels: QrelsVersion) -> list[QrelsVersion]:
-    """The versions of ``qrels``'s name published after it, newest first."""
-    return list(
-        QrelsVersion.objects.filter(name=qrels.name, version__gt=qrels.version).order_by("-version")
-    )
+def newer_versions(qrels: QrelsVersion, user=None) -> list[QrelsVersion]:
+    """The versions of ``qrels``'s name published after it, newest first (those ``user``
+    may read, when given)."""
+    versions = QrelsVersion.objects.filter(name=qrels.name, version__gt=qrels.version)
+    if user is not None:
+        versions = readable_qrels(user, versions)
+    return list(versions.order_by("-version"))
 
 
 def make_scoring(
@@ -209,15 +229,22 @@ def make_scoring(
     gain=None,
     relevance_level=None,
     complete=None,
+    user=None,
 ) -> Scoring:
     """A Scoring from a page's, the API's or a task's parameters, raw or typed (read by
-    evaluation.measures.specs); ScoringError names a bad one."""
+    evaluation.measures.specs); ScoringError names a bad one. ``user``: whom a page or the
+    API answers, who must be able to read the qrels version (one they may not is unknown),
+    and whose teams' runs alone the dashboards then show (Scoring.viewer)."""
     if qrels is None:
-        qrels = default_qrels()
+        qrels = default_qrels(user)
         if qrels is None:
             raise ScoringError("qrels", MESSAGES["no_qrels"])
-    elif not isinstance(qrels, QrelsVersion):
-        found = QrelsVersion.objects.filter(pk=qrels).first()
+    elif not isinstance(qrels, QrelsVersion) or user is not None:
+        pk = qrels.pk if isinstance(qrels, QrelsVersion) else qrels
+        versions = QrelsVersion.objects.all()
+        if user is not None:
+            versions = readable_qrels(user, versions)
+        found = versions.filter(pk=pk).first()
         if found is None:
             raise ScoringError("qrels", MESSAGES["unknown_qrels"].format(pk=qrels))
         qrels = found
@@ -232,12 +259,15 @@ def make_scoring(
     except specs.OptionsError as error:
         raise ScoringError(error.field, str(error)) from None
     canonical = canonical_specs(chosen.measures, chosen.options)
-    return Scoring(qrels=qrels, specs=canonical, options=chosen.options)
+    return Scoring(qrels=qrels, specs=canonical, options=chosen.options, viewer=user)
 
 
 def scored(scoring: Scoring):
-    """The stored evaluations with this scoring."""
-    return Evaluation.objects.filter(qrels=scoring.qrels, options_key=scoring.key)
+    """The stored evaluations with this scoring (of the viewer's teams' runs)."""
+    evaluations = Evaluation.objects.filter(qrels=scoring.qrels, options_key=scoring.key)
+    if scoring.viewer is None:
+        return evaluations
+    return visible_evaluations(scoring.viewer, evaluations)
 
 
 def unjudged_pairs(
@@ -257,12 +287,12 @@ def unjudged_pairs(
 
 def scored_runs(scoring: Scoring) -> list[Run]:
     """The runs with an evaluation with this scoring."""
-    return list(Run.objects.filter(pk__in=scored(scoring).values("run_id")))
+    return list(scoring.runs().filter(pk__in=scored(scoring).values("run_id")))
 
 
 def unscored_runs(scoring: Scoring, runs=None) -> list[Run]:
     """The runs (all, or those given) without an evaluation with this scoring."""
-    runs = Run.objects.all() if runs is None else Run.objects.filter(pk__in=[r.pk for r in runs])
+    runs = scoring.runs() if runs is None else scoring.runs().filter(pk__in=[r.pk for r in runs])
     done = scored(scoring).values("run_id")
     return list(runs.exclude(pk__in=done).select_related("system"))
 

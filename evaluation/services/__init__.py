@@ -25,6 +25,7 @@ from evaluation.services.qrels import (
     load_qrels_frame,
     qrels_checksum,
     qrels_to_trec_bytes,
+    share_qrels,
     store_qrels,
 )
 from evaluation.services.runs import (
@@ -88,6 +89,7 @@ __all__ = [
     "search_runs",
     "send_unjudged_to_judging",
     "sha256_of",
+    "share_qrels",
     "store_qrels",
     "store_top_lists",
     "sweep_orphan_run_files",

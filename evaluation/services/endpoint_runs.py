@@ -145,6 +145,7 @@ def make_search_run(
             source=text,
             filename=f"{tag}.run",
             system=system.strip() or endpoint.name,
+            team=endpoint.team_id,
             name=name,
             description=description,
             user=user,

@@ -13,6 +13,7 @@ from typing import IO
 import polars as pl
 from django.db import transaction
 
+from accounts.services.teams import default_team_pk
 from common import text_limits
 from common.ids import parse_id
 from evaluation import trec
@@ -42,6 +43,7 @@ def import_qrels(
     user=None,
     max_bytes: int | None = None,
     max_rows: int | None = None,
+    team: int | None = None,
 ) -> QrelsVersion:
     """Validate a TREC qrels file and publish it as the next version of ``name``. A file of
     more than ``max_rows`` grades (a request's SYNC_WRITE_ROWS) raises
@@ -66,6 +68,7 @@ def import_qrels(
         source=QrelsSource.IMPORTED,
         filename=filename,
         user=user,
+        team=team,
     )
 
 
@@ -77,9 +80,11 @@ def store_qrels(
     description: str = "",
     filename: str = "",
     user=None,
+    team: int | None = None,
 ) -> QrelsVersion:
-    """Store valid (qid, docno, grade) rows as the next version of ``name``; the checksum
-    is that of the canonical TREC export, so equal grades give equal checksums."""
+    """Store valid (qid, docno, grade) rows as the next version of ``name``, in ``team`` (a
+    team's pk; the default team when None); the checksum is that of the canonical TREC
+    export, so equal grades give equal checksums. Version numbers count across teams."""
     frame = frame.sort(["qid", "docno"])
     checksum = qrels_checksum(frame)
     with transaction.atomic():
@@ -101,6 +106,7 @@ def store_qrels(
             topic_count=frame["qid"].n_unique(),
             judgment_count=frame.height,
             created_by=user,
+            team_id=team or default_team_pk(),
         )
         QrelsEntry.objects.bulk_create(
             (
@@ -110,6 +116,13 @@ def store_qrels(
             batch_size=5000,
         )
     return version
+
+
+def share_qrels(*, qrels: QrelsVersion, teams) -> None:
+    """Make ``teams`` exactly the other teams that may read ``qrels`` (never change it: a
+    version is immutable, and only its own team publishes the next one). Its own team
+    among them changes nothing."""
+    qrels.shared_with.set([team for team in teams if team.pk != qrels.team_id])
 
 
 @dataclass(frozen=True)

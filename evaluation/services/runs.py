@@ -27,6 +27,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.services.teams import default_team_pk
 from common import text_limits
 from evaluation import trec
 from evaluation.analysis import topk
@@ -58,13 +59,16 @@ def import_run(
     max_bytes: int | None = None,
     new_system: dict | None = None,
     notices: list | None = None,
+    team: int | None = None,
 ) -> Run:
     """Validate a TREC run file and store it: the upload as given, plus a Parquet artifact,
     and its ir_metadata header, if any (evaluation.trec.metadata).
     What the file holds that trec_eval accepts but its author may not mean (fields after the
     sixth, a rank that is not an integer) is appended to ``notices`` (trec.Notice), if given.
     A ``system`` given by name is created if new, with ``new_system``'s fields (description,
-    tags), in the same transaction as the run, so a refused file leaves no system behind."""
+    tags), in the same transaction as the run, so a refused file leaves no system behind;
+    by name, it is the system of that name in ``team`` (a team's pk; the default team when
+    None)."""
     name = name or default_run_name(filename)
     _check_run_texts(filename, system, name, description, new_system)
     stored = {
@@ -74,6 +78,7 @@ def import_run(
         "description": description,
         "user": user,
         "new_system": new_system,
+        "team": team,
     }
     if _is_large(source):
         with tempfile.TemporaryDirectory(prefix="qrelsmith-run-") as scratch:
@@ -230,6 +235,7 @@ def _store_run(
     description,
     user,
     new_system,
+    team: int | None,
     checksum: str,
     size: int,
     original: File,
@@ -242,7 +248,9 @@ def _store_run(
         with transaction.atomic():
             if isinstance(system, str):
                 system, _ = System.objects.get_or_create(
-                    name=system, defaults={"created_by": user, **(new_system or {})}
+                    name=system,
+                    team_id=team or default_team_pk(),
+                    defaults={"created_by": user, **(new_system or {})},
                 )
             if Run.objects.filter(system=system, name=name).exists():
                 raise ImportRejected(

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from accounts.services.teams import default_team_pk
 from common import outbound
 from common.secrets import SecretError, seal, unseal
 from evaluation import search
@@ -179,8 +180,11 @@ def create_search_endpoint(
     max_retries: int = 2,
     concurrency: int = 4,
     created_by=None,
+    team=None,
 ) -> SearchEndpoint:
-    """A new endpoint; an empty template, mapping or method takes the kind's starting one."""
+    """A new endpoint in ``team`` (the default team when None); an empty template, mapping
+    or method takes the kind's starting one. Names are unique within a team."""
+    team_id = team.pk if team is not None else default_team_pk()
     if kind not in search.KINDS:
         raise invalid("kind", kinds=", ".join(search.KINDS))
     start = defaults_for(kind)
@@ -204,10 +208,12 @@ def create_search_endpoint(
     if values["api_key"] and values["api_key_env"]:
         raise invalid("both_keys")
     _check(values)
-    if SearchEndpoint.objects.filter(name=values["name"]).exists():
+    if SearchEndpoint.objects.filter(name=values["name"], team_id=team_id).exists():
         raise invalid("name_taken", name=values["name"])
     key = values.pop("api_key")
-    return SearchEndpoint.objects.create(created_by=created_by, api_key_sealed=seal(key), **values)
+    return SearchEndpoint.objects.create(
+        created_by=created_by, api_key_sealed=seal(key), team_id=team_id, **values
+    )
 
 
 def update_search_endpoint(*, endpoint: SearchEndpoint, **changes) -> SearchEndpoint:
@@ -228,7 +234,8 @@ def update_search_endpoint(*, endpoint: SearchEndpoint, **changes) -> SearchEndp
         changes.setdefault("auth_header", endpoint.auth_header)
     _check({**changes, "api_key": key})
     name = changes.get("name")
-    if name and SearchEndpoint.objects.filter(name=name).exclude(pk=endpoint.pk).exists():
+    taken = SearchEndpoint.objects.filter(name=name, team_id=endpoint.team_id)
+    if name and taken.exclude(pk=endpoint.pk).exists():
         raise invalid("name_taken", name=name)
     if "url" in changes and _origin(changes["url"]) != _origin(endpoint.url) and not key:
         clear = True

@@ -34,14 +34,17 @@ def require_reader(user) -> None:
 SESSION_QRELS = "evaluation.qrels"
 
 
-def read_scoring(params, request=None):
+def read_scoring(params, request=None, *, user):
     """(form, scoring): scoring is None when the parameters are wrong (the form says why)
     or when no qrels version exists yet (``form.no_qrels``). With ``request`` (a page's GET),
     a qrels version named in ``params`` is remembered for the user, and shown when
-    ``params`` name none."""
+    ``params`` name none. ``user``: whom the page answers (the qrels they read, the runs of
+    their teams: dashboards.make_scoring)."""
     session = getattr(request, "session", None)
     remembered = session.get(SESSION_QRELS) if session is not None else None
-    form = forms.ScoringForm(params, remembered=remembered if isinstance(remembered, int) else None)
+    form = forms.ScoringForm(
+        params, remembered=remembered if isinstance(remembered, int) else None, user=user
+    )
     form.no_qrels = False
     if form.is_valid():
         chosen = form.scoring.qrels.pk
@@ -49,7 +52,7 @@ def read_scoring(params, request=None):
         if session is not None and asked and remembered != chosen:  # no write on every view
             session[SESSION_QRELS] = chosen
         return form, form.scoring
-    form.no_qrels = dashboards.default_qrels() is None
+    form.no_qrels = dashboards.default_qrels(user) is None
     return form, None
 
 
@@ -57,7 +60,7 @@ def scoring_context(request, form, scoring, **keep) -> dict:
     """What the scoring panel (templates/evaluation/_scoring.html) needs; ``keep`` are the
     page's own parameters, carried as hidden fields when the options change."""
     hidden = [(k, v) for k, values in keep.items() for v in as_list(values) if v not in (None, "")]
-    choices = forms.scoring_choices(scoring)
+    choices = forms.scoring_choices(scoring, request.user)
     return {
         "scoring_form": form,
         "scoring": scoring,
@@ -78,7 +81,7 @@ def qrels_context(request, form, scoring, *, versions=None, **keep) -> dict:
         return {}
     reason = getattr(form, "qrels_reason", dashboards.QrelsReason.ASKED)
     if versions is None:
-        newer = dashboards.newer_versions(scoring.qrels)
+        newer = dashboards.newer_versions(scoring.qrels, request.user)
     else:
         shown = scoring.qrels
         newer = sorted(

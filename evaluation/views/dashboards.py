@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.services.roles import Role, has_role
 from common.ids import MAX_ID, parse_ids
 from evaluation import dashboards, measures, services, tasks
+from evaluation.access import visible_runs
 from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.dashboards.leaderboard import is_judged
 from evaluation.judging import judging
@@ -74,7 +75,7 @@ def measures_page(request):
 @login_required
 def leaderboard(request):
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET, request)
+    form, scoring = read_scoring(request.GET, request, user=request.user)
     if scoring is None:
         return no_scoring(request, "evaluation/leaderboard.html", form)
     board = dashboards.build_leaderboard(scoring, sort=request.GET.get("sort", ""))
@@ -141,7 +142,7 @@ def leaderboard(request):
 def _scored_elsewhere(scoring):
     """The version most runs are scored against, when it is not the page's: (its label,
     this page's address on it), or None."""
-    qrels, reason = dashboards.choose_qrels()
+    qrels, reason = dashboards.choose_qrels(user=scoring.viewer)
     if (
         qrels is None
         or qrels.pk == scoring.qrels.pk
@@ -183,12 +184,14 @@ def score_runs(request):
     one background job, whose page links back to the leaderboard."""
     if not has_role(request.user, Role.ENGINEER):
         raise PermissionDenied("Only engineers score runs.")
-    form, scoring = read_scoring(request.POST)
+    form, scoring = read_scoring(request.POST, user=request.user)
     if scoring is None:
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect("evaluation:leaderboard")
     chosen = parse_ids(request.POST.getlist("runs"))
-    runs = dashboards.unscored_runs(scoring, Run.objects.filter(pk__in=chosen) if chosen else None)
+    # The runs of the teams where the user is an engineer (who scores).
+    mine = visible_runs(request.user, Run.objects.all(), Role.ENGINEER)
+    runs = dashboards.unscored_runs(scoring, mine.filter(pk__in=chosen) if chosen else mine)
     if not runs:
         return redirect(reverse("evaluation:leaderboard") + scoring.query())
     job = start_job(
@@ -209,7 +212,7 @@ def pool_fairness(request):
     """Start the leave-one-run-out test of the runs scored with the posted scoring (a
     background job, whose page links back to the leaderboard). Leads and engineers."""
     require_reader(request.user)
-    form, scoring = read_scoring(request.POST)
+    form, scoring = read_scoring(request.POST, user=request.user)
     if scoring is None:
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect("evaluation:leaderboard")
@@ -232,7 +235,7 @@ def pool_fairness(request):
 @login_required
 def topic_detail(request, qid):
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET, request)
+    form, scoring = read_scoring(request.GET, request, user=request.user)
     run_ids = parse_ids(request.GET.getlist("runs"))
     k = int_param(request.GET.get("k"))
     keep = {"measure": request.GET.get("measure"), "k": k, "runs": run_ids}
@@ -295,22 +298,22 @@ def document_text(request):
 def compare(request):
     """Baseline against one or several runs on one measure: deltas, tests, intervals."""
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET, request)
+    form, scoring = read_scoring(request.GET, request, user=request.user)
     baseline_id = int_param(request.GET.get("baseline"), high=MAX_ID)
     other_ids = parse_ids(request.GET.getlist("runs"))
     keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}
     if scoring is None:
         return no_scoring(request, "evaluation/compare.html", form)
     context = {
-        "all_runs": Run.objects.select_related("system").order_by("system__name", "name"),
+        "all_runs": scoring.runs().select_related("system").order_by("system__name", "name"),
         "baseline_id": baseline_id,
         "other_ids": other_ids,
         "measure_names": [(n, measures.display_name(n)) for n in scoring.names],
         "keep_measure": request.GET.get("measure"),
         **scoring_context(request, form, scoring, **keep),
     }
-    baseline = Run.objects.select_related("system").filter(pk=baseline_id).first()
-    others = list(Run.objects.select_related("system").filter(pk__in=other_ids))
+    baseline = scoring.runs().select_related("system").filter(pk=baseline_id).first()
+    others = list(scoring.runs().select_related("system").filter(pk__in=other_ids))
     if baseline is None or not [r for r in others if r.pk != baseline.pk]:
         if request.GET.get("baseline") or other_ids:
             context["problem"] = MESSAGES["choose_runs"]
@@ -344,7 +347,7 @@ def send_unjudged(request):
     campaign = judging().campaign_for_lead(
         request.user, int_param(request.POST.get("campaign"), high=MAX_ID) or 0
     )
-    _, scoring = read_scoring(request.POST)
+    _, scoring = read_scoring(request.POST, user=request.user)
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
         back = reverse("evaluation:leaderboard")
@@ -358,7 +361,7 @@ def send_unjudged(request):
     qid = request.POST.get("qid", "")
     if run_id is None and not qid:
         raise Http404("Name a run or a topic")
-    run = get_object_or_404(Run, pk=run_id) if run_id is not None else None
+    run = get_object_or_404(scoring.runs(), pk=run_id) if run_id is not None else None
     pairs = dashboards.unjudged_pairs(scoring, k=k, run=run, qid=qid)
     runs = [run] if run is not None else dashboards.scored_runs(scoring)
     return send_and_report(

@@ -17,7 +17,6 @@ from evaluation import dashboards, measures
 from evaluation.analysis import rundiff
 from evaluation.dashboards import diff
 from evaluation.judging import judging
-from evaluation.models import Run
 from evaluation.views.common import (
     MAX_K,
     int_param,
@@ -55,7 +54,7 @@ def _p(raw) -> float | None:
 def run_diff(request):
     """Run b against run a: topics most different first, one topic's lists side by side."""
     require_reader(request.user)
-    form, scoring = read_scoring(request.GET, request)
+    form, scoring = read_scoring(request.GET, request, user=request.user)
     a_id, b_id = _pick_runs(request.GET)
     params = request.GET
     k = int_param(params.get("k"))
@@ -67,8 +66,9 @@ def run_diff(request):
     keep.update(order=order, p=p if params.get("p") else None)
     if scoring is None:
         return no_scoring(request, "evaluation/diff.html", form)
-    runs = Run.objects.select_related("system").in_bulk([pk for pk in (a_id, b_id) if pk])
-    all_runs = list(Run.objects.select_related("system").order_by("system__name", "name"))
+    visible = scoring.runs().select_related("system")
+    runs = visible.in_bulk([pk for pk in (a_id, b_id) if pk])
+    all_runs = list(visible.order_by("system__name", "name"))
     # Before a choice, the form offers two different runs: a run against itself shows nothing.
     selected_a = a_id or (all_runs[0].pk if all_runs else None)
     selected_b = b_id or next((run.pk for run in all_runs if run.pk != selected_a), None)
@@ -148,7 +148,7 @@ def run_diff_send(request):
     campaign = judging().campaign_for_lead(
         request.user, int_param(request.POST.get("campaign"), high=MAX_ID) or 0
     )
-    _, scoring = read_scoring(request.POST)
+    _, scoring = read_scoring(request.POST, user=request.user)
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
         back = reverse("evaluation:run-diff")
@@ -158,8 +158,9 @@ def run_diff_send(request):
             request, MESSAGES["bad_k"].format(max=MAX_K) if k is None else "Bad options."
         )
         return redirect(back)
-    a = get_object_or_404(Run, pk=int_param(request.POST.get("a"), high=MAX_ID) or 0)
-    b = get_object_or_404(Run, pk=int_param(request.POST.get("b"), high=MAX_ID) or 0)
+    visible = scoring.runs()
+    a = get_object_or_404(visible, pk=int_param(request.POST.get("a"), high=MAX_ID) or 0)
+    b = get_object_or_404(visible, pk=int_param(request.POST.get("b"), high=MAX_ID) or 0)
     qid = request.POST.get("qid", "")
     pairs = diff.unjudged_of_both(scoring, a, b, k=k, qid=qid)
     return send_and_report(

@@ -29,7 +29,7 @@ def leaderboard_download(request):
     """Every scored run's per-topic and "all" values in ``layout``."""
     require_reader(request.user)
     layout = request.GET.get("layout", "")
-    _, scoring = read_scoring(request.GET)
+    _, scoring = read_scoring(request.GET, user=request.user)
     if layout not in formats.DOWNLOAD_LAYOUTS:
         return HttpResponse(
             leaderboard_io.MESSAGES["download_layout"], status=400, content_type="text/plain"
@@ -52,7 +52,7 @@ def leaderboard_check(request):
     """Upload a leaderboard computed elsewhere and see where its numbers differ from ours."""
     require_reader(request.user)
     params = request.POST if request.method == "POST" else request.GET
-    form, scoring = read_scoring(params)
+    form, scoring = read_scoring(params, user=request.user)
     if scoring is None:
         return no_scoring(request, "evaluation/leaderboard_check.html", form)
     k = int_param(params.get("k"))

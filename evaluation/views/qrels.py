@@ -3,16 +3,19 @@ other versions of its name), its download (graded or binary) and what changed be
 versions."""
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
+from accounts.models import Team
+from accounts.services.teams import holds
 from common.ids import parse_id, parse_small_int
 from evaluation import services
-from evaluation.access import NONE, readable_qrels, reads_every_qrels
+from evaluation.access import NONE, owns_qrels, readable_qrels, reads_every_qrels
 from evaluation.judging import judging
 from evaluation.models import QrelsVersion
 from evaluation.services.binary_qrels import binarise, binary_threshold
@@ -64,8 +67,11 @@ def _hidden_from_judges(user, shown: int) -> dict:
 @require_GET
 @login_required
 def qrels_detail(request, pk):
-    versions = readable_qrels(request.user, QrelsVersion.objects.select_related("created_by"))
+    versions = readable_qrels(
+        request.user, QrelsVersion.objects.select_related("created_by", "team")
+    )
     qrels = get_object_or_404(versions, pk=pk)
+    can_share = owns_qrels(request.user, qrels)
     topics = qrels.entries.values("qid").annotate(judged=Count("id")).order_by("qid")
     page = Paginator(topics, PAGE_SIZE).get_page(request.GET.get("page"))
     grades = qrels.entries.values("grade").annotate(n=Count("id")).order_by("grade")
@@ -83,8 +89,27 @@ def qrels_detail(request, pk):
             "siblings": siblings,
             "previous": earlier[0] if earlier else None,
             "can_score": reads_every_qrels(request.user),
+            "owned": holds(request.user, qrels.team_id),
+            "can_share": can_share,
+            "other_teams": Team.objects.exclude(pk=qrels.team_id) if can_share else [],
+            "shared_ids": set(qrels.shared_with.values_list("pk", flat=True)),
         },
     )
+
+
+@require_POST
+@login_required
+def qrels_share(request, pk):
+    """Share a version read-only with exactly the teams ticked (a lead of its team; for
+    anyone else there is no such version to share: 404)."""
+    qrels = get_object_or_404(readable_qrels(request.user, QrelsVersion.objects.all()), pk=pk)
+    if not owns_qrels(request.user, qrels):
+        raise Http404("No such qrels version among those your teams' leads share.")
+    teams = Team.objects.filter(slug__in=request.POST.getlist("teams")[:1000])
+    services.share_qrels(qrels=qrels, teams=teams)
+    named = ", ".join(team.name for team in qrels.shared_with.order_by("name")) or "no other team"
+    messages.success(request, f"{qrels.label} is shared read-only with {named}.")
+    return redirect(qrels)
 
 
 @require_GET

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from common.ids import MAX_ID
 from evaluation import measures, services
+from evaluation.access import readable_qrels
 from evaluation.dashboards import rankings
 from evaluation.dashboards.scoring import make_scoring
 from evaluation.models import QrelsVersion
@@ -25,7 +26,7 @@ TOPICS_PER_PAGE = 50
 @login_required
 def qrels_rankings(request):
     require_reader(request.user)
-    versions = list(QrelsVersion.objects.all())
+    versions = list(readable_qrels(request.user, QrelsVersion.objects.all()))
     by_id = {q.pk: q for q in versions}
     old = by_id.get(int_param(request.GET.get("old"), high=MAX_ID) or 0)
     new = by_id.get(int_param(request.GET.get("new"), high=MAX_ID) or 0)
@@ -50,7 +51,7 @@ def qrels_rankings(request):
     if old is None or new is None:
         return render(request, "evaluation/rankings.html", context)
     try:
-        result = rankings.compare_qrels(old, new, measure=measure, k=k)
+        result = rankings.compare_qrels(old, new, measure=measure, k=k, user=request.user)
     except rankings.RankingError as error:
         context["problem"] = str(error)
         return render(request, "evaluation/rankings.html", context, status=400)

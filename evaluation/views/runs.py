@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 
 from common.exports import csv_safe
 from evaluation import dashboards, measures, services
-from evaluation.access import readable_qrels
+from evaluation.access import readable_qrels, visible_evaluations, visible_runs, visible_systems
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from evaluation.views.common import (
     bounds_or_none,
@@ -39,12 +39,15 @@ def home(request):
     # Systems, runs and evaluations are for leads and engineers only: judging is blind to
     # which system retrieved a document, so a judge must not even see the run names.
     if is_reader(request.user):
+        user = request.user
+        runs = visible_runs(user, Run.objects.all())
+        evaluations = visible_evaluations(user, Evaluation.objects.all())
         context.update(
             is_reader=True,
-            system_count=System.objects.count(),
-            run_count=Run.objects.count(),
-            recent_evaluations=Evaluation.objects.select_related("run__system", "qrels")[:8],
-            recent_runs=Run.objects.select_related("system", "search")
+            system_count=visible_systems(user, System.objects.all()).count(),
+            run_count=runs.count(),
+            recent_evaluations=evaluations.select_related("run__system", "qrels")[:8],
+            recent_runs=runs.select_related("system", "search")
             .defer("search__queries", "search__snapshot")
             .order_by("-uploaded_at")[:5],
         )
@@ -57,8 +60,11 @@ def run_list(request):
     require_reader(request.user)
     search = request.GET.get("q", "")[:200]
     runs = services.search_runs(
-        Run.objects.select_related("system", "uploaded_by", "search").defer(
-            "search__queries", "search__snapshot"
+        visible_runs(
+            request.user,
+            Run.objects.select_related("system", "uploaded_by", "search").defer(
+                "search__queries", "search__snapshot"
+            ),
         ),
         search,
     )
@@ -75,7 +81,7 @@ def run_list(request):
 @login_required
 def run_download(request, pk):
     require_reader(request.user)
-    run = get_object_or_404(Run, pk=pk)
+    run = get_object_or_404(visible_runs(request.user, Run.objects.all()), pk=pk)
     return FileResponse(
         run.original_file.open("rb"), as_attachment=True, filename=run.original_filename
     )
@@ -87,12 +93,13 @@ def run_detail(request, pk):
     """The run's file and stored evaluations, and with the page's scoring its per-topic
     values: sorted bar chart, histogram, and the topics worst first."""
     require_reader(request.user)
-    run = get_object_or_404(Run.objects.select_related("system", "uploaded_by", "search"), pk=pk)
+    runs = Run.objects.select_related("system", "uploaded_by", "search")
+    run = get_object_or_404(visible_runs(request.user, runs), pk=pk)
     context = {
         "run": run,
         "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),
     }
-    form, scoring = read_scoring(request.GET, request)
+    form, scoring = read_scoring(request.GET, request, user=request.user)
     k = int_param(request.GET.get("k"))
     context.update(scoring_context(request, form, scoring, measure=request.GET.get("measure"), k=k))
     if scoring is not None:
@@ -138,8 +145,8 @@ def run_detail(request, pk):
 def run_topics_csv(request, pk):
     """Every topic of the run with every measure, worst first by the page's measure."""
     require_reader(request.user)
-    run = get_object_or_404(Run.objects.select_related("system"), pk=pk)
-    _, scoring = read_scoring(request.GET)
+    run = get_object_or_404(visible_runs(request.user, Run.objects.select_related("system")), pk=pk)
+    _, scoring = read_scoring(request.GET, user=request.user)
     if scoring is None:
         raise Http404("No scoring")
     try:

@@ -11,7 +11,9 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.services.teams import choose_team, teams_of
 from evaluation import forms, tasks
+from evaluation.access import READERS, visible_endpoints
 from evaluation.models import SearchEndpoint, SearchRun
 from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
@@ -54,12 +56,36 @@ def _kind_initial(kind: str) -> dict:
 @login_required
 def search_list(request):
     require_reader(request.user)
-    endpoints = SearchEndpoint.objects.select_related("created_by")
     return render(
         request,
         "evaluation/search_list.html",
-        {"endpoints": endpoints, "form": _endpoint_form(), "defaults": _defaults()},
+        {
+            "endpoints": _endpoints(request),
+            "form": _endpoint_form(),
+            "defaults": _defaults(),
+            **_team_choices(request),
+        },
     )
+
+
+def _endpoints(request):
+    """The endpoints of the user's teams (evaluation/access.py)."""
+    endpoints = SearchEndpoint.objects.select_related("created_by", "team")
+    return visible_endpoints(request.user, endpoints)
+
+
+def _endpoint_for(request, pk) -> SearchEndpoint:
+    """One of the user's teams' endpoints, else 404."""
+    return get_object_or_404(_endpoints(request), pk=pk)
+
+
+def _team_choices(request, errors=None) -> dict:
+    """The team picker of a new endpoint (templates/accounts/_team_picker.html)."""
+    return {
+        "teams": list(teams_of(request.user, *READERS)),
+        "team_value": request.POST.get("team", ""),
+        "team_errors": errors,
+    }
 
 
 def _defaults() -> dict:
@@ -75,17 +101,22 @@ def search_new(request):
         values = form.values()
         values.pop("clear_api_key")
         try:
-            endpoint = service.create_search_endpoint(**values, created_by=request.user)
+            team = choose_team(request.user, request.POST.get("team"), *READERS)
+            endpoint = service.create_search_endpoint(**values, created_by=request.user, team=team)
         except ValidationError as error:
             form.add_error(None, error)
         else:
             messages.success(request, MESSAGES["created"].format(name=endpoint.name))
             return redirect(endpoint)
-    endpoints = SearchEndpoint.objects.select_related("created_by")
     return render(
         request,
         "evaluation/search_list.html",
-        {"endpoints": endpoints, "form": form, "defaults": _defaults()},
+        {
+            "endpoints": _endpoints(request),
+            "form": form,
+            "defaults": _defaults(),
+            **_team_choices(request),
+        },
         status=400,
     )
 
@@ -114,14 +145,14 @@ def _render_endpoint(request, endpoint, *, form=None, check=None, run_form=None,
 @login_required
 def search_endpoint(request, pk):
     require_reader(request.user)
-    return _render_endpoint(request, get_object_or_404(SearchEndpoint, pk=pk))
+    return _render_endpoint(request, _endpoint_for(request, pk))
 
 
 @require_POST
 @login_required
 def search_edit(request, pk):
     require_reader(request.user)
-    endpoint = get_object_or_404(SearchEndpoint, pk=pk)
+    endpoint = _endpoint_for(request, pk)
     form = _endpoint_form(endpoint, data=request.POST)
     if form.is_valid():
         values = form.values()
@@ -155,7 +186,7 @@ def search_test(request, pk):
     """One query, shown on the endpoint's page: the mapped hits or the exact error. Nothing
     is stored. A GET (the page reloaded) goes back to the endpoint's page."""
     require_reader(request.user)
-    endpoint = get_object_or_404(SearchEndpoint, pk=pk)
+    endpoint = _endpoint_for(request, pk)
     if request.method == "GET":
         return redirect(endpoint)
     query = request.POST.get("query", "")[:10_000]
@@ -168,7 +199,7 @@ def search_test(request, pk):
 def search_run(request, pk):
     """Start the job that asks every topic of the chosen query set; on to the job's page."""
     require_reader(request.user)
-    endpoint = get_object_or_404(SearchEndpoint, pk=pk)
+    endpoint = _endpoint_for(request, pk)
     form = forms.SearchRunForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data

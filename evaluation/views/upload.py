@@ -13,11 +13,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.forms import team_picker
 from accounts.services.roles import Role, has_role
 from common.htmx import is_htmx
 from common.ids import parse_id
 from evaluation import dashboards, forms, services, tasks
-from evaluation.models import Run, System
+from evaluation.access import visible_runs
+from evaluation.models import Run
 from evaluation.services import sha256_of
 from evaluation.services.runs import default_run_name
 from evaluation.views.common import qrels_context, read_scoring
@@ -28,6 +30,7 @@ JOB_KIND = "evaluation.import_and_score"
 
 MESSAGES = {
     "duplicate": services.MESSAGES["duplicate_run"],
+    "duplicate_elsewhere": "{filename}: this file is stored already, in a team you are not in.",
     "duplicate_in_batch": "{filename}: the same file as {other} in this upload; sent once.",
     "name_taken": services.MESSAGES["run_name_taken"],
     "nothing_sent": "No file was sent: every one was refused (see above).",
@@ -45,7 +48,7 @@ def run_upload(request):
     require_engineer(request.user)
     chosen = scoring = None
     if request.method == "POST":
-        form = forms.RunUploadForm(request.POST, request.FILES)
+        form = forms.RunUploadForm(request.POST, request.FILES, user=request.user)
         if form.is_valid():
             jobs = _start_jobs(request, form)
             if jobs:
@@ -58,24 +61,26 @@ def run_upload(request):
         # Coming from a dashboard, the scoring it showed is the default here; else the qrels
         # version chosen last, else the one most runs are scored against (never merely the
         # newest: a 5-topic campaign just published must not become every new run's qrels).
-        chosen, scoring = read_scoring(request.GET, request)
+        chosen, scoring = read_scoring(request.GET, request, user=request.user)
         form = forms.RunUploadForm(
+            user=request.user,
             initial={
                 "qrels": scoring.qrels.pk if scoring else None,
                 "gain": scoring.options.gain if scoring else "linear",
                 "relevance_level": scoring.options.relevance_level if scoring else 1,
                 "complete": scoring.options.complete if scoring else False,
-            }
+            },
         )
         form.scoring = scoring
         status = 200
-    choices = forms.scoring_choices(form.scoring or _default_scoring(form))
+    choices = forms.scoring_choices(form.scoring or _default_scoring(form), request.user)
     return render(
         request,
         "evaluation/upload.html",
         {
             "form": form,
-            "systems": System.objects.order_by("name"),
+            "systems": form.systems,
+            **team_picker(request.user, form, Role.ENGINEER),
             "max_files": forms.MAX_FILES,
             **choices,
             "scoring": scoring,
@@ -89,7 +94,7 @@ def _default_scoring(form):
     """The measures to tick when the form has no valid scoring: those posted, else the
     dashboard set."""
     try:
-        return dashboards.make_scoring(measure_specs=form.measure_specs or None)
+        return dashboards.make_scoring(measure_specs=form.measure_specs or None, user=form.user)
     except dashboards.ScoringError:
         return None
 
@@ -107,9 +112,9 @@ def _start_jobs(request, form) -> list[Job]:
         existing = Run.objects.filter(checksum=checksum).select_related("system").first()
         name = default_run_name(upload.name)
         if existing is not None:
-            messages.error(
-                request, MESSAGES["duplicate"].format(filename=upload.name, run=existing)
-            )
+            theirs = not visible_runs(request.user, Run.objects.filter(pk=existing.pk)).exists()
+            message = MESSAGES["duplicate_elsewhere"] if theirs else MESSAGES["duplicate"]
+            messages.error(request, message.format(filename=upload.name, run=existing))
         elif checksum in seen:
             messages.warning(
                 request,
@@ -146,6 +151,7 @@ def _start_jobs(request, form) -> list[Job]:
                         description=form.cleaned_data["description"],
                         scoring=scoring,
                         new_system=form.new_system(),
+                        team=form.team.pk,
                     )
                 )
     except BaseException:

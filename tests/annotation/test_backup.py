@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
+from accounts.models import Team
 from accounts.services.roles import Role
 from annotation import backup, services
 from annotation.models import (
@@ -254,6 +255,7 @@ def natural_keys() -> dict:
         },
         LeadDecision: {pk: f"decision #{n}" for n, pk in enumerate(decisions)},
         QrelsVersion: {q.pk: q.label for q in QrelsVersion.objects.all()},
+        Team: {t.pk: t.slug for t in Team.objects.all()},
         Publication: {p.pk: p.qrels.label for p in Publication.objects.select_related("qrels")},
     }
 

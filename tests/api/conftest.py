@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from accounts.models import Membership, Team
 from annotation import services as annotation
 from annotation.models import (
     Assignment,
@@ -41,11 +42,17 @@ def upload(name: str, data: bytes) -> SimpleUploadedFile:
 
 
 def user_maker(user_model):
-    def make(username: str, *roles: str, superuser: bool = False):
+    """``make(username, *roles)``: a user with ``roles`` as groups (their roles in the default
+    team); with ``team=``, as memberships of that team instead (and no group)."""
+
+    def make(username: str, *roles: str, superuser: bool = False, team=None):
         if superuser:
             return user_model.objects.create_superuser(username, password=None)
         user = user_model.objects.create_user(username)  # no password: hashing is slow
-        if roles:
+        if roles and team is not None:
+            for role in roles:
+                Membership.objects.create(team=team, user=user, role=role)
+        elif roles:
             user.groups.add(*Group.objects.filter(name__in=roles))
         return user
 
@@ -98,6 +105,7 @@ class World:
     judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
     machine_audit: MachineAudit | None = None  # an audit that found nothing to send
     search_endpoint: SearchEndpoint | None = None  # at an address nothing answers
+    other_team: Team | None = None  # the other team's: its users see nothing of the above
 
     @property
     def ids(self) -> dict:
@@ -154,7 +162,10 @@ def build_world(make_user) -> World:
     """A campaign led by ``lead`` with topics 1 and 2, documents d1–d4, every pair in the
     pool, overlap 1 between ``judge`` and ``other_judge`` (``spare_judge`` judges nothing);
     one graded assignment each; qrels, a system with a run and its evaluation; a job of the
-    engineer's. ``other_lead`` leads nothing here; ``nobody`` holds no role."""
+    engineer's. ``other_lead`` leads nothing here; ``nobody`` holds no role. All of it is
+    in the default team (the roles are groups); ``other_team_lead``, ``other_team_engineer``
+    and ``other_team_judge`` hold their roles in another team, "Web search", alone."""
+    other_team = Team.objects.create(name="Web search", slug="web-search")
     users = {
         "nobody": make_user("nobody"),
         "judge": make_user("ann", "judge"),
@@ -164,6 +175,9 @@ def build_world(make_user) -> World:
         "other_lead": make_user("leo", "lead"),
         "engineer": make_user("eng", "engineer"),
         "admin": make_user("root", superuser=True),
+        "other_team_lead": make_user("olga", "lead", team=other_team),
+        "other_team_engineer": make_user("otto", "engineer", team=other_team),
+        "other_team_judge": make_user("oona", "judge", team=other_team),
     }
     campaign = annotation.create_campaign(
         lead=users["lead"],
@@ -210,6 +224,7 @@ def build_world(make_user) -> World:
         judge_kind="machine",
     ).record
     return World(
+        other_team=other_team,
         machine_audit=MachineAudit.objects.create(campaign=campaign, kind="disagreement"),
         machine=machine,
         machine_run=machine_runs.prepare_run(machine=machine, scope="pool"),

@@ -142,9 +142,10 @@ def test_listing_qrels_costs_the_same_few_queries_however_many_there_are(
 ):
     for index in range(5):
         services.import_qrels(source=QRELS, filename=f"{index}.qrels", name=f"q{index}")
-    # 1 session, 2 user, 3 the user's roles (who may read which versions: evaluation/access),
-    # 4 count, 5 the page with its creators (select_related)
-    with django_assert_max_num_queries(5):
+    # 1 session, 2 user, 3 the user's roles in their teams (who may read which versions:
+    # evaluation/access), 4 count, 5 the page with its creators and teams (select_related),
+    # 6 the other teams each is shared with (prefetched: one query for the page)
+    with django_assert_max_num_queries(6):
         response = client.get(QRELS_URL)
     assert response.json()["count"] == 5
 

@@ -3,7 +3,11 @@
 Columns (tests/api/conftest.py, ``world``): anonymous; ``nobody`` (logged in, no role);
 ``judge`` (judges the campaign, owns the assignment and judgment); ``other_judge`` (judges the
 same campaign, owns neither: guessing their ids); ``lead`` (leads the campaign);
-``other_lead`` (leads another campaign); ``engineer`` (owns the job); ``admin`` (superuser).
+``other_lead`` (leads another campaign); ``engineer`` (owns the job); ``admin`` (superuser);
+and the team axis: ``other_team_lead``, ``other_team_engineer`` and ``other_team_judge`` hold
+their roles in another team only (accounts/services/teams.py), so everything of the world
+(all in the default team) is a 404 for them wherever their role would reach it, and an id of
+it in a request's body or query is unknown (400, as an id that does not exist).
 
 Rules: objects a user may not see are 404 (a guessed id confirms nothing); what only a
 campaign's lead may do is 404 for everyone else, its judges included, as on the pages; other
@@ -29,6 +33,7 @@ ROLES = (
     "engineer",
     "admin",
 )
+TEAM_ROLES = ("other_team_lead", "other_team_engineer", "other_team_judge")
 
 
 def everyone(ok):
@@ -84,8 +89,13 @@ def not_allowed():
 
 C = "campaigns/{campaign}"
 
-# (method, path under /api/v1/, body, statuses in ROLES order)
-MATRIX = [
+# Parameters that name the world's objects: another team's leads and engineers are told the
+# qrels version (or run) is unknown, 400, before anything else is read.
+UNKNOWN_TO_OTHER_TEAMS = (400, 400, 403)
+
+# (method, path under /api/v1/, body, statuses in ROLES order[, statuses in TEAM_ROLES
+# order when they are not what other_teams() derives])
+ROWS = [
     # campaigns
     ("GET", "campaigns/", None, everyone(200)),
     ("POST", "campaigns/", "campaign", leads(201)),
@@ -177,6 +187,9 @@ MATRIX = [
     ("GET", "qrels/{qrels}/download/?binary=1", None, qrels_readers(200)),
     ("GET", "qrels/{qrels}/diff/{qrels}/", None, qrels_readers(200)),
     ("DELETE", "qrels/{qrels}/", None, not_allowed()),
+    # sharing a version read-only with other teams: a lead of its team
+    ("PUT", "qrels/{qrels}/sharing/", "share", leads(200)),
+    ("POST", "qrels/{qrels}/sharing/", "share", not_allowed()),
     # systems
     ("GET", "systems/", None, leads_and_engineers(200)),
     ("POST", "systems/", "system", engineers(201)),
@@ -192,34 +205,64 @@ MATRIX = [
     ("DELETE", "runs/{run}/", None, engineers(204)),
     # evaluations
     ("GET", "evaluations/", None, leads_and_engineers(200)),
-    ("POST", "evaluations/", "evaluation", engineers(201)),
+    ("POST", "evaluations/", "evaluation", engineers(201), (403, 400, 403)),
     ("GET", "evaluations/{evaluation}/", None, leads_and_engineers(200)),
     ("DELETE", "evaluations/{evaluation}/", None, not_allowed()),
     # dashboards: read like runs and evaluations (judges never learn which system ranked what)
-    ("GET", "leaderboard/", "scoring", leads_and_engineers(200)),
-    ("GET", "leaderboard/topics/{qid}/", "scoring", leads_and_engineers(200)),
-    ("GET", "leaderboard/download/", "download", leads_and_engineers(200)),
+    ("GET", "leaderboard/", "scoring", leads_and_engineers(200), UNKNOWN_TO_OTHER_TEAMS),
+    (
+        "GET",
+        "leaderboard/topics/{qid}/",
+        "scoring",
+        leads_and_engineers(200),
+        UNKNOWN_TO_OTHER_TEAMS,
+    ),
+    ("GET", "leaderboard/download/", "download", leads_and_engineers(200), UNKNOWN_TO_OTHER_TEAMS),
     ("POST", "leaderboard/download/", None, not_allowed()),
-    ("POST", "leaderboard/check/", "check", leads_and_engineers(200)),
+    ("POST", "leaderboard/check/", "check", leads_and_engineers(200), UNKNOWN_TO_OTHER_TEAMS),
     ("GET", "leaderboard/check/", None, not_allowed()),
     # not computed yet: a 404 that says how to start it, for those who may read it
-    ("GET", "leaderboard/pool-fairness/", "scoring", leads_and_engineers(404)),
-    ("POST", "leaderboard/pool-fairness/", "scoring", leads_and_engineers(202)),
+    (
+        "GET",
+        "leaderboard/pool-fairness/",
+        "scoring",
+        leads_and_engineers(404),
+        UNKNOWN_TO_OTHER_TEAMS,
+    ),
+    (
+        "POST",
+        "leaderboard/pool-fairness/",
+        "scoring",
+        leads_and_engineers(202),
+        UNKNOWN_TO_OTHER_TEAMS,
+    ),
     ("GET", "runs/{run}/topics/", "scoring", leads_and_engineers(200)),
     ("POST", "runs/{run}/topics/", None, not_allowed()),
-    ("GET", "comparison/", "comparison", leads_and_engineers(200)),
+    ("GET", "comparison/", "comparison", leads_and_engineers(200), UNKNOWN_TO_OTHER_TEAMS),
     ("POST", "comparison/", None, not_allowed()),
     # closing the loop: into a campaign the user leads (engineers lead none: 404)
-    ("POST", "unjudged/", "unjudged", (403, 403, 403, 403, 200, 404, 404, 200)),
+    (
+        "POST",
+        "unjudged/",
+        "unjudged",
+        (403, 403, 403, 403, 200, 404, 404, 200),
+        UNKNOWN_TO_OTHER_TEAMS,
+    ),
     ("GET", "unjudged/", None, not_allowed()),
     # the run diff: read like the dashboards; its "send" like unjudged/
-    ("GET", "diff/", "diff", leads_and_engineers(200)),
+    ("GET", "diff/", "diff", leads_and_engineers(200), UNKNOWN_TO_OTHER_TEAMS),
     ("POST", "diff/", None, not_allowed()),
-    ("POST", "diff/unjudged/", "diff_unjudged", (403, 403, 403, 403, 200, 404, 404, 200)),
+    (
+        "POST",
+        "diff/unjudged/",
+        "diff_unjudged",
+        (403, 403, 403, 403, 200, 404, 404, 200),
+        UNKNOWN_TO_OTHER_TEAMS,
+    ),
     ("GET", "diff/unjudged/", None, not_allowed()),
     # two qrels versions' rankings: read like the dashboards (the world's one version against
     # itself is a 400 once the reader is let in)
-    ("GET", "rankings/", "rankings", leads_and_engineers(400)),
+    ("GET", "rankings/", "rankings", leads_and_engineers(400), UNKNOWN_TO_OTHER_TEAMS),
     ("POST", "rankings/", None, not_allowed()),
     # search endpoints: leads and engineers configure, test and run them
     ("GET", "search-endpoints/", None, leads_and_engineers(200)),
@@ -252,12 +295,34 @@ MATRIX = [
     ("GET", "docs/", None, everyone(200)),
 ]
 
+
+def other_teams(path: str, statuses: tuple) -> tuple:
+    """What another team's lead, engineer and judge get, derived from the world's columns:
+    on a path naming one of the world's objects, what a user of their role who has no part
+    in it gets (``other_lead``, ``engineer``, ``other_judge``), with every answer that
+    would let them in turned into 404 (403 and 405 say nothing about the object and stay);
+    elsewhere (lists, making something in their own team, the contract) what the world's
+    user of their role gets."""
+    mine = dict(zip(ROLES, statuses, strict=True))
+    if "{" not in path.replace("{qid}", ""):
+        return (mine["lead"], mine["engineer"], mine["judge"])
+    alike = (mine["other_lead"], mine["engineer"], mine["other_judge"])
+    return tuple(status if status in (403, 405) else 404 for status in alike)
+
+
+MATRIX = [
+    (method, path, body, statuses + (rest[0] if rest else other_teams(path, statuses)))
+    for method, path, body, statuses, *rest in ROWS
+]
+ALL_ROLES = ROLES + TEAM_ROLES
+
 BODIES = {
     "search_endpoint": lambda w: (
         {"name": "es-api", "kind": "elasticsearch", "url": "https://es.example.invalid/d/_search"},
         "json",
     ),
     "search_patch": lambda w: ({"timeout": 5}, "json"),
+    "share": lambda w: ({"teams": ["web-search"]}, "json"),
     "search_test": lambda w: ({"query": "cheap flights"}, "json"),
     "search_run": lambda w: ({"qrels": w.ids["qrels"], "k": 10}, "json"),
     "campaign": lambda w: ({"name": "Another campaign"}, "json"),
@@ -388,7 +453,7 @@ def test_permission_matrix(api, world, subtests, method, path, body, statuses):
     afterwards, so every role meets the same world (a deletion by one is not a 404 for the
     next)."""
     url = "/api/v1/" + path.format(**world.ids)
-    for role, expected in zip(ROLES, statuses, strict=True):
+    for role, expected in zip(ALL_ROLES, statuses, strict=True):
         with subtests.test(msg=f"as {role}"), transaction.atomic():
             client = api(world.users.get(role))  # "anonymous" is no user
             data, fmt = BODIES[body](world) if body else (None, None)
@@ -426,8 +491,8 @@ def _route_of(path: str) -> str:
 
 def matrix_as_markdown() -> str:
     """The README's table (the lead pastes it): one row per endpoint and method."""
-    header = "| method | endpoint | " + " | ".join(ROLES) + " |"
-    rule = "| --- | --- |" + " --- |" * len(ROLES)
+    header = "| method | endpoint | " + " | ".join(ALL_ROLES) + " |"
+    rule = "| --- | --- |" + " --- |" * len(ALL_ROLES)
     rows = [
         f"| {method} | `/api/v1/{path}` | " + " | ".join(map(str, statuses)) + " |"
         for method, path, _, statuses in MATRIX

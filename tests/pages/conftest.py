@@ -2,6 +2,7 @@
 
 import pytest
 
+from accounts.services.service_tokens import create_service_token
 from accounts.services.tokens import create_token
 from evaluation.views.upload import JOB_KIND as UPLOAD_JOB
 from jobs.models import Job
@@ -12,4 +13,7 @@ from tests.api.conftest import api, make_user, module_world, run_jobs, world  # 
 def ids(world) -> dict:  # noqa: F811 (the fixture imported above)
     token, _ = create_token(user=world.users["engineer"], name="ci")
     upload = Job.objects.create(kind=UPLOAD_JOB, title="Upload", created_by=world.users["engineer"])
-    return {**world.ids, "token": token.pk, "upload": upload.pk}
+    service, _ = create_service_token(
+        team=world.campaign.team, name="ci gate", scope="read", created_by=world.users["lead"]
+    )
+    return {**world.ids, "token": token.pk, "upload": upload.pk, "service_token": service.pk}

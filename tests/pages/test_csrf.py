@@ -5,7 +5,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
-from tests.api.test_permissions import ROLES
+from tests.api.test_permissions import ALL_ROLES
 from tests.pages.test_permissions import BODIES, MATRIX
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ POSTS = [row for row in MATRIX if row[0] == "POST" and any(status < 400 for stat
 
 def _allowed_role(statuses) -> str:
     """A role the matrix lets through (so only the missing token can refuse it)."""
-    for role, status in zip(ROLES, statuses, strict=True):
+    for role, status in zip(ALL_ROLES, statuses, strict=True):
         if role != "anonymous" and status < 400:
             return role
     raise AssertionError(f"no role may POST here: {statuses}")

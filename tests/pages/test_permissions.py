@@ -16,7 +16,10 @@ Columns (tests/api/conftest.py, ``world``): anonymous; ``nobody`` (logged in, no
 ``judge`` (judges the campaign, owns the assignment); ``other_judge`` (judges the same
 campaign, owns neither the assignment nor anything guessed here); ``lead`` (leads the
 campaign); ``other_lead`` (leads no campaign here); ``engineer`` (owns the job and the token);
-``admin`` (superuser). ``test_the_matrix_covers_every_page`` makes a new page add its row.
+``admin`` (superuser); and the team axis (tests/api/test_permissions.py, ``other_teams``):
+``other_team_lead``, ``other_team_engineer`` and ``other_team_judge`` hold their roles in
+another team only, so every page of the world's objects is a 404 for them.
+``test_the_matrix_covers_every_page`` makes a new page add its row.
 """
 
 import pytest
@@ -25,7 +28,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from annotation.models import Document
 from tests.api.conftest import DOCUMENTS, TOPICS, upload
-from tests.api.test_permissions import ROLES
+from tests.api.test_permissions import ALL_ROLES, other_teams
 
 pytestmark = pytest.mark.django_db
 
@@ -98,8 +101,14 @@ C = "campaigns/{campaign}"
 SCORED = "qrels={qrels}&measures=ndcg_cut.10&measures=map"
 J = C + "/judge/{assignment}"
 
-# (method, path, body, statuses in ROLES order); bodies are form posts.
-MATRIX = [
+# A page whose query or form names the world's qrels version: another team's leads and
+# engineers are told it is unknown (the options form says so, 400), as for one that does
+# not exist.
+UNKNOWN_TO_OTHER_TEAMS = (400, 400, 403)
+
+# (method, path, body, statuses in ROLES order[, statuses in TEAM_ROLES order when they are
+# not what other_teams() derives]); bodies are form posts.
+ROWS = [
     ("GET", "", None, everyone(200)),
     # accounts
     ("GET", "accounts/login/", None, (200, 302, 302, 302, 302, 302, 302, 302)),
@@ -113,6 +122,22 @@ MATRIX = [
     ("GET", "accounts/tokens/", None, everyone(200)),
     ("POST", "accounts/tokens/", "token", everyone(201)),
     ("POST", "accounts/tokens/{token}/revoke/", None, token_owner(302)),
+    # teams: each sees their own; a team's leads (and admins) make and revoke its service
+    # tokens (the world's are the default team's; another team's lead has none of it)
+    ("GET", "accounts/teams/", None, everyone(200)),
+    (
+        "POST",
+        "accounts/teams/",
+        "service_token",
+        (LOGIN, 404, 404, 404, 201, 201, 404, 201),
+        (404, 404, 404),
+    ),
+    (
+        "POST",
+        "accounts/teams/tokens/{service_token}/revoke/",
+        None,
+        (LOGIN, 404, 404, 404, 302, 302, 404, 302),
+    ),
     # qrels: listed to everyone logged in; read by leads, engineers and admins, and by judges
     # only once their campaign has closed for them (evaluation/access.py)
     ("GET", "evaluation/qrels/", None, everyone(200)),
@@ -121,13 +146,22 @@ MATRIX = [
     ("GET", "evaluation/qrels/{qrels}/diff/{qrels}/", None, QRELS_READERS),
     # the compare form of a version's page redirects to the diff (issue 28, item 4)
     ("GET", "evaluation/qrels/{qrels}/compare/?other={qrels}", None, QRELS_READERS_REDIRECT),
+    # sharing a version read-only with other teams: a lead of its team (others: nothing to
+    # share, 404; the engineer reads it but may not share it)
+    (
+        "POST",
+        "evaluation/qrels/{qrels}/sharing/",
+        "share",
+        (LOGIN, 404, 404, 404, 302, 302, 404, 302),
+    ),
+    ("GET", "evaluation/qrels/{qrels}/sharing/", None, (405,) * 8),
     # runs and dashboards: leads and engineers
     ("GET", "evaluation/runs/", None, readers(200)),
     ("GET", "evaluation/runs/{run}/", None, readers(200)),
     ("GET", "evaluation/runs/{run}/topics.csv?" + SCORED, None, readers(200)),
     ("GET", "evaluation/runs/{run}/download/", None, readers(200)),
     ("GET", "evaluation/runs/upload/", None, engineers(200)),
-    ("GET", "evaluation/runs/upload/status/?jobs={upload}", None, owner(200)),
+    ("GET", "evaluation/runs/upload/status/?jobs={upload}", None, owner(200), (404, 404, 404)),
     (
         "GET",
         "evaluation/runs/upload/jobs/{upload}/",
@@ -138,15 +172,21 @@ MATRIX = [
     ("GET", "evaluation/leaderboard/", None, readers(200)),
     ("POST", "evaluation/leaderboard/score/", "score", engineers(302)),
     ("POST", "evaluation/leaderboard/pool-fairness/", "score", readers(302)),
-    ("GET", "evaluation/leaderboard/download/?layout=tot&" + SCORED, None, readers(200)),
+    (
+        "GET",
+        "evaluation/leaderboard/download/?layout=tot&" + SCORED,
+        None,
+        readers(200),
+        UNKNOWN_TO_OTHER_TEAMS,
+    ),
     ("GET", "evaluation/leaderboard/check/?" + SCORED, None, readers(200)),
     ("POST", "evaluation/leaderboard/check/", "check", readers(200)),
     ("GET", "evaluation/topics/{qid}/?" + SCORED, None, readers(200)),
-    ("GET", "evaluation/documents/?docno=d1&qid=1", None, campaign_text(200)),
+    ("GET", "evaluation/documents/?docno=d1&qid=1", None, campaign_text(200), (404, 404, 403)),
     ("GET", "evaluation/compare/", None, readers(200)),
-    ("POST", "evaluation/unjudged/send/", "send", campaign_lead(302)),
+    ("POST", "evaluation/unjudged/send/", "send", campaign_lead(302), (404, 404, 404)),
     ("GET", "evaluation/diff/", None, readers(200)),
-    ("POST", "evaluation/diff/send/", "diff_send", campaign_lead(302)),
+    ("POST", "evaluation/diff/send/", "diff_send", campaign_lead(302), (404, 404, 404)),
     ("GET", "evaluation/rankings/", None, readers(200)),
     # search endpoints: leads and engineers configure, test and run them
     ("GET", "evaluation/search/", None, readers(200)),
@@ -220,8 +260,21 @@ MATRIX = [
     ("GET", J + "/grade/", None, (405, 405, 405, 405, 405, 405, 405, 405)),
 ]
 
+
+def _other_teams(path: str, statuses: tuple) -> tuple:
+    """The API's derivation (tests/api/test_permissions.py), on the page's path alone."""
+    return other_teams(path.split("?")[0], statuses)
+
+
+MATRIX = [
+    (method, path, body, statuses + (rest[0] if rest else _other_teams(path, statuses)))
+    for method, path, body, statuses, *rest in ROWS
+]
+
 BODIES = {
     "token": lambda w: {"name": "laptop"},
+    "share": lambda w: {"teams": ["web-search"]},
+    "service_token": lambda w: {"team": "default", "name": "nightly", "scope": "read"},
     "score": lambda w: {"qrels": w.ids["qrels"], "measures": "map"},
     "send": lambda w: {
         "run": w.ids["run"],
@@ -337,7 +390,7 @@ def test_page_permission_matrix(
         # The judging page grades only pairs whose document has text; the world's d2-d4 have
         # none (the lead's pages show them as lacking it).
         Document.objects.filter(pk=world.assignment.pair.document_id).update(text="A passage.")
-    for role, expected in zip(ROLES, statuses, strict=True):
+    for role, expected in zip(ALL_ROLES, statuses, strict=True):
         with subtests.test(msg=f"as {role}"), transaction.atomic():
             client.logout()
             if role != "anonymous":
@@ -371,6 +424,7 @@ def test_the_matrix_covers_every_page():
     """A new page must get its row: every routed path outside the API and admin is in MATRIX."""
     placeholders = dict.fromkeys(("campaign", "assignment", "pair", "qrels", "run", "job"), 1)
     placeholders.update(token=1, upload=1, qid="1", machine=1, machine_run=1, search_endpoint=1)
+    placeholders.update(service_token=1)
     covered = {
         resolve("/" + path.format(**placeholders).split("?")[0]).route for _, path, _, _ in MATRIX
     }
@@ -380,8 +434,8 @@ def test_the_matrix_covers_every_page():
 
 def matrix_as_markdown() -> str:
     """The README's table of pages (tests/test_readme.py checks the README carries it)."""
-    header = "| method | page | " + " | ".join(ROLES) + " |"
-    rule = "| --- | --- |" + " --- |" * len(ROLES)
+    header = "| method | page | " + " | ".join(ALL_ROLES) + " |"
+    rule = "| --- | --- |" + " --- |" * len(ALL_ROLES)
     rows = [
         f"| {method} | `/{path.split('?')[0]}` | " + " | ".join(map(str, statuses)) + " |"
         for method, path, _, statuses in MATRIX

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from accounts.services.roles import Role
+from accounts.services.teams import default_team_pk
 from annotation.backup import schema
 from annotation.backup.checking import BackupError
 from annotation.models import (
@@ -79,11 +80,14 @@ class CampaignRestore(RestoreBase):
         backup = self.backup
         qrels = self.check_qrels()
         summary_users = self.link_users(create_users)
+        self.team_id = default_team_pk()
         [campaign_id] = _insert(
             Campaign,
             [
                 {
                     "lead_id": self.users[backup.campaign["lead"]],
+                    # A backup names no team (teams are this instance's): the default team.
+                    "team_id": self.team_id,
                     **_fields(backup.campaign, schema.CAMPAIGN),
                     # Format version 1 carries no outside or machine judges, so their
                     # settings restore as off (their defaults); nor the pool ordering, which

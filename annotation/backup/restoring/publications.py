@@ -94,6 +94,7 @@ class PublicationRestore(RestoreBase):
                     [
                         {
                             "created_by_id": self.user(data["created_by"]),
+                            "team_id": self.team_id,  # the restored campaign's
                             **_fields(data, schema.QRELS),
                         }
                     ],

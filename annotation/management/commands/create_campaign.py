@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services.roles import Role, has_role
+from accounts.services.teams import choose_team
 from annotation import services
 from annotation.access import judge_users
 from annotation.api.campaigns import CampaignCreateSerializer
@@ -38,6 +39,11 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True)
         parser.add_argument(
             "--lead", required=True, help="username of the lead (a user with the lead role)"
+        )
+        parser.add_argument(
+            "--team",
+            default="",
+            help="slug of the campaign's team (one where --lead is a lead; default: their only one)",
         )
         parser.add_argument("--description", default="")
         parser.add_argument(
@@ -78,6 +84,10 @@ class Command(BaseCommand):
         lead = _user(options["lead"])
         if not (lead.is_superuser or has_role(lead, Role.LEAD)):
             raise CommandError(f"--lead {lead.get_username()}: only leads create campaigns.")
+        try:
+            team = choose_team(lead, options["team"], Role.LEAD)
+        except ValidationError as error:
+            raise CommandError(f"--team: {' '.join(error.messages)}") from None
         data = {
             "name": options["name"],
             "description": options["description"],
@@ -95,8 +105,9 @@ class Command(BaseCommand):
         form = CampaignCreateSerializer(data=data)
         if not form.is_valid():
             raise CommandError(_problems(form.errors))
+        values = {k: v for k, v in form.validated_data.items() if k != "team"}
         try:
-            campaign = services.create_campaign(lead=lead, **form.validated_data)
+            campaign = services.create_campaign(lead=lead, team=team, **values)
         except ValidationError as error:
             raise CommandError(_problems(error.message_dict)) from None
         self.stderr.write(f"Created campaign {campaign.pk}: {campaign.name} (lead {lead}).")
