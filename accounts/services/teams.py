@@ -108,6 +108,18 @@ def choose_team(user, value, *roles: str) -> Team:
     )
 
 
+def team_named(slug: str) -> Team:
+    """The team whose slug is ``slug`` (the default team for an empty one), for commands run
+    by an operator; ValueError names a team that does not exist."""
+    if not slug:
+        return default_team()
+    team = Team.objects.filter(slug=slug).first()
+    if team is None:
+        known = ", ".join(Team.objects.values_list("slug", flat=True)[:20])
+        raise ValueError(f"no team {slug!r} (teams: {known})")
+    return team
+
+
 def set_memberships(user, grants: set[tuple[str, str]], *, from_sso: bool = True) -> set[str]:
     """Make ``grants`` (team slug, role) exactly the memberships single sign-on gave
     ``user`` (rows an admin made are left alone); teams that do not exist are made. Returns

@@ -82,7 +82,7 @@ class CampaignForm(forms.Form):
         queryset=None,
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="Users in the judge group.",
+        help_text="The judges of the campaign's team.",
     )
 
     team = forms.CharField(required=False, max_length=60)  # a new campaign's (slug)

@@ -250,3 +250,32 @@ def test_a_revoked_service_token_is_refused_and_its_account_cannot_log_in(client
     # Refused as a revoked personal token is (403: session authentication comes first).
     assert answer.status_code == 403
     assert answer.json() == {"detail": "Invalid token."}
+
+
+def test_the_import_commands_put_files_into_the_team_named(world, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    run_file, qrels_file = tmp_path / "dense.run", tmp_path / "web.qrels"
+    run_file.write_bytes(OTHER_RUN)
+    qrels_file.write_bytes(QRELS)
+    call_command("import_run", str(run_file), "--system", "dense", "--team", "web-search")
+    call_command("import_qrels", str(qrels_file), "--name", "web", "--team", "web-search")
+    assert Run.objects.get(name="dense").system.team == world.other_team
+    assert world.other_team.pk == services.find_qrels("web").team_id
+    with pytest.raises(CommandError, match="--team: no team 'nope'"):
+        call_command("import_qrels", str(qrels_file), "--name", "web", "--team", "nope")
+
+
+def test_create_campaign_takes_the_team_among_the_leads(world):
+    from django.core.management import CommandError, call_command
+
+    lea = world.users["lead"]
+    Membership.objects.create(team=world.other_team, user=lea, role="lead")
+    with pytest.raises(CommandError, match="--team: You are a lead in several teams"):
+        call_command("create_campaign", "--name", "Web", "--lead", "lea")
+    call_command("create_campaign", "--name", "Web", "--lead", "lea", "--team", "web-search")
+    from annotation.models import Campaign
+
+    assert Campaign.objects.get(name="Web").team == world.other_team
+    with pytest.raises(CommandError, match="--team: No team “default”"):
+        call_command("create_campaign", "--name", "X", "--lead", "olga", "--team", "default")

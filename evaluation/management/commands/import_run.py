@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from accounts.services.teams import team_named
 from evaluation import services, trec
 
 
@@ -13,10 +14,17 @@ class Command(BaseCommand):
         parser.add_argument("--system", required=True, help="system name (created if new)")
         parser.add_argument("--name", default="", help="run name (default: the file name)")
         parser.add_argument("--description", default="")
+        parser.add_argument(
+            "--team", default="", help="the team's slug (default: the default team)"
+        )
 
-    def handle(self, *args, paths, system, name, description, **options):
+    def handle(self, *args, paths, system, name, description, team, **options):
         if name and len(paths) > 1:
             raise CommandError("--name applies to one file; omit it to name runs after their files")
+        try:
+            team = team_named(team)
+        except ValueError as error:
+            raise CommandError(f"--team: {error}") from None
         failed = 0
         for path in paths:
             file = Path(path)
@@ -33,6 +41,7 @@ class Command(BaseCommand):
                     name=name,
                     description=description,
                     notices=notices,
+                    team=team.pk,
                 )
             except (trec.TrecFormatError, services.ImportRejected) as error:
                 self.stderr.write(f"{path}: nothing imported:\n{error}")
