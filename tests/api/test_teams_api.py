@@ -279,3 +279,14 @@ def test_create_campaign_takes_the_team_among_the_leads(world):
     assert Campaign.objects.get(name="Web").team == world.other_team
     with pytest.raises(CommandError, match="--team: No team “default”"):
         call_command("create_campaign", "--name", "X", "--lead", "olga", "--team", "default")
+
+
+@pytest.mark.parametrize(
+    "team", [["web-search"], "w" * 61, {"slug": "web-search"}, "web-search\x00"]
+)
+def test_a_team_that_is_no_slug_is_a_clear_400(api, world, team):
+    answer = api(world.users["other_team_lead"]).post(
+        "/api/v1/campaigns/", {"name": "Odd", "team": team}, format="json"
+    )
+    assert answer.status_code == 400
+    assert list(answer.json()) == ["team"]

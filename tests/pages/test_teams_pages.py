@@ -127,3 +127,20 @@ def test_a_service_token_name_taken_in_the_team_is_said(world):
     again = olga.post("/accounts/teams/", body)
     assert again.status_code == 400
     assert "The team has a token named “ci” already" in again.content.decode()
+
+
+def test_the_admin_manages_teams_and_their_members(world):
+    admin = logged_in(world.users["admin"])
+    service_tokens.create_service_token(
+        team=world.other_team, name="ci", scope="read", created_by=world.users["admin"]
+    )
+    for url in (
+        "/admin/accounts/team/",
+        "/admin/accounts/team/add/",
+        f"/admin/accounts/team/{world.other_team.pk}/change/",
+        "/admin/accounts/servicetoken/",
+        f"/admin/auth/user/{world.users['other_team_lead'].pk}/change/",
+    ):
+        assert admin.get(url).status_code == 200, url
+    page = admin.get(f"/admin/accounts/team/{world.other_team.pk}/change/").content.decode()
+    assert "olga" in page and "otto" in page
