@@ -389,7 +389,12 @@ def publish(
         )
         counts = dict(Counter(str(s.basis) for s in decided))
         counts["left_out"] = len(undecided)
-        latest = QrelsVersion.objects.filter(name=name).order_by("-version").first()
+        # The latest of the name in the campaign's team (another team's is not to be named).
+        latest = (
+            QrelsVersion.objects.filter(name=name, team_id=campaign.team_id)
+            .order_by("-version")
+            .first()
+        )
         if (
             latest is not None
             and latest.pk != identical_to

@@ -290,3 +290,35 @@ def test_a_team_that_is_no_slug_is_a_clear_400(api, world, team):
     )
     assert answer.status_code == 400
     assert list(answer.json()) == ["team"]
+
+
+def test_publishing_the_grades_another_team_published_names_none_of_theirs(world):
+    """Another team's campaign with the very grades of the world's "robust" v1 publishes
+    under the same name: the identical version elsewhere is not named (nor refused)."""
+    from annotation import services as annotation
+    from annotation.models import Assignment, PairSource, Topic
+    from annotation.services import adjudication
+
+    olga, oona = world.users["other_team_lead"], world.users["other_team_judge"]
+    theirs = annotation.create_campaign(
+        lead=olga, name="Copy", judges=[oona], team=world.other_team
+    )
+    for qid in ("1", "2"):
+        Topic.objects.create(campaign=theirs, qid=qid, query=f"topic {qid}")
+    graded = [world.assignment, world.other_assignment]
+    pairs = [(a.pair.topic.qid, a.pair.document.docno) for a in graded]
+    annotation.add_pairs(campaign=theirs, pairs=pairs, source=PairSource.IMPORTED)
+    theirs.documents.update(text="A passage to grade.")
+    for assignment, original in zip(
+        Assignment.objects.filter(judge=oona).order_by("pair__topic__qid", "pair__document__docno"),
+        sorted(graded, key=lambda a: (a.pair.topic.qid, a.pair.document.docno)),
+        strict=True,
+    ):
+        annotation.record_judgment(
+            assignment_id=assignment.pk, judge=oona, grade=original.judgment.grade
+        )
+    publication = adjudication.publish(
+        campaign=theirs, user=olga, name=world.publication.qrels.name, leave_out_undecided=True
+    )
+    assert publication.qrels.checksum == world.publication.qrels.checksum
+    assert publication.qrels.team == world.other_team
