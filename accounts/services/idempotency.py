@@ -32,7 +32,7 @@ from django.db import IntegrityError, transaction
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils import timezone
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
 
 from accounts.authentication import PersonalTokenAuthentication
 from accounts.models import IdempotencyKey
@@ -125,14 +125,15 @@ def _claim(user, key: str, request, fingerprint: str) -> IdempotencyKey:
 
 
 def _user_of(request):
-    """The user the view will see: the session's, else the personal token's (as DRF's
-    authenticators are ordered); None for anonymous or refused credentials."""
+    """The user the view will see: the session's, else the personal or service token's (as
+    DRF's authenticators are ordered); None for anonymous or refused credentials, and for a
+    service token asked for what its scope does not allow (the view answers 403)."""
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return user
     try:
         found = PersonalTokenAuthentication().authenticate(request)
-    except AuthenticationFailed:
+    except (AuthenticationFailed, PermissionDenied):
         return None
     return found[0] if found else None
 

@@ -21,13 +21,18 @@ pytestmark = pytest.mark.django_db
 
 
 def page_ids(world) -> dict:
-    """The pages' matrix ids (tests/pages/conftest.py): world's, a token and an upload job."""
+    """The pages' matrix ids (tests/pages/conftest.py): world's, a token, an upload job and a
+    service token of the world's team."""
+    from accounts.services.service_tokens import create_service_token
     from evaluation.views.upload import JOB_KIND
     from jobs.models import Job
 
     token, _ = create_token(user=world.users["engineer"], name="ci")
     upload = Job.objects.create(kind=JOB_KIND, title="Upload", created_by=world.users["engineer"])
-    return {**world.ids, "token": token.pk, "upload": upload.pk}
+    service, _ = create_service_token(
+        team=world.campaign.team, name="ci gate", scope="read", created_by=world.users["lead"]
+    )
+    return {**world.ids, "token": token.pk, "upload": upload.pk, "service_token": service.pk}
 
 
 def row_counts() -> dict[str, int]:

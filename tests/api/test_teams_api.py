@@ -322,3 +322,18 @@ def test_publishing_the_grades_another_team_published_names_none_of_theirs(world
     )
     assert publication.qrels.checksum == world.publication.qrels.checksum
     assert publication.qrels.team == world.other_team
+
+
+def test_a_service_token_outside_its_scope_with_an_idempotency_key_is_a_403(world):
+    _, key = service_tokens.create_service_token(
+        team=world.other_team,
+        name="ci",
+        scope=ServiceScope.READ,
+        created_by=world.users["other_team_lead"],
+    )
+    client = bearer(key)
+    answer = client.post(
+        "/api/v1/systems/", {"name": "x"}, format="json", HTTP_IDEMPOTENCY_KEY="retry-1"
+    )
+    assert answer.status_code == 403
+    assert "This service token may read" in answer.json()["detail"]
