@@ -18,15 +18,18 @@ from rest_framework.response import Response
 from accounts.permissions import IsLead, RolePermissionsMixin
 from annotation import services, tasks
 from annotation.access import get_campaign_for_lead, judge_users, leads
+from annotation.agreement.anchoring import MAX_BLIND_SHARE, MIN_BLIND_SHARE
 from annotation.api import agreement as agreement_api
 from annotation.api import live as live_api
 from annotation.api import machines as machines_api
+from annotation.api import suggestions as suggestions_api
 from annotation.api.common import (
     MESSAGES,
     UserBriefSerializer,
     messages_of,
     start_campaign_job,
     visible_campaigns,
+    whole_number,
 )
 from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, MAX_GRADES, SCALES
@@ -200,6 +203,17 @@ class CampaignUpdateSerializer(serializers.Serializer):
     machine_grades_fill = serializers.BooleanField(
         required=False,
         help_text="A publication gives pairs no human graded their machine grades (flagged).",
+    )
+    suggestions_from = whole_number(
+        allow_null=True,
+        help_text="A machine judge of the campaign whose grade judges see as a suggestion "
+        "(null: none). Locked, with blind_share, once a human has graded with it.",
+    )
+    blind_share = serializers.FloatField(
+        min_value=MIN_BLIND_SHARE,
+        max_value=MAX_BLIND_SHARE,
+        required=False,
+        help_text="The share of each judge's pairs shown without the suggestion (the control).",
     )
     # The rules that involve the campaign (threshold on the scale, grades in use) are checked
     # by services.update_campaign, under the lock it saves with.
@@ -438,6 +452,14 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, url_path="agreement/machines")
     def machine_agreement(self, request, pk=None):
         return machines_api.machine_agreement_response(request, self._led())
+
+    @extend_schema(
+        summary="Post-editing: grades made with the machine's suggestion in view against blind",
+        responses=suggestions_api.SuggestionsReportSerializer,
+    )
+    @action(detail=True, url_path="agreement/suggestions")
+    def suggestions(self, request, pk=None):
+        return suggestions_api.suggestions_response(self._led())
 
     @extend_schema(
         summary="Mark calibration (gold) pairs from a file of known grades; all or nothing",

@@ -6,7 +6,8 @@ from __future__ import annotations
 from django import forms
 
 from annotation import formats
-from annotation.models import AuditKind, Campaign, Topic
+from annotation.agreement.anchoring import MAX_BLIND_SHARE, MIN_BLIND_SHARE
+from annotation.models import AuditKind, Campaign, MachineJudge, Topic
 
 from .common import MESSAGES
 
@@ -19,6 +20,37 @@ class MachineSettingsForm(forms.Form):
         required=False,
         label="A publication may give pairs no human graded their machine grades (flagged)",
     )
+    suggestions_from = forms.ModelChoiceField(
+        queryset=None,
+        required=False,
+        empty_label="No suggestions",
+        label="Show judges a machine's grade as a suggestion",
+        help_text="Post-editing with a control group: the agreement report compares the grades "
+        "made with the suggestion in view and without. Fixed once judges have graded with it.",
+    )
+    blind_share = forms.FloatField(
+        required=False,
+        min_value=MIN_BLIND_SHARE,
+        max_value=MAX_BLIND_SHARE,
+        label="Blind share",
+        help_text="The share of each judge's pairs shown without the suggestion (the control "
+        "group), the same pairs on every visit.",
+        widget=forms.NumberInput(attrs={"step": "0.05"}),
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["suggestions_from"].queryset = (
+            MachineJudge.objects.filter(judge__campaign=campaign)
+            .select_related("judge")
+            .order_by("pk")
+        )
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("blind_share") is None:
+            cleaned.pop("blind_share", None)  # left empty: the campaign keeps its share
+        return cleaned
 
 
 class MachineJudgeForm(forms.Form):

@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from annotation.agreement.anchoring import MAX_BLIND_SHARE, MIN_BLIND_SHARE
 from annotation.scales import TREC_DL_SCALE
 
 
@@ -93,6 +94,20 @@ class Campaign(models.Model):
         help_text="A publication may give pairs no human graded a machine judge's grade "
         "(flagged in the provenance download; the qrels version says how many).",
     )
+    # Post-editing with a control group (annotation/agreement/anchoring.py): judges see this
+    # machine judge's grade as a suggestion, but for a seeded blind share of their pairs.
+    suggestions_from = models.ForeignKey(
+        "MachineJudge",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Show judges this machine judge's grade as a suggestion (empty: none).",
+    )
+    blind_share = models.FloatField(
+        default=0.2,
+        help_text="The share of each judge's pairs shown without the suggestion (the control).",
+    )
     stop_rule = models.CharField(
         max_length=10,
         choices=StopRule.choices,
@@ -128,6 +143,10 @@ class Campaign(models.Model):
             models.CheckConstraint(
                 condition=Q(gold_min_accuracy__gte=0) & Q(gold_min_accuracy__lte=1),
                 name="campaign_gold_min_accuracy_fraction",
+            ),
+            models.CheckConstraint(
+                condition=Q(blind_share__gte=MIN_BLIND_SHARE) & Q(blind_share__lte=MAX_BLIND_SHARE),
+                name="campaign_blind_share_range",
             ),
         ]
 

@@ -26,12 +26,14 @@ MESSAGES = {
 }
 
 
-def render_judgments(request, campaign, *, status: int = 200, form=None, errors=None):
-    settings_form = forms.MachineSettingsForm(
+def render_judgments(
+    request, campaign, *, status: int = 200, form=None, errors=None, settings_form=None
+):
+    settings_form = settings_form or forms.MachineSettingsForm(
+        campaign=campaign,
         initial={
-            "machine_grades_adjudicate": campaign.machine_grades_adjudicate,
-            "machine_grades_fill": campaign.machine_grades_fill,
-        }
+            field: getattr(campaign, field) for field in forms.MachineSettingsForm.base_fields
+        },
     )
     context = {
         "campaign": campaign,
@@ -114,8 +116,15 @@ def judgments_import(request, pk):
 @login_required
 def machine_settings(request, pk):
     campaign = get_campaign_for_lead(request.user, pk)
-    form = forms.MachineSettingsForm(request.POST)
-    form.is_valid()  # two checkboxes: always valid
-    services.update_campaign(campaign=campaign, **form.cleaned_data)
-    messages.success(request, MESSAGES["settings_saved"])
-    return redirect("annotation:judgments", pk=campaign.pk)
+    form = forms.MachineSettingsForm(request.POST, campaign=campaign)
+    if form.is_valid():
+        try:
+            services.update_campaign(campaign=campaign, **form.cleaned_data)
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                for problem in problems:
+                    form.add_error(field if field in form.fields else None, problem)
+        else:
+            messages.success(request, MESSAGES["settings_saved"])
+            return redirect("annotation:judgments", pk=campaign.pk)
+    return render_judgments(request, campaign, status=400, settings_form=form)

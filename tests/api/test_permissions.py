@@ -101,6 +101,7 @@ MATRIX = [
     ("PUT", C + "/stop-rule/", "stop_rule", campaign_lead(200)),
     ("POST", C + "/resume/", None, campaign_lead(200)),
     ("GET", C + "/agreement/machines/", None, campaign_lead(200)),
+    ("GET", C + "/agreement/suggestions/", None, campaign_lead(200)),
     ("POST", C + "/gold/", "gold_file", campaign_lead(200)),
     ("PUT", C + "/gold/{pair}/", "gold_grade", campaign_lead(200)),
     ("DELETE", C + "/gold/{pair}/", None, campaign_lead(200)),

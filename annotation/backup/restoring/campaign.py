@@ -98,6 +98,10 @@ class CampaignRestore(RestoreBase):
                     ),
                     # The ordering's state is recomputed from the grades (services/ordering.py).
                     "pool_ordering_state": {},
+                    # Nor post-editing's suggestions (no format version carries them yet):
+                    # off, with the default blind share.
+                    "suggestions_from_id": None,
+                    "blind_share": Campaign._meta.get_field("blind_share").default,
                     "stop_rule": StopRule.NONE,
                     "stop_confidence": 0.95,
                     "stop_top": 3,
