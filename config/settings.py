@@ -126,6 +126,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": str(Path(tempfile.gettempdir()) / f"relevance-test-{os.getpid()}.sqlite3")
     }
 
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The grade path's statements are prepared: PostgreSQL plans each once per connection
+    # (annotation/services/compiled.py; planning them cost it more than running them). Django's
+    # own cursors bind on the client and never prepare. Turn it off behind a pooler in
+    # transaction mode that cannot keep prepared statements (PgBouncer before 1.21).
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+        0 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None
+    )
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # One cache shared by every web node and worker when REDIS_URL is set (the agreement report's
