@@ -10,7 +10,7 @@ import pytest
 from evaluation.models import SearchTrial
 from evaluation.services import search as service
 from tests.api.test_search_sandbox import BETTER
-from tests.search_servers import EngineServer
+from tests.search_servers import EngineServer, Status
 
 pytestmark = pytest.mark.django_db
 
@@ -101,3 +101,38 @@ def test_a_huge_body_is_refused_not_a_500(client, world, endpoint):
         form(world, endpoint, template="{" + " " * 5_000_000 + "}"),
     )
     assert answer.status_code in (400, 413)
+
+
+def test_a_run_with_failed_queries_says_so_on_every_page_that_shows_it(
+    client, world, outbound_allows_loopback, settings
+):
+    from evaluation import services
+    from evaluation.services import endpoint_runs
+
+    settings.SEARCH_BACKOFF_SECONDS = 0.0
+    with EngineServer("elasticsearch") as server:
+        server.plan("sourdough", Status(500))
+        live = service.create_search_endpoint(
+            name="live", kind="elasticsearch", url=server.url, max_retries=0
+        )
+        made = endpoint_runs.make_search_run(
+            endpoint=live, user=world.users["lead"], k=10, campaign=world.campaign.pk
+        )
+    for run in (world.run, made.run):
+        services.score_run(
+            run=run, qrels=world.qrels, measure_specs=list(services.DASHBOARD_MEASURES)
+        )
+    client.force_login(world.users["lead"])
+    flag = "⚠ 1 of 2 queries failed"
+    q = f"qrels={world.qrels.pk}"
+    pages = {
+        "diff": f"/evaluation/diff/?{q}&a={world.run.pk}&b={made.run.pk}",
+        "compare": f"/evaluation/compare/?{q}&baseline={world.run.pk}&runs={made.run.pk}",
+        "topic": f"/evaluation/topics/1/?{q}",
+        "leaderboard": f"/evaluation/leaderboard/?{q}",
+        "runs": "/evaluation/runs/",
+    }
+    for name, url in pages.items():
+        page = client.get(url)
+        assert page.status_code == 200, (name, page.status_code)
+        assert flag in page.content.decode(), f"{name} does not flag the failed queries"
