@@ -48,7 +48,10 @@ class SandboxForm(forms.Form):
     text = forms.CharField(max_length=500, required=False, label="Text")
     score = forms.CharField(max_length=500, required=False, label="Score")
     versions = forms.TypedMultipleChoiceField(
-        coerce=int, required=False, label="Saved versions to ask (the first is the baseline)"
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Saved versions to ask (the first is the baseline)",
     )
     query_set = forms.CharField(label="Query set")
     qrels = forms.IntegerField(
