@@ -256,7 +256,7 @@ def test_the_command_line_tries_lists_diffs_and_saves(endpoint, world, tmp_path)
     )
     text = out.getvalue()
     assert "nDCG@10" in text and "edit" in text and "+0." in text
-    trial = SearchTrial.objects.get()
+    trial = SearchTrial.objects.get(endpoint=endpoint)
     out = io.StringIO()
     call_command("search_endpoint", "save", "es", str(trial.pk), "--user", "lea", stdout=out)
     assert "version 2" in out.getvalue()

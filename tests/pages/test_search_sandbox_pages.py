@@ -45,7 +45,7 @@ def test_a_trial_from_the_page_to_a_saved_version(client, world, endpoint, run_j
     with run_jobs():
         started = client.post(f"/evaluation/search/{endpoint.pk}/sandbox/", form(world, endpoint))
     assert started.status_code == 302 and "/jobs/" in started.url
-    trial = SearchTrial.objects.get()
+    trial = SearchTrial.objects.get(endpoint=endpoint)
     shown = client.get(trial.get_absolute_url())
     text = shown.content.decode()
     assert shown.status_code == 200 and "v1 (saved)" in text and 'data-testid="mean-delta"' in text
