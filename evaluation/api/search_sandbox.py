@@ -179,7 +179,12 @@ class SandboxActions:
             }
         )
 
-    @extend_schema(methods=["GET"], summary="Your sandbox trials of this endpoint, newest first")
+    @extend_schema(
+        methods=["GET"],
+        summary="Your sandbox trials of this endpoint, newest first",
+        operation_id="search_endpoints_trials_list",
+        responses={200: OpenApiTypes.OBJECT},
+    )
     @extend_schema(
         methods=["POST"],
         summary="Start a sandbox trial: an edit against the saved version, or versions compared",
@@ -225,6 +230,7 @@ class SandboxActions:
 
     @extend_schema(
         summary="A trial: each arm's mean and the per-query values and deltas",
+        operation_id="search_endpoints_trial_retrieve",
         parameters=[OpenApiParameter("measure", OpenApiTypes.STR, required=False)],
         responses={200: OpenApiTypes.OBJECT},
     )
