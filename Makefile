@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads bench-judging-cost bench-machine-trust worker
+.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads bench-judging-cost bench-machine-trust bench-search-qps worker
 
 setup:
 	@scripts/setup
@@ -88,3 +88,8 @@ worker: setup
 ## Certified means and the gullibility gate on simulated collections (bench/machine_trust.py).
 bench-machine-trust: setup
 	@$(PY) bench/machine_trust.py $(BENCH_ARGS)
+
+## Queries per second against Xapian Omega, 8 in flight: the product's search client against
+## plain httpx (bench/search_qps.py; skipped, saying so, without xapian-omega).
+bench-search-qps: setup
+	@$(PY) bench/search_qps.py $(BENCH_ARGS)

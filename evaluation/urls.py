@@ -8,6 +8,7 @@ from evaluation.views import (
     rankings,
     runs,
     search,
+    search_sandbox,
     upload,
 )
 
@@ -55,4 +56,13 @@ urlpatterns = [
     path("search/<int:pk>/edit/", search.search_edit, name="search-edit"),
     path("search/<int:pk>/test/", search.search_test, name="search-test"),
     path("search/<int:pk>/run/", search.search_run, name="search-run"),
+    # The query sandbox (evaluation/views/search_sandbox.py): trials, versions.
+    path("search/<int:pk>/sandbox/", search_sandbox.search_sandbox, name="search-sandbox"),
+    path("search/<int:pk>/trials/<int:trial>/", search_sandbox.search_trial, name="search-trial"),
+    path(
+        "search/<int:pk>/trials/<int:trial>/save/",
+        search_sandbox.search_trial_save,
+        name="search-trial-save",
+    ),
+    path("search/<int:pk>/versions/", search_sandbox.search_versions, name="search-versions"),
 ]

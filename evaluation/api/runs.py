@@ -3,7 +3,6 @@ is imported by a background job."""
 
 from __future__ import annotations
 
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -27,6 +26,7 @@ from evaluation.api.common import (
 from evaluation.api.dashboards import RUN_TOPICS_SCHEMA, run_topics_response
 from evaluation.models import QrelsVersion, Run, System
 from evaluation.services import sha256_of
+from evaluation.services.runs import delete_run_files
 from jobs.api import JOB_STARTED, started
 from jobs.services import drop_staged, stage_upload, start_job
 
@@ -69,23 +69,6 @@ class SystemSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["created_at"]
-
-
-def delete_run_files(runs) -> None:
-    """Delete the stored upload and artifact of ``runs`` once the deletion commits (if it
-    rolls back, the rows still point at their files)."""
-    names = [
-        name
-        for run in runs
-        for name in (run.original_file.name, run.artifact.name, run.top_lists.name)
-        if name
-    ]
-
-    def delete_files():
-        for name in names:
-            default_storage.delete(name)
-
-    transaction.on_commit(delete_files)
 
 
 @extend_schema_view(
@@ -280,6 +263,7 @@ class RunViewSet(
     def get_queryset(self):
         runs = Run.objects.select_related("system", "uploaded_by", "search")
         if self.action == "list":
+            runs = runs.listed()  # a sandbox trial's runs are the trial's, read by id
             filters = RunFilter.read(self.request)
             runs = services.search_runs(runs, filters.pop("search", ""))
             runs = runs.filter(**filters)

@@ -134,7 +134,7 @@ def build_leaderboard(scoring: Scoring, *, sort: str = "") -> Leaderboard:
         )
     key, descending = parse_sort(sort, names)
     rows = _grouped(rows, key, descending, names)
-    unscored = Run.objects.count() - len(rows)
+    unscored = Run.objects.listed().count() - len(rows)
     return Leaderboard(scoring, rows, key, descending, unscored)
 
 

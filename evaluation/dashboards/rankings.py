@@ -217,7 +217,9 @@ def compare_qrels(
     options = options or {}
     scorings = [make_scoring(qrels=q, measure_specs=measure_specs, **options) for q in (old, new)]
     measure = _measure_named(scorings[0], measure)
-    runs = list(Run.objects.select_related("system")) if runs is None else list(runs)
+    if runs is None:
+        runs = Run.objects.listed().select_related("system", "search")
+    runs = list(runs)
     if score_missing:
         for scoring in scorings:
             done = set(scored(scoring).filter(run__in=runs).values_list("run_id", flat=True))

@@ -235,9 +235,11 @@ def make_scoring(
     return Scoring(qrels=qrels, specs=canonical, options=chosen.options)
 
 
-def scored(scoring: Scoring):
-    """The stored evaluations with this scoring."""
-    return Evaluation.objects.filter(qrels=scoring.qrels, options_key=scoring.key)
+def scored(scoring: Scoring, *, trials: bool = False):
+    """The stored evaluations with this scoring; those of sandbox trials' runs only when
+    ``trials`` (pages that show runs picked by id: the diff, a comparison, a run's page)."""
+    found = Evaluation.objects.filter(qrels=scoring.qrels, options_key=scoring.key)
+    return found if trials else found.exclude(run__search__trial=True)
 
 
 def unjudged_pairs(
@@ -262,8 +264,9 @@ def scored_runs(scoring: Scoring) -> list[Run]:
 
 def unscored_runs(scoring: Scoring, runs=None) -> list[Run]:
     """The runs (all, or those given) without an evaluation with this scoring."""
-    runs = Run.objects.all() if runs is None else Run.objects.filter(pk__in=[r.pk for r in runs])
-    done = scored(scoring).values("run_id")
+    chosen = Run.objects.filter(pk__in=[r.pk for r in runs]) if runs is not None else None
+    runs = Run.objects.listed() if chosen is None else chosen
+    done = scored(scoring, trials=True).values("run_id")
     return list(runs.exclude(pk__in=done).select_related("system"))
 
 

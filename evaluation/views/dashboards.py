@@ -301,16 +301,19 @@ def compare(request):
     keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}
     if scoring is None:
         return no_scoring(request, "evaluation/compare.html", form)
+    baseline = Run.objects.select_related("system", "search").filter(pk=baseline_id).first()
+    others = list(Run.objects.select_related("system", "search").filter(pk__in=other_ids))
+    all_runs = list(Run.objects.listed().select_related("system").order_by("system__name", "name"))
+    # A sandbox trial's runs are in no list; the pickers still show them when compared.
+    all_runs += [run for run in [baseline, *others] if run is not None and run not in all_runs]
     context = {
-        "all_runs": Run.objects.select_related("system").order_by("system__name", "name"),
+        "all_runs": all_runs,
         "baseline_id": baseline_id,
         "other_ids": other_ids,
         "measure_names": [(n, measures.display_name(n)) for n in scoring.names],
         "keep_measure": request.GET.get("measure"),
         **scoring_context(request, form, scoring, **keep),
     }
-    baseline = Run.objects.select_related("system").filter(pk=baseline_id).first()
-    others = list(Run.objects.select_related("system").filter(pk__in=other_ids))
     if baseline is None or not [r for r in others if r.pk != baseline.pk]:
         if request.GET.get("baseline") or other_ids:
             context["problem"] = MESSAGES["choose_runs"]

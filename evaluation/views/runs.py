@@ -42,9 +42,12 @@ def home(request):
         context.update(
             is_reader=True,
             system_count=System.objects.count(),
-            run_count=Run.objects.count(),
-            recent_evaluations=Evaluation.objects.select_related("run__system", "qrels")[:8],
-            recent_runs=Run.objects.select_related("system", "search")
+            run_count=Run.objects.listed().count(),
+            recent_evaluations=Evaluation.objects.exclude(run__search__trial=True)
+            .select_related("run__system", "qrels")
+            .order_by("-created_at")[:8],
+            recent_runs=Run.objects.listed()
+            .select_related("system", "search")
             .defer("search__queries", "search__snapshot")
             .order_by("-uploaded_at")[:5],
         )
@@ -57,9 +60,9 @@ def run_list(request):
     require_reader(request.user)
     search = request.GET.get("q", "")[:200]
     runs = services.search_runs(
-        Run.objects.select_related("system", "uploaded_by", "search").defer(
-            "search__queries", "search__snapshot"
-        ),
+        Run.objects.listed()
+        .select_related("system", "uploaded_by", "search")
+        .defer("search__queries", "search__snapshot"),
         search,
     )
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))

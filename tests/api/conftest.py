@@ -25,7 +25,7 @@ from annotation.models import (
 from annotation.services import adjudication, machine_judges, machine_runs
 from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
-from evaluation.models import Evaluation, QrelsVersion, Run, SearchEndpoint, System
+from evaluation.models import Evaluation, QrelsVersion, Run, SearchEndpoint, SearchTrial, System
 from evaluation.services import search as search_service
 from jobs.models import Job
 
@@ -98,6 +98,7 @@ class World:
     judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
     machine_audit: MachineAudit | None = None  # an audit that found nothing to send
     search_endpoint: SearchEndpoint | None = None  # at an address nothing answers
+    search_trial: SearchTrial | None = None  # the lead's sandbox trial of it, with an edit
 
     @property
     def ids(self) -> dict:
@@ -124,6 +125,7 @@ class World:
             "machine_run": self.machine_run.pk if self.machine_run else None,
             "machine_audit": self.machine_audit.pk if self.machine_audit else None,
             "search_endpoint": self.search_endpoint.pk if self.search_endpoint else None,
+            "search_trial": self.search_trial.pk if self.search_trial else None,
         }
 
 
@@ -209,7 +211,14 @@ def build_world(make_user) -> World:
         judge_name="world-machine",
         judge_kind="machine",
     ).record
+    endpoint = search_service.create_search_endpoint(
+        name="world-search",
+        kind="elasticsearch",
+        url="https://search.example.invalid/docs/_search",
+        max_retries=0,
+    )
     return World(
+        search_trial=world_trial(endpoint, qrels, users["lead"]),
         machine_audit=MachineAudit.objects.create(campaign=campaign, kind="disagreement"),
         machine=machine,
         machine_run=machine_runs.prepare_run(machine=machine, scope="pool"),
@@ -227,10 +236,35 @@ def build_world(make_user) -> World:
         job=job,
         publication=publication,
         judgment_import=judgment_import,
-        search_endpoint=search_service.create_search_endpoint(
-            name="world-search",
-            kind="elasticsearch",
-            url="https://search.example.invalid/docs/_search",
-            max_retries=0,
-        ),
+        search_endpoint=endpoint,
+    )
+
+
+def world_trial(endpoint: SearchEndpoint, qrels: QrelsVersion, lead) -> SearchTrial:
+    """A finished sandbox trial of ``endpoint`` (its runs made no lines: the address answers
+    nothing), as evaluation.services.sandbox.run_trial keeps one."""
+    template = endpoint.template.replace("{{query}}", "{{query}} {{description}}")
+    arm = {"run": None, "error": "", "failed": [], "failed_count": 0, "query_count": 2}
+    return SearchTrial.objects.create(
+        endpoint=endpoint,
+        base_version=endpoint.version,
+        template=template,
+        mapping=endpoint.mapping,
+        versions=[endpoint.version],
+        query_set={"qrels": qrels.pk},
+        query_set_label=f"qrels {qrels.label}",
+        qrels=qrels,
+        measure="nDCG@10",
+        k=10,
+        arms=[
+            {**arm, "label": "v1 (saved)", "version": 1, "per_topic": {"1": {"ndcg_cut_10": 0.5}}},
+            {**arm, "label": "edit", "version": None, "per_topic": {"1": {"ndcg_cut_10": 0.7}}},
+        ],
+        result={
+            "measures": ["ndcg_cut_10"],
+            "specs": ["ndcg_cut.10"],
+            "options": {"measures": ["ndcg_cut.10"], "complete": True},
+            "qids": ["1", "2"],
+        },
+        created_by=lead,
     )

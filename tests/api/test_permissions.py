@@ -241,6 +241,42 @@ MATRIX = [
         "search_run",
         (403, 403, 403, 403, 202, 400, 400, 202),
     ),
+    # the query sandbox: versions and trials of an endpoint (leads and engineers share the
+    # endpoint; a trial is its starter's, the world's the lead's: anybody else finds nothing);
+    # a trial of a qrels version's topics is refused like a run of them (400: no text to ask)
+    ("GET", "search-endpoints/{search_endpoint}/versions/", None, leads_and_engineers(200)),
+    ("POST", "search-endpoints/{search_endpoint}/versions/", None, not_allowed()),
+    (
+        "GET",
+        "search-endpoints/{search_endpoint}/versions/diff/?a=1&b=1",
+        None,
+        leads_and_engineers(200),
+    ),
+    ("GET", "search-endpoints/{search_endpoint}/trials/", None, leads_and_engineers(200)),
+    (
+        "POST",
+        "search-endpoints/{search_endpoint}/trials/",
+        "search_trial",
+        (403, 403, 403, 403, 202, 400, 400, 202),
+    ),
+    (
+        "GET",
+        "search-endpoints/{search_endpoint}/trials/{search_trial}/",
+        None,
+        (403, 403, 403, 403, 200, 404, 404, 200),
+    ),
+    (
+        "POST",
+        "search-endpoints/{search_endpoint}/trials/{search_trial}/save/",
+        None,
+        (403, 403, 403, 403, 200, 404, 404, 200),
+    ),
+    (
+        "GET",
+        "search-endpoints/{search_endpoint}/trials/{search_trial}/save/",
+        None,
+        not_allowed(),
+    ),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -261,6 +297,10 @@ BODIES = {
     "search_patch": lambda w: ({"timeout": 5}, "json"),
     "search_test": lambda w: ({"query": "cheap flights"}, "json"),
     "search_run": lambda w: ({"qrels": w.ids["qrels"], "k": 10}, "json"),
+    "search_trial": lambda w: (
+        {"template": '{"query": {"match": {"text": "{{query}}"}}}', "query_qrels": w.ids["qrels"]},
+        "json",
+    ),
     "campaign": lambda w: ({"name": "Another campaign"}, "json"),
     "campaign_patch": lambda w: ({"description": "Changed."}, "json"),
     "stop_rule": lambda w: ({"rule": "adjacent", "confidence": 0.95, "top": 3}, "json"),
@@ -421,7 +461,7 @@ def test_the_matrix_covers_every_route_of_the_api():
 def _route_of(path: str) -> str:
     """'campaigns/<int:campaign_pk>/topics/<int:pk>/' and 'campaigns/{campaign}/topics/{topic}/'
     both become 'campaigns/*/topics/*/'."""
-    parts = [part for part in path.strip("/").split("/") if part]
+    parts = [part for part in path.split("?")[0].strip("/").split("/") if part]
     return "/".join("*" if part.startswith(("<", "{")) else part for part in parts) + "/"
 
 

@@ -163,6 +163,28 @@ MATRIX = [
         "search_run",
         (LOGIN, 403, 403, 403, 302, 400, 400, 302),
     ),
+    # the query sandbox: leads and engineers share an endpoint; a trial is its starter's
+    # (the world's the lead's); a qrels version's topics are refused as for a run (400)
+    ("GET", "evaluation/search/{search_endpoint}/sandbox/", None, readers(200)),
+    (
+        "POST",
+        "evaluation/search/{search_endpoint}/sandbox/",
+        "search_trial",
+        (LOGIN, 403, 403, 403, 302, 400, 400, 302),
+    ),
+    (
+        "GET",
+        "evaluation/search/{search_endpoint}/trials/{search_trial}/",
+        None,
+        (LOGIN, 403, 403, 403, 200, 404, 404, 200),
+    ),
+    (
+        "POST",
+        "evaluation/search/{search_endpoint}/trials/{search_trial}/save/",
+        None,
+        (LOGIN, 403, 403, 403, 302, 404, 404, 302),
+    ),
+    ("GET", "evaluation/search/{search_endpoint}/versions/", None, readers(200)),
     ("GET", "jobs/{job}/", None, owner(200)),
     ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge
@@ -295,6 +317,13 @@ BODIES = {
     "search_test": lambda w: {"query": "cheap flights"},
     # The job starts and fails at the unreachable address (the job's page says why).
     "search_run": lambda w: {"query_set": f"qrels:{w.ids['qrels']}", "k": 10},
+    "search_trial": lambda w: {
+        "template": '{"query": {"match": {"text": "{{query}}"}}}',
+        "versions": ["1"],
+        "query_set": f"qrels:{w.ids['qrels']}",
+        "measure": "nDCG@10",
+        "k": 10,
+    },
     "audit": lambda w: {"kind": "threshold", "back": "agreement"},
     "machine_edit": lambda w: {
         "base_url": "https://llm.example.invalid/v1",
@@ -371,6 +400,7 @@ def test_the_matrix_covers_every_page():
     """A new page must get its row: every routed path outside the API and admin is in MATRIX."""
     placeholders = dict.fromkeys(("campaign", "assignment", "pair", "qrels", "run", "job"), 1)
     placeholders.update(token=1, upload=1, qid="1", machine=1, machine_run=1, search_endpoint=1)
+    placeholders.update(search_trial=1)
     covered = {
         resolve("/" + path.format(**placeholders).split("?")[0]).route for _, path, _, _ in MATRIX
     }
