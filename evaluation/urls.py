@@ -7,6 +7,7 @@ from evaluation.views import (
     qrels,
     rankings,
     runs,
+    schedules,
     search,
     upload,
 )
@@ -55,4 +56,15 @@ urlpatterns = [
     path("search/<int:pk>/edit/", search.search_edit, name="search-edit"),
     path("search/<int:pk>/test/", search.search_test, name="search-test"),
     path("search/<int:pk>/run/", search.search_run, name="search-run"),
+    # Schedules of search endpoints (evaluation/views/schedules.py): their owner, and admins.
+    path("schedules/", schedules.schedule_list, name="schedule-list"),
+    path("schedules/new/", schedules.schedule_new, name="schedule-new"),
+    path("schedules/<int:pk>/", schedules.schedule_detail, name="schedule-detail"),
+    path("schedules/<int:pk>/pause/", schedules.schedule_pause, name="schedule-pause"),
+    path("schedules/<int:pk>/delete/", schedules.schedule_delete, name="schedule-delete"),
+    path(
+        "schedules/alerts/<int:pk>/acknowledge/",
+        schedules.alert_acknowledge,
+        name="schedule-alert-acknowledge",
+    ),
 ]
