@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from common import outbound
-from common.ids import parse_id
+from common.ids import parse_id, parse_small_int
 from common.secrets import seal
 from evaluation import measures
 from evaluation.access import readable_qrels
@@ -224,6 +224,8 @@ def create_schedule(
         scored = readable_qrels(user, QrelsVersion.objects.filter(pk=parse_id(str(qrels)))).first()
     if scored is None:
         raise _invalid("no_qrels")
+    if isinstance(k, str):  # a form's text: a whole number or refused with check_k's words
+        k = parse_small_int(k.strip()) if parse_small_int(k.strip()) is not None else k
     k = endpoint_runs.check_k(k)
     queries = endpoint_runs.load_query_set(user=user, campaign=campaign, qrels=topics_qrels)
     specs, watched = check_measures(measure_specs)

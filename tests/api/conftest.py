@@ -25,7 +25,17 @@ from annotation.models import (
 from annotation.services import adjudication, machine_judges, machine_runs
 from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
-from evaluation.models import Evaluation, QrelsVersion, Run, SearchEndpoint, System
+from evaluation.models import (
+    Evaluation,
+    QrelsVersion,
+    Run,
+    Schedule,
+    ScheduleAlert,
+    ScheduleFiring,
+    SearchEndpoint,
+    System,
+)
+from evaluation.services import schedules as schedule_service
 from evaluation.services import search as search_service
 from jobs.models import Job
 
@@ -98,6 +108,8 @@ class World:
     judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
     machine_audit: MachineAudit | None = None  # an audit that found nothing to send
     search_endpoint: SearchEndpoint | None = None  # at an address nothing answers
+    schedule: Schedule | None = None  # the lead's, of the search endpoint; never fired
+    schedule_alert: ScheduleAlert | None = None  # its alert, not acknowledged
 
     @property
     def ids(self) -> dict:
@@ -124,6 +136,8 @@ class World:
             "machine_run": self.machine_run.pk if self.machine_run else None,
             "machine_audit": self.machine_audit.pk if self.machine_audit else None,
             "search_endpoint": self.search_endpoint.pk if self.search_endpoint else None,
+            "schedule": self.schedule.pk if self.schedule else None,
+            "schedule_alert": self.schedule_alert.pk if self.schedule_alert else None,
         }
 
 
@@ -209,7 +223,24 @@ def build_world(make_user) -> World:
         judge_name="world-machine",
         judge_kind="machine",
     ).record
+    endpoint = search_service.create_search_endpoint(
+        name="world-search",
+        kind="elasticsearch",
+        url="https://search.example.invalid/docs/_search",
+        max_retries=0,
+    )
+    schedule = schedule_service.create_schedule(
+        user=users["lead"],
+        name="world-nightly",
+        endpoint=endpoint.pk,
+        qrels=qrels.pk,
+        campaign=campaign.pk,
+        cron_expression="0 3 * * *",
+        k=10,
+    )
     return World(
+        schedule=schedule,
+        schedule_alert=world_alert(schedule, run, scored),
         machine_audit=MachineAudit.objects.create(campaign=campaign, kind="disagreement"),
         machine=machine,
         machine_run=machine_runs.prepare_run(machine=machine, scope="pool"),
@@ -227,10 +258,30 @@ def build_world(make_user) -> World:
         job=job,
         publication=publication,
         judgment_import=judgment_import,
-        search_endpoint=search_service.create_search_endpoint(
-            name="world-search",
-            kind="elasticsearch",
-            url="https://search.example.invalid/docs/_search",
-            max_retries=0,
-        ),
+        search_endpoint=endpoint,
+    )
+
+
+def world_alert(schedule, run, scored) -> ScheduleAlert:
+    """An alert of the world's schedule: a firing (with the world's run) that dropped."""
+    from django.utils import timezone
+
+    firing = ScheduleFiring.objects.create(
+        schedule=schedule,
+        slot=timezone.now(),
+        fired_at=timezone.now(),
+        status="succeeded",
+        run=run,
+        evaluation=scored,
+        mean=0.5,
+    )
+    return ScheduleAlert.objects.create(
+        schedule=schedule,
+        firing=firing,
+        measure="ndcg_cut_10",
+        previous=0.9,
+        current=0.5,
+        threshold=0.1,
+        reasons=["threshold"],
+        created_at=timezone.now(),
     )

@@ -43,6 +43,14 @@ START = datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
 SECRET = "a-shared-secret-of-some-length"
 
 
+@pytest.fixture(autouse=True)
+def _worlds_schedule_paused(request):
+    """The world's own schedule (tests/api/conftest.py) stays out of these clocks' ticks and
+    counts (its firing and alert go with it)."""
+    if "world" in request.fixturenames:
+        request.getfixturevalue("world").schedule.delete()
+
+
 @pytest.fixture
 def engine(outbound_allows_loopback, settings):
     settings.SEARCH_BACKOFF_SECONDS = 0.0
@@ -449,3 +457,228 @@ def test_an_smtp_server_that_is_not_there_is_a_failed_email_shown(
     assert alert.email_status == DeliveryStatus.FAILED
     assert alert.email_error.startswith("ConnectionRefusedError")
     assert alerts.notify(alert).email_status == DeliveryStatus.FAILED, "sent again: still down"
+
+
+# --- the API, the pages and the command line ---------------------------------------------------
+
+
+def test_the_api_creates_lists_pauses_and_deletes_and_shows_alerts(
+    engine, world, live_qrels, api, run_jobs, receiver
+):
+    endpoint = search_service.create_search_endpoint(
+        name="es", kind="elasticsearch", url=engine.url, max_retries=0
+    )
+    client = api(world.users["lead"])
+    body = {
+        "name": "Nightly es",
+        "endpoint": endpoint.pk,
+        "campaign": world.campaign.pk,
+        "qrels": live_qrels.pk,
+        "k": 10,
+        "cron": "0 3 * * *",
+        "measures": ["nDCG@10"],
+        "threshold": 0.05,
+        "webhook_url": receiver.url,
+        "webhook_secret": SECRET,
+    }
+    created = client.post("/api/v1/schedules/", body, format="json")
+    assert created.status_code == 201, created.content
+    data = created.json()
+    assert data["webhook_secret_stored"] is True and "webhook_secret" not in data
+    assert SECRET not in created.content.decode()
+    assert data["alert_measure"] == "ndcg_cut_10" and data["query_set"] == "campaign Robust"
+    pk = data["id"]
+    schedule = Schedule.objects.get(pk=pk)
+    schedule.next_run_at = START.replace(hour=3)
+    schedule.save()
+    turn(run_jobs, START + timedelta(hours=1))
+    search_service.update_search_endpoint(endpoint=endpoint, template=WORSE)
+    turn(run_jobs, START + timedelta(days=1, hours=1))
+
+    firings = client.get(f"/api/v1/schedules/{pk}/firings/").json()["results"]
+    assert [f["status"] for f in firings] == ["succeeded", "succeeded"]
+    opened = client.get("/api/v1/schedule-alerts/?open=true").json()["results"]
+    (alert,) = [a for a in opened if a["schedule"] == pk]
+    assert alert["webhook_status"] == "sent" and alert["reasons"] == ["threshold", "interval"]
+    seen = client.post(f"/api/v1/schedule-alerts/{alert['id']}/acknowledge/")
+    assert seen.status_code == 200 and seen.json()["acknowledged_at"]
+    assert not [
+        a
+        for a in client.get("/api/v1/schedule-alerts/?open=true").json()["results"]
+        if a["schedule"] == pk
+    ]
+
+    paused = client.patch(f"/api/v1/schedules/{pk}/", {"paused": True}, format="json")
+    assert paused.status_code == 200 and paused.json()["paused"] is True
+    other = api(world.users["other_lead"])
+    assert other.get(f"/api/v1/schedules/{pk}/").status_code == 404
+    assert (
+        other.patch(f"/api/v1/schedules/{pk}/", {"paused": False}, format="json").status_code == 404
+    )
+    assert client.delete(f"/api/v1/schedules/{pk}/").status_code == 204
+    assert not Schedule.objects.filter(pk=pk).exists()
+    assert Run.objects.filter(system__name="Nightly es").count() == 2, "the runs stay"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"cron": "* * * * * *"}, "five fields"),
+        ({"cron": "* * * * *"}, "at most every 1 hour"),
+        ({"threshold": 1e308}, "at most 1"),
+        ({"threshold": -1}, "above 0"),
+        ({"k": 10**30}, "less than or equal"),
+        ({"k": "ten"}, "A valid integer"),
+        ({"webhook_url": "http://192.168.0.10/x", "webhook_secret": SECRET}, "loopback"),
+        ({"webhook_url": "http://[::1]/x", "webhook_secret": SECRET}, "loopback"),
+        ({"webhook_url": "http://0x0a.1/x", "webhook_secret": SECRET}, "loopback"),
+        ({"webhook_url": "ftp://hooks.example/x", "webhook_secret": SECRET}, "http://"),
+        ({"emails": ["nobody"]}, "not an e-mail address"),
+        ({"measures": ["num_ret"]}, "not one"),
+        ({"campaign": None}, "Choose one query set"),
+        ({"qrels": 999999999}, "No qrels version you may read"),
+        ({"endpoint": 999999999}, "No search endpoint"),
+        ({"name": ""}, "may not be blank"),
+    ],
+)
+def test_the_api_refuses_unfit_values_with_a_400_and_the_reason(
+    engine, world, live_qrels, api, changes, message
+):
+    endpoint = search_service.create_search_endpoint(
+        name="es", kind="elasticsearch", url=engine.url, max_retries=0
+    )
+    body = {
+        "name": "n",
+        "endpoint": endpoint.pk,
+        "campaign": world.campaign.pk,
+        "qrels": live_qrels.pk,
+        "k": 10,
+        "cron": "0 3 * * *",
+        **changes,
+    }
+    body = {key: value for key, value in body.items() if value is not None}
+    answer = api(world.users["lead"]).post("/api/v1/schedules/", body, format="json")
+    assert answer.status_code == 400, answer.content
+    assert message in answer.content.decode()
+
+
+def test_the_api_refuses_a_change_of_what_a_schedule_measures(engine, world, live_qrels, api):
+    schedule = make_schedule(engine, world, live_qrels)
+    answer = api(world.users["lead"]).patch(
+        f"/api/v1/schedules/{schedule.pk}/", {"k": 20}, format="json"
+    )
+    assert answer.status_code == 400 and "make a new schedule" in answer.content.decode()
+
+
+def test_the_page_shows_the_history_the_alert_banner_and_failed_webhooks(
+    engine, world, live_qrels, client, run_jobs, settings
+):
+    settings.WEBHOOK_MAX_RETRIES = 0
+    schedule = make_schedule(
+        engine,
+        world,
+        live_qrels,
+        webhook_url="http://localhost:9/hook",
+        webhook_secret=SECRET,
+    )
+    turn(run_jobs, START + timedelta(hours=1))
+    search_service.update_search_endpoint(endpoint=schedule.endpoint, template=WORSE)
+    turn(run_jobs, START + timedelta(days=1, hours=1))
+    client.force_login(world.users["lead"])
+    html = client.get(schedule.get_absolute_url()).content.decode()
+    assert 'data-testid="schedule-alert-banner"' in html and "Quality dropped" in html
+    assert 'id="history-data"' in html and "nDCG@10 over time" in html
+    # Nothing listens on port 9 (the operator allowed loopback here): a failed connection.
+    assert "Failed (1 attempt)" in html and "the connection failed" in html, "shown"
+    board = client.get(f"/evaluation/leaderboard/?qrels={live_qrels.pk}").content.decode()
+    assert "Quality dropped" in board and schedule.name in board
+    alert = ScheduleAlert.objects.get()
+    assert client.post(f"/evaluation/schedules/alerts/{alert.pk}/acknowledge/").status_code == 302
+    assert "Quality dropped" not in client.get(schedule.get_absolute_url()).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("cron", "* * * * *", "at most every 1 hour"),
+        ("threshold", "1e999", "above 0"),
+        ("threshold", "²", "above 0"),
+        ("k", "²", "k must be"),
+        ("k", "99999999999999999999999", "k must be"),
+        ("webhook_url", "http://169.254.169.254/latest", "loopback, private"),
+        ("query_set", "campaign:abc", "Choose a query set"),
+        ("endpoint", "99999999999999999999999", "No search endpoint"),
+    ],
+)
+def test_the_page_refuses_unfit_values_with_a_400_and_the_reason(
+    engine, world, live_qrels, client, field, value, message
+):
+    endpoint = search_service.create_search_endpoint(
+        name="es", kind="elasticsearch", url=engine.url, max_retries=0
+    )
+    form = {
+        "name": "n",
+        "endpoint": endpoint.pk,
+        "query_set": f"campaign:{world.campaign.pk}",
+        "qrels": live_qrels.pk,
+        "k": "10",
+        "cron": "0 3 * * *",
+        "webhook_secret": SECRET,
+        field: value,
+    }
+    client.force_login(world.users["lead"])
+    answer = client.post("/evaluation/schedules/new/", form)
+    assert answer.status_code == 400
+    assert message in answer.content.decode()
+
+
+def test_the_command_line_adds_lists_pauses_and_ticks(engine, world, live_qrels, run_jobs):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    search_service.create_search_endpoint(
+        name="es", kind="elasticsearch", url=engine.url, max_retries=0
+    )
+    out = io.StringIO()
+    call_command(
+        "search_schedule",
+        "add",
+        "cli-nightly",
+        "--user=lea",
+        "--endpoint=es",
+        f"--campaign={world.campaign.pk}",
+        f"--qrels={live_qrels.pk}",
+        "--cron=0 3 * * *",
+        "--k=10",
+        "--threshold=0.05",
+        stdout=out,
+    )
+    assert "Saved schedule cli-nightly" in out.getvalue()
+    schedule = Schedule.objects.get(name="cli-nightly")
+    schedule.next_run_at = START.replace(hour=3)
+    schedule.save()
+    out = io.StringIO()
+    with run_jobs():
+        call_command("search_schedule", "tick", "--now=2026-12-01T03:00:00+00:00", stdout=out)
+    assert "fired 1" in out.getvalue()
+    out = io.StringIO()
+    call_command("search_schedule", "list", "--user=lea", stdout=out)
+    assert "cli-nightly\tlea\tes\tcampaign Robust" in out.getvalue()
+    call_command("search_schedule", "pause", "cli-nightly", "--user=lea", stdout=io.StringIO())
+    assert Schedule.objects.get(pk=schedule.pk).paused
+    with pytest.raises(CommandError, match="has no schedule named"):
+        call_command("search_schedule", "delete", "cli-nightly", "--user=leo")
+    with pytest.raises(CommandError, match="fires 1 minute apart"):
+        call_command(
+            "search_schedule",
+            "add",
+            "too-often",
+            "--user=lea",
+            "--endpoint=es",
+            f"--campaign={world.campaign.pk}",
+            f"--qrels={live_qrels.pk}",
+            "--cron=* * * * *",
+        )
+    with pytest.raises(CommandError, match="needs a zone"):
+        call_command("search_schedule", "tick", "--now=2026-12-01T03:00:00")
