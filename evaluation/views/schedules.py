@@ -16,6 +16,7 @@ from common.ids import parse_id
 from evaluation import measures
 from evaluation.access import readable_qrels
 from evaluation.models import QrelsVersion, ScheduleAlert, ScheduleFiring, SearchEndpoint
+from evaluation.schedules import cron
 from evaluation.services import endpoint_runs, schedule_runs
 from evaluation.services import schedules as service
 from evaluation.views.common import require_reader
@@ -49,16 +50,22 @@ def _schedule_for(request, pk):
 
 
 def _form_context(request, values=None) -> dict:
+    """The form's choices as (value, label) text pairs, so a refused form keeps each choice."""
+    sets = endpoint_runs.query_set_choices(request.user)
     return {
-        "endpoints": SearchEndpoint.objects.order_by("name").values_list("pk", "name"),
-        "choices": endpoint_runs.query_set_choices(request.user),
+        "endpoints": [
+            (str(pk), name)
+            for pk, name in SearchEndpoint.objects.order_by("name").values_list("pk", "name")
+        ],
+        "campaign_sets": [(f"campaign:{pk}", name) for pk, name in sets["campaigns"]],
+        "qrels_sets": [(f"qrels:{pk}", label) for pk, label in sets["qrels"]],
         "qrels_choices": [
-            (q.pk, q.label)
+            (str(q.pk), q.label)
             for q in readable_qrels(request.user, QrelsVersion.objects.order_by("-pk"))
         ],
         "values": values
         or {"cron": "0 3 * * *", "k": 100, "measures": "nDCG@10", "alert_on_interval": True},
-        "min_interval": service.min_interval(),
+        "min_interval": cron.describe_gap(service.min_interval()),
         "time_zone": service.zone(),
     }
 
@@ -143,7 +150,10 @@ def schedule_detail(request, pk):
             "alerts": ScheduleAlert.objects.filter(schedule=schedule).select_related("firing")[:50],
             "firings": firings,
             "history": schedule_runs.history(schedule),
-            "measure_names": [measures.display_name(name) for name in schedule.measures],
+            "measure_names": [
+                measures.display_name(name)
+                for name in measures.output_names(list(schedule.measures), measures.Options())
+            ],
         },
     )
 
