@@ -281,6 +281,7 @@ SPECTACULAR_SETTINGS = {
         "AdjudicationRuleEnum": "annotation.models.AdjudicationRule",
         "ExternalJudgeKindEnum": "annotation.models.EXTERNAL_JUDGE_KINDS",
         "AuditKindEnum": "annotation.models.AuditKind",
+        "DeliveryStatusEnum": "evaluation.models.DeliveryStatus",
     },
     # Swagger UI's files ship in drf-spectacular-sidecar: /api/v1/docs/ needs no internet.
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -318,18 +319,16 @@ if min(CLOCK_TICK_SECONDS, SCHEDULE_MIN_INTERVAL_MINUTES, WEBHOOK_TIMEOUT_SECOND
         "at least 1"
     )
 # Alert e-mails go through Django's mailers (MAILERS, Django 6.1's mail settings): SMTP at
-# EMAIL_HOST:EMAIL_PORT when EMAIL_HOST is set, else the console backend (the worker's log).
-# EMAIL_BACKEND names another backend (its OPTIONS are the SMTP ones only for SMTP).
-_email_host = env_str("EMAIL_HOST", "")
+# EMAIL_HOST:EMAIL_PORT (Django's old defaults, localhost:25). A send that fails is kept on
+# the alert and shown; EMAIL_BACKEND names another backend (given the SMTP options only when
+# it is SMTP).
 _smtp = "django.core.mail.backends.smtp.EmailBackend"
-_email_backend = env_str(
-    "EMAIL_BACKEND", _smtp if _email_host else "django.core.mail.backends.console.EmailBackend"
-)
+_email_backend = env_str("EMAIL_BACKEND", _smtp)
 MAILERS = {
     "default": {
         "BACKEND": _email_backend,
         "OPTIONS": {
-            "host": _email_host,
+            "host": env_str("EMAIL_HOST", "localhost"),
             "port": env_int("EMAIL_PORT", 25),
             "username": env_str("EMAIL_HOST_USER", ""),
             "password": env_str("EMAIL_HOST_PASSWORD", ""),

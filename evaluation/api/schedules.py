@@ -78,7 +78,7 @@ class ScheduleSerializer(serializers.Serializer):
     )
     paused = serializers.BooleanField(required=False, default=False)
     next_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
 
     def get_webhook_secret_stored(self, schedule) -> bool:
@@ -135,6 +135,8 @@ class ScheduleSerializer(serializers.Serializer):
 
 
 class FiringSerializer(serializers.ModelSerializer):
+    status = serializers.CharField(read_only=True, help_text="queued, succeeded or failed.")
+
     class Meta:
         model = ScheduleFiring
         fields = [
