@@ -362,3 +362,13 @@ class SearchRun(models.Model):
     @property
     def failed(self) -> list[dict]:
         return [query for query in self.queries if query.get("error_kind")]
+
+
+# Scheduled evaluations and their alerts live in their own module (issue 31, item 5).
+from evaluation.schedules.models import (  # noqa: E402, F401
+    DeliveryStatus,
+    FiringStatus,
+    Schedule,
+    ScheduleAlert,
+    ScheduleFiring,
+)

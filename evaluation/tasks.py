@@ -24,8 +24,9 @@ from django.urls import reverse
 from common.uploads import max_upload_bytes
 from evaluation import dashboards, measures, services
 from evaluation.analysis import pool_fairness
+from evaluation.background import SCHEDULE_FIRING, register_background
 from evaluation.models import QrelsVersion, Run, SearchEndpoint, SearchRun
-from evaluation.services import endpoint_runs, sandbox
+from evaluation.services import endpoint_runs, sandbox, schedule_runs
 from evaluation.trec import TrecFormatError
 from jobs.services import JobFailed, Progress, running, start_job
 
@@ -429,3 +430,26 @@ def start_search_run(*, endpoint, user, k, campaign=None, qrels=None, system="",
         system=system,
         name=name,
     )
+
+
+@task
+def schedule_firing_task(*, job_id: int, firing: int) -> None:
+    """One firing of a schedule (evaluation.services.schedule_runs.perform_firing): its run,
+    its evaluation, and the alert a drop raises. A second attempt of the job (its worker
+    died) finds the run the first stored. The result links to the schedule's page."""
+    with running(job_id) as progress:
+        try:
+            done = schedule_runs.perform_firing(
+                firing_id=firing, job=progress.job, on_step=lambda text: progress.step(text)
+            )
+        except schedule_runs.FiringFailed as failed:
+            raise JobFailed(str(failed)) from None
+        progress.result = {
+            "url": done.schedule.get_absolute_url(),
+            "label": "See the schedule",
+            "summary": done.message,
+            "run": done.run_id,
+        }
+
+
+register_background(**{SCHEDULE_FIRING: schedule_firing_task})

@@ -7,6 +7,7 @@ from evaluation.views import (
     qrels,
     rankings,
     runs,
+    schedules,
     search,
     search_sandbox,
     upload,
@@ -65,4 +66,15 @@ urlpatterns = [
         name="search-trial-save",
     ),
     path("search/<int:pk>/versions/", search_sandbox.search_versions, name="search-versions"),
+    # Schedules of search endpoints (evaluation/views/schedules.py): their owner, and admins.
+    path("schedules/", schedules.schedule_list, name="schedule-list"),
+    path("schedules/new/", schedules.schedule_new, name="schedule-new"),
+    path("schedules/<int:pk>/", schedules.schedule_detail, name="schedule-detail"),
+    path("schedules/<int:pk>/pause/", schedules.schedule_pause, name="schedule-pause"),
+    path("schedules/<int:pk>/delete/", schedules.schedule_delete, name="schedule-delete"),
+    path(
+        "schedules/alerts/<int:pk>/acknowledge/",
+        schedules.alert_acknowledge,
+        name="schedule-alert-acknowledge",
+    ),
 ]

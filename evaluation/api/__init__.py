@@ -17,6 +17,7 @@ from evaluation.api.qrels import QrelsViewSet
 from evaluation.api.rankings import QrelsComparisonView
 from evaluation.api.runs import RunViewSet, SystemViewSet
 from evaluation.api.search_sandbox import SearchEndpointViewSet
+from evaluation.api.schedules import ScheduleAlertViewSet, ScheduleViewSet
 
 __all__ = [
     "MESSAGES",
@@ -31,6 +32,8 @@ __all__ = [
     "QrelsViewSet",
     "RunDiffView",
     "RunViewSet",
+    "ScheduleAlertViewSet",
+    "ScheduleViewSet",
     "SearchEndpointViewSet",
     "SystemViewSet",
     "TopicView",

@@ -27,6 +27,7 @@ from evaluation.dashboards.leaderboard import is_judged
 from evaluation.judging import judging
 from evaluation.measures import reference
 from evaluation.models import Run
+from evaluation.services import schedules
 from evaluation.trec import leaderboards as formats
 from evaluation.views.common import (
     MAX_K,
@@ -42,6 +43,7 @@ from jobs.services import start_job
 from jobs.services.limits import TooLargeForRequest
 
 TOPICS_PER_PAGE = 100
+ALERTS_SHOWN = 5  # open schedule alerts in the leaderboard's banner
 
 MESSAGES = {
     "sent": "Sent {n:,} unjudged pair{s} to {campaign}: {added:,} new in its pool, {already:,} already there.",
@@ -113,6 +115,10 @@ def leaderboard(request):
             "can_test_fairness": len(board.rows) >= 2,
             "headers": headers,
             "chart": board.chart() if board.rows else None,
+            # The open alerts of the reader's scheduled evaluations on these qrels (a banner).
+            "schedule_alerts": list(
+                schedules.open_alerts(request.user, qrels=scoring.qrels)[:ALERTS_SHOWN]
+            ),
             "judged_limit": f"{dashboards.JUDGED_WARNING:.0%}",
             "intervals": services.describe_intervals(),
             "judged_columns": " and ".join(

@@ -25,7 +25,18 @@ from annotation.models import (
 from annotation.services import adjudication, machine_judges, machine_runs
 from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
-from evaluation.models import Evaluation, QrelsVersion, Run, SearchEndpoint, SearchTrial, System
+from evaluation.models import (
+    Evaluation,
+    QrelsVersion,
+    Run,
+    Schedule,
+    ScheduleAlert,
+    ScheduleFiring,
+    SearchEndpoint,
+    SearchTrial,
+    System,
+)
+from evaluation.services import schedules as schedule_service
 from evaluation.services import search as search_service
 from jobs.models import Job
 
@@ -99,6 +110,8 @@ class World:
     machine_audit: MachineAudit | None = None  # an audit that found nothing to send
     search_endpoint: SearchEndpoint | None = None  # at an address nothing answers
     search_trial: SearchTrial | None = None  # the lead's sandbox trial of it, with an edit
+    schedule: Schedule | None = None  # the lead's, of the search endpoint; never fired
+    schedule_alert: ScheduleAlert | None = None  # its alert, not acknowledged
 
     @property
     def ids(self) -> dict:
@@ -126,6 +139,8 @@ class World:
             "machine_audit": self.machine_audit.pk if self.machine_audit else None,
             "search_endpoint": self.search_endpoint.pk if self.search_endpoint else None,
             "search_trial": self.search_trial.pk if self.search_trial else None,
+            "schedule": self.schedule.pk if self.schedule else None,
+            "schedule_alert": self.schedule_alert.pk if self.schedule_alert else None,
         }
 
 
@@ -217,8 +232,19 @@ def build_world(make_user) -> World:
         url="https://search.example.invalid/docs/_search",
         max_retries=0,
     )
+    schedule = schedule_service.create_schedule(
+        user=users["lead"],
+        name="world-nightly",
+        endpoint=endpoint.pk,
+        qrels=qrels.pk,
+        campaign=campaign.pk,
+        cron_expression="0 3 * * *",
+        k=10,
+    )
     return World(
         search_trial=world_trial(endpoint, qrels, users["lead"]),
+        schedule=schedule,
+        schedule_alert=world_alert(schedule, run, scored),
         machine_audit=MachineAudit.objects.create(campaign=campaign, kind="disagreement"),
         machine=machine,
         machine_run=machine_runs.prepare_run(machine=machine, scope="pool"),
@@ -267,4 +293,29 @@ def world_trial(endpoint: SearchEndpoint, qrels: QrelsVersion, lead) -> SearchTr
             "qids": ["1", "2"],
         },
         created_by=lead,
+    )
+
+
+def world_alert(schedule, run, scored) -> ScheduleAlert:
+    """An alert of the world's schedule: a firing (with the world's run) that dropped."""
+    from django.utils import timezone
+
+    firing = ScheduleFiring.objects.create(
+        schedule=schedule,
+        slot=timezone.now(),
+        fired_at=timezone.now(),
+        status="succeeded",
+        run=run,
+        evaluation=scored,
+        mean=0.5,
+    )
+    return ScheduleAlert.objects.create(
+        schedule=schedule,
+        firing=firing,
+        measure="ndcg_cut_10",
+        previous=0.9,
+        current=0.5,
+        threshold=0.1,
+        reasons=["threshold"],
+        created_at=timezone.now(),
     )

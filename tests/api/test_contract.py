@@ -62,6 +62,8 @@ COLLECTIONS = {
     "machine-runs": "machine_run",
     "machine-audits": "machine_audit",
     "search-endpoints": "search_endpoint",
+    "schedules": "schedule",
+    "schedule-alerts": "schedule_alert",
     "qrels": "qrels",
     "runs": "run",
     "systems": "system",

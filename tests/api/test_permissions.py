@@ -78,6 +78,12 @@ def job_owner(ok):
     return (403, 404, 404, 404, 404, 404, ok, ok)
 
 
+def schedule_owner(ok):
+    """A schedule's owner (the world's lead) and admins; other leads and engineers find
+    nothing (404); judges and people without a role may not use schedules (403)."""
+    return (403, 403, 403, 403, ok, 404, 404, ok)
+
+
 def not_allowed():
     return everyone(405)
 
@@ -277,6 +283,19 @@ MATRIX = [
         None,
         not_allowed(),
     ),
+    # schedules: their owner (the world's lead) and admins; anyone else finds nothing (404)
+    ("GET", "schedules/", None, leads_and_engineers(200)),  # each sees their own
+    # the campaign's topics: its lead (and an admin) schedule them; others are told no (400)
+    ("POST", "schedules/", "schedule", (403, 403, 403, 403, 201, 400, 400, 201)),
+    ("GET", "schedules/{schedule}/", None, schedule_owner(200)),
+    ("PATCH", "schedules/{schedule}/", "schedule_patch", schedule_owner(200)),
+    ("PUT", "schedules/{schedule}/", "schedule_patch", not_allowed()),
+    ("DELETE", "schedules/{schedule}/", None, schedule_owner(204)),
+    ("GET", "schedules/{schedule}/firings/", None, schedule_owner(200)),
+    ("GET", "schedule-alerts/", None, leads_and_engineers(200)),  # their own schedules'
+    ("GET", "schedule-alerts/{schedule_alert}/", None, schedule_owner(200)),
+    ("POST", "schedule-alerts/{schedule_alert}/acknowledge/", None, schedule_owner(200)),
+    ("DELETE", "schedule-alerts/{schedule_alert}/", None, not_allowed()),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -295,6 +314,20 @@ BODIES = {
         "json",
     ),
     "search_patch": lambda w: ({"timeout": 5}, "json"),
+    "schedule": lambda w: (
+        {
+            "name": "nightly",
+            "endpoint": w.ids["search_endpoint"],
+            "campaign": w.ids["campaign"],
+            "qrels": w.ids["qrels"],
+            "k": 10,
+            "cron": "0 3 * * *",
+            "measures": ["nDCG@10"],
+            "threshold": 0.02,
+        },
+        "json",
+    ),
+    "schedule_patch": lambda w: ({"paused": True, "threshold": 0.05}, "json"),
     "search_test": lambda w: ({"query": "cheap flights"}, "json"),
     "search_run": lambda w: ({"qrels": w.ids["qrels"], "k": 10}, "json"),
     "search_trial": lambda w: (

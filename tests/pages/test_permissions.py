@@ -74,6 +74,11 @@ def owner(ok):
     return (LOGIN, 404, 404, 404, 404, 404, ok, ok)
 
 
+def schedule_owner(ok):
+    """A schedule's owner (the world's lead) and admins; other readers find nothing."""
+    return (LOGIN, 403, 403, 403, ok, 404, 404, ok)
+
+
 def token_owner(ok):
     """A personal token is its owner's alone: not even an admin revokes it here."""
     return (LOGIN, 404, 404, 404, 404, 404, ok, 404)
@@ -185,6 +190,20 @@ MATRIX = [
         (LOGIN, 403, 403, 403, 302, 404, 404, 302),
     ),
     ("GET", "evaluation/search/{search_endpoint}/versions/", None, readers(200)),
+    # schedules: their owner (the world's lead) and admins; anyone else finds nothing (404)
+    ("GET", "evaluation/schedules/", None, readers(200)),  # each sees their own
+    # the campaign's topics: its lead (and an admin) schedule them; others are told no (400)
+    ("POST", "evaluation/schedules/new/", "schedule", (LOGIN, 403, 403, 403, 302, 400, 400, 302)),
+    ("GET", "evaluation/schedules/new/", None, (405,) * 8),
+    ("GET", "evaluation/schedules/{schedule}/", None, schedule_owner(200)),
+    ("POST", "evaluation/schedules/{schedule}/pause/", "pause", schedule_owner(302)),
+    ("POST", "evaluation/schedules/{schedule}/delete/", None, schedule_owner(302)),
+    (
+        "POST",
+        "evaluation/schedules/alerts/{schedule_alert}/acknowledge/",
+        None,
+        schedule_owner(302),
+    ),
     ("GET", "jobs/{job}/", None, owner(200)),
     ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge
@@ -315,6 +334,18 @@ BODIES = {
         "concurrency": 2,
     },
     "search_test": lambda w: {"query": "cheap flights"},
+    "schedule": lambda w: {
+        "name": "nightly",
+        "endpoint": w.ids["search_endpoint"],
+        "query_set": f"campaign:{w.ids['campaign']}",
+        "qrels": w.ids["qrels"],
+        "measures": "nDCG@10",
+        "k": 10,
+        "cron": "0 3 * * *",
+        "threshold": "0.02",
+        "alert_on_interval": "on",
+    },
+    "pause": lambda w: {"paused": "1"},
     # The job starts and fails at the unreachable address (the job's page says why).
     "search_run": lambda w: {"query_set": f"qrels:{w.ids['qrels']}", "k": 10},
     "search_trial": lambda w: {
@@ -400,7 +431,7 @@ def test_the_matrix_covers_every_page():
     """A new page must get its row: every routed path outside the API and admin is in MATRIX."""
     placeholders = dict.fromkeys(("campaign", "assignment", "pair", "qrels", "run", "job"), 1)
     placeholders.update(token=1, upload=1, qid="1", machine=1, machine_run=1, search_endpoint=1)
-    placeholders.update(search_trial=1)
+    placeholders.update(search_trial=1, schedule=1, schedule_alert=1)
     covered = {
         resolve("/" + path.format(**placeholders).split("?")[0]).route for _, path, _, _ in MATRIX
     }
