@@ -1,14 +1,13 @@
-"""The certified leaderboard's order: each run's certified estimate shrunk towards the
-calibrated machine's value when its correction is mostly noise (empirical Bayes). Pure:
-numpy only.
+"""The certified leaderboard's order: each run's certified estimate shrunk towards the nDCG of
+the filled-in qrels when its correction is mostly noise (empirical Bayes). Pure: numpy only.
 
-Why. The certified estimate is unbiased for the all-human mean, but with a few human grades
-a topic its correction (the weighted human-minus-machine residuals) is noisy, and noise
-reorders runs whose all-human means are close. The machine's calibrated value (each pair's
-predicted grade in place of the humans') is not noisy but is biased; what matters for the
-order is only how its bias differs from run to run. So the order uses the best guess of each
-run's all-human mean given both: the corrections C_r = estimate_r - predicted_r are modelled
-as
+Why. The certified estimate is unbiased for the all-human mean to first order, but with a
+few human grades a topic its correction is noisy, and noise reorders runs whose all-human
+means are close. The filled-in qrels (the humans' grades where they judged, the machine's
+elsewhere; "filling holes", arXiv 2405.04727) are not noisy but are biased; what matters for
+the order is only how that bias differs from run to run. So the order uses the best guess of
+each run's all-human mean given both: the corrections C_r = estimate_r - filled_r are
+modelled as
 
     C = mu 1 + delta + noise,   delta ~ N(0, tau^2 I),   noise ~ N(0, Sigma)
 
@@ -16,17 +15,18 @@ as
 Sigma: the estimates' covariance, from the sample). tau^2 is chosen by restricted maximum
 likelihood over a grid, mu by generalised least squares, and each run's *ranking score* is
 
-    predicted + mu^ + tau^2 (tau^2 I + Sigma)^-1 (C - mu^ 1)
+    filled + mu^ + tau^2 (tau^2 I + Sigma)^-1 (C - mu^ 1)
 
 When the sample shows large run-specific corrections (tau^2 large against Sigma), the score
-is the certified estimate; when it shows none, the score is the calibrated machine's value
-plus the shared correction. With every pair sampled Sigma is 0 and the score is the
-estimate, the all-human value.
+is the certified estimate; when it shows none, the score is the filled-in qrels' value plus
+the shared correction. With every pair sampled Sigma is 0 and the score is the estimate,
+the all-human value.
 
 What it is not. The ranking score is a point estimate for ordering only; it carries no
 interval. The intervals and the settled pairs stay those of the certified estimate (valid
 whatever the order uses), so a run's ranking score can lie outside its own interval when the
-interval is wide.
+interval is wide. bench/README.md measures the choice of target (the calibrated prediction,
+the raw machine, the filled-in qrels).
 """
 
 import numpy as np
