@@ -39,12 +39,14 @@ test: setup chromium
 	@$(PY) -m ruff format --check .
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
-## Debian's Chromium, axe-core (npm) for the browser tests, and oidc-provider (npm), the
-## OpenID Connect provider the single sign-on tests run on loopback.
+## Debian's Chromium, axe-core (npm) for the browser tests, oidc-provider (npm), the OpenID
+## Connect provider the single sign-on tests run on loopback, and Debian's xapian-omega, the
+## real search engine the search endpoints are tested and benchmarked against.
 chromium:
 	@scripts/ensure-chromium
 	@scripts/ensure-axe
 	@scripts/ensure-oidc-provider
+	@scripts/ensure-omega
 
 lint:
 	@$(PY) -m ruff check . && $(PY) -m ruff format --check .
