@@ -5,23 +5,10 @@ task by name here, and evaluation.tasks registers each under its name when it lo
 
 from __future__ import annotations
 
-from typing import Any
+from common.background import TaskRegistry
 
 SCHEDULE_FIRING = "schedule_firing"
 
-_tasks: dict[str, Any] = {}
-
-
-def register_background(**tasks: Any) -> None:
-    _tasks.update(tasks)
-
-
-def background(name: str) -> Any:
-    """The task registered as ``name``."""
-    try:
-        return _tasks[name]
-    except KeyError:
-        raise RuntimeError(
-            f"No background task registered as {name!r}: is 'evaluation' in INSTALLED_APPS "
-            "(EvaluationConfig.ready imports evaluation.tasks, which registers them)?"
-        ) from None
+_registry = TaskRegistry("evaluation", "EvaluationConfig")
+register_background = _registry.register
+background = _registry.get
