@@ -130,16 +130,7 @@ class Command(BaseCommand):
         concurrency,
         **options,
     ):
-        text = ""
-        if template:
-            path = Path(template)
-            if not path.is_file():
-                raise CommandError(f"{template}: no such file")
-            text = path.read_text()
-        try:
-            mapped = json.loads(mapping) if mapping else None
-        except ValueError:
-            raise CommandError("--mapping is not JSON") from None
+        text, mapped = _template_and_mapping(template, mapping)
         if mapped is not None and not isinstance(mapped, dict):
             raise CommandError("--mapping must be a JSON object")
         endpoint = service.create_search_endpoint(
@@ -209,16 +200,7 @@ class Command(BaseCommand):
         **options,
     ):
         endpoint = self._endpoint(name)
-        text = ""
-        if template:
-            path = Path(template)
-            if not path.is_file():
-                raise CommandError(f"{template}: no such file")
-            text = path.read_text()
-        try:
-            mapped = json.loads(mapping) if mapping else None
-        except ValueError:
-            raise CommandError("--mapping is not JSON") from None
+        text, mapped = _template_and_mapping(template, mapping)
         found = user_named(user)
         plan = sandbox.plan_trial(
             endpoint=endpoint,
@@ -292,3 +274,21 @@ class Command(BaseCommand):
             self.stdout.write(marks[line.kind] + line.text)
         for field, before, after in arithmetic.mapping_changes(old.mapping, new.mapping):
             self.stdout.write(f"mapping {field}: {before!r} -> {after!r}")
+
+
+def _template_and_mapping(template: str, mapping: str) -> tuple[str, dict | None]:
+    """--template's file as text (empty: none given) and --mapping's JSON (None: none)."""
+    text = ""
+    if template:
+        path = Path(template)
+        if not path.is_file():
+            raise CommandError(f"{template}: no such file")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise CommandError(f"{template}: not readable as UTF-8 text ({error})") from None
+    try:
+        mapped = json.loads(mapping) if mapping else None
+    except ValueError:
+        raise CommandError("--mapping is not JSON") from None
+    return text, mapped
