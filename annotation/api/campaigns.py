@@ -124,6 +124,7 @@ class CampaignSerializer(serializers.ModelSerializer):
             "pool_ordering",
             "machine_grades_adjudicate",
             "machine_grades_fill",
+            "gate_threshold",
             "paused_at",
             "lead",
             "role",
@@ -210,6 +211,13 @@ class CampaignUpdateSerializer(serializers.Serializer):
     machine_grades_fill = serializers.BooleanField(
         required=False,
         help_text="A publication gives pairs no human graded their machine grades (flagged).",
+    )
+    gate_threshold = serializers.FloatField(
+        min_value=0,
+        max_value=0.99,
+        required=False,
+        help_text="The gullibility gate blocks a machine from filling qrels when a probe's "
+        "rise in relevant calls is above this share (its interval's lower end); 0.02 = 2 points.",
     )
     # The rules that involve the campaign (threshold on the scale, grades in use) are checked
     # by services.update_campaign, under the lock it saves with.

@@ -45,6 +45,7 @@ CAMPAIGN_FIELDS = (
     "pool_ordering",
     "machine_grades_adjudicate",
     "machine_grades_fill",
+    "gate_threshold",
 )
 
 

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import formats, forms, services, tasks
 from annotation.access import get_campaign_for_lead
-from annotation.services import imports
+from annotation.services import campaign_files, imports
 from annotation.services.external import judge_roster
 from evaluation.trec import TrecFormatError
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
@@ -23,6 +23,7 @@ MESSAGES = {
     "imported": "{name}: {summary}",
     "refused": "Nothing imported: {name} has {total} problem{s}.",
     "settings_saved": "Saved the machine settings.",
+    "settings_refused": "Nothing saved: {problems}",
 }
 
 
@@ -31,6 +32,7 @@ def render_judgments(request, campaign, *, status: int = 200, form=None, errors=
         initial={
             "machine_grades_adjudicate": campaign.machine_grades_adjudicate,
             "machine_grades_fill": campaign.machine_grades_fill,
+            "gate_points": round(100 * campaign.gate_threshold, 4),
         }
     )
     context = {
@@ -82,7 +84,7 @@ def judgments_import(request, pk):
         )
     except TooLargeForRequest:
         # More grades than a request may write: a job imports them (its page shows how).
-        job = tasks.start_import_job(
+        job = campaign_files.start_import_job(
             campaign=campaign,
             upload=upload,
             user=request.user,
@@ -115,7 +117,14 @@ def judgments_import(request, pk):
 def machine_settings(request, pk):
     campaign = get_campaign_for_lead(request.user, pk)
     form = forms.MachineSettingsForm(request.POST)
-    form.is_valid()  # two checkboxes: always valid
-    services.update_campaign(campaign=campaign, **form.cleaned_data)
+    if not form.is_valid():
+        problems = " ".join(" ".join(errors) for errors in form.errors.values())
+        messages.error(request, MESSAGES["settings_refused"].format(problems=problems))
+        return redirect("annotation:judgments", pk=campaign.pk)
+    changes = dict(form.cleaned_data)
+    points = changes.pop("gate_points")
+    if points is not None:
+        changes["gate_threshold"] = points / 100
+    services.update_campaign(campaign=campaign, **changes)
     messages.success(request, MESSAGES["settings_saved"])
     return redirect("annotation:judgments", pk=campaign.pk)

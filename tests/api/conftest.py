@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import pytest
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation import services as annotation
@@ -13,6 +14,7 @@ from annotation.models import (
     Assignment,
     Campaign,
     Document,
+    GullibilityGate,
     Judgment,
     JudgmentImport,
     MachineAudit,
@@ -98,6 +100,7 @@ class World:
     judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
     machine_audit: MachineAudit | None = None  # an audit that found nothing to send
     search_endpoint: SearchEndpoint | None = None  # at an address nothing answers
+    machine_gate: GullibilityGate | None = None  # a finished gate of the machine that blocks
 
     @property
     def ids(self) -> dict:
@@ -124,6 +127,7 @@ class World:
             "machine_run": self.machine_run.pk if self.machine_run else None,
             "machine_audit": self.machine_audit.pk if self.machine_audit else None,
             "search_endpoint": self.search_endpoint.pk if self.search_endpoint else None,
+            "machine_gate": self.machine_gate.pk if self.machine_gate else None,
         }
 
 
@@ -209,7 +213,22 @@ def build_world(make_user) -> World:
         judge_name="world-machine",
         judge_kind="machine",
     ).record
+    blocking_rise = {"probe": "stuffed", "label": "The query's words stuffed in", "pairs": 40}
+    blocking_rise.update(original_rate=0.1, probe_rate=0.4, rise=0.3, low=0.2, high=0.4)
+    machine_gate = GullibilityGate.objects.create(
+        machine=machine,
+        threshold=0.02,
+        relevant_from=1,
+        max_pairs=40,
+        seed=1,
+        pairs=40,
+        rises=[{**blocking_rise, "exceeds": True}],
+        blocked=True,
+        conclusive=True,
+        finished_at=timezone.now(),
+    )
     return World(
+        machine_gate=machine_gate,
         machine_audit=MachineAudit.objects.create(campaign=campaign, kind="disagreement"),
         machine=machine,
         machine_run=machine_runs.prepare_run(machine=machine, scope="pool"),
