@@ -45,7 +45,7 @@ class DrawSerializer(serializers.Serializer):
 
 
 class SampleDesignSerializer(serializers.Serializer):
-    machine = serializers.CharField(source="machine.judge.label")
+    machine = serializers.CharField(help_text="The machine judge's label.")
     strategy = serializers.CharField()
     seed = serializers.IntegerField()
     budget = serializers.FloatField(help_text="A count, or a share when budget_is_share.")
@@ -55,7 +55,7 @@ class SampleDesignSerializer(serializers.Serializer):
     chosen = serializers.IntegerField()
     expected_size = serializers.FloatField()
     withdrawn = serializers.IntegerField()
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
 
 
@@ -80,6 +80,8 @@ class RunEstimateSerializer(serializers.Serializer):
 class SettlementSerializer(serializers.Serializer):
     a = serializers.IntegerField()
     b = serializers.IntegerField()
+    a_label = serializers.CharField()
+    b_label = serializers.CharField()
     difference = serializers.FloatField(help_text="a minus b.")
     low = serializers.FloatField()
     high = serializers.FloatField()
@@ -100,34 +102,7 @@ class CertifiedBoardSerializer(serializers.Serializer):
 
 
 def board_data(board) -> dict:
-    result = board.certified
-    runs, pairs = [], []
-    if result is not None:
-        runs = [
-            {
-                "run": int(r.run),
-                "run_label": board.label(r.run),
-                "ndcg_cut_10": r.estimate,
-                "low": r.low,
-                "high": r.high,
-                "se": r.se,
-                "machine_only": r.machine_only,
-                "topics": r.topics,
-            }
-            for r in result.runs
-        ]
-        pairs = [{**p.__dict__, "a": int(p.a), "b": int(p.b)} for p in result.pairs]
-    return CertifiedBoardSerializer(
-        {
-            "state": board.state,
-            "message": board.message,
-            "design": board.design,
-            "progress": board.progress,
-            "level": result.level if result else None,
-            "runs": runs,
-            "pairs": pairs,
-        }
-    ).data
+    return CertifiedBoardSerializer(boards.as_dict(board)).data
 
 
 @extend_schema_view(

@@ -161,3 +161,67 @@ def _progress(chosen_ids: list[int], humans: dict[int, list[int]]) -> Progress:
         if held == {AssignmentStatus.SKIPPED} and not humans.get(pk)
     )
     return progress
+
+
+def as_dict(board: Board) -> dict:
+    """The board as plain data (the API's answer, ``manage.py certify --json``): the same
+    numbers as the page."""
+    design, result = board.design, board.certified
+    return {
+        "state": board.state,
+        "message": board.message,
+        "design": None
+        if design is None
+        else {
+            "machine": design.machine.judge.label,
+            "strategy": design.strategy,
+            "seed": design.seed,
+            "budget": design.budget,
+            "budget_is_share": design.budget_is_share,
+            "strata": design.strata,
+            "pool_size": design.pool_size,
+            "chosen": design.chosen,
+            "expected_size": design.expected_size,
+            "withdrawn": design.withdrawn,
+            "created_by": design.created_by.get_username() if design.created_by else None,
+            "created_at": design.created_at.isoformat(),
+        },
+        "progress": None
+        if board.progress is None
+        else {
+            "chosen": board.progress.chosen,
+            "graded": board.progress.graded,
+            "assigned": board.progress.assigned,
+            "skipped_only": board.progress.skipped_only,
+        },
+        "level": result.level if result else None,
+        "runs": [
+            {
+                "run": int(r.run),
+                "run_label": board.label(r.run),
+                "ndcg_cut_10": r.estimate,
+                "low": r.low,
+                "high": r.high,
+                "se": r.se,
+                "machine_only": r.machine_only,
+                "topics": r.topics,
+            }
+            for r in (result.runs if result else ())
+        ],
+        "pairs": [
+            {
+                "a": int(p.a),
+                "b": int(p.b),
+                "a_label": board.label(p.a),
+                "b_label": board.label(p.b),
+                "difference": p.difference,
+                "low": p.low,
+                "high": p.high,
+                "p_value": p.p_value,
+                "p_holm": p.p_holm,
+                "settled": p.settled,
+                "settled_holm": p.settled_holm,
+            }
+            for p in (result.pairs if result else ())
+        ],
+    }
