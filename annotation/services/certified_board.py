@@ -7,7 +7,7 @@ sample and names the states)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -134,7 +134,7 @@ def certified_board(*, campaign: Campaign, level: float = LEVEL) -> Board:
     sample = stats.Sample(design.strategy, probability, chosen, stratum, design.strata or "none")
     machine = np.array([grades[pk] for pk in order], dtype=np.int64)
     human = np.array([human_grade(humans[order[i]]) for i in chosen], dtype=np.int64)
-    board.certified = stats.certify_means(pool, machine, sample, human, level=level)
+    board.certified = bounded(stats.certify_means(pool, machine, sample, human, level=level))
     board.labels = run_labels(run_ids)
     board.message = MESSAGES["certified"].format(
         chosen=int(chosen.size),
@@ -143,6 +143,16 @@ def certified_board(*, campaign: Campaign, level: float = LEVEL) -> Board:
         machine=design.machine.judge.label,
     )
     return board
+
+
+def bounded(result: stats.Certified) -> stats.Certified:
+    """The intervals cut to where the values can lie (nDCG in [0, 1], a difference of two in
+    [-1, 1]): the true value is inside both, so the cut interval covers it as often. The
+    estimates are left as the estimator gives them (one may overshoot 1 when the sample's
+    residuals correct a machine strongly; the page says so)."""
+    runs = tuple(replace(r, low=max(0.0, r.low), high=min(1.0, r.high)) for r in result.runs)
+    pairs = tuple(replace(p, low=max(-1.0, p.low), high=min(1.0, p.high)) for p in result.pairs)
+    return replace(result, runs=runs, pairs=pairs)
 
 
 def _progress(chosen_ids: list[int], humans: dict[int, list[int]]) -> Progress:

@@ -90,7 +90,7 @@ def describe_rises(gate: GullibilityGate) -> str:
     return "; ".join(
         f"{PROBES.get(r['probe'], r['probe']).lower()}: +{100 * r['rise']:.1f} points, 95% "
         f"interval {100 * r['low']:.1f} to {100 * r['high']:.1f}, above "
-        f"{100 * gate.threshold:.1f}"
+        f"{100 * gate.threshold:.1f} points"
         for r in over
     )
 

@@ -85,3 +85,9 @@ def points(value) -> str:
 def percent1(value) -> str:
     """A share as a percentage with one decimal (0.123 -> 12.3%)."""
     return "—" if value is None else f"{100 * value:.1f}%"
+
+
+@register.filter
+def points_plain(value) -> str:
+    """A share as percentage points with one decimal, unsigned (0.02 -> 2.0)."""
+    return "—" if value is None else f"{100 * value:.1f}"

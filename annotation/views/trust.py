@@ -44,6 +44,7 @@ def _board_context(request, campaign, form=None) -> dict:
                     "label": board.label(estimate.run),
                     "url": board.url(estimate.run),
                     "width": estimate.high - estimate.low,
+                    "outside": not 0.0 <= estimate.estimate <= 1.0,
                 }
             )
         pairs = [
@@ -59,6 +60,7 @@ def _board_context(request, campaign, form=None) -> dict:
         "pairs": pairs,
         "form": form,
         "settled": sum(p["pair"].settled_holm for p in pairs),
+        "outside": any(row["outside"] for row in rows),
     }
 
 

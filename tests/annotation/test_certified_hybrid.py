@@ -107,7 +107,9 @@ def test_a_lead_draws_a_sample_humans_grade_it_and_the_leaderboard_is_certified(
     # The same numbers as the pure estimator fed by hand.
     assert board.label(result.runs[0].run) == str(runs[0])  # "best" ranks first
     for estimate in result.runs:
-        assert estimate.low <= estimate.estimate <= estimate.high
+        # The interval is cut to [0, 1], where nDCG lies; the estimate is the estimator's.
+        assert 0 <= estimate.low <= estimate.high <= 1
+        assert estimate.low <= max(0, min(1, estimate.estimate)) <= estimate.high
     assert len(result.pairs) == 3
     assert all(0 <= p.p_holm <= 1 for p in result.pairs)
 
