@@ -7,6 +7,7 @@ gates.py."""
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -105,6 +106,13 @@ def board_data(board) -> dict:
     return CertifiedBoardSerializer(boards.as_dict(board)).data
 
 
+class OneBoardSchema(AutoSchema):
+    """The board is one object, though its GET is the route's list action."""
+
+    def _is_list_view(self, serializer=None) -> bool:
+        return False
+
+
 @extend_schema_view(
     list=extend_schema(
         summary="The certified leaderboard: each pooled run's nDCG@10 with its "
@@ -119,6 +127,8 @@ def board_data(board) -> dict:
     ),
 )
 class CertifiedViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.GenericViewSet):
+    schema = OneBoardSchema()
+    serializer_class = CertifiedBoardSerializer
     pagination_class = None
 
     def get_queryset(self):
@@ -169,9 +179,11 @@ class GateSerializer(serializers.ModelSerializer):
     )
     machine_label = serializers.CharField(source="machine.judge.label", read_only=True)
     rises = GateRiseSerializer(many=True, read_only=True)
-    started_by = serializers.CharField(source="started_by.username", default=None, read_only=True)
+    started_by = serializers.CharField(
+        source="started_by.username", default=None, allow_null=True, read_only=True
+    )
     overridden_by = serializers.CharField(
-        source="overridden_by.username", default=None, read_only=True
+        source="overridden_by.username", default=None, allow_null=True, read_only=True
     )
 
     class Meta:

@@ -12,7 +12,8 @@ from django.urls import reverse
 from annotation.access import campaigns_led_by, get_campaign_for_lead, leads
 from annotation.models import AdjudicationRule, Document, PairSource, Publication, Topic
 from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
-from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging, TopicText
+from annotation.services.certified_board import certified_board
+from evaluation.judging import CertifiedRun, JudgingLink, QrelsOrigin, SentToJudging, TopicText
 from jobs.services.limits import check_sync_write
 
 MESSAGES = {
@@ -148,6 +149,31 @@ def qrels_origin(qrels, user) -> QrelsOrigin | None:
     )
 
 
+def certified_runs(user, run) -> list[CertifiedRun]:
+    """The run's certified nDCG@10 on each campaign ``user`` leads that pooled it and is
+    certified (services/certified_board.py computes each such board: few campaigns have one)."""
+    found = []
+    campaigns = campaigns_led_by(user).filter(pooled_runs__run=run, certified_design__isnull=False)
+    for campaign in campaigns.distinct().order_by("pk"):
+        board = certified_board(campaign=campaign)
+        if board.certified is None:
+            continue
+        estimate = next((r for r in board.certified.runs if r.run == str(run.pk)), None)
+        if estimate is not None:
+            found.append(
+                CertifiedRun(
+                    campaign=campaign.name,
+                    campaign_url=reverse("annotation:certified", args=[campaign.pk]),
+                    ndcg=estimate.estimate,
+                    low=estimate.low,
+                    high=estimate.high,
+                    humans=board.certified.humans,
+                    pool_size=board.certified.pool_size,
+                )
+            )
+    return found
+
+
 LINK = JudgingLink(
     campaigns_led_by=campaigns_led_by,
     campaign_for_lead=get_campaign_for_lead,
@@ -158,4 +184,5 @@ LINK = JudgingLink(
     qrels_origin=qrels_origin,
     topic_texts=topic_texts,
     campaign_topics=campaign_topics,
+    certified_runs=certified_runs,
 )

@@ -297,3 +297,29 @@ def test_probes_keep_their_addition_when_the_passage_is_cut():
     assert texts["stuffed"].endswith("ocean tides.")
     assert len(texts["stuffed"]) <= 1000
     assert np.isclose(len(texts["original"]), len(texts["shuffled"]), atol=2)
+
+
+def test_a_run_page_shows_its_certified_interval_to_the_campaigns_lead_only(
+    world, honest, client, django_user_model
+):
+    from tests.annotation.trust_data import person
+
+    campaign, lead, _judges, runs = world
+    machine = machine_over_pool(campaign, honest)
+    certified.draw_sample(campaign=campaign, machine=machine, strategy="uniform", budget=20, seed=9)
+    client.force_login(lead)
+    page = client.get(runs[0].get_absolute_url()).content.decode()
+    assert 'data-testid="run-certified"' not in page  # not certified yet: nothing to show
+    grade_open(campaign)
+    estimate = next(
+        r
+        for r in boards.certified_board(campaign=campaign).certified.runs
+        if r.run == str(runs[0].pk)
+    )
+    page = client.get(runs[0].get_absolute_url()).content.decode()
+    assert 'data-testid="run-certified"' in page
+    assert f"{estimate.low:.4f} – {estimate.high:.4f}" in page
+    engineer = person(django_user_model, "eng", "engineer")
+    client.force_login(engineer)
+    page = client.get(runs[0].get_absolute_url()).content.decode()
+    assert 'data-testid="run-certified"' not in page  # another's campaign: not theirs to see

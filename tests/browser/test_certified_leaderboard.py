@@ -112,6 +112,11 @@ def test_a_lead_goes_from_a_machine_run_to_the_certified_leaderboard(
         expect(page.get_by_test_id("settled-count")).to_contain_text("of 3 pairs of runs settled")
         no_sideways_scroll(page)
         shot(f"certified-leaderboard-{width}")
+        # The run's page shows its certified interval too.
+        page.get_by_role("link", name="best/best").click()
+        expect(page.get_by_test_id("run-certified")).to_contain_text("95% interval")
+        no_sideways_scroll(page)
+        shot(f"run-certified-{width}")
 
         # The machine's gullibility gate: it passes.
         page.goto(f"{base}/machines/")
