@@ -323,3 +323,26 @@ def test_a_run_page_shows_its_certified_interval_to_the_campaigns_lead_only(
     client.force_login(engineer)
     page = client.get(runs[0].get_absolute_url()).content.decode()
     assert 'data-testid="run-certified"' not in page  # another's campaign: not theirs to see
+
+
+def test_the_draw_page_refuses_hostile_input_with_the_reason(world, honest, client):
+    campaign, lead, _judges, _runs = world
+    machine = machine_over_pool(campaign, honest)
+    client.force_login(lead)
+    url = f"/campaigns/{campaign.pk}/certified/draw/"
+    for budget in ("1e309", "nan", "-5", "0", "2.5", "9" * 15, "ten%"):
+        response = client.post(
+            url, {"machine": machine.pk, "strategy": "uniform", "budget": budget}
+        )
+        assert response.status_code == 400, budget
+        assert b"A budget is" in response.content or b"more than the pool" in response.content
+    response = client.post(url, {"machine": 10**9, "strategy": "uniform", "budget": "5"})
+    assert response.status_code == 400
+    response = client.post(url, {"machine": machine.pk, "strategy": "uniform", "budget": "5"})
+    assert response.status_code == 302
+    again = client.post(url, {"machine": machine.pk, "strategy": "uniform", "budget": "5"})
+    assert again.status_code == 400 and b"not drawn again" in again.content
+    gate = f"/campaigns/{campaign.pk}/machines/{machine.pk}/gate/"
+    assert client.post(gate + "run/", {"max_pairs": "lots"}).status_code == 400
+    override = client.post(gate + "override/", {"reason": "x"})
+    assert override.status_code == 400 and b"nothing to override yet" in override.content
