@@ -130,3 +130,27 @@ def test_the_gate_over_the_api_and_the_command_line(
     assert body["verdict"] == "overridden" and body["override_reason"] == "Checked by hand."
     assert body["overridden_by"] == "lead"
     assert client.post(override, {"reason": "again"}).status_code == 200
+
+
+def test_the_commands_refuse_bad_input_with_the_reason(django_user_model):
+    campaign, *_ = trust_world(django_user_model)
+    with ChatServer(default=honest_grade) as server:
+        machine = machine_over_pool(campaign, server, "honest")
+    cases = [
+        (("certify", campaign.pk, "--draw"), "needs --machine"),
+        (("certify", campaign.pk, "--draw", "--machine", "999999"), "not one of this campaign"),
+        (
+            ("certify", campaign.pk, "--draw", "--machine", str(machine.pk), "--budget", "lots"),
+            "A budget is",
+        ),
+        (("gate", campaign.pk, 999999), "no such machine judge"),
+        (("gate", campaign.pk, machine.pk, "--run"), "needs pairs the humans graded"),
+        (("gate", campaign.pk, machine.pk, "--override", "x", "--user", "lead"), "not finished"),
+        (("gate", campaign.pk, machine.pk, "--user", "ghost"), "no user 'ghost'"),
+    ]
+    for args, words in cases:
+        with pytest.raises(CommandError, match=words):
+            call_command(*args, stdout=StringIO(), stderr=StringIO())
+    out = StringIO()
+    call_command("certify", campaign.pk, stdout=out)
+    assert "No sample has been drawn by a design yet" in out.getvalue()
