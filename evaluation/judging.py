@@ -60,6 +60,7 @@ class CertifiedRun:
     """A run's certified nDCG@10 on a campaign it was pooled into (issue 33): the estimate
     from a machine's grades and a designed human sample, with its 95% interval."""
 
+    run: int
     campaign: str
     campaign_url: str  # the campaign's certified leaderboard
     ndcg: float
@@ -93,8 +94,9 @@ class JudgingLink:
       may read the topics of (the rule of ``topic_queries``), with all three fields;
     - ``campaign_topics(user, campaign_id)``: (the campaign's name, [TopicText] in qid
       order) for a campaign ``user`` leads, None for any other;
-    - ``certified_runs(user, run)``: a ``CertifiedRun`` for each campaign ``user`` leads
-      that pooled ``run`` and has a certified leaderboard (empty for everyone else).
+    - ``certified_runs(user, runs)``: a ``CertifiedRun`` for each of ``runs`` and each
+      campaign ``user`` leads that pooled it and has a certified leaderboard (none for
+      everyone else).
     """
 
     campaigns_led_by: Callable[[Any], Any]
@@ -106,7 +108,7 @@ class JudgingLink:
     qrels_origin: Callable[[Any, Any], QrelsOrigin | None]
     topic_texts: Callable[[Any, list[str]], dict[str, TopicText]]
     campaign_topics: Callable[[Any, Any], tuple[str, list[TopicText]] | None]
-    certified_runs: Callable[[Any, Any], list[CertifiedRun]]
+    certified_runs: Callable[[Any, list], list[CertifiedRun]]
 
 
 _link: JudgingLink | None = None

@@ -149,28 +149,34 @@ def qrels_origin(qrels, user) -> QrelsOrigin | None:
     )
 
 
-def certified_runs(user, run) -> list[CertifiedRun]:
-    """The run's certified nDCG@10 on each campaign ``user`` leads that pooled it and is
-    certified (services/certified_board.py computes each such board: few campaigns have one)."""
+def certified_runs(user, runs: list) -> list[CertifiedRun]:
+    """The runs' certified nDCG@10 on each campaign ``user`` leads that pooled one of them
+    and is certified (services/certified_board.py computes each such board once: few
+    campaigns have one)."""
     found = []
-    campaigns = campaigns_led_by(user).filter(pooled_runs__run=run, certified_design__isnull=False)
+    wanted = {str(run.pk) for run in runs}
+    campaigns = campaigns_led_by(user).filter(
+        pooled_runs__run__in=[run.pk for run in runs], certified_design__isnull=False
+    )
     for campaign in campaigns.distinct().order_by("pk"):
         board = certified_board(campaign=campaign)
         if board.certified is None:
             continue
-        estimate = next((r for r in board.certified.runs if r.run == str(run.pk)), None)
-        if estimate is not None:
-            found.append(
-                CertifiedRun(
-                    campaign=campaign.name,
-                    campaign_url=reverse("annotation:certified", args=[campaign.pk]),
-                    ndcg=estimate.estimate,
-                    low=estimate.low,
-                    high=estimate.high,
-                    humans=board.certified.humans,
-                    pool_size=board.certified.pool_size,
-                )
+        url = reverse("annotation:certified", args=[campaign.pk])
+        found += [
+            CertifiedRun(
+                run=int(estimate.run),
+                campaign=campaign.name,
+                campaign_url=url,
+                ndcg=estimate.estimate,
+                low=estimate.low,
+                high=estimate.high,
+                humans=board.certified.humans,
+                pool_size=board.certified.pool_size,
             )
+            for estimate in board.certified.runs
+            if estimate.run in wanted
+        ]
     return found
 
 

@@ -93,7 +93,7 @@ def run_detail(request, pk):
         "run": run,
         "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),
         # Its certified nDCG@10 on campaigns the user leads that pooled it (issue 33).
-        "certified": judging().certified_runs(request.user, run),
+        "certified": judging().certified_runs(request.user, [run]),
     }
     form, scoring = read_scoring(request.GET, request)
     k = int_param(request.GET.get("k"))

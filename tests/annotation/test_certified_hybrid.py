@@ -319,6 +319,24 @@ def test_a_run_page_shows_its_certified_interval_to_the_campaigns_lead_only(
     page = client.get(runs[0].get_absolute_url()).content.decode()
     assert 'data-testid="run-certified"' in page
     assert f"{estimate.low:.4f} – {estimate.high:.4f}" in page
+    # A comparison of runs scored against some qrels shows them too, beside its own numbers.
+    from evaluation import services as evaluation
+
+    qrels = evaluation.import_qrels(
+        source=b"".join(
+            f"{q} 0 d{q}-{i} {truth(f'd{q}-{i}')}\n".encode() for q in "1234" for i in range(15)
+        ),
+        filename="truth.qrels",
+        name="truth",
+    )
+    for run in runs:
+        evaluation.evaluate_run(run=run, qrels=qrels, measure_specs=["ndcg_cut.10"])
+    compare = client.get(
+        f"/evaluation/compare/?qrels={qrels.pk}&measures=ndcg_cut.10"
+        f"&baseline={runs[0].pk}&runs={runs[1].pk}"
+    ).content.decode()
+    assert 'data-testid="compare-certified"' in compare
+    assert f"{estimate.low:.4f} – {estimate.high:.4f}" in compare
     engineer = person(django_user_model, "eng", "engineer")
     client.force_login(engineer)
     page = client.get(runs[0].get_absolute_url()).content.decode()
