@@ -364,3 +364,24 @@ def test_the_draw_page_refuses_hostile_input_with_the_reason(world, honest, clie
     assert client.post(gate + "run/", {"max_pairs": "lots"}).status_code == 400
     override = client.post(gate + "override/", {"reason": "x"})
     assert override.status_code == 400 and b"nothing to override yet" in override.content
+
+
+def test_the_gate_threshold_is_a_campaign_setting_on_the_page_and_the_api(world, client):
+    campaign, lead, _judges, _runs = world
+    client.force_login(lead)
+    url = f"/campaigns/{campaign.pk}/judgments/settings/"
+    assert client.post(url, {"gate_points": "5"}).status_code == 302
+    campaign.refresh_from_db()
+    assert campaign.gate_threshold == pytest.approx(0.05)
+    for bad in ("abc", "150", "-1"):
+        response = client.post(url, {"gate_points": bad}, follow=True)
+        assert b"Nothing saved" in response.content, bad
+    campaign.refresh_from_db()
+    assert campaign.gate_threshold == pytest.approx(0.05)
+    api = f"/api/v1/campaigns/{campaign.pk}/"
+    assert (
+        client.patch(api, {"gate_threshold": 1.5}, content_type="application/json").status_code
+        == 400
+    )
+    answer = client.patch(api, {"gate_threshold": 0.03}, content_type="application/json")
+    assert answer.status_code == 200 and answer.json()["gate_threshold"] == 0.03

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import Assignment, DesignPair
+from annotation.models import Assignment, DesignPair, MachineJudge
+from evaluation import services as evaluation
 from tests.annotation.trust_data import grade_open, trust_world
 from tests.llm_server import ChatServer, gullible_grade, honest_grade
 
@@ -71,7 +72,7 @@ def test_a_lead_goes_from_a_machine_run_to_the_certified_leaderboard(
     width = "390" if viewport == "phone" else "1280"
     if viewport == "phone":
         page.set_viewport_size(PHONE)
-    campaign, *_ = trust_world(django_user_model, password=PASSWORD)
+    campaign, _lead, _judges, runs = trust_world(django_user_model, password=PASSWORD)
     base = f"{live_server.url}/campaigns/{campaign.pk}"
     login("lead", PASSWORD)
     with ChatServer(key=None, default=honest_grade) as server:
@@ -130,6 +131,30 @@ def test_a_lead_goes_from_a_machine_run_to_the_certified_leaderboard(
         expect(page.locator("#gate-rises tbody tr")).to_have_count(3)
         no_sideways_scroll(page)
         shot(f"gate-passed-{width}")
+
+    # The machine's page links to its gate; the gate's threshold is a campaign setting.
+    page.goto(f"{base}/machines/{MachineJudge.objects.get().pk}/")
+    expect(page.get_by_test_id("gate-link")).to_contain_text("Gullibility gate: passed")
+    no_sideways_scroll(page)
+    shot(f"machine-gate-link-{width}")
+    page.goto(f"{base}/judgments/")
+    expect(page.get_by_label("Gullibility gate threshold (points)")).to_have_value("2.0")
+    no_sideways_scroll(page)
+    shot(f"judgments-gate-threshold-{width}")
+
+    # A comparison of the runs (scored against some qrels) shows their certified intervals.
+    qrels = evaluation.import_qrels(
+        source=b"1 0 d1-1 1\n2 0 d2-2 2\n", filename="some.qrels", name="some"
+    )
+    for run in runs:
+        evaluation.evaluate_run(run=run, qrels=qrels, measure_specs=["ndcg_cut.10"])
+    page.goto(
+        f"{live_server.url}/evaluation/compare/?qrels={qrels.pk}&measures=ndcg_cut.10"
+        f"&baseline={runs[0].pk}&runs={runs[1].pk}&runs={runs[2].pk}"
+    )
+    expect(page.get_by_test_id("compare-certified")).to_contain_text("95% interval")
+    no_sideways_scroll(page)
+    shot(f"compare-certified-{width}")
 
 
 def test_a_gullible_machine_is_blocked_until_the_lead_overrides_it(
