@@ -15,6 +15,7 @@ REFRESH_AGREEMENT = "refresh_agreement"
 REORDER_POOL = "reorder_pool"
 REFRESH_LIVE_BOARD = "refresh_live_board"
 MACHINE_JUDGE = "machine_judge"
+GULLIBILITY_GATE = "gullibility_gate"
 
 _registry = TaskRegistry("annotation", "AnnotationConfig")
 register_background = _registry.register

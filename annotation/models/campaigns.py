@@ -108,6 +108,12 @@ class Campaign(models.Model):
         default=0.2,
         help_text="The share of each judge's pairs shown without the suggestion (the control).",
     )
+    gate_threshold = models.FloatField(
+        default=0.02,
+        help_text="A machine judge may not fill qrels when a probe raises its relevant calls "
+        "on pairs humans graded not relevant by more than this share (the interval's lower "
+        "end; 0.02 is 2 points), unless the lead overrides it with a reason.",
+    )
     stop_rule = models.CharField(
         max_length=10,
         choices=StopRule.choices,
@@ -140,6 +146,10 @@ class Campaign(models.Model):
                 name="campaign_stop_confidence_range",
             ),
             models.CheckConstraint(condition=Q(stop_top__gte=1), name="campaign_stop_top_positive"),
+            models.CheckConstraint(
+                condition=Q(gate_threshold__gte=0) & Q(gate_threshold__lt=1),
+                name="campaign_gate_threshold_range",
+            ),
             models.CheckConstraint(
                 condition=Q(gold_min_accuracy__gte=0) & Q(gold_min_accuracy__lte=1),
                 name="campaign_gold_min_accuracy_fraction",

@@ -49,6 +49,7 @@ CAMPAIGN_FIELDS = (
     "machine_grades_fill",
     "suggestions_from",
     "blind_share",
+    "gate_threshold",
 )
 # Post-editing's control group is drawn from the seed by the blind share, so neither may
 # change once humans have graded with it in force: their grades would change condition.

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import services
 from annotation.access import get_campaign_for_lead
-from annotation.models import AuditKind
+from annotation.models import SENT_BY_HAND
 from annotation.services import agreement as agreement_service
 from annotation.services import agreement_export, machine_agreement, suggestions
 from annotation.services import gold as gold_service
@@ -141,7 +141,7 @@ def report(request, pk):
         # The audit form (its counts are on the machine judges page, not computed here).
         "audit_kinds": [
             {"value": kind.value, "label": kind.label, "pairs": None, "reason": ""}
-            for kind in AuditKind
+            for kind in SENT_BY_HAND
         ],
         "adjudication_url": adjudication,
         "downloads": _download_links(campaign, weights),

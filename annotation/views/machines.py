@@ -17,6 +17,7 @@ from annotation import forms, tasks
 from annotation.access import get_campaign_for_lead
 from annotation.llm import DEFAULT_MAX_PASSAGE_CHARS, DEFAULT_TEMPLATE, PromptTemplate
 from annotation.models import (
+    SENT_BY_HAND,
     AuditKind,
     MachineAnswer,
     MachineAudit,
@@ -24,7 +25,7 @@ from annotation.models import (
     MachineOutcome,
     MachineRun,
 )
-from annotation.services import audits, machine_checks, machine_judges, machine_runs
+from annotation.services import audits, gates, machine_checks, machine_judges, machine_runs
 from annotation.views.common import paginate, plural, start_campaign_job
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
@@ -91,7 +92,8 @@ def _render_list(request, campaign, form, status=200):
     )
     candidates = audits.audit_candidates(campaign=campaign)
     kinds = [
-        {"value": kind.value, "label": kind.label, **candidates[kind.value]} for kind in AuditKind
+        {"value": kind.value, "label": kind.label, **candidates[kind.value]}
+        for kind in SENT_BY_HAND
     ]
     # The audit form only when some kind has a pair to send; else why none has.
     sendable = [kind["value"] for kind in kinds if kind.get("pairs")]
@@ -190,6 +192,7 @@ def _render_detail(request, campaign, machine, status=200, **given):
         "run_form": given.get("run_form") or forms.MachineRunForm(campaign=campaign),
         "endpoint_form": endpoint_form,
         "connection": given.get("connection"),
+        "gate_verdict": gates.verdict(gate) if (gate := gates.latest_gate(machine)) else "",
         "show": "failed" if show == "failed" else "graded",
         "answers": paginate(request, shown.order_by("pair__topic__qid", "pair__document__docno")),
         "preview": machine_judges.prompt_preview(

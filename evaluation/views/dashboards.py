@@ -333,10 +333,14 @@ def compare(request):
     except ValueError as error:
         context["problem"] = str(error)
     else:
+        chosen = [baseline, *others]
+        names = {run.pk: str(run) for run in chosen}
         context.update(
             view=view,
             charts=[(f"deltas-{i}", c.chart()) for i, c in enumerate(view.contrasts)],
             permutations=dashboards.PERMUTATIONS,
+            # The runs' certified nDCG@10 on campaigns the user leads (issue 33).
+            certified=[(names[c.run], c) for c in judging().certified_runs(request.user, chosen)],
         )
     return render(request, "evaluation/compare.html", context)
 

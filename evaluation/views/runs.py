@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET
 from common.exports import csv_safe
 from evaluation import dashboards, measures, services
 from evaluation.access import readable_qrels
+from evaluation.judging import judging
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from evaluation.views.common import (
     bounds_or_none,
@@ -94,6 +95,8 @@ def run_detail(request, pk):
     context = {
         "run": run,
         "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),
+        # Its certified nDCG@10 on campaigns the user leads that pooled it (issue 33).
+        "certified": judging().certified_runs(request.user, [run]),
     }
     form, scoring = read_scoring(request.GET, request)
     k = int_param(request.GET.get("k"))

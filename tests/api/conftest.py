@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import pytest
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation import services as annotation
@@ -13,6 +14,7 @@ from annotation.models import (
     Assignment,
     Campaign,
     Document,
+    GullibilityGate,
     Judgment,
     JudgmentImport,
     MachineAudit,
@@ -112,6 +114,7 @@ class World:
     search_trial: SearchTrial | None = None  # the lead's sandbox trial of it, with an edit
     schedule: Schedule | None = None  # the lead's, of the search endpoint; never fired
     schedule_alert: ScheduleAlert | None = None  # its alert, not acknowledged
+    machine_gate: GullibilityGate | None = None  # a finished gate of the machine that blocks
 
     @property
     def ids(self) -> dict:
@@ -141,6 +144,7 @@ class World:
             "search_trial": self.search_trial.pk if self.search_trial else None,
             "schedule": self.schedule.pk if self.schedule else None,
             "schedule_alert": self.schedule_alert.pk if self.schedule_alert else None,
+            "machine_gate": self.machine_gate.pk if self.machine_gate else None,
         }
 
 
@@ -241,7 +245,22 @@ def build_world(make_user) -> World:
         cron_expression="0 3 * * *",
         k=10,
     )
+    blocking_rise = {"probe": "stuffed", "label": "The query's words stuffed in", "pairs": 40}
+    blocking_rise.update(original_rate=0.1, probe_rate=0.4, rise=0.3, low=0.2, high=0.4)
+    machine_gate = GullibilityGate.objects.create(
+        machine=machine,
+        threshold=0.02,
+        relevant_from=1,
+        max_pairs=40,
+        seed=1,
+        pairs=40,
+        rises=[{**blocking_rise, "exceeds": True}],
+        blocked=True,
+        conclusive=True,
+        finished_at=timezone.now(),
+    )
     return World(
+        machine_gate=machine_gate,
         search_trial=world_trial(endpoint, qrels, users["lead"]),
         schedule=schedule,
         schedule_alert=world_alert(schedule, run, scored),

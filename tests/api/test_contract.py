@@ -61,6 +61,7 @@ COLLECTIONS = {
     "machine-judges": "machine",
     "machine-runs": "machine_run",
     "machine-audits": "machine_audit",
+    "machine-gates": "machine_gate",
     "search-endpoints": "search_endpoint",
     "schedules": "schedule",
     "schedule-alerts": "schedule_alert",

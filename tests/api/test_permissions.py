@@ -157,6 +157,16 @@ MATRIX = [
     ("POST", C + "/machine-audits/", "audit", campaign_lead(200)),
     ("GET", C + "/machine-audits/{machine_audit}/", None, campaign_lead(200)),
     ("DELETE", C + "/machine-audits/{machine_audit}/", None, campaign_lead(405)),
+    # certified leaderboard (the world's machine has graded no pair: a draw is refused, 400)
+    ("GET", C + "/certified/", None, campaign_lead(200)),
+    ("POST", C + "/certified/", "certified_draw", campaign_lead(400)),
+    ("DELETE", C + "/certified/", None, campaign_lead(405)),
+    # gullibility gates (the world's blocks; starting one is a job that never reaches the endpoint)
+    ("GET", C + "/machine-gates/", None, campaign_lead(200)),
+    ("POST", C + "/machine-gates/", "machine_gate", campaign_lead(202)),
+    ("GET", C + "/machine-gates/{machine_gate}/", None, campaign_lead(200)),
+    ("POST", C + "/machine-gates/{machine_gate}/override/", "gate_override", campaign_lead(200)),
+    ("DELETE", C + "/machine-gates/{machine_gate}/", None, campaign_lead(405)),
     # judgments made elsewhere: outside and machine judges, imports with their provenance
     ("GET", C + "/external-judges/", None, campaign_lead(200)),
     ("GET", C + "/judgment-imports/", None, campaign_lead(200)),
@@ -367,6 +377,12 @@ BODIES = {
     "machine_patch": lambda w: ({"concurrency": 2}, "json"),
     "machine_run": lambda w: ({"scope": "unjudged"}, "json"),
     "audit": lambda w: ({"kind": "threshold"}, "json"),
+    "certified_draw": lambda w: (
+        {"machine": w.ids["machine"], "strategy": "uniform", "budget": "10%"},
+        "json",
+    ),
+    "machine_gate": lambda w: ({"machine": w.ids["machine"], "max_pairs": 10}, "json"),
+    "gate_override": lambda w: ({"reason": "The probes do not look like our documents."}, "json"),
     "note": lambda w: ({"note": "Hard one."}, "json"),
     "qrels_file": lambda w: ({"file": upload("dl.qrels", QRELS), "name": "dl"}, "multipart"),
     "system": lambda w: ({"name": "dense"}, "json"),

@@ -251,6 +251,15 @@ MATRIX = [
     ("POST", C + "/machines/{machine}/test/", None, campaign_lead(200)),
     ("GET", C + "/machines/{machine}/test/", None, campaign_lead(302)),
     ("POST", C + "/machines/{machine}/runs/{machine_run}/cancel/", None, campaign_lead(302)),
+    # machine judges you can trust: the certified leaderboard (the world's machine graded no
+    # pair, so a draw is refused and the CSV says why, 409) and the gullibility gate
+    ("GET", C + "/certified/", None, campaign_lead(200)),
+    ("POST", C + "/certified/draw/", "certified_draw", campaign_lead(400)),
+    ("GET", C + "/certified/draw/", None, (405,) * 8),
+    ("GET", C + "/certified.csv", None, campaign_lead(409)),
+    ("GET", C + "/machines/{machine}/gate/", None, campaign_lead(200)),
+    ("POST", C + "/machines/{machine}/gate/run/", "gate_run", campaign_lead(302)),
+    ("POST", C + "/machines/{machine}/gate/override/", "gate_override", campaign_lead(302)),
     # judging: a judge's own queue; another judge's assignment is not there
     ("GET", C + "/judge/", None, judge_page(200)),
     ("GET", J + "/", None, (LOGIN, 404, 200, 404, 404, 404, 404, 404)),
@@ -315,6 +324,13 @@ BODIES = {
         "timeout": 5,
     },
     "machine_run": lambda w: {"scope": "unjudged"},
+    "certified_draw": lambda w: {
+        "machine": w.ids["machine"],
+        "strategy": "stratified",
+        "budget": "10%",
+    },
+    "gate_run": lambda w: {"max_pairs": 10},
+    "gate_override": lambda w: {"reason": "The probes do not look like our documents."},
     "search_endpoint": lambda w: {
         "name": "es-new",
         "kind": "elasticsearch",
