@@ -1,13 +1,13 @@
 import json
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands.import_topics import find_campaign
+from annotation.management.lookups import find_campaign
 from annotation.models import MachineJudge, SampleStrategy
 from annotation.services import certified
 from annotation.services import certified_board as boards
+from common.commands import user_named
 
 
 class Command(BaseCommand):
@@ -73,11 +73,7 @@ class Command(BaseCommand):
         )
         if machine is None:
             raise CommandError(certified.MESSAGES["machine_elsewhere"])
-        user = None
-        if options["user"]:
-            user = get_user_model().objects.filter(username=options["user"]).first()
-            if user is None:
-                raise CommandError(f"no user {options['user']!r}")
+        user = user_named(options["user"])
         try:
             drawn = certified.draw_sample(
                 campaign=campaign,

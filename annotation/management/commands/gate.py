@@ -1,12 +1,12 @@
 import json
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands.import_topics import find_campaign
+from annotation.management.lookups import find_campaign
 from annotation.models import MachineJudge
 from annotation.services import gates
+from common.commands import user_named
 
 
 class Command(BaseCommand):
@@ -37,11 +37,7 @@ class Command(BaseCommand):
         )
         if machine is None:
             raise CommandError("no such machine judge in this campaign")
-        user = None
-        if options["user"]:
-            user = get_user_model().objects.filter(username=options["user"]).first()
-            if user is None:
-                raise CommandError(f"no user {options['user']!r}")
+        user = user_named(options["user"])
         try:
             if options["run"]:
                 job = gates.start_gate(

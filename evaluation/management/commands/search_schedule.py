@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from common.commands import user_named
 from evaluation import measures
 from evaluation.models import Schedule, ScheduleAlert, SearchEndpoint
 from evaluation.services import schedule_runs
@@ -64,14 +64,8 @@ class Command(BaseCommand):
         except ValidationError as error:
             raise CommandError(" ".join(error.messages)) from None
 
-    def _user(self, username: str):
-        found = get_user_model().objects.filter(username=username).first()
-        if found is None:
-            raise CommandError(f"no user named {username!r}")
-        return found
-
     def _schedule(self, name: str, username: str) -> Schedule:
-        found = service.visible_schedules(self._user(username)).filter(name=name).first()
+        found = service.visible_schedules(user_named(username)).filter(name=name).first()
         if found is None:
             raise CommandError(f"{username} has no schedule named {name!r}")
         return found
@@ -79,7 +73,7 @@ class Command(BaseCommand):
     def _list(self, *, user, **options):
         schedules = Schedule.objects.select_related("endpoint", "qrels", "created_by")
         if user:
-            schedules = schedules.filter(created_by=self._user(user))
+            schedules = schedules.filter(created_by=user_named(user))
         for schedule in schedules:
             state = (
                 "paused" if schedule.paused else f"next {schedule.next_run_at:%Y-%m-%d %H:%M %Z}"
@@ -94,7 +88,7 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"no search endpoint named {endpoint!r}")
         schedule = service.create_schedule(
-            user=self._user(user),
+            user=user_named(user),
             name=name,
             endpoint=found.pk,
             qrels=qrels,
@@ -130,7 +124,7 @@ class Command(BaseCommand):
     def _alerts(self, *, user, open, **options):
         alerts = ScheduleAlert.objects.select_related("schedule", "firing")
         if user:
-            alerts = alerts.filter(schedule__created_by=self._user(user))
+            alerts = alerts.filter(schedule__created_by=user_named(user))
         if open:
             alerts = alerts.filter(acknowledged_at__isnull=True)
         for alert in alerts:
