@@ -41,7 +41,7 @@ def refused(error: DjangoValidationError):
     return ValidationError({"detail": error.messages})
 
 
-class VersionSerializer(serializers.ModelSerializer):
+class EndpointVersionSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True, help_text="A username."
     )
@@ -136,11 +136,14 @@ def trial_body(trial, measure: str | None = None) -> dict:
 class SandboxActions:
     """Mixed into SearchEndpointViewSet (``get_object`` finds the endpoint)."""
 
-    @extend_schema(summary="The endpoint's kept versions, newest first")
-    @action(detail=True, methods=["get"])
+    @extend_schema(
+        summary="The endpoint's kept versions, newest first",
+        responses={200: EndpointVersionSerializer(many=True)},
+    )
+    @action(detail=True, methods=["get"], pagination_class=None)
     def versions(self, request, pk=None):
         endpoint = self.get_object()
-        return Response(VersionSerializer(versions_of(endpoint), many=True).data)
+        return Response(EndpointVersionSerializer(versions_of(endpoint), many=True).data)
 
     @extend_schema(
         summary="Two versions' templates as a line diff, and their mapping's changes",
@@ -155,10 +158,10 @@ class SandboxActions:
         endpoint = self.get_object()
         numbers = []
         for key in ("a", "b"):
-            try:
-                numbers.append(int(request.query_params.get(key, "")))
-            except ValueError:
-                raise ValidationError({key: "A version number."}) from None
+            number = parse_id(request.query_params.get(key))
+            if number is None:
+                raise ValidationError({key: "A version number."})
+            numbers.append(number)
         found = {v.number: v for v in endpoint.versions.filter(number__in=numbers)}
         missing = [n for n in numbers if n not in found]
         if missing:
@@ -183,7 +186,7 @@ class SandboxActions:
         methods=["GET"],
         summary="Your sandbox trials of this endpoint, newest first",
         operation_id="search_endpoints_trials_list",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: {"type": "array", "items": {"type": "object"}}},
     )
     @extend_schema(
         methods=["POST"],

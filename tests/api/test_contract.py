@@ -69,7 +69,13 @@ COLLECTIONS = {
     "runs": "run",
     "systems": "system",
 }
-OTHER_PARAMETERS = {"campaign_pk": "campaign", "pair": "pair", "other": "qrels", "qid": "qid"}
+OTHER_PARAMETERS = {
+    "campaign_pk": "campaign",
+    "pair": "pair",
+    "other": "qrels",
+    "qid": "qid",
+    "trial_pk": "search_trial",
+}
 
 
 def real_ids(path: str, generated: dict, world) -> dict:
