@@ -317,6 +317,7 @@ SPECTACULAR_SETTINGS = {
         "ExternalJudgeKindEnum": "annotation.models.EXTERNAL_JUDGE_KINDS",
         "AuditKindEnum": "annotation.models.AuditKind",
         "DeliveryStatusEnum": "evaluation.models.DeliveryStatus",
+        "SearchKindEnum": "evaluation.models.SearchKind",
     },
     # Swagger UI's files ship in drf-spectacular-sidecar: /api/v1/docs/ needs no internet.
     "SWAGGER_UI_DIST": "SIDECAR",

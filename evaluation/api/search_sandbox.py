@@ -20,7 +20,7 @@ from common.ids import parse_id
 from evaluation import measures, search
 from evaluation.api import search as endpoints
 from evaluation.api.search import MappingSerializer
-from evaluation.models import SearchEndpointVersion
+from evaluation.models import SearchEndpointVersion, SearchTrial
 from evaluation.search import sandbox as arithmetic
 from evaluation.services import sandbox
 from evaluation.services.endpoint_versions import versions_of
@@ -50,6 +50,21 @@ class EndpointVersionSerializer(serializers.ModelSerializer):
         model = SearchEndpointVersion
         fields = ["number", "kind", "method", "template", "mapping", "note", "created_by"]
         fields += ["created_at"]
+
+
+class TrialBriefSerializer(serializers.ModelSerializer):
+    """A trial in the endpoint's list: what it compared, on what, whether it was saved."""
+
+    edit = serializers.SerializerMethodField(help_text="Whether it tried an edit.")
+    query_set = serializers.CharField(source="query_set_label")
+
+    class Meta:
+        model = SearchTrial
+        fields = ["id", "base_version", "versions", "edit", "saved_as", "query_set", "measure"]
+        fields += ["created_at"]
+
+    def get_edit(self, trial) -> bool:
+        return bool(trial.template)
 
 
 class TrialRequestSerializer(serializers.Serializer):
@@ -140,10 +155,11 @@ class SandboxActions:
         summary="The endpoint's kept versions, newest first",
         responses={200: EndpointVersionSerializer(many=True)},
     )
-    @action(detail=True, methods=["get"], pagination_class=None)
+    @action(detail=True, methods=["get"])
     def versions(self, request, pk=None):
         endpoint = self.get_object()
-        return Response(EndpointVersionSerializer(versions_of(endpoint), many=True).data)
+        page = self.paginate_queryset(versions_of(endpoint))
+        return self.get_paginated_response(EndpointVersionSerializer(page, many=True).data)
 
     @extend_schema(
         summary="Two versions' templates as a line diff, and their mapping's changes",
@@ -186,7 +202,7 @@ class SandboxActions:
         methods=["GET"],
         summary="Your sandbox trials of this endpoint, newest first",
         operation_id="search_endpoints_trials_list",
-        responses={200: {"type": "array", "items": {"type": "object"}}},
+        responses={200: TrialBriefSerializer(many=True)},
     )
     @extend_schema(
         methods=["POST"],
@@ -198,22 +214,8 @@ class SandboxActions:
     def trials(self, request, pk=None):
         endpoint = self.get_object()
         if request.method == "GET":
-            trials = sandbox.visible_trials(request.user, endpoint)[:50]
-            return Response(
-                [
-                    {
-                        "id": t.pk,
-                        "base_version": t.base_version,
-                        "versions": t.versions,
-                        "edit": bool(t.template),
-                        "saved_as": t.saved_as,
-                        "query_set": t.query_set_label,
-                        "measure": t.measure,
-                        "created_at": t.created_at,
-                    }
-                    for t in trials
-                ]
-            )
+            page = self.paginate_queryset(sandbox.visible_trials(request.user, endpoint))
+            return self.get_paginated_response(TrialBriefSerializer(page, many=True).data)
         asked = TrialRequestSerializer(data=request.data)
         asked.is_valid(raise_exception=True)
         data = dict(asked.validated_data)

@@ -287,7 +287,9 @@ def test_active_time_stops_while_the_tab_is_hidden(page, live_server, login, cam
     expect_all_saved(page)
 
     seconds = Judgment.objects.get(assignment_id=queue[0]).seconds
-    assert seconds == pytest.approx(15, abs=0.5), (
+    # The page's clock still flows with real time between the steps (seconds on a loaded CI
+    # machine, counted as visible time, rightly); the ten hidden minutes must not count.
+    assert seconds == pytest.approx(15, abs=3), (
         f"15 s were spent with the tab visible; {seconds} s were recorded"
     )
 
