@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import forms
@@ -20,7 +20,7 @@ from annotation.access import get_campaign_for_lead
 from annotation.models import GullibilityGate, MachineJudge
 from annotation.services import certified, gates
 from annotation.services import certified_board as boards
-from annotation.views.common import plural
+from annotation.views.common import campaign_machine, plural
 
 MESSAGES = {
     "drawn": "Drew {chosen} pair{s} for the humans ({strategy}, seed {seed}): {sent} sent, "
@@ -155,12 +155,6 @@ def certified_csv(request, pk):
 # --- the gullibility gate ------------------------------------------------------------------
 
 
-def _machine(campaign, mid) -> MachineJudge:
-    return get_object_or_404(
-        MachineJudge.objects.select_related("judge__campaign"), pk=mid, judge__campaign=campaign
-    )
-
-
 def _render_gate(request, campaign, machine, status=200, **given):
     gate = gates.latest_gate(machine)
     context = {
@@ -184,14 +178,14 @@ def _render_gate(request, campaign, machine, status=200, **given):
 @login_required
 def machine_gate(request, pk, mid):
     campaign = get_campaign_for_lead(request.user, pk)
-    return _render_gate(request, campaign, _machine(campaign, mid))
+    return _render_gate(request, campaign, campaign_machine(campaign, mid))
 
 
 @require_POST
 @login_required
 def machine_gate_run(request, pk, mid):
     campaign = get_campaign_for_lead(request.user, pk)
-    machine = _machine(campaign, mid)
+    machine = campaign_machine(campaign, mid)
     form = forms.GateForm(request.POST)
     if not form.is_valid():
         return _render_gate(request, campaign, machine, status=400, form=form)
@@ -212,7 +206,7 @@ def machine_gate_run(request, pk, mid):
 @login_required
 def machine_gate_override(request, pk, mid):
     campaign = get_campaign_for_lead(request.user, pk)
-    machine = _machine(campaign, mid)
+    machine = campaign_machine(campaign, mid)
     form = forms.GateOverrideForm(request.POST)
     gate = gates.latest_gate(machine)
     if not form.is_valid() or gate is None:
