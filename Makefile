@@ -4,7 +4,7 @@ PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads bench-judging-cost bench-machine-trust worker
+.PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads bench-judging-cost bench-machine-trust bench-search-qps worker
 
 setup:
 	@scripts/setup
@@ -39,12 +39,14 @@ test: setup chromium
 	@$(PY) -m ruff format --check .
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
-## Debian's Chromium, axe-core (npm) for the browser tests, and oidc-provider (npm), the
-## OpenID Connect provider the single sign-on tests run on loopback.
+## Debian's Chromium, axe-core (npm) for the browser tests, oidc-provider (npm), the OpenID
+## Connect provider the single sign-on tests run on loopback, and Debian's xapian-omega, the
+## real search engine the search endpoints are tested and benchmarked against.
 chromium:
 	@scripts/ensure-chromium
 	@scripts/ensure-axe
 	@scripts/ensure-oidc-provider
+	@scripts/ensure-omega
 
 lint:
 	@$(PY) -m ruff check . && $(PY) -m ruff format --check .
@@ -88,3 +90,8 @@ worker: setup
 ## Certified means and the gullibility gate on simulated collections (bench/machine_trust.py).
 bench-machine-trust: setup
 	@$(PY) bench/machine_trust.py $(BENCH_ARGS)
+
+## Queries per second against Xapian Omega, 8 in flight: the product's search client against
+## plain httpx (bench/search_qps.py; skipped, saying so, without xapian-omega).
+bench-search-qps: setup
+	@$(PY) bench/search_qps.py $(BENCH_ARGS)

@@ -9,27 +9,14 @@ and annotation.tasks registers each task under its name when it loads
 
 from __future__ import annotations
 
-from typing import Any
+from common.background import TaskRegistry
 
 REFRESH_AGREEMENT = "refresh_agreement"
 REORDER_POOL = "reorder_pool"
 REFRESH_LIVE_BOARD = "refresh_live_board"
 MACHINE_JUDGE = "machine_judge"
+GULLIBILITY_GATE = "gullibility_gate"
 
-_tasks: dict[str, Any] = {}
-
-
-def register_background(**tasks: Any) -> None:
-    """Register tasks by name (one of the names above)."""
-    _tasks.update(tasks)
-
-
-def background(name: str) -> Any:
-    """The task registered as ``name``: call its ``enqueue(**params)``."""
-    try:
-        return _tasks[name]
-    except KeyError:
-        raise RuntimeError(
-            f"No background task registered as {name!r}: is 'annotation' in INSTALLED_APPS "
-            "(AnnotationConfig.ready imports annotation.tasks, which registers them)?"
-        ) from None
+_registry = TaskRegistry("annotation", "AnnotationConfig")
+register_background = _registry.register
+background = _registry.get

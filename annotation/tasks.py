@@ -31,9 +31,18 @@ from annotation.models import (
     AgreementRefresh,
     AgreementSnapshot,
     Campaign,
+    GullibilityGate,
     MachineRun,
 )
-from annotation.services import adjudication, audits, campaign_files, live, machine_runs, ordering
+from annotation.services import (
+    adjudication,
+    audits,
+    campaign_files,
+    gates,
+    live,
+    machine_runs,
+    ordering,
+)
 from annotation.services import agreement as agreement_service
 from annotation.services import imports as judgment_imports
 from annotation.services.campaign_files import count_of, pool_summary, step
@@ -41,7 +50,7 @@ from common.uploads import max_upload_bytes
 from evaluation.models import Run
 from evaluation.trec import TrecFormatError
 from jobs.models import Job
-from jobs.services import JobFailed, Progress, drop_staged, running, stage_upload, start_job
+from jobs.services import JobFailed, Progress, running
 
 MESSAGES = {
     "campaign_gone": "The campaign no longer exists.",
@@ -347,14 +356,7 @@ def publish_job(
 
 
 @task
-def send_audit_job(
-    *,
-    job_id: int,
-    campaign_id: int,
-    audit_kind: str,
-    size: int | None = None,
-    seed: int | None = None,
-) -> None:
+def send_audit_job(*, job_id: int, campaign_id: int, audit_kind: str, size=None, seed=None):
     """services.audits.send_audit of more pairs than a request may write (SYNC_WRITE_ROWS),
     in the name of who started the job; chosen again here, from the grades as they are now."""
     with running(job_id) as progress:
@@ -377,26 +379,6 @@ def send_audit_job(
             **_result(campaign, summary),
             "audit": result.audit.pk if result.audit else None,
         }
-
-
-def start_import_job(*, campaign: Campaign, upload, user, what: str, task, **params) -> Job:
-    """Stage an uploaded file and start the job that imports it (web form and API alike)."""
-    staged = stage_upload(upload, prefix=f"campaign-{campaign.pk}/{what}")
-    try:
-        return start_job(
-            kind=f"annotation.import_{what}",
-            title=f"Import {what} into {campaign.name}",
-            user=user,
-            task=task,
-            campaign_id=campaign.pk,
-            staged=staged,
-            filename=upload.name,
-            **params,
-        )
-    except BaseException:
-        # The job never started, so nothing else will delete the staged file.
-        drop_staged(staged)
-        raise
 
 
 @task
@@ -473,11 +455,30 @@ def machine_judge_job(*, job_id: int, run_id: int) -> None:
         progress.result = {**progress.result, "summary": summary}
 
 
+@task
+def gullibility_gate_job(*, job_id: int, gate_id: int) -> None:
+    """Run a machine judge's gullibility gate (annotation/services/gates.py)."""
+    with running(job_id) as progress:
+        gate = GullibilityGate.objects.select_related("machine__judge").filter(pk=gate_id).first()
+        if gate is None:
+            raise JobFailed(MESSAGES["campaign_gone"])
+        url = reverse(
+            "annotation:machine-gate", args=[gate.machine.judge.campaign_id, gate.machine_id]
+        )
+        progress.result = {"url": url, "label": "See the gate", "summary": ""}
+        Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
+        try:
+            progress.result["summary"] = gates.run_gate(gate=gate, progress=progress)
+        except ValidationError as error:
+            raise _failure(error) from None
+
+
 background.register_background(
     **{
         background.REFRESH_AGREEMENT: refresh_agreement_task,
         background.REORDER_POOL: reorder_pool_task,
         background.REFRESH_LIVE_BOARD: refresh_live_board_task,
         background.MACHINE_JUDGE: machine_judge_job,
+        background.GULLIBILITY_GATE: gullibility_gate_job,
     }
 )

@@ -11,6 +11,7 @@ from annotation.views import (
     machines,
     pool,
     progress,
+    trust,
 )
 
 app_name = "annotation"
@@ -65,6 +66,18 @@ urlpatterns = [
         "<int:pk>/machines/<int:mid>/runs/<int:run>/cancel/",
         machines.machine_cancel,
         name="machine-cancel",
+    ),
+    # Leads: machine judges you can trust (annotation/views/trust.py): the certified
+    # leaderboard and its human sample, and each machine judge's gullibility gate.
+    path("<int:pk>/certified/", trust.certified_board, name="certified"),
+    path("<int:pk>/certified/draw/", trust.certified_draw, name="certified-draw"),
+    path("<int:pk>/certified.csv", trust.certified_csv, name="certified-csv"),
+    path("<int:pk>/machines/<int:mid>/gate/", trust.machine_gate, name="machine-gate"),
+    path("<int:pk>/machines/<int:mid>/gate/run/", trust.machine_gate_run, name="machine-gate-run"),
+    path(
+        "<int:pk>/machines/<int:mid>/gate/override/",
+        trust.machine_gate_override,
+        name="machine-gate-override",
     ),
     # Judges: grade pairs from the keyboard (annotation/views/judging.py).
     path("<int:pk>/judge/", judging.judge_page, name="judge"),

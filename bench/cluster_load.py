@@ -66,11 +66,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (
     PYTHON,
     ROOT,
+    cpu_seconds,
+    descendants,
     django,
     free_port,
     gunicorn_command,
+    machine_busy,
     multipart,
     percentile,
+    postgres_backends,
     scratch_app,
 )
 from judging_load import SETUP as JUDGING_SETUP
@@ -85,7 +89,6 @@ TARGET_RATIO = 1.6
 AFTER_READY_SECONDS = 5.0  # the fault phase lasts at least this long after node B is back
 GRADE_SECONDS = "3.5"  # each grade's active time: a resend counted twice would show as 7.0
 PAUSE_AT = "import_run.before_commit"  # jobs/faults.py: where worker 1 is killed
-TICK = os.sysconf("SC_CLK_TCK")
 CUT = (OSError, http.client.HTTPException)  # refused, reset, closed mid-answer, timed out
 
 CHECK = """
@@ -206,53 +209,7 @@ def readyz(port: int) -> int | None:
         conn.close()
 
 
-# --- CPU accounting from /proc -------------------------------------------------------------
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all its threads); 0 when it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14, 15)
-
-
-def descendants(pid: int) -> list[int]:
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-            parents.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        children = parents.get(todo.pop(), [])
-        found += children
-        todo += children
-    return found
-
-
-def machine_busy() -> tuple[float, float]:
-    """CPU seconds the whole machine spent busy, and in all (busy or idle), over all CPUs."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
-    user, nice, system, idle, iowait, irq, softirq, steal = fields
-    busy = user + nice + system + irq + softirq + steal
-    return busy / TICK, (busy + idle + iowait) / TICK
-
-
-def postgres_backends(database: str) -> list[int]:
-    result = subprocess.run(
-        [
-            *("psql", "-h", "127.0.0.1", "-U", "postgres", "-w", "-d", "postgres", "-Atq"),
-            *("-c", f"select pid from pg_stat_activity where datname = '{database}'"),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    return [int(line) for line in result.stdout.split()]
+# --- CPU accounting (harness: /proc) ---------------------------------------------------
 
 
 class CpuMeter:

@@ -1,6 +1,7 @@
-"""What the loopback benchmarks share (judging_load.py, dashboard_bench.py, mixed_load.py): a
-scratch PostgreSQL database and data folder with production settings, the app's servers on
-127.0.0.1, and small HTTP helpers. Nothing here talks to any address but the loopback."""
+"""What the loopback benchmarks share (judging_load.py, dashboard_bench.py, mixed_load.py,
+cluster_load.py): a scratch PostgreSQL database and data folder with production settings, the
+app's servers on 127.0.0.1, another commit's checkout to run them from, the CPU each process
+used (/proc), and small HTTP helpers. Nothing here talks to any address but the loopback."""
 
 from __future__ import annotations
 
@@ -13,14 +14,19 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+# The checkout a scratch instance runs from (manage.py, gunicorn's cwd): this one unless
+# scratch_app was given another (checkout()); kept in the instance's environment.
+CHECKOUT = "QRELSMITH_BENCH_CHECKOUT"
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -69,17 +75,18 @@ def psql(sql: str) -> None:
 
 
 @contextmanager
-def scratch_app(name: str) -> Iterator[dict]:
+def scratch_app(name: str, root: Path = ROOT) -> Iterator[dict]:
     """The environment of a migrated scratch instance (PostgreSQL database ``relevance_<name>_
     <random>``, a temporary data folder, production settings over plain http, tasks through
-    the database queue); both are dropped on the way out."""
+    the database queue) of the checkout at ``root``; both are dropped on the way out."""
     database = f"relevance_{name}_{secrets.token_hex(4)}"
     data_dir = Path(tempfile.mkdtemp(prefix=f"relevance-{name}-"))
     (data_dir / "staticfiles").mkdir()  # WhiteNoise warns when STATIC_ROOT is missing
     env = production_env(postgres_base().format(db=database), data_dir)
+    env[CHECKOUT] = str(root)
     psql(f"create database {database}")
     try:
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=root, env=env, check=True)
         yield env
     finally:
         psql(f"drop database if exists {database}")
@@ -97,7 +104,7 @@ def django(env: dict, code: str, *args: str) -> str:
             "-c",
             f"import sys; sys.argv = ['x', *{list(args)!r}]\n{code}",
         ],
-        cwd=ROOT,
+        cwd=checkout_of(env),
         env=env,
         capture_output=True,
         text=True,
@@ -108,11 +115,56 @@ def django(env: dict, code: str, *args: str) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
+def checkout_of(env: dict) -> Path:
+    return Path(env.get(CHECKOUT) or ROOT)
+
+
 @contextmanager
-def servers(env: dict, *, workers: int, threads: int = 0, worker_interval: float | None = None):
+def checkout(rev: str) -> Iterator[Path]:
+    """A detached git worktree of ``rev`` (a commit, branch or tag of this repository) in a
+    temporary folder, run with this checkout's .venv (its packages must match); removed on the
+    way out. The benchmarks run the same load against it and this checkout in one run."""
+    folder = Path(tempfile.mkdtemp(prefix="qrelsmith-rev-"))
+    folder.rmdir()
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", "--quiet", str(folder), rev],
+        cwd=ROOT,
+        check=True,
+    )
+    try:
+        yield folder
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT, check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def describe(root: Path) -> str:
+    """The checkout's commit (short hash), with "+changes" when its files differ from it."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return head + ("+changes" if dirty else "")
+
+
+@contextmanager
+def servers(
+    env: dict,
+    *,
+    workers: int,
+    threads: int = 0,
+    worker_interval: float | None = None,
+    started: list | None = None,
+):
     """gunicorn on a free loopback port (gthread workers when ``threads``), and a
     ``db_worker`` polling every ``worker_interval`` seconds when given; yields the port once
-    gunicorn answers, and stops them all on the way out."""
+    gunicorn answers, and stops them all on the way out. ``started`` gets gunicorn's
+    Popen (its master; the workers are its children)."""
     port = free_port()
     command = gunicorn_command(
         port,
@@ -120,12 +172,15 @@ def servers(env: dict, *, workers: int, threads: int = 0, worker_interval: float
         threads=threads,
         control_socket=Path(env["DATA_DIR"]) / "gunicorn.ctl",
     )
-    processes = [subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)]
+    root = checkout_of(env)
+    processes = [subprocess.Popen(command, cwd=root, env=env, start_new_session=True)]
+    if started is not None:
+        started.append(processes[0])
     try:
         if worker_interval is not None:
             worker = [PYTHON, "manage.py", "db_worker", "--no-reload", "--no-startup-delay"]
             worker += ["--interval", str(worker_interval), "-v", "0"]
-            processes.append(subprocess.Popen(worker, cwd=ROOT, env=env, start_new_session=True))
+            processes.append(subprocess.Popen(worker, cwd=root, env=env, start_new_session=True))
         wait_for_port(port)
         yield port
     finally:
@@ -195,3 +250,105 @@ def percentile(values: list[float], q: float) -> float:
     if len(values) == 1:
         return values[0]
     return statistics.quantiles(values, n=1000, method="inclusive")[round(q * 10) - 1]
+
+
+# --- CPU accounting from /proc -------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads); 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14, 15)
+
+
+def descendants(pid: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
+
+
+def postgres_backends(database: str) -> list[int]:
+    """The PostgreSQL backends serving ``database``, by their process titles ("postgres:
+    15/main: postgres <database> 127.0.0.1(port) idle"): no query, so reading them often
+    costs the server nothing."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes()
+            except (FileNotFoundError, ProcessLookupError, PermissionError):
+                continue
+            if title.startswith(b"postgres: ") and f" {database} ".encode() in title:
+                found.append(int(entry.name))
+    return found
+
+
+def machine_busy() -> tuple[float, float]:
+    """CPU seconds the whole machine spent busy, and in all (busy or idle), over all CPUs."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    busy = user + nice + system + irq + softirq + steal
+    return busy / TICK, (busy + idle + iowait) / TICK
+
+
+class CpuSampler:
+    """CPU seconds each part (a name and a function listing its pids) used between
+    ``start()`` and ``stop()``. The pids are read every ``interval`` seconds and each one's
+    last reading kept, so a process that ends in between (a database connection closed after
+    its CONN_MAX_AGE, a worker restarted) keeps what it used up to its last reading; one that
+    starts counts from 0."""
+
+    def __init__(self, parts: dict[str, Callable[[], list[int]]], interval: float = 0.25):
+        self.parts, self.interval = parts, interval
+        self.first: dict[str, dict[int, float]] = {}
+        self.last: dict[str, dict[int, float]] = {}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _read(self) -> None:
+        for part, pids in self.parts.items():
+            for pid in pids():
+                used = cpu_seconds(pid)
+                if used:
+                    self.first[part].setdefault(pid, 0.0 if self.started else used)
+                    self.last[part][pid] = max(used, self.last[part].get(pid, 0.0))
+
+    def _sample(self) -> None:
+        while not self.done.wait(self.interval):
+            self._read()
+
+    def start(self) -> None:
+        self.first = {part: {} for part in self.parts}
+        self.last = {part: {} for part in self.parts}
+        self.started = False
+        self._read()
+        self.started = True
+        self.busy_before = machine_busy()
+        self.thread.start()
+
+    def stop(self) -> dict[str, float]:
+        self.done.set()
+        self.thread.join()
+        self._read()
+        busy, total = machine_busy()
+        used = {
+            part: sum(last - self.first[part].get(pid, 0.0) for pid, last in pids.items())
+            for part, pids in self.last.items()
+        }
+        used["machine"] = busy - self.busy_before[0]
+        used["capacity"] = total - self.busy_before[1]
+        return used

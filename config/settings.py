@@ -126,6 +126,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": str(Path(tempfile.gettempdir()) / f"relevance-test-{os.getpid()}.sqlite3")
     }
 
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The grade path's statements are prepared: PostgreSQL plans each once per connection
+    # (annotation/services/compiled.py; planning them cost it more than running them). Django's
+    # own cursors bind on the client and never prepare. Turn it off behind a pooler in
+    # transaction mode that cannot keep prepared statements (PgBouncer before 1.21).
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+        0 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None
+    )
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # One cache shared by every web node and worker when REDIS_URL is set (the agreement report's
@@ -307,6 +316,8 @@ SPECTACULAR_SETTINGS = {
         "AdjudicationRuleEnum": "annotation.models.AdjudicationRule",
         "ExternalJudgeKindEnum": "annotation.models.EXTERNAL_JUDGE_KINDS",
         "AuditKindEnum": "annotation.models.AuditKind",
+        "DeliveryStatusEnum": "evaluation.models.DeliveryStatus",
+        "SearchKindEnum": "evaluation.models.SearchKind",
     },
     # Swagger UI's files ship in drf-spectacular-sidecar: /api/v1/docs/ needs no internet.
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -330,6 +341,42 @@ if min(OUTBOUND_MAX_RESPONSE_BYTES, OUTBOUND_MAX_CONCURRENCY) < 1 or OUTBOUND_MA
 # and that `manage.py demo` points its machine judge at; empty: none (README "The demo").
 LLM_BASE_URL = env_str("QRELSMITH_LLM_BASE_URL", "").strip()
 LLM_MODEL = env_str("QRELSMITH_LLM_MODEL", "").strip()
+# Scheduled evaluations (README "Schedules and alerts"): the task worker's clock ticks this
+# often (jobs/services/clock.py); a schedule fires at most once per
+# SCHEDULE_MIN_INTERVAL_MINUTES (the one home of that limit); an alert's webhook waits at most
+# WEBHOOK_TIMEOUT_SECONDS per attempt and is tried again up to WEBHOOK_MAX_RETRIES times.
+CLOCK_TICK_SECONDS = env_int("CLOCK_TICK_SECONDS", 30)
+SCHEDULE_MIN_INTERVAL_MINUTES = env_int("SCHEDULE_MIN_INTERVAL_MINUTES", 60)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_MAX_RETRIES = env_int("WEBHOOK_MAX_RETRIES", 3)
+if min(CLOCK_TICK_SECONDS, SCHEDULE_MIN_INTERVAL_MINUTES, WEBHOOK_TIMEOUT_SECONDS) < 1:
+    raise ImproperlyConfigured(
+        "CLOCK_TICK_SECONDS, SCHEDULE_MIN_INTERVAL_MINUTES and WEBHOOK_TIMEOUT_SECONDS must be "
+        "at least 1"
+    )
+# Alert e-mails go through Django's mailers (MAILERS, Django 6.1's mail settings): SMTP at
+# EMAIL_HOST:EMAIL_PORT (Django's old defaults, localhost:25). A send that fails is kept on
+# the alert and shown; EMAIL_BACKEND names another backend (given the SMTP options only when
+# it is SMTP).
+_smtp = "django.core.mail.backends.smtp.EmailBackend"
+_email_backend = env_str("EMAIL_BACKEND", _smtp)
+MAILERS = {
+    "default": {
+        "BACKEND": _email_backend,
+        "OPTIONS": {
+            "host": env_str("EMAIL_HOST", "localhost"),
+            "port": env_int("EMAIL_PORT", 25),
+            "username": env_str("EMAIL_HOST_USER", ""),
+            "password": env_str("EMAIL_HOST_PASSWORD", ""),
+            "use_tls": env_bool("EMAIL_USE_TLS", False),
+            "use_ssl": env_bool("EMAIL_USE_SSL", False),
+            "timeout": env_int("EMAIL_TIMEOUT", 10),
+        }
+        if _email_backend == _smtp
+        else {},
+    }
+}
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "qrelsmith@localhost")
 # Stored secrets (a machine judge's key) are encrypted with these Fernet keys (common/secrets.py);
 # empty: a key derived from SECRET_KEY.
 SECRETS_KEYS = env_list("SECRETS_KEYS", [])

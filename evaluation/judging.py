@@ -56,6 +56,21 @@ class TopicText:
 
 
 @dataclass(frozen=True)
+class CertifiedRun:
+    """A run's certified nDCG@10 on a campaign it was pooled into (issue 33): the estimate
+    from a machine's grades and a designed human sample, with its 95% interval."""
+
+    run: int
+    campaign: str
+    campaign_url: str  # the campaign's certified leaderboard
+    ndcg: float
+    low: float
+    high: float
+    humans: int
+    pool_size: int
+
+
+@dataclass(frozen=True)
 class JudgingLink:
     """The judging side's answers. Each is a plain callable:
 
@@ -78,7 +93,10 @@ class JudgingLink:
     - ``topic_texts(user, qids)``: {qid: TopicText} for the qids of the campaigns ``user``
       may read the topics of (the rule of ``topic_queries``), with all three fields;
     - ``campaign_topics(user, campaign_id)``: (the campaign's name, [TopicText] in qid
-      order) for a campaign ``user`` leads, None for any other.
+      order) for a campaign ``user`` leads, None for any other;
+    - ``certified_runs(user, runs)``: a ``CertifiedRun`` for each of ``runs`` and each
+      campaign ``user`` leads that pooled it and has a certified leaderboard (none for
+      everyone else).
     """
 
     campaigns_led_by: Callable[[Any], Any]
@@ -90,6 +108,7 @@ class JudgingLink:
     qrels_origin: Callable[[Any, Any], QrelsOrigin | None]
     topic_texts: Callable[[Any, list[str]], dict[str, TopicText]]
     campaign_topics: Callable[[Any, Any], tuple[str, list[TopicText]] | None]
+    certified_runs: Callable[[Any, list], list[CertifiedRun]]
 
 
 _link: JudgingLink | None = None

@@ -8,6 +8,7 @@ engine version, so a change in how numbers are computed gives new keys, not old 
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.services.teams import default_team_pk
 
@@ -113,6 +114,13 @@ def _run_upload_path(run, filename):
     return f"runs/{run.checksum[:2]}/{run.checksum}/{filename}"
 
 
+class RunQuerySet(models.QuerySet):
+    def listed(self):
+        """The runs lists, pickers and the leaderboard show: all but sandbox trials' runs
+        (SearchRun.trial), which their trial's page links to."""
+        return self.exclude(search__trial=True)
+
+
 class Run(models.Model):
     """One ranked-list file of a system. The lines live in a Parquet artifact, not in rows."""
 
@@ -140,6 +148,8 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["system__name", "name"]
@@ -269,6 +279,75 @@ class SearchEndpoint(models.Model):
         return reverse("evaluation:search-endpoint", args=[self.pk])
 
 
+class SearchEndpointVersion(models.Model):
+    """One saved version of an endpoint: what its request was and how its answer was read
+    (``number`` is the endpoint's ``version`` then), who saved it and when. Versions are
+    kept so they can be compared (evaluation/services/sandbox.py) and a run's provenance
+    read beside the version that made it. The key is never part of a version."""
+
+    endpoint = models.ForeignKey(SearchEndpoint, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    kind = models.CharField(max_length=20, choices=SearchKind.choices)
+    url = models.CharField(max_length=2000)
+    method = models.CharField(max_length=4)
+    template = models.TextField()
+    mapping = models.JSONField(default=dict)
+    auth = models.CharField(max_length=10, choices=SearchAuth.choices, default=SearchAuth.NONE)
+    auth_header = models.CharField(max_length=64, blank=True)
+    note = models.CharField(max_length=300, blank=True, help_text="What changed, in words.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["endpoint", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["endpoint", "number"], name="search_endpoint_version_unique"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.endpoint} v{self.number}"
+
+
+class SearchTrial(models.Model):
+    """A sandbox trial (Quepid's loop): a query set asked of an endpoint once per arm (saved
+    versions, and maybe an unsaved edit of the template and mapping), each arm stored as a
+    hidden run (``SearchRun.trial``), scored against ``qrels`` with ``measure``, per-query
+    deltas against the first arm. Seen by the person who started it (and admins)."""
+
+    endpoint = models.ForeignKey(SearchEndpoint, on_delete=models.CASCADE, related_name="trials")
+    base_version = models.PositiveIntegerField(help_text="The endpoint's version at the start.")
+    # The unsaved edit, if the trial has one (empty template: versions only).
+    template = models.TextField(blank=True)
+    mapping = models.JSONField(default=dict, blank=True)
+    versions = models.JSONField(default=list, help_text="The saved versions asked, in order.")
+    query_set = models.JSONField(help_text='{"campaign": id} or {"qrels": id}.')
+    query_set_label = models.CharField(max_length=300)
+    qrels = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="+")
+    measure = models.CharField(max_length=200, help_text="As given, in either dialect.")
+    k = models.PositiveIntegerField()
+    arms = models.JSONField(default=list, help_text="[{label, version, run, means, failed}].")
+    result = models.JSONField(default=dict, help_text="Measures, means, per-query values.")
+    saved_as = models.PositiveIntegerField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    job_id = models.PositiveIntegerField(null=True, blank=True, unique=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"trial {self.pk} of {self.endpoint}"
+
+    def get_absolute_url(self):
+        return reverse("evaluation:search-trial", args=[self.endpoint_id, self.pk])
+
+
 class SearchRun(models.Model):
     """How a run was made by querying an endpoint: the endpoint and a snapshot of its
     request and mapping (no key), the query set, k, when, and each query's outcome
@@ -291,6 +370,9 @@ class SearchRun(models.Model):
     job_id = models.PositiveIntegerField(
         null=True, blank=True, unique=True, help_text="The job that made it (a retry finds it)."
     )
+    # A sandbox trial's run (SearchTrial): kept for its trial's diff, hidden from the
+    # leaderboard, the runs list and the pickers (Run.objects.listed()).
+    trial = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-started_at"]
@@ -301,3 +383,13 @@ class SearchRun(models.Model):
     @property
     def failed(self) -> list[dict]:
         return [query for query in self.queries if query.get("error_kind")]
+
+
+# Scheduled evaluations and their alerts live in their own module (issue 31, item 5).
+from evaluation.schedules.models import (  # noqa: E402, F401
+    DeliveryStatus,
+    FiringStatus,
+    Schedule,
+    ScheduleAlert,
+    ScheduleFiring,
+)

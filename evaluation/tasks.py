@@ -24,8 +24,9 @@ from django.urls import reverse
 from common.uploads import max_upload_bytes
 from evaluation import dashboards, measures, services
 from evaluation.analysis import pool_fairness
+from evaluation.background import SCHEDULE_FIRING, register_background
 from evaluation.models import QrelsVersion, Run, SearchEndpoint, SearchRun
-from evaluation.services import endpoint_runs
+from evaluation.services import endpoint_runs, sandbox, schedule_runs
 from evaluation.trec import TrecFormatError
 from jobs.services import JobFailed, Progress, running, start_job
 
@@ -37,6 +38,7 @@ MESSAGES = {
     "qrels_gone": "the qrels version no longer exists.",
     "runs_scored": "Scored {n} run{s} against {qrels}.",
     "runs_failed": "{n} could not be scored: {details}",
+    "trial_done": "{measure} over {topics:,} judged topics: {means}.",
     "fairness_done": (
         "Left each of {n} runs out of the pool at depth {depth}: the largest drop of "
         "{measure} is {drop:.4f}."
@@ -318,6 +320,59 @@ def pool_fairness_task(*, job_id: int, scoring: dict, depth: int | None = None) 
         }
 
 
+TRIAL_JOB_KIND = "evaluation.search_trial"
+
+
+def start_search_trial(*, endpoint, user, plan: dict):
+    """The job of a sandbox trial (services.sandbox.plan_trial's checked ``plan``), for the
+    page, the API and anyone else who starts one."""
+    edit = " with an edit" if plan["template"] else ""
+    return start_job(
+        kind=TRIAL_JOB_KIND,
+        title=f"Sandbox trial of {endpoint.name}{edit}",
+        user=user,
+        task=search_trial_task,
+        **{key: value for key, value in plan.items() if key != "endpoint"},
+        endpoint_id=endpoint.pk,
+    )
+
+
+@task
+def search_trial_task(*, job_id: int, endpoint_id: int, **plan) -> None:
+    """A sandbox trial (evaluation.services.sandbox.run_trial): every arm asked and stored
+    as a hidden run, scored; the result links to the trial's page. A second attempt finds
+    the trial its first one kept, or starts the arms again (deleting what it left)."""
+    with running(job_id) as progress:
+        found = SearchEndpoint.objects.filter(pk=endpoint_id).first()
+        if found is None:
+            raise JobFailed("The search endpoint no longer exists.")
+        progress.step(f"Asking {found.name}", done=0)
+        try:
+            trial = sandbox.run_trial(
+                endpoint=found,
+                user=progress.job.created_by,
+                job_id=progress.job.pk,
+                on_progress=lambda done, total: progress.step(
+                    f"Asked {done:,} of {total:,} queries", done=done, total=total
+                ),
+                **plan,
+            )
+        except ValidationError as error:
+            raise JobFailed(" ".join(error.messages)) from None
+        name, table = sandbox.table(trial)
+        means = ", ".join(
+            f"{arm['label']} {mean:.4f}" for arm, mean in zip(trial.arms, table.means, strict=True)
+        )
+        progress.result = {
+            "trial": trial.pk,
+            "url": trial.get_absolute_url(),
+            "label": "See the trial",
+            "summary": MESSAGES["trial_done"].format(
+                measure=measures.display_name(name), means=means, topics=len(table.rows)
+            ),
+        }
+
+
 @task
 def search_run_task(
     *,
@@ -386,3 +441,26 @@ def start_search_run(*, endpoint, user, k, campaign=None, qrels=None, system="",
         system=system,
         name=name,
     )
+
+
+@task
+def schedule_firing_task(*, job_id: int, firing: int) -> None:
+    """One firing of a schedule (evaluation.services.schedule_runs.perform_firing): its run,
+    its evaluation, and the alert a drop raises. A second attempt of the job (its worker
+    died) finds the run the first stored. The result links to the schedule's page."""
+    with running(job_id) as progress:
+        try:
+            done = schedule_runs.perform_firing(
+                firing_id=firing, job=progress.job, on_step=lambda text: progress.step(text)
+            )
+        except schedule_runs.FiringFailed as failed:
+            raise JobFailed(str(failed)) from None
+        progress.result = {
+            "url": done.schedule.get_absolute_url(),
+            "label": "See the schedule",
+            "summary": done.message,
+            "run": done.run_id,
+        }
+
+
+register_background(**{SCHEDULE_FIRING: schedule_firing_task})

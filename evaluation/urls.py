@@ -7,7 +7,9 @@ from evaluation.views import (
     qrels,
     rankings,
     runs,
+    schedules,
     search,
+    search_sandbox,
     upload,
 )
 
@@ -56,4 +58,24 @@ urlpatterns = [
     path("search/<int:pk>/edit/", search.search_edit, name="search-edit"),
     path("search/<int:pk>/test/", search.search_test, name="search-test"),
     path("search/<int:pk>/run/", search.search_run, name="search-run"),
+    # The query sandbox (evaluation/views/search_sandbox.py): trials, versions.
+    path("search/<int:pk>/sandbox/", search_sandbox.search_sandbox, name="search-sandbox"),
+    path("search/<int:pk>/trials/<int:trial>/", search_sandbox.search_trial, name="search-trial"),
+    path(
+        "search/<int:pk>/trials/<int:trial>/save/",
+        search_sandbox.search_trial_save,
+        name="search-trial-save",
+    ),
+    path("search/<int:pk>/versions/", search_sandbox.search_versions, name="search-versions"),
+    # Schedules of search endpoints (evaluation/views/schedules.py): their owner, and admins.
+    path("schedules/", schedules.schedule_list, name="schedule-list"),
+    path("schedules/new/", schedules.schedule_new, name="schedule-new"),
+    path("schedules/<int:pk>/", schedules.schedule_detail, name="schedule-detail"),
+    path("schedules/<int:pk>/pause/", schedules.schedule_pause, name="schedule-pause"),
+    path("schedules/<int:pk>/delete/", schedules.schedule_delete, name="schedule-delete"),
+    path(
+        "schedules/alerts/<int:pk>/acknowledge/",
+        schedules.alert_acknowledge,
+        name="schedule-alert-acknowledge",
+    ),
 ]

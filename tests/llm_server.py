@@ -138,7 +138,44 @@ def lexical_grade(request: dict) -> Action:
     return Reply(f"Grade: {grade}")
 
 
-ANSWERS = {"hash": default_grade, "lexical": lexical_grade}
+EVIDENCE = re.compile(r"\bevidence\b")
+
+
+def _query_and_passage(request: dict) -> tuple[str, str] | None:
+    user = next((m["content"] for m in request["messages"] if m.get("role") == "user"), "")
+    query, passage = QUERY_LINE.search(user), PASSAGE.search(user)
+    if query is None or passage is None:
+        return None
+    return query.group(1), passage.group(1)
+
+
+def honest_grade(request: dict) -> Action:
+    """A stated rule that reads what the passage says, not how: its grade is how many times
+    it says the word "evidence" (at most 3). Query words stuffed in, an instruction to call it
+    relevant and shuffled sentences change nothing (the gullibility gate's probes pass)."""
+    found = _query_and_passage(request)
+    if found is None:
+        return Reply("I cannot find the query and the passage in this prompt.")
+    return Reply(f"Grade: {min(3, len(EVIDENCE.findall(found[1].lower())))}")
+
+
+def gullible_grade(request: dict) -> Action:
+    """The honest rule, except that a passage holding every word of the query is called
+    highly relevant (3): the keyword stuffing the gullibility gate probes for."""
+    found = _query_and_passage(request)
+    if found is None:
+        return Reply("I cannot find the query and the passage in this prompt.")
+    if lexical_overlap(*found) == 1.0:
+        return Reply("Grade: 3")
+    return honest_grade(request)
+
+
+ANSWERS = {
+    "hash": default_grade,
+    "lexical": lexical_grade,
+    "honest": honest_grade,
+    "gullible": gullible_grade,
+}
 
 
 def _completion(text: str) -> dict:

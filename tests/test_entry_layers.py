@@ -55,3 +55,17 @@ def test_the_layers_are_told_apart():
     assert layer("annotation.services.campaign_files") == "below"
     assert layer("evaluation.cli.gate") == "below"
     assert layer("annotation.urls") == "wiring"
+
+
+def test_a_command_does_not_import_another_command():
+    """What commands share lives beside them (annotation/management/lookups.py,
+    common/commands.py), not in one command's module that the others import."""
+    graph = import_graph(module_files())
+    wrong = [
+        f"{module} imports {other}"
+        for module, imported in sorted(graph.items())
+        if ".management.commands." in module
+        for other in sorted(imported)
+        if ".management.commands." in other and other != module
+    ]
+    assert not wrong, "\n".join(wrong)

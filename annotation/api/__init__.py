@@ -29,15 +29,18 @@ from annotation.api.judges import JudgeViewSet
 from annotation.api.judging import AssignmentViewSet, JudgmentViewSet
 from annotation.api.machines import MachineJudgeViewSet, MachineRunViewSet
 from annotation.api.pool import DocumentViewSet, PairViewSet, TopicViewSet
+from annotation.api.trust import CertifiedViewSet, GullibilityGateViewSet
 
 __all__ = [
     "MESSAGES",
     "AssignmentViewSet",
     "CampaignViewSet",
+    "CertifiedViewSet",
     "DecisionViewSet",
     "DisagreementViewSet",
     "DocumentViewSet",
     "ExternalJudgeViewSet",
+    "GullibilityGateViewSet",
     "JudgeViewSet",
     "JudgmentImportViewSet",
     "JudgmentViewSet",

@@ -188,7 +188,7 @@ class PublicationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Publication
         fields = ["id", "qrels", "label", "checksum", "rule", "relevance_threshold", "counts"]
-        fields += ["left_out", "published_by", "published_at"]
+        fields += ["left_out", "machine_gates", "published_by", "published_at"]
         read_only_fields = fields
 
 

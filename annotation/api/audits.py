@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from accounts.permissions import RolePermissionsMixin
 from annotation import tasks
 from annotation.api.common import LedCampaignMixin, messages_of, start_campaign_job
-from annotation.models import AuditKind, AuditPair, MachineAudit, Pair
+from annotation.models import SENT_BY_HAND, AuditPair, MachineAudit, Pair
 from annotation.services import audits as service
 from jobs.api import JobSerializer
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
@@ -22,7 +22,7 @@ from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
 class AuditRequestSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(
-        choices=AuditKind.choices,
+        choices=[(k.value, k.label) for k in SENT_BY_HAND],
         help_text="disagreement: machines grade a pair differently; threshold: a machine's "
         "grade straddles the relevance threshold against the humans on the topic; sample: "
         "a seeded random sample of machine-only pairs.",

@@ -3,7 +3,6 @@ reassignment. A campaign's judges, added and removed, are annotation/api/judges.
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import (
     extend_schema,
@@ -19,17 +18,21 @@ from accounts.permissions import IsLead, RolePermissionsMixin, team_field, team_
 from accounts.services.roles import Role
 from annotation import services, tasks
 from annotation.access import get_campaign_for_lead, judge_users, leads
+from annotation.agreement.anchoring import MAX_BLIND_SHARE, MIN_BLIND_SHARE
 from annotation.api import agreement as agreement_api
 from annotation.api import live as live_api
 from annotation.api import machines as machines_api
+from annotation.api import suggestions as suggestions_api
 from annotation.api.common import (
     MESSAGES,
     UserBriefSerializer,
     messages_of,
     start_campaign_job,
     visible_campaigns,
+    whole_number,
 )
-from annotation.models import AdjudicationRule, Campaign, CampaignJudge, PoolOrdering
+from annotation.api.progress import MovedSerializer, ProgressSerializer, ReassignSerializer
+from annotation.models import AdjudicationRule, Campaign, PoolOrdering
 from annotation.scales import DEFINITION_CHARS, LABEL_CHARS, MAX_GRADES, SCALES
 from common import text_limits
 from evaluation.api.common import UPLOAD_REFUSED
@@ -207,67 +210,26 @@ class CampaignUpdateSerializer(serializers.Serializer):
         required=False,
         help_text="A publication gives pairs no human graded their machine grades (flagged).",
     )
+    suggestions_from = whole_number(
+        allow_null=True,
+        help_text="A machine judge of the campaign whose grade judges see as a suggestion "
+        "(null: none). Locked, with blind_share, once a human has graded with it.",
+    )
+    blind_share = serializers.FloatField(
+        min_value=MIN_BLIND_SHARE,
+        max_value=MAX_BLIND_SHARE,
+        required=False,
+        help_text="The share of each judge's pairs shown without the suggestion (the control).",
+    )
+    gate_threshold = serializers.FloatField(
+        min_value=0,
+        max_value=0.99,
+        required=False,
+        help_text="The gullibility gate blocks a machine from filling qrels when a probe's "
+        "rise in relevant calls is above this share (its interval's lower end); 0.02 = 2 points.",
+    )
     # The rules that involve the campaign (threshold on the scale, grades in use) are checked
     # by services.update_campaign, under the lock it saves with.
-
-
-class JudgeProgressSerializer(serializers.Serializer):
-    judge_id = serializers.IntegerField()
-    username = serializers.CharField()
-    done = serializers.IntegerField(help_text="Graded or skipped.")
-    total = serializers.IntegerField()
-    median_seconds = serializers.FloatField(allow_null=True)
-    too_fast = serializers.BooleanField(
-        help_text=f"Median below {services.SUSPICIOUSLY_FAST_SECONDS} s per judgment."
-    )
-
-
-class TopicProgressSerializer(serializers.Serializer):
-    topic_id = serializers.IntegerField(source="pair__topic_id")
-    qid = serializers.CharField(source="pair__topic__qid")
-    query = serializers.CharField(source="pair__topic__query")
-    done = serializers.IntegerField()
-    total = serializers.IntegerField()
-
-
-class ProgressSerializer(serializers.Serializer):
-    judges = JudgeProgressSerializer(many=True)
-    topics = TopicProgressSerializer(many=True)
-
-
-class ReassignSerializer(serializers.Serializer):
-    from_judge = serializers.PrimaryKeyRelatedField(
-        queryset=get_user_model().objects.all(),
-        error_messages={"does_not_exist": MESSAGES["unknown_user"]},
-    )
-    to_judge = serializers.PrimaryKeyRelatedField(
-        queryset=get_user_model().objects.all(),
-        error_messages={"does_not_exist": MESSAGES["unknown_user"]},
-    )
-    topic = serializers.CharField(
-        max_length=100, required=False, help_text="A qid: move only this topic's pairs."
-    )
-
-    def validate(self, data):
-        campaign: Campaign = self.context["campaign"]
-        if data["from_judge"] == data["to_judge"]:
-            raise ValidationError({"to_judge": MESSAGES["same_judge"]})
-        if not CampaignJudge.objects.filter(campaign=campaign, judge=data["to_judge"]).exists():
-            raise ValidationError(
-                {"to_judge": MESSAGES["not_campaign_judge"].format(user=data["to_judge"])}
-            )
-        if "topic" in data:
-            topic = campaign.topics.filter(qid=data["topic"]).first()
-            if topic is None:
-                raise ValidationError(
-                    {"topic": MESSAGES["unknown_topics"].format(qids=repr(data["topic"]))}
-                )
-            data["topic"] = topic
-        return data
-
-
-class MovedSerializer(serializers.Serializer):
-    moved = serializers.IntegerField(help_text="Open assignments moved to the other judge.")
 
 
 @extend_schema_view(
@@ -446,6 +408,14 @@ class CampaignViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, url_path="agreement/machines")
     def machine_agreement(self, request, pk=None):
         return machines_api.machine_agreement_response(request, self._led())
+
+    @extend_schema(
+        summary="Post-editing: grades made with the machine's suggestion in view against blind",
+        responses=suggestions_api.SuggestionsReportSerializer,
+    )
+    @action(detail=True, url_path="agreement/suggestions")
+    def suggestions(self, request, pk=None):
+        return suggestions_api.suggestions_response(self._led())
 
     @extend_schema(
         summary="Mark calibration (gold) pairs from a file of known grades; all or nothing",

@@ -17,7 +17,7 @@ from annotation import tasks
 from annotation.api.common import LedCampaignMixin, messages_of
 from annotation.formats import describe_judgment_formats
 from annotation.models import EXTERNAL_JUDGE_KINDS, ExternalJudge, ImportFormat, JudgmentImport
-from annotation.services import imports
+from annotation.services import campaign_files, imports
 from evaluation.api.common import trec_errors
 from evaluation.trec import TrecFormatError
 from jobs.api import JobSerializer, accepted
@@ -187,7 +187,7 @@ class JudgmentImportViewSet(
         except DjangoValidationError as error:
             raise ValidationError({"detail": messages_of(error)}) from None
         except TooLargeForRequest:
-            job = tasks.start_import_job(
+            job = campaign_files.start_import_job(
                 campaign=self.campaign,
                 upload=upload,
                 user=request.user,

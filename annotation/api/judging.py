@@ -29,6 +29,7 @@ from annotation.models import (
     JudgmentChange,
     Topic,
 )
+from annotation.services import suggestions
 from common import text_limits
 from evaluation.api.common import QueryParameters
 
@@ -94,10 +95,27 @@ class AssignmentDetailSerializer(AssignmentSerializer):
 
     topic = AssignmentTopicSerializer(source="pair.topic", read_only=True)
     document = AssignmentDocumentSerializer(source="pair.document", read_only=True)
+    suggestion = serializers.SerializerMethodField(
+        help_text="The machine's grade shown beside the pair as a suggestion ({grade, label}); "
+        "null when the campaign shows none, the pair is one of the judge's blind ones, or the "
+        "machine has no grade of it."
+    )
 
     class Meta(AssignmentSerializer.Meta):
-        fields = [*AssignmentSerializer.Meta.fields, "topic", "document"]
+        fields = [*AssignmentSerializer.Meta.fields, "topic", "document", "suggestion"]
         read_only_fields = fields
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {"grade": {"type": "integer"}, "label": {"type": "string"}},
+        }
+    )
+    def get_suggestion(self, assignment) -> dict | None:
+        return suggestions.suggestion_for(
+            assignment.pair.campaign, judge_id=assignment.judge_id, pair_id=assignment.pair_id
+        )
 
 
 def _seconds_field() -> serializers.FloatField:
@@ -175,7 +193,7 @@ class AssignmentViewSet(RolePermissionsMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         assignments = visible_assignments(self.request.user).select_related(
-            "pair__topic", "pair__document", "judge", "judgment"
+            "pair__topic", "pair__document", "pair__campaign", "judge", "judgment"
         )
         if self.action == "list":
             assignments = assignments.filter(**AssignmentFilter.read(self.request))

@@ -21,6 +21,7 @@ from annotation.api.common import (
     messages_of,
 )
 from annotation.models import Campaign, Document, Pair, PairSource, Topic
+from annotation.services import campaign_files
 from evaluation.analysis.pool_fairness import MAX_DEPTH
 from evaluation.api.common import QueryParameters
 from evaluation.models import Run
@@ -51,7 +52,7 @@ class DocumentImportSerializer(FileImportSerializer):
 
 
 def start_import(request, campaign: Campaign, upload, *, what: str, task, **params) -> Job:
-    return tasks.start_import_job(
+    return campaign_files.start_import_job(
         campaign=campaign, upload=upload, user=request.user, what=what, task=task, **params
     )
 

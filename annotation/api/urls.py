@@ -58,5 +58,13 @@ router.register(
     api.JudgmentImportViewSet,
     basename="campaign-judgment-import",
 )
+router.register(
+    "campaigns/<int:campaign_pk>/certified", api.CertifiedViewSet, basename="campaign-certified"
+)
+router.register(
+    "campaigns/<int:campaign_pk>/machine-gates",
+    api.GullibilityGateViewSet,
+    basename="campaign-machine-gate",
+)
 router.register("assignments", api.AssignmentViewSet, basename="assignment")
 router.register("judgments", api.JudgmentViewSet, basename="judgment")

@@ -25,6 +25,9 @@ from .imports import (
 )
 from .judges import AddJudgeForm, JudgeForm, ReassignForm
 from .machines import (
+    CertifiedSampleForm,
+    GateForm,
+    GateOverrideForm,
     MachineAuditForm,
     MachineEndpointForm,
     MachineJudgeForm,
@@ -39,7 +42,10 @@ __all__ = [
     "SCALE_CHOICES",
     "AddJudgeForm",
     "CampaignForm",
+    "CertifiedSampleForm",
     "DocumentsImportForm",
+    "GateForm",
+    "GateOverrideForm",
     "GoldPairForm",
     "JudgeChoiceField",
     "JudgeForm",

@@ -6,7 +6,8 @@ from __future__ import annotations
 from django import forms
 
 from annotation import formats
-from annotation.models import AuditKind, Campaign, Topic
+from annotation.agreement.anchoring import MAX_BLIND_SHARE, MIN_BLIND_SHARE
+from annotation.models import SENT_BY_HAND, AuditKind, Campaign, MachineJudge, SampleStrategy, Topic
 
 from .common import MESSAGES
 
@@ -19,6 +20,45 @@ class MachineSettingsForm(forms.Form):
         required=False,
         label="A publication may give pairs no human graded their machine grades (flagged)",
     )
+    gate_points = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=99,
+        label="Gullibility gate threshold (points)",
+        help_text="A machine may not fill qrels when a probe raises its relevant calls on pairs "
+        "humans graded not relevant by more than this (the interval's lower end). Default 2.",
+    )
+    suggestions_from = forms.ModelChoiceField(
+        queryset=None,
+        required=False,
+        empty_label="No suggestions",
+        label="Show judges a machine's grade as a suggestion",
+        help_text="Post-editing with a control group: the agreement report compares the grades "
+        "made with the suggestion in view and without. Fixed once judges have graded with it.",
+    )
+    blind_share = forms.FloatField(
+        required=False,
+        min_value=MIN_BLIND_SHARE,
+        max_value=MAX_BLIND_SHARE,
+        label="Blind share",
+        help_text="The share of each judge's pairs shown without the suggestion (the control "
+        "group), the same pairs on every visit.",
+        widget=forms.NumberInput(attrs={"step": "0.05"}),
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["suggestions_from"].queryset = (
+            MachineJudge.objects.filter(judge__campaign=campaign)
+            .select_related("judge")
+            .order_by("pk")
+        )
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("blind_share") is None:
+            cleaned.pop("blind_share", None)  # left empty: the campaign keeps its share
+        return cleaned
 
 
 class MachineJudgeForm(forms.Form):
@@ -150,7 +190,9 @@ class MachineAuditForm(forms.Form):
     """Send pairs to the human judges to check the machines (services/audits.py)."""
 
     kind = forms.ChoiceField(
-        choices=AuditKind.choices, initial=AuditKind.SAMPLE, widget=forms.RadioSelect
+        choices=[(k.value, k.label) for k in SENT_BY_HAND],
+        initial=AuditKind.SAMPLE,
+        widget=forms.RadioSelect,
     )
     size = forms.IntegerField(required=False, min_value=1, max_value=1_000_000, label="Sample size")
     seed = forms.IntegerField(
@@ -172,3 +214,45 @@ class MachineAuditForm(forms.Form):
         if cleaned.get("kind") != AuditKind.SAMPLE:
             cleaned["size"] = cleaned["seed"] = None  # only a sample takes them
         return cleaned
+
+
+class CertifiedSampleForm(forms.Form):
+    """The human sample of a certified leaderboard (annotation/services/certified.py)."""
+
+    machine = forms.TypedChoiceField(coerce=int, label="Machine judge")
+    strategy = forms.ChoiceField(choices=SampleStrategy.choices, initial=SampleStrategy.STRATIFIED)
+    budget = forms.CharField(
+        max_length=20,
+        initial="10%",
+        label="Human budget",
+        help_text="A number of pairs (e.g. 120) or a share of the pool (e.g. 10%).",
+    )
+    seed = forms.IntegerField(
+        required=False, min_value=0, max_value=2**31 - 1, help_text="Empty: the campaign's seed."
+    )
+
+    def __init__(self, *args, machines=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["machine"].choices = [(m.pk, m.judge.label) for m in machines]
+
+
+class GateForm(forms.Form):
+    max_pairs = forms.IntegerField(
+        min_value=1,
+        max_value=5000,
+        initial=600,
+        label="Pairs to probe at most",
+        help_text="Pairs humans graded not relevant; each costs three requests (four when the "
+        "machine has not graded it). About 600 catch a 10-point rise 19 times in 20.",
+    )
+    seed = forms.IntegerField(
+        required=False, min_value=0, max_value=2**31 - 1, help_text="Empty: the campaign's seed."
+    )
+
+
+class GateOverrideForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=10_000,
+        label="Why may this machine fill qrels anyway?",
+    )

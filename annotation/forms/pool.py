@@ -19,7 +19,7 @@ class RunChoiceField(forms.ModelMultipleChoiceField):
 
 class PoolRunsForm(forms.Form):
     runs = RunChoiceField(
-        queryset=Run.objects.select_related("system").order_by("system__name", "name"),
+        queryset=Run.objects.listed().select_related("system").order_by("system__name", "name"),
         widget=forms.SelectMultiple(attrs={"size": 6}),
         error_messages={"required": MESSAGES["no_runs"]},
         help_text="Stored runs (Ctrl- or ⌘-click to choose several).",

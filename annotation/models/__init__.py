@@ -12,6 +12,7 @@ The models live in one module per subject; this package names them all, so
 - machines: MachineJudge, MachineRun, MachineAnswer
 - audits: MachineAudit, AuditPair
 - tallies: JudgeTally, TopicTally
+- trust: SampleStrategy, CertifiedDesign, DesignPair, GullibilityGate
 """
 
 # Imported in the order the models were defined when they were one module, so the app
@@ -40,8 +41,9 @@ from .external import (
 )
 from .snapshots import AgreementRefresh, AgreementSnapshot, LiveBoardSnapshot
 from .machines import MachineAnswer, MachineJudge, MachineOutcome, MachineRun, MachineScope
-from .audits import AuditKind, AuditPair, MachineAudit
+from .audits import SENT_BY_HAND, AuditKind, AuditPair, MachineAudit
 from .tallies import JudgeTally, TopicTally
+from .trust import CertifiedDesign, DesignPair, GullibilityGate, SampleStrategy
 
 # isort: on
 
@@ -50,6 +52,7 @@ from .campaigns import _new_seed as _new_seed
 
 __all__ = [
     "EXTERNAL_JUDGE_KINDS",
+    "SENT_BY_HAND",
     "AdjudicationRule",
     "AgreementRefresh",
     "AgreementSnapshot",
@@ -59,10 +62,13 @@ __all__ = [
     "AuditPair",
     "Campaign",
     "CampaignJudge",
+    "CertifiedDesign",
+    "DesignPair",
     "Document",
     "ExternalGrade",
     "ExternalJudge",
     "GradeBasis",
+    "GullibilityGate",
     "ImportFormat",
     "JudgeKind",
     "JudgeTally",
@@ -84,6 +90,7 @@ __all__ = [
     "PooledRun",
     "Publication",
     "PublishedGrade",
+    "SampleStrategy",
     "StopRule",
     "Topic",
     "TopicTally",

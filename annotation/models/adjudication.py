@@ -71,6 +71,12 @@ class Publication(models.Model):
     )
     counts = models.JSONField(help_text="Published pairs per basis, and pairs left out.")
     left_out = models.JSONField(default=list, help_text="[qid, docno, why] of undecided pairs.")
+    machine_gates = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="{machine label: its gullibility gate when its grades filled pairs: "
+        "verdict, gate id, and an override's reason, who and when}.",
+    )
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -15,6 +15,12 @@ class AuditKind(models.TextChoices):
     DISAGREEMENT = "disagreement", "Machine judges disagree with each other"
     THRESHOLD = "threshold", "A machine's grade straddles the relevance threshold"
     SAMPLE = "sample", "A random sample of machine-only pairs"
+    CERTIFIED = "certified", "A certified sample (a design with inclusion probabilities)"
+
+
+# The kinds a lead sends by hand (services/audits.py); a certified sample is drawn on the
+# certified leaderboard (services/certified.py), with its design.
+SENT_BY_HAND = (AuditKind.DISAGREEMENT, AuditKind.THRESHOLD, AuditKind.SAMPLE)
 
 
 class MachineAudit(models.Model):

@@ -9,6 +9,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from accounts.services.teams import default_team_pk
+from annotation.agreement.anchoring import MAX_BLIND_SHARE, MIN_BLIND_SHARE
 from annotation.scales import TREC_DL_SCALE
 
 
@@ -98,6 +99,26 @@ class Campaign(models.Model):
         help_text="A publication may give pairs no human graded a machine judge's grade "
         "(flagged in the provenance download; the qrels version says how many).",
     )
+    # Post-editing with a control group (annotation/agreement/anchoring.py): judges see this
+    # machine judge's grade as a suggestion, but for a seeded blind share of their pairs.
+    suggestions_from = models.ForeignKey(
+        "MachineJudge",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Show judges this machine judge's grade as a suggestion (empty: none).",
+    )
+    blind_share = models.FloatField(
+        default=0.2,
+        help_text="The share of each judge's pairs shown without the suggestion (the control).",
+    )
+    gate_threshold = models.FloatField(
+        default=0.02,
+        help_text="A machine judge may not fill qrels when a probe raises its relevant calls "
+        "on pairs humans graded not relevant by more than this share (the interval's lower "
+        "end; 0.02 is 2 points), unless the lead overrides it with a reason.",
+    )
     stop_rule = models.CharField(
         max_length=10,
         choices=StopRule.choices,
@@ -131,8 +152,16 @@ class Campaign(models.Model):
             ),
             models.CheckConstraint(condition=Q(stop_top__gte=1), name="campaign_stop_top_positive"),
             models.CheckConstraint(
+                condition=Q(gate_threshold__gte=0) & Q(gate_threshold__lt=1),
+                name="campaign_gate_threshold_range",
+            ),
+            models.CheckConstraint(
                 condition=Q(gold_min_accuracy__gte=0) & Q(gold_min_accuracy__lte=1),
                 name="campaign_gold_min_accuracy_fraction",
+            ),
+            models.CheckConstraint(
+                condition=Q(blind_share__gte=MIN_BLIND_SHARE) & Q(blind_share__lte=MAX_BLIND_SHARE),
+                name="campaign_blind_share_range",
             ),
         ]
 

@@ -29,6 +29,7 @@ from annotation.models import (
     PublishedGrade,
     TopicTally,
 )
+from annotation.services import gates
 from annotation.services.common import MESSAGES
 from annotation.services.final_grades import JudgeGrade, PairState, pair_states, states_of
 from annotation.services.tallies import (
@@ -374,8 +375,13 @@ def publish(
         # the rule and threshold recorded are the ones in force under the lock.
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         states = pair_states(campaign=campaign)
+        gate_records = {}
         if campaign.machine_grades_fill:
             _fill_from_machines(campaign, [s for s in states if not s.decided])
+            filled = [s.pair_id for s in states if s.basis == GradeBasis.MACHINE]
+            # The gullibility gate (services/gates.py): refused unless every configured
+            # machine judge whose grades fill passed it or a lead overrode it.
+            gate_records = gates.check_fill(campaign, filled) if filled else {}
         decided = [s for s in states if s.decided]
         undecided = [s for s in states if not s.decided]
         if undecided and not leave_out_undecided:
@@ -406,6 +412,13 @@ def publish(
             # The qrels version itself says how many of its grades no human gave.
             filled = MACHINE_FILLED.format(n=counts[GradeBasis.MACHINE], total=len(decided))
             description = f"{description} {filled}"
+            for label, record in gate_records.items():
+                if "override" in record:
+                    override = record["override"]
+                    description += (
+                        f" {label}'s gullibility gate blocked it; {override['by']} overrode it "
+                        f"on {override['at'][:16]} UTC: {override['reason'][:500]}"
+                    )
         try:
             # A savepoint: another campaign or an import storing the same name at this moment
             # (the campaign's lock does not hold them) takes the version number first.
@@ -427,6 +440,7 @@ def publish(
             relevance_threshold=campaign.relevance_threshold,
             counts=counts,
             left_out=[[s.qid, s.docno, s.why] for s in undecided],
+            machine_gates=gate_records,
             published_by=user,
         )
         PublishedGrade.objects.bulk_create(

@@ -53,6 +53,7 @@ from annotation.models import (
     JudgeKind,
     Judgment,
 )
+from annotation.services.compiled import Statement
 
 # The lead's choice of weights for pairwise kappa, as the page and the API name them.
 WEIGHTS = {"quadratic": "quadratic", "linear": "linear", "none": None}
@@ -349,11 +350,21 @@ def mark_agreement_stale(*, campaign_id: int) -> None:
         return
     # While a refresh is queued (the common case during a burst of grades) one SELECT, which
     # takes no lock, is all a grade pays.
-    if AgreementRefresh.objects.filter(
-        campaign_id=campaign_id, requested_at__isnull=False
-    ).exists():
+    if _REFRESH_QUEUED.rows(campaign_id):
         return
     queue_agreement_refresh(campaign_id=campaign_id)
+
+
+# mark_agreement_stale's SELECT, compiled once (it runs in every grade).
+_REFRESH_QUEUED = Statement(
+    "agreement.refresh_queued",
+    lambda pk: (
+        AgreementRefresh.objects.filter(campaign_id=pk, requested_at__isnull=False)
+        .order_by()
+        .values_list("pk")[:1]
+    ),
+    1,
+)
 
 
 def queue_agreement_refresh(*, campaign_id: int, retry_stale: bool = False) -> bool:

@@ -19,6 +19,7 @@ from annotation.models import (
     AssignmentStatus,
     Campaign,
     CampaignJudge,
+    CertifiedDesign,
     PairSource,
     PoolOrdering,
     Topic,
@@ -58,6 +59,10 @@ def assign_pending(*, campaign: Campaign, pair_ids: Iterable[int] | None = None)
             .exclude(source=PairSource.GRADED, gold_grade__isnull=True, audit__isnull=True)
             .values_list("pk", "topic_id", "gold_grade")
         )
+        if CertifiedDesign.objects.filter(campaign=campaign).exists():
+            # A certified sample's campaign (services/certified.py): the machine grades the
+            # pool, humans get only the pairs sent to them and the calibration pairs.
+            short = short.filter(Q(audit__isnull=False) | Q(gold_grade__isnull=False))
         if pair_ids is not None:
             short = short.filter(pk__in=list(pair_ids))
         topics: dict[int, list[int]] = defaultdict(list)

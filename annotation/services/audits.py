@@ -21,6 +21,7 @@ from django.db.models import Count
 
 from annotation import auditing
 from annotation.models import (
+    SENT_BY_HAND,
     Assignment,
     AssignmentStatus,
     AuditKind,
@@ -113,9 +114,9 @@ def eligible_pairs(campaign: Campaign, judges: int) -> set[int]:
 
 
 def _check(kind: str, size: int | None, seed: int | None) -> None:
-    if kind not in AuditKind.values:
+    if kind not in SENT_BY_HAND:
         raise ValidationError(
-            MESSAGES["unknown_kind"].format(kind=kind, choices=", ".join(AuditKind.values))
+            MESSAGES["unknown_kind"].format(kind=kind, choices=", ".join(SENT_BY_HAND))
         )
     if seed is not None and not 0 <= seed <= MAX_SEED:
         raise ValidationError(MESSAGES["bad_seed"])
@@ -203,7 +204,7 @@ def audit_candidates(*, campaign: Campaign) -> dict[str, dict]:
     judges = CampaignJudge.objects.filter(campaign=campaign).count()
     out: dict[str, dict] = {}
     if not judges:
-        return {kind: {"reason": MESSAGES["no_judges"]} for kind in AuditKind.values}
+        return {kind: {"reason": MESSAGES["no_judges"]} for kind in SENT_BY_HAND}
     grades = read_grades(campaign)
     eligible = eligible_pairs(campaign, judges)
     for kind in (AuditKind.DISAGREEMENT, AuditKind.THRESHOLD):

@@ -22,7 +22,8 @@ from annotation.services.campaigns import PoolChange, add_pairs_in_batches, pool
 from annotation.services.common import topics_check
 from evaluation.models import Run
 from evaluation.services import load_run_frame
-from jobs.services import Progress
+from jobs.models import Job
+from jobs.services import Progress, drop_staged, stage_upload, start_job
 from jobs.services.limits import sync_write_limit
 
 BATCH = 2000
@@ -241,3 +242,23 @@ def _some(values: set[str], shown: int = 5) -> str:
     ordered = sorted(values, key=lambda v: (len(v), v))
     text = ", ".join(ordered[:shown])
     return text + (f" and {len(ordered) - shown:,} more" if len(ordered) > shown else "")
+
+
+def start_import_job(*, campaign: Campaign, upload, user, what: str, task, **params) -> Job:
+    """Stage an uploaded file and start the job that imports it (web form and API alike)."""
+    staged = stage_upload(upload, prefix=f"campaign-{campaign.pk}/{what}")
+    try:
+        return start_job(
+            kind=f"annotation.import_{what}",
+            title=f"Import {what} into {campaign.name}",
+            user=user,
+            task=task,
+            campaign_id=campaign.pk,
+            staged=staged,
+            filename=upload.name,
+            **params,
+        )
+    except BaseException:
+        # The job never started, so nothing else will delete the staged file.
+        drop_staged(staged)
+        raise

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.access import judge_users
+from annotation.agreement.anchoring import MAX_BLIND_SHARE, MIN_BLIND_SHARE
 from annotation.models import (
     AdjudicationRule,
     Assignment,
@@ -20,6 +21,7 @@ from annotation.models import (
     Document,
     ExternalGrade,
     Judgment,
+    MachineJudge,
     Pair,
     PairSource,
     PooledRun,
@@ -46,7 +48,21 @@ CAMPAIGN_FIELDS = (
     "pool_ordering",
     "machine_grades_adjudicate",
     "machine_grades_fill",
+    "suggestions_from",
+    "blind_share",
+    "gate_threshold",
 )
+# Post-editing's control group is drawn from the seed by the blind share, so neither may
+# change once humans have graded with it in force: their grades would change condition.
+SUGGESTION_FIELDS = ("suggestions_from", "blind_share")
+SUGGESTION_MESSAGES = {
+    "not_our_machine": "Choose a machine judge of this campaign (or none).",
+    "blind_share": "The blind share is a fraction from {low} to {high}.",
+    "locked": (
+        "Judges have graded with these suggestion settings: changing them would mix the "
+        "suggested and blind groups. Start a new campaign to try other settings."
+    ),
+}
 
 
 # --- campaigns -----------------------------------------------------------------------------
@@ -191,8 +207,10 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
         raise ValidationError({"gold_min_accuracy": "Give a fraction between 0 and 1."})
     if "pool_ordering" in changes:
         check_pool_ordering(changes["pool_ordering"])
+    _check_suggestions(campaign, changes)
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        _check_suggestions_unused(campaign, changes)
         scale = changes.get("scale", campaign.scale)
         threshold = changes.get("relevance_threshold", campaign.relevance_threshold)
         if threshold not in [item["grade"] for item in scale]:
@@ -239,6 +257,42 @@ def update_campaign(*, campaign: Campaign, **changes) -> CampaignChange:
         if campaign.pool_ordering != ordering_before:
             queue_reorder(campaign_id=campaign.pk)
     return CampaignChange(campaign=campaign, assigned=assigned)
+
+
+def _check_suggestions(campaign: Campaign, changes: dict) -> None:
+    """``suggestions_from`` (a machine judge, its id, or None) must be one of the campaign's
+    machine judges; ``blind_share`` a fraction within the control group's bounds."""
+    if "suggestions_from" in changes:
+        machine = changes["suggestions_from"]
+        if machine is not None:
+            pk = machine.pk if isinstance(machine, MachineJudge) else machine
+            found = MachineJudge.objects.filter(judge__campaign=campaign, pk=pk).first()
+            if found is None:
+                raise ValidationError({"suggestions_from": SUGGESTION_MESSAGES["not_our_machine"]})
+            changes["suggestions_from"] = found
+    if "blind_share" in changes:
+        share = changes["blind_share"]
+        if not (isinstance(share, int | float) and MIN_BLIND_SHARE <= share <= MAX_BLIND_SHARE):
+            raise ValidationError(
+                {
+                    "blind_share": SUGGESTION_MESSAGES["blind_share"].format(
+                        low=MIN_BLIND_SHARE, high=MAX_BLIND_SHARE
+                    )
+                }
+            )
+
+
+def _check_suggestions_unused(campaign: Campaign, changes: dict) -> None:
+    """Under the campaign's lock: a change to the suggestion settings while suggestions are
+    (or were) on is refused once a human has graded a pair."""
+    changing = [
+        field
+        for field in SUGGESTION_FIELDS
+        if field in changes and changes[field] != getattr(campaign, field)
+    ]
+    on = campaign.suggestions_from_id is not None or changes.get("suggestions_from") is not None
+    if changing and on and Judgment.objects.filter(assignment__pair__campaign=campaign).exists():
+        raise ValidationError({changing[0]: SUGGESTION_MESSAGES["locked"]})
 
 
 def update_writes(*, campaign: Campaign, changes: dict) -> int:

@@ -12,7 +12,8 @@ from django.urls import reverse
 from annotation.access import campaigns_led_by, get_campaign_for_lead, leads
 from annotation.models import AdjudicationRule, Document, PairSource, Publication, Topic
 from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
-from evaluation.judging import JudgingLink, QrelsOrigin, SentToJudging, TopicText
+from annotation.services.certified_board import certified_board
+from evaluation.judging import CertifiedRun, JudgingLink, QrelsOrigin, SentToJudging, TopicText
 from jobs.services.limits import check_sync_write
 
 MESSAGES = {
@@ -148,6 +149,37 @@ def qrels_origin(qrels, user) -> QrelsOrigin | None:
     )
 
 
+def certified_runs(user, runs: list) -> list[CertifiedRun]:
+    """The runs' certified nDCG@10 on each campaign ``user`` leads that pooled one of them
+    and is certified (services/certified_board.py computes each such board once: few
+    campaigns have one)."""
+    found = []
+    wanted = {str(run.pk) for run in runs}
+    campaigns = campaigns_led_by(user).filter(
+        pooled_runs__run__in=[run.pk for run in runs], certified_design__isnull=False
+    )
+    for campaign in campaigns.distinct().order_by("pk"):
+        board = certified_board(campaign=campaign)
+        if board.certified is None:
+            continue
+        url = reverse("annotation:certified", args=[campaign.pk])
+        found += [
+            CertifiedRun(
+                run=int(estimate.run),
+                campaign=campaign.name,
+                campaign_url=url,
+                ndcg=estimate.estimate,
+                low=estimate.low,
+                high=estimate.high,
+                humans=board.certified.humans,
+                pool_size=board.certified.pool_size,
+            )
+            for estimate in board.certified.runs
+            if estimate.run in wanted
+        ]
+    return found
+
+
 LINK = JudgingLink(
     campaigns_led_by=campaigns_led_by,
     campaign_for_lead=get_campaign_for_lead,
@@ -158,4 +190,5 @@ LINK = JudgingLink(
     qrels_origin=qrels_origin,
     topic_texts=topic_texts,
     campaign_topics=campaign_topics,
+    certified_runs=certified_runs,
 )

@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, F, Min, QuerySet
 from django.utils import timezone
 
@@ -23,11 +23,14 @@ from annotation.models import (
     Judgment,
     JudgmentAction,
     JudgmentChange,
+    Pair,
     TopicTally,
     lacking_text,
 )
+from annotation.services import compiled
 from annotation.services.agreement import mark_agreement_stale, tasks_inline
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
+from annotation.services.compiled import Statement, prepared_cursor
 from annotation.services.ordering import queue_order
 from annotation.services.tallies import shift_judge_tally, tally_pairs
 from common import text_limits
@@ -87,6 +90,35 @@ def _request_uuid(request_id) -> uuid.UUID | None:
         raise ValidationError(MESSAGES["bad_request_id"].format(value=request_id)) from None
 
 
+def _locked(campaign_scoped: bool) -> Statement:
+    """The judge's assignment, locked, with what a grade needs of its pair and document."""
+
+    def build(assignment_id, judge_id=None, campaign_id=None):
+        locked = Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment_id)
+        if campaign_scoped:
+            locked = locked.filter(
+                judge_id=judge_id,
+                pair__campaign_id=campaign_id,
+                pair__campaign__judges=judge_id,
+            )
+        return locked.annotate(
+            lacks_text=ExpressionWrapper(WAITING_FOR_TEXT, output_field=BooleanField()),
+            docno=F("pair__document__docno"),
+        ).values_list(*_LOCKED_FIELDS, "pair__campaign_id", "pair__topic_id", "lacks_text", "docno")
+
+    if campaign_scoped:
+        return Statement("judging.locked_in_campaign", build, 3)
+    return Statement("judging.locked", build, 1)
+
+
+_LOCKED_FIELDS = ("id", "pair_id", "judge_id", "status")
+_LOCKED = {True: _locked(True), False: _locked(False)}
+_CAMPAIGN = Statement("judging.campaign", lambda pk: Campaign.objects.filter(pk=pk), 1)
+_JUDGMENT = Statement(
+    "judging.judgment", lambda pk: Judgment.objects.filter(assignment_id=pk).order_by(), 1
+)
+
+
 def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -> Assignment:
     """The judge's assignment, locked until the change commits (only the assignment row:
     judges grading other pairs of the campaign never wait for each other).
@@ -94,49 +126,61 @@ def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -
     With ``campaign_id`` (the judging page's URL), an assignment of another judge, of another
     campaign, or of a campaign the judge no longer judges is ``Assignment.DoesNotExist``;
     without it, another judge's assignment is PermissionDenied (the API's contract).
+
+    Its statements are compiled once (services.compiled); the assignment comes with its id,
+    pair, judge and status, its other fields are read if asked for (deferred), and its pair
+    with its campaign and topic.
     """
-    locked = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("pair")
-        .annotate(
-            lacks_text=ExpressionWrapper(WAITING_FOR_TEXT, output_field=BooleanField()),
-            docno=F("pair__document__docno"),
-        )
-    )
     if campaign_id is None:
-        assignment = locked.get(pk=assignment_id)
-        if assignment.judge_id != judge.pk:
-            raise PermissionDenied(MESSAGES["not_your_assignment"])
+        found = _LOCKED[False].rows(assignment_id)
     else:
-        assignment = locked.get(
-            pk=assignment_id,
-            judge=judge,
-            pair__campaign_id=campaign_id,
-            pair__campaign__judges=judge,
-        )
+        found = _LOCKED[True].rows(assignment_id, judge.pk, campaign_id)
+    if not found:
+        raise Assignment.DoesNotExist("Assignment matching query does not exist.")
+    *fields, campaign, topic, lacks_text, docno = found[0]
+    assignment = Assignment.from_db(connection.alias, _LOCKED_FIELDS, fields)
+    if campaign_id is None and assignment.judge_id != judge.pk:
+        raise PermissionDenied(MESSAGES["not_your_assignment"])
+    assignment.lacks_text, assignment.docno = bool(lacks_text), docno
+    pair = Pair.from_db(
+        connection.alias, ("id", "campaign_id", "topic_id"), (fields[1], campaign, topic)
+    )
+    assignment.pair = pair
     # The campaign is read after the lock, in a statement of its own, so it is never older
     # than the lock: update_campaign locks every assignment of the campaign before it
     # changes the scale, so a grade is checked against the scale it is stored under.
-    assignment.pair.campaign = Campaign.objects.get(pk=assignment.pair.campaign_id)
+    pair.campaign = _CAMPAIGN.instances(campaign)[0]
     return assignment
 
 
 def _own_judgment(assignment: Assignment) -> Judgment | None:
     # A statement of its own after the lock (not a join in it): a retry that waited for the
     # lock must see the judgment the first attempt committed.
-    judgment = Judgment.objects.filter(assignment=assignment).first()
+    found = _JUDGMENT.instances(assignment.pk)
+    judgment = found[0] if found else None
     if judgment is not None:
         judgment.assignment = assignment  # the locked instance, not a fresh query's
     return judgment
 
 
 def _set_status(assignment: Assignment, status: str) -> None:
-    """Store the assignment's new status and shift its judge's tally to match."""
+    """Store the assignment's new status and shift its judge's tally to match (two UPDATEs
+    written out: nothing listens for an assignment's save)."""
     old, assignment.status = assignment.status, status
-    assignment.save(update_fields=["status"])
+    quote = connection.ops.quote_name
+    with prepared_cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {quote(Assignment._meta.db_table)} SET {quote('status')} = %s "
+            f"WHERE {quote('id')} = %s",
+            [status, assignment.pk],
+        )
     shift_judge_tally(
         campaign_id=assignment.pair.campaign_id, judge_id=assignment.judge_id, old=old, new=status
     )
+
+
+# What a grade changes on a judgment it finds (updated_at set on the way).
+_REGRADED_FIELDS = ("grade", "skip_reason", "seconds", "last_request", "updated_at")
 
 
 def record_judgment(
@@ -177,14 +221,20 @@ def record_judgment(
         judgment.skip_reason = ""
         judgment.seconds += max(0.0, float(seconds))
         judgment.last_request = request_id
-        judgment.save()
+        # Written with SQL compiled once (services.compiled), as save() and create() would.
+        if judgment.pk is None:
+            compiled.insert(judgment)
+        else:
+            compiled.update(judgment, _REGRADED_FIELDS)
         if old_grade != grade:
-            JudgmentChange.objects.create(
-                assignment=assignment,
-                action=JudgmentAction.GRADED if old_grade is None else JudgmentAction.REGRADED,
-                old_grade=old_grade,
-                new_grade=grade,
-                changed_by=judge,
+            compiled.insert(
+                JudgmentChange(
+                    assignment=assignment,
+                    action=JudgmentAction.GRADED if old_grade is None else JudgmentAction.REGRADED,
+                    old_grade=old_grade,
+                    new_grade=grade,
+                    changed_by=judge,
+                )
             )
         if assignment.status != AssignmentStatus.DONE:
             _set_status(assignment, AssignmentStatus.DONE)

@@ -46,6 +46,7 @@ from annotation.models import (
     Topic,
     TopicTally,
 )
+from annotation.services.compiled import prepared_cursor
 
 FIELDS = (
     "judges_assigned",
@@ -294,7 +295,7 @@ def _tally_one(pair_id: int) -> None:
     """tally_pairs of one pair under a lock on its row (a grade's): lock, read its judges'
     and the counted outside grades, store, then recount its topic."""
     lock, judges, outside, update = _pair_statements()
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         found = _run(cursor, lock, pair_id)
         if not found:
             return
@@ -338,7 +339,7 @@ def _count_one(topic_id: int) -> None:
     )
     if connection.features.has_select_for_update_of:
         lock += " FOR UPDATE OF t"
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(lock, [topic_id])
         row = cursor.fetchone()
         if row is None:
@@ -439,9 +440,15 @@ def shift_judge_tally(*, campaign_id: int, judge_id: int, old: str, new: str) ->
     (one UPDATE of one row; a row missing, from before the tallies, is counted afresh)."""
     if old == new:
         return
-    before, after = STATUS_FIELD[old], STATUS_FIELD[new]
-    shifted = JudgeTally.objects.filter(campaign_id=campaign_id, judge_id=judge_id).update(
-        **{before: F(before) - 1, after: F(after) + 1}
-    )
+    before, after = (connection.ops.quote_name(STATUS_FIELD[s]) for s in (old, new))
+    quote = connection.ops.quote_name
+    # Written out, not compiled from the ORM's F() expressions on every grade.
+    with prepared_cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {quote(JudgeTally._meta.db_table)} SET {before} = {before} - 1, "
+            f"{after} = {after} + 1 WHERE {quote('campaign_id')} = %s AND {quote('judge_id')} = %s",
+            [campaign_id, judge_id],
+        )
+        shifted = cursor.rowcount
     if not shifted:
         tally_judges(campaign_id=campaign_id, judge_ids=[judge_id])

@@ -73,3 +73,21 @@ def safe_url(url: str) -> str:
 def leads(user, campaign) -> bool:
     """annotation.access.leads: the one rule of who manages a campaign."""
     return access.leads(user, campaign)
+
+
+@register.filter
+def points(value) -> str:
+    """A share as signed percentage points with one decimal (0.123 -> +12.3)."""
+    return "—" if value is None else f"{100 * value:+.1f}"
+
+
+@register.filter
+def percent1(value) -> str:
+    """A share as a percentage with one decimal (0.123 -> 12.3%)."""
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+@register.filter
+def points_plain(value) -> str:
+    """A share as percentage points with one decimal, unsigned (0.02 -> 2.0)."""
+    return "—" if value is None else f"{100 * value:.1f}"

@@ -19,9 +19,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import services
 from annotation.access import get_campaign_for_lead
-from annotation.models import AuditKind
+from annotation.models import SENT_BY_HAND
 from annotation.services import agreement as agreement_service
-from annotation.services import agreement_export, machine_agreement
+from annotation.services import agreement_export, machine_agreement, suggestions
 from annotation.services import gold as gold_service
 from annotation.views.common import paginate, plural, query_url, sorting
 from common.exports import write_csv
@@ -99,6 +99,7 @@ def report(request, pk):
         request, JUDGE_COLUMNS, "judge", param="jsort", reset="jpage"
     )
     adjudication = reverse("annotation:adjudication", args=[campaign.pk])
+    anchoring = suggestions.anchoring_report(campaign)
     context = {
         "campaign": campaign,
         "result": result,
@@ -122,10 +123,25 @@ def report(request, pk):
         "machines": machine_agreement.machine_agreement(
             campaign=campaign, weights=agreement_service.WEIGHTS[weights]
         ),
+        # Post-editing: suggested against blind grades (None unless the campaign suggests).
+        "anchoring": anchoring,
+        "anchoring_rows": [
+            {
+                "words": words,
+                "cells": [
+                    getattr(anchoring.suggested, key),
+                    getattr(anchoring.blind, key),
+                    anchoring.difference[key],
+                ],
+            }
+            for key, words in suggestions.MEASURE_WORDS.items()
+        ]
+        if anchoring
+        else [],
         # The audit form (its counts are on the machine judges page, not computed here).
         "audit_kinds": [
             {"value": kind.value, "label": kind.label, "pairs": None, "reason": ""}
-            for kind in AuditKind
+            for kind in SENT_BY_HAND
         ],
         "adjudication_url": adjudication,
         "downloads": _download_links(campaign, weights),

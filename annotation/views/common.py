@@ -9,10 +9,10 @@ from django.contrib import messages
 from django.core.paginator import Page, Paginator
 from django.db import transaction
 from django.db.models import Count, Q
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect
 
 from annotation import services
-from annotation.models import Assignment, Campaign, TopicTally
+from annotation.models import Assignment, Campaign, MachineJudge, TopicTally
 from annotation.services.tallies import topic_sums
 from jobs.models import Job
 from jobs.services import start_job
@@ -189,3 +189,11 @@ def remove_judge_with_note(campaign: Campaign, judge) -> tuple[int, str]:
     else:
         key, level = "removed_none_moved", messages.WARNING
     return level, MESSAGES[key].format(**values)
+
+
+def campaign_machine(campaign, mid) -> MachineJudge:
+    """The campaign's machine judge ``mid`` (its judge and campaign joined in); 404 for any
+    other, another campaign's included."""
+    return get_object_or_404(
+        MachineJudge.objects.select_related("judge__campaign"), pk=mid, judge__campaign=campaign
+    )

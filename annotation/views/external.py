@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import formats, forms, services, tasks
 from annotation.access import get_campaign_for_lead
-from annotation.services import imports
+from annotation.services import campaign_files, imports
 from annotation.services.external import judge_roster
 from evaluation.trec import TrecFormatError
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
@@ -26,12 +26,17 @@ MESSAGES = {
 }
 
 
-def render_judgments(request, campaign, *, status: int = 200, form=None, errors=None):
-    settings_form = forms.MachineSettingsForm(
+def render_judgments(
+    request, campaign, *, status: int = 200, form=None, errors=None, settings_form=None
+):
+    settings_form = settings_form or forms.MachineSettingsForm(
+        campaign=campaign,
         initial={
-            "machine_grades_adjudicate": campaign.machine_grades_adjudicate,
-            "machine_grades_fill": campaign.machine_grades_fill,
+            field: getattr(campaign, field)
+            for field in forms.MachineSettingsForm.base_fields
+            if field != "gate_points"
         }
+        | {"gate_points": round(100 * campaign.gate_threshold, 4)},
     )
     context = {
         "campaign": campaign,
@@ -82,7 +87,7 @@ def judgments_import(request, pk):
         )
     except TooLargeForRequest:
         # More grades than a request may write: a job imports them (its page shows how).
-        job = tasks.start_import_job(
+        job = campaign_files.start_import_job(
             campaign=campaign,
             upload=upload,
             user=request.user,
@@ -114,8 +119,19 @@ def judgments_import(request, pk):
 @login_required
 def machine_settings(request, pk):
     campaign = get_campaign_for_lead(request.user, pk)
-    form = forms.MachineSettingsForm(request.POST)
-    form.is_valid()  # two checkboxes: always valid
-    services.update_campaign(campaign=campaign, **form.cleaned_data)
-    messages.success(request, MESSAGES["settings_saved"])
-    return redirect("annotation:judgments", pk=campaign.pk)
+    form = forms.MachineSettingsForm(request.POST, campaign=campaign)
+    if form.is_valid():
+        changes = dict(form.cleaned_data)
+        points = changes.pop("gate_points", None)
+        if points is not None:
+            changes["gate_threshold"] = points / 100
+        try:
+            services.update_campaign(campaign=campaign, **changes)
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                for problem in problems:
+                    form.add_error(field if field in form.fields else None, problem)
+        else:
+            messages.success(request, MESSAGES["settings_saved"])
+            return redirect("annotation:judgments", pk=campaign.pk)
+    return render_judgments(request, campaign, status=400, settings_form=form)

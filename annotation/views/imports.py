@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from annotation import forms, tasks
 from annotation.access import get_campaign_for_lead
+from annotation.services import campaign_files
 from annotation.views.campaigns import render_detail
 from annotation.views.pool import render_pool
 
@@ -59,7 +60,7 @@ def pairs_import(request, pk):
 
 
 def _start_import(request, campaign, form, *, what: str, task, **params):
-    job = tasks.start_import_job(
+    job = campaign_files.start_import_job(
         campaign=campaign,
         upload=form.cleaned_data["file"],
         user=request.user,

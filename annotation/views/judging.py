@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET
 from annotation import services
 from annotation.access import get_assignment_for_judge, get_campaign_for_judge
 from annotation.models import Judgment
+from annotation.services import suggestions
 from annotation.services.ordering import queue_order
 from common import text_limits
 
@@ -118,12 +119,17 @@ def _scale(campaign) -> list[dict]:
     ]
 
 
-def _pair_context(assignment, judgment) -> dict:
+def _pair_context(campaign, assignment, judgment) -> dict:
     return {
         "assignment": assignment,
         "topic": assignment.pair.topic,
         "document": assignment.pair.document,
         "judgment": judgment,
+        # The machine's grade, unless the campaign shows none or this pair is blind for
+        # this judge (services/suggestions.py: the control group of post-editing).
+        "suggestion": suggestions.suggestion_for(
+            campaign, judge_id=assignment.judge_id, pair_id=assignment.pair_id
+        ),
     }
 
 
@@ -181,7 +187,7 @@ def judge_page(request, pk):
         "note_chars": text_limits.NOTE,
     }
     if current is not None and not config["paused"]:
-        context.update(_pair_context(current, None))
+        context.update(_pair_context(campaign, current, None))
     return render(request, "annotation/judge.html", context)
 
 
@@ -193,7 +199,9 @@ def pair_fragment(request, pk, assignment):
     own = get_assignment_for_judge(request.user, campaign, assignment)
     # Rendered without the request: the fragment needs no context processor, and skipping
     # them saves the navigation's roles query on every pair a judge opens.
-    html = render_to_string("annotation/judge.html#pair", _pair_context(own, _own_judgment(own)))
+    html = render_to_string(
+        "annotation/judge.html#pair", _pair_context(campaign, own, _own_judgment(own))
+    )
     return HttpResponse(html)
 
 

@@ -17,6 +17,7 @@ from annotation import forms, tasks
 from annotation.access import get_campaign_for_lead
 from annotation.llm import DEFAULT_MAX_PASSAGE_CHARS, DEFAULT_TEMPLATE, PromptTemplate
 from annotation.models import (
+    SENT_BY_HAND,
     AuditKind,
     MachineAnswer,
     MachineAudit,
@@ -24,8 +25,8 @@ from annotation.models import (
     MachineOutcome,
     MachineRun,
 )
-from annotation.services import audits, machine_checks, machine_judges, machine_runs
-from annotation.views.common import paginate, plural, start_campaign_job
+from annotation.services import audits, gates, machine_checks, machine_judges, machine_runs
+from annotation.views.common import campaign_machine, paginate, plural, start_campaign_job
 from jobs.services.limits import TooLargeForRequest, sync_write_limit
 
 MESSAGES = {
@@ -46,12 +47,6 @@ MESSAGES = {
     "audit_refused": "Nothing sent: {reason}",
     "audit_none_left": "No pair graded by a machine is short of human judges and unsent.",
 }
-
-
-def _machine(campaign, mid) -> MachineJudge:
-    return get_object_or_404(
-        MachineJudge.objects.select_related("judge"), pk=mid, judge__campaign=campaign
-    )
 
 
 def _initial_form() -> forms.MachineJudgeForm:
@@ -91,7 +86,8 @@ def _render_list(request, campaign, form, status=200):
     )
     candidates = audits.audit_candidates(campaign=campaign)
     kinds = [
-        {"value": kind.value, "label": kind.label, **candidates[kind.value]} for kind in AuditKind
+        {"value": kind.value, "label": kind.label, **candidates[kind.value]}
+        for kind in SENT_BY_HAND
     ]
     # The audit form only when some kind has a pair to send; else why none has.
     sendable = [kind["value"] for kind in kinds if kind.get("pairs")]
@@ -160,7 +156,7 @@ def machine_create(request, pk):
 @login_required
 def machine_detail(request, pk, mid):
     campaign = get_campaign_for_lead(request.user, pk)
-    machine = _machine(campaign, mid)
+    machine = campaign_machine(campaign, mid)
     return _render_detail(request, campaign, machine)
 
 
@@ -190,6 +186,7 @@ def _render_detail(request, campaign, machine, status=200, **given):
         "run_form": given.get("run_form") or forms.MachineRunForm(campaign=campaign),
         "endpoint_form": endpoint_form,
         "connection": given.get("connection"),
+        "gate_verdict": gates.verdict(gate) if (gate := gates.latest_gate(machine)) else "",
         "show": "failed" if show == "failed" else "graded",
         "answers": paginate(request, shown.order_by("pair__topic__qid", "pair__document__docno")),
         "preview": machine_judges.prompt_preview(
@@ -206,7 +203,7 @@ def _render_detail(request, campaign, machine, status=200, **given):
 @login_required
 def machine_run(request, pk, mid):
     campaign = get_campaign_for_lead(request.user, pk)
-    machine = _machine(campaign, mid)
+    machine = campaign_machine(campaign, mid)
     form = forms.MachineRunForm(request.POST, campaign=campaign)
     if not form.is_valid():
         return _render_detail(request, campaign, machine, status=400, run_form=form)
@@ -227,7 +224,7 @@ def machine_run(request, pk, mid):
 @login_required
 def machine_cancel(request, pk, mid, run):
     campaign = get_campaign_for_lead(request.user, pk)
-    machine = _machine(campaign, mid)
+    machine = campaign_machine(campaign, mid)
     run = get_object_or_404(MachineRun, pk=run, machine=machine)
     if machine_runs.cancel_run(run=run):
         messages.success(request, MESSAGES["cancel_asked"])
@@ -240,7 +237,7 @@ def machine_cancel(request, pk, mid, run):
 @login_required
 def machine_edit(request, pk, mid):
     campaign = get_campaign_for_lead(request.user, pk)
-    machine = _machine(campaign, mid)
+    machine = campaign_machine(campaign, mid)
     form = forms.MachineEndpointForm(request.POST)
     if not form.is_valid():
         return _render_detail(request, campaign, machine, status=400, endpoint_form=form)
@@ -260,7 +257,7 @@ def machine_test(request, pk, mid):
     and the raw answer, or the failure. Nothing is stored. A GET (the page reloaded or its
     address opened again) goes back to the judge's page instead of asking again."""
     campaign = get_campaign_for_lead(request.user, pk)
-    machine = _machine(campaign, mid)
+    machine = campaign_machine(campaign, mid)
     if request.method == "GET":
         return redirect(machine)
     check = machine_checks.test_connection(machine=machine)

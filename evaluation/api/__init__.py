@@ -16,7 +16,8 @@ from evaluation.api.leaderboard_io import LeaderboardCheckView, LeaderboardDownl
 from evaluation.api.qrels import QrelsViewSet
 from evaluation.api.rankings import QrelsComparisonView
 from evaluation.api.runs import RunViewSet, SystemViewSet
-from evaluation.api.search import SearchEndpointViewSet
+from evaluation.api.schedules import ScheduleAlertViewSet, ScheduleViewSet
+from evaluation.api.search_sandbox import SearchEndpointViewSet
 
 __all__ = [
     "MESSAGES",
@@ -31,6 +32,8 @@ __all__ = [
     "QrelsViewSet",
     "RunDiffView",
     "RunViewSet",
+    "ScheduleAlertViewSet",
+    "ScheduleViewSet",
     "SearchEndpointViewSet",
     "SystemViewSet",
     "TopicView",

@@ -3,7 +3,6 @@ is imported by a background job."""
 
 from __future__ import annotations
 
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -34,6 +33,7 @@ from evaluation.api.common import (
 from evaluation.api.dashboards import RUN_TOPICS_SCHEMA, run_topics_response
 from evaluation.models import QrelsVersion, Run, System
 from evaluation.services import sha256_of
+from evaluation.services.runs import delete_run_files
 from jobs.api import JOB_STARTED, started
 from jobs.services import drop_staged, stage_upload, start_job
 
@@ -105,23 +105,6 @@ class SystemSerializer(serializers.ModelSerializer):
         else:
             data.pop("team", None)
         return data
-
-
-def delete_run_files(runs) -> None:
-    """Delete the stored upload and artifact of ``runs`` once the deletion commits (if it
-    rolls back, the rows still point at their files)."""
-    names = [
-        name
-        for run in runs
-        for name in (run.original_file.name, run.artifact.name, run.top_lists.name)
-        if name
-    ]
-
-    def delete_files():
-        for name in names:
-            default_storage.delete(name)
-
-    transaction.on_commit(delete_files)
 
 
 @extend_schema_view(
@@ -331,6 +314,7 @@ class RunViewSet(
         changing = [Role.ENGINEER] if self.action == "destroy" else []
         runs = visible_runs(self.request.user, runs, *changing)
         if self.action == "list":
+            runs = runs.listed()  # a sandbox trial's runs are the trial's, read by id
             filters = RunFilter.read(self.request)
             runs = services.search_runs(runs, filters.pop("search", ""))
             runs = runs.filter(**filters)

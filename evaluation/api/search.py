@@ -113,7 +113,9 @@ class SearchEndpointSerializer(serializers.ModelSerializer):
     def update(self, endpoint, data):
         data.pop("team", None)  # an endpoint stays in its team
         try:
-            return service.update_search_endpoint(endpoint=endpoint, **data)
+            return service.update_search_endpoint(
+                endpoint=endpoint, by=self.context["request"].user, **data
+            )
         except DjangoValidationError as error:
             raise ValidationError({"detail": error.messages}) from None
 

@@ -14,6 +14,8 @@ router.register("systems", api.SystemViewSet, basename="system")
 router.register("runs", api.RunViewSet, basename="run")
 router.register("evaluations", api.EvaluationViewSet, basename="evaluation")
 router.register("search-endpoints", api.SearchEndpointViewSet, basename="search-endpoint")
+router.register("schedules", api.ScheduleViewSet, basename="schedule")
+router.register("schedule-alerts", api.ScheduleAlertViewSet, basename="schedule-alert")
 
 urlpatterns = [
     # The dashboards (evaluation/api/dashboards.py); a run's topics are runs/{id}/topics/.

@@ -7,8 +7,9 @@ says instead of what it means.
 - pool: the pool as arrays; nDCG@k exactly as trec_eval's ndcg_cut (the all-human value);
 - sampling: which pairs humans judge (uniform, stratified by topic and machine grade,
   active), each with the inclusion probabilities the estimator needs;
-- means: each run's certified mean nDCG@k with a prediction-powered interval, and which
-  pairs of runs are settled;
+- means: each run's certified mean nDCG@k with a prediction-powered interval, which pairs
+  of runs are settled, and the leaderboard's order (estimator: the cross-fitted estimate
+  computed; ranking: the ranking score, the estimate shrunk towards the filled-in qrels);
 - gate: the gullibility gate's probes (pure text) and its statistic and decision.
 """
 

@@ -1,60 +1,55 @@
 """Certified means: each run's mean nDCG@k as all-human grades would give it, estimated from
-a machine's grades on the whole pool and human grades on a sample, with a valid interval
-(prediction-powered inference). Pure: numpy and scipy.
+a machine's grades on the whole pool and human grades on a sample, with an interval, and the
+leaderboard's order. Pure: numpy and scipy.
 
-The estimator. For a total that is linear in the grades, such as a run's DCG@k on a topic,
-the machine's total is corrected by the human-minus-machine residuals on the sample, each
-weighted by 1 / its inclusion probability pi (the difference estimator of survey sampling;
-prediction-powered inference, Angelopoulos et al., Science 2023; for IR, Oosterhuis et al.,
-KDD 2024, arXiv 2407.02464):
+The estimate (prediction-powered: Angelopoulos et al., Science 2023; for IR, Oosterhuis et
+al., KDD 2024, arXiv 2407.02464). nDCG@k of run r on topic t is DCG / IDCG: the DCG is linear
+in the grades (evaluation.certified.pool), the ideal DCG is not (it depends on how many of
+the topic's pairs are graded g or higher, through a concave function), and a few human
+grades a topic leave it poorly known. So, per topic, the estimator (``estimator.py``):
 
-    DCG^(r, t) = sum over pairs d of t of W[r, d] f(m_d)
-               + sum over sampled pairs d of t of W[r, d] (h_d - f(m_d)) / pi_d
+1. predicts every pair's human grade from the machine's: a distribution per machine grade
+   (the weighted shares of human grades among the sampled pairs the machine graded so;
+   ``calibrate=False`` takes the machine's grade as the human's), shifted per topic on the
+   logit scale by what the humans found in that topic (topics differ in how many relevant
+   pairs they hold far more than one calibration can say);
+2. takes the model's expected nDCG there: the predicted DCG over the *expected* ideal DCG
+   (each unjudged pair's grade drawn from its prediction; the ideal at the expected counts
+   would be too high, by Jensen's inequality, and was most of the bias measured before);
+3. corrects it to first order by the human-minus-predicted residuals of sampled pairs
+   (on the DCG, and on the ideal through its expected slope), each weighted by the inverse
+   of its inclusion probability, as the difference estimator of survey sampling does;
+4. cross-fits: the sample is dealt into 4 folds; each fold's residuals correct an expansion
+   point built from the other folds' humans (their grades exact, and the calibration and
+   topic shifts fitted on them), so a correction is never drawn from the pairs it is
+   measured against. The estimate is the mean over the folds.
 
-where m_d is the machine's grade, h_d the human's, and f(m) the grade predicted from the
-machine's: f(m) = m with ``calibrate=False`` (classic PPI), or by default the mean human
-grade of the sampled pairs the machine graded m (each weighted by 1 / pi; f(m) = m where no
-sampled pair has machine grade m). Either way the correction makes the total unbiased over
-the draws of the sample; calibrating removes the machine's systematic lean (a lenient
-machine's "1"s that humans call 0) from the residuals, so the interval is narrower. The
-ideal DCG@k depends on the grades through how many pairs of the topic are graded g or
-higher (evaluation.certified.pool); each count is estimated the same way, with the predicted
-distribution of human grades for each machine grade in place of f (the indicator of m when
-not calibrating), and the ideal DCG computed from the estimated counts.
+Validity, exactly. The correction is unbiased for the first-order term (exactly for Poisson
+sampling, nearly for fixed-size strata), so the estimate's bias is second order in how far
+the model's predicted grades are from the truth. It does not vanish with more topics at a
+fixed number of human grades a topic; it vanishes when every pair is sampled (each
+expansion point is then the all-human grades and the estimate is exact, interval width 0).
+bench/machine_trust.py measures it: about -0.3 standard errors on average with 5-20% of a
+3,000-pair pool over 50 topics (the estimates lean low), which puts the 95% intervals'
+coverage at 87-98% by setting instead of 95%. There is no unbiased estimator of a ratio
+under sampling; README, "Certified means", says when not to trust the intervals.
 
-The normaliser, honestly. nDCG is a ratio and the ideal DCG a non-linear (piecewise linear,
-concave) function of the counts, and with a few human grades a topic the estimated counts
-swing by 1 / pi per disagreement, so the plug-in DCG^ / IDCG(counts^) can divide by a
-near-zero ideal. Instead, per topic the ratio is expanded to first order around a stable
-point: c0, the predicted counts moved towards the estimated ones by the empirical-Bayes
-share of the topics' spread that is not sampling noise (per grade), kept within what the
-sample shows (at least the pairs seen graded >= g, at most the topic's size minus those
-seen below g), I0 = IDCG(c0), s0 its slopes, DCG0 the predicted DCG:
+The interval. The estimate is linear in the weighted residuals to first order; each sampled
+pair d contributes v[r, d] (its residual terms over the topic's expected ideal, times
+1 / pi over the folds, over T_r, the run's topic count), and
 
-    nDCG^(r, t) = DCG^(r, t) / I0 - DCG0(r, t) * s0 . (counts^ - c0) / I0^2
+    Var = sum over sampled d of (1 - pi_d) v[r, d]^2                 (Poisson draws)
+    Var = sum over strata h of (1 - n_h / N_h) n_h / (n_h - 1) sum over the stratum's
+          sampled d of (v[r, d] - mean_h v[r, .])^2             (fixed-size strata)
 
-This is linear in the weighted residuals, so its variance is exact for the linear part; the
-bias left is second order in how far c0 is from the true counts (the concave ideal and the
-convex 1 / I both push it down), and it vanishes when every pair is sampled (c0 is then the
-truth). bench/machine_trust.py measures what is left: intervals covering 86-94% instead of
-95% with 5-20% of a 3,000-pair pool over 50 topics. Each sampled pair d contributes the
-influence
+(the Horvitz-Thompson variance estimators). The interval is estimate +- z sqrt(Var). With
+a fixed truth and many samples, the standard error matches the estimates' spread (ratio
+0.91-1.16 in the measurements bench/README.md reports).
 
-    u[r, d] = (1 / T_r) (W[r, d] e_d / I0 - DCG0 phi_d / I0^2)
-
-with e_d the gain residual (h_d - f(m_d)), phi_d the residual of the pair's slope on the
-ideal DCG, and T_r the run's topic count; then Var = sum over sampled d of
-(1 - pi_d) / pi_d^2 u[r, d]^2 for independent (Poisson) draws, or
-sum over strata h of N_h^2 (1 - n_h / N_h) s_h^2 / n_h (s_h^2 the spread of u within the
-stratum's sample) for strata sampled to fixed sizes. The interval is the estimate
-+- z_(1 - alpha/2) sqrt(Var). The same influences, differenced, give each pair of runs'
-difference its own (paired) interval. The variance is estimated from the pairs where humans
-and the machine disagree; with very few of those, the interval can be too narrow: see
-README, "Machine judges". A topic whose expansion point has no relevant pair (I0 = 0)
-counts 0, as trec_eval counts a topic with an empty ideal.
-
-With every pair sampled (pi = 1) the estimate is the all-human value and the interval has
-zero width.
+The order (``ranking.py``). The leaderboard is sorted by a ranking score: the nDCG of the
+filled-in qrels (the humans' grades where they judged, the machine's elsewhere: filling holes,
+arXiv 2405.04727) plus the certified correction shrunk by empirical Bayes as far as it is
+noise. The intervals and settled pairs stay the certified estimate's; the score has none.
 
 Which pairs of runs are settled: the difference's interval excludes 0. With many runs,
 many pairs are tested at once, so some "settled" pairs are settled by chance (about 5% of
@@ -70,12 +65,16 @@ from scipy import stats
 
 from evaluation.analysis.significance import adjust_holm
 
-from .pool import Pool, check_grades, dcg, ideal_dcg, mean_over_scored, ndcg_means
+from .estimator import estimate as estimate_runs
+from .estimator import gather_parts
+from .pool import Pool, check_grades, mean_over_scored, ndcg_means, ndcg_per_topic
+from .ranking import shrink_corrections
 from .sampling import Sample
 
 __all__ = ["Certified", "RunEstimate", "Settlement", "certify_means"]
 
 MISSING_HUMANS = "every chosen pair needs its human grade before the means can be certified"
+NO_HUMANS = "no pair was chosen for the humans: a certified mean needs at least one human grade"
 
 
 @dataclass(frozen=True)
@@ -87,6 +86,8 @@ class RunEstimate:
     se: float
     machine_only: float  # the mean with the machine's grades alone, for comparison
     topics: int
+    # The score the leaderboard is sorted by (evaluation.certified.ranking); no interval.
+    score: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class Settlement:
 
 @dataclass(frozen=True)
 class Certified:
-    """The certified leaderboard: runs best first, and every pair of runs."""
+    """The certified leaderboard: runs best first (by ranking score), and every pair of runs."""
 
     runs: tuple[RunEstimate, ...]
     pairs: tuple[Settlement, ...]
@@ -125,6 +126,10 @@ class Certified:
     def estimates(self) -> dict[str, float]:
         return {r.run: r.estimate for r in self.runs}
 
+    def ranking_scores(self) -> dict[str, float]:
+        """run -> the score the leaderboard is sorted by (evaluation.certified.ranking)."""
+        return {r.run: r.score for r in self.runs}
+
 
 def certify_means(
     pool: Pool,
@@ -134,77 +139,32 @@ def certify_means(
     *,
     level: float = 0.95,
     calibrate: bool = True,
+    seed: int = 0,
 ) -> Certified:
-    """Each run's mean nDCG@k with a prediction-powered interval (see the module).
+    """Each run's mean nDCG@k with a prediction-powered interval, and the leaderboard's order
+    (see the module).
 
     machine: the machine's grade of every pool pair (``pool.pairs`` order); sample: the
     design that chose the human pairs; human: the human grade of each of ``sample.chosen``,
-    in that order.
+    in that order; seed: how the sample is dealt into folds (the same inputs and seed give
+    the same result).
     """
     machine, human = _check(pool, machine, sample, human, level)
-    chosen, pi = sample.chosen, sample.probability[sample.chosen]
-    levels = pool.top_grade + 1
-    predicted = _predictions(machine[chosen], human, pi, levels, calibrate)  # grade x grade
-    expected_gain = predicted @ np.arange(levels)
-
-    # Linear totals: the predicted part over the pool plus the weighted residuals.
-    weight = np.zeros(pool.size)
-    weight[chosen] = 1.0 / pi
-    residual_gain = np.zeros(pool.size)
-    residual_gain[chosen] = human - expected_gain[machine[chosen]]
-    gains = expected_gain[machine] + weight * residual_gain
-    dcg_hat = dcg(pool, gains)
-    at_least_predicted = np.cumsum(predicted[:, ::-1], axis=1)[:, ::-1][:, 1:]  # P(h >= g | m)
-    indicator = (np.arange(1, levels)[None, :] <= human[:, None]).astype(np.float64)
-    count_residual = np.zeros((pool.size, levels - 1))
-    count_residual[chosen] = indicator - at_least_predicted[machine[chosen]]
-    by_topic = pool.starts[:-1]
-    counts_hat = np.add.reduceat(
-        at_least_predicted[machine] + weight[:, None] * count_residual, by_topic, axis=0
-    )
-    # The expansion point: the predicted counts, kept within what the humans have seen (a
-    # topic has at least as many pairs graded g or higher as the sample shows, and at most
-    # its size minus those the sample shows below g). Fully sampled, it is the truth.
-    seen = np.zeros((pool.size, levels - 1))
-    seen[chosen] = indicator
-    seen_below = np.zeros((pool.size, levels - 1))
-    seen_below[chosen] = 1.0 - indicator
-    lower = np.add.reduceat(seen, by_topic, axis=0)
-    upper = np.diff(pool.starts)[:, None] - np.add.reduceat(seen_below, by_topic, axis=0)
-    counts_0 = _expansion_point(
-        np.add.reduceat(at_least_predicted[machine], by_topic, axis=0),
-        counts_hat,
-        np.add.reduceat(
-            weight[:, None] * (weight[:, None] - 1.0) * count_residual**2, by_topic, axis=0
-        ),
-        lower,
-        upper,
-    )
-    ideal, slope = ideal_dcg(counts_0, pool.k)
-    dcg_0 = dcg(pool, expected_gain[machine])
-
-    positive = ideal > 0
-    safe_ideal = np.where(positive, ideal, 1.0)
-    ideal_step = (slope * (counts_hat - counts_0)).sum(axis=1)
-    per_topic = np.where(positive, dcg_hat / safe_ideal - dcg_0 * ideal_step / safe_ideal**2, 0.0)
-    estimate = mean_over_scored(pool, per_topic)
-
-    # Influences of the sampled pairs (runs x sampled): the estimate is linear in the
-    # weighted residuals, so these give its variance.
-    t = pool.topic[chosen]
-    counted = pool.scored / np.maximum(pool.scored.sum(axis=1), 1)[:, None]  # 1 / T_r
-    scale = np.where(positive, 1.0, 0.0)[t] * counted[:, t]
-    ideal_residual = (slope[t] * count_residual[chosen]).sum(axis=1)
-    influence = scale * (
-        pool.weights[:, chosen] * residual_gain[chosen] / safe_ideal[t]
-        - dcg_0[:, t] * ideal_residual / safe_ideal[t] ** 2
-    )
-    covariance = _covariance(influence, sample)
+    parts = gather_parts(pool, machine, sample, human, calibrate, seed)
+    estimate, contribution = estimate_runs(parts)
+    covariance = _covariance(contribution, sample)
     se = np.sqrt(np.maximum(np.diag(covariance), 0.0))
     z = float(stats.norm.ppf(0.5 + level / 2))
     machine_only = ndcg_means(pool, machine)
 
-    order = sorted(range(len(pool.runs)), key=lambda r: (-estimate[r], pool.runs[r]))
+    # The order: the certified estimate shrunk towards the filled-in qrels (humans' grades
+    # where they judged, the machine's elsewhere) as far as its correction is noise.
+    filled = machine.copy()
+    filled[sample.chosen] = human
+    hybrid = mean_over_scored(pool, ndcg_per_topic(pool, filled))
+    score = hybrid + shrink_corrections(estimate - hybrid, covariance)
+
+    order = sorted(range(len(pool.runs)), key=lambda r: (-score[r], pool.runs[r]))
     runs = tuple(
         RunEstimate(
             pool.runs[r],
@@ -214,6 +174,7 @@ def certify_means(
             float(se[r]),
             machine_only[pool.runs[r]],
             int(pool.scored[r].sum()),
+            float(score[r]),
         )
         for r in order
     )
@@ -222,7 +183,7 @@ def certify_means(
         _settle(pool, order, estimate, covariance, z, level),
         level,
         pool.k,
-        int(chosen.size),
+        int(sample.chosen.size),
         pool.size,
         calibrate,
     )
@@ -257,44 +218,22 @@ def _settle(pool, order, estimate, covariance, z, level) -> tuple[Settlement, ..
     )
 
 
-def _expansion_point(predicted, estimated, noise, lower, upper) -> np.ndarray:
-    """Per topic and grade, the counts the ideal DCG is expanded around: the predicted
-    counts moved towards the estimated ones by the empirical Bayes share of the
-    topics' spread that is real (James-Stein, per grade), kept within what the humans have
-    seen."""
-    gap = estimated - predicted
-    spread = gap.var(axis=0) if gap.shape[0] > 1 else np.zeros(gap.shape[1])
-    share = np.clip(1.0 - noise.mean(axis=0) / np.maximum(spread, 1e-12), 0.0, 1.0)
-    return np.clip(predicted + share * gap, lower, upper)
-
-
-def _predictions(machine, human, pi, levels, calibrate) -> np.ndarray:
-    """levels x levels: row m is the predicted distribution of the human grade when the
-    machine says m (the identity when not calibrating, or where no sampled pair has m)."""
-    predicted = np.eye(levels)
-    if calibrate:
-        mass = np.zeros((levels, levels))
-        np.add.at(mass, (machine, human), 1.0 / pi)
-        seen = mass.sum(axis=1) > 0
-        predicted[seen] = mass[seen] / mass[seen].sum(axis=1, keepdims=True)
-    return predicted
-
-
-def _covariance(influence: np.ndarray, sample: Sample) -> np.ndarray:
-    """runs x runs: the estimated covariance of the estimates (see the module)."""
+def _covariance(contribution: np.ndarray, sample: Sample) -> np.ndarray:
+    """runs x runs: the delta method's covariance of the estimates from each sampled pair's
+    contribution v (see the module)."""
     pi = sample.probability[sample.chosen]
     if sample.stratum is None:
-        weighted = influence * np.sqrt(1.0 - pi) / pi
+        weighted = contribution * np.sqrt(1.0 - pi)
         return weighted @ weighted.T
-    runs = influence.shape[0]
+    runs = contribution.shape[0]
     covariance = np.zeros((runs, runs))
     sizes = np.bincount(sample.stratum)
     stratum = sample.stratum[sample.chosen]
     taken = np.bincount(stratum, minlength=sizes.size)
     for h in np.flatnonzero((taken > 1) & (taken < sizes)):
-        block = influence[:, stratum == h]
+        block = contribution[:, stratum == h]
         centred = block - block.mean(axis=1, keepdims=True)
-        factor = sizes[h] ** 2 * (1.0 - taken[h] / sizes[h]) / taken[h] / (taken[h] - 1)
+        factor = (1.0 - taken[h] / sizes[h]) * taken[h] / (taken[h] - 1)
         covariance += factor * (centred @ centred.T)
     return covariance
 
@@ -309,6 +248,13 @@ def _check(pool, machine, sample, human, level):
         raise ValueError("the sample was drawn from a pool of another size")
     if not ((sample.probability > 0) & (sample.probability <= 1)).all():
         raise ValueError("every inclusion probability must be in (0, 1]")
+    chosen = np.asarray(sample.chosen)
+    if chosen.ndim != 1 or (chosen.size and (chosen.min() < 0 or chosen.max() >= pool.size)):
+        raise ValueError("the sample's chosen pairs must be positions in the pool")
+    if (np.diff(chosen) <= 0).any():
+        raise ValueError("the sample's chosen pairs must be ascending and each chosen once")
+    if not chosen.size:
+        raise ValueError(NO_HUMANS)
     human = np.asarray(human)
     if human.shape != sample.chosen.shape:
         raise ValueError(f"{MISSING_HUMANS}: {sample.chosen.size} chosen, {human.size} grades")

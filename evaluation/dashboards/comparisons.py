@@ -79,7 +79,7 @@ def build_comparison(
     runs = [baseline, *others]
     stored = {
         e.run_id: e.per_topic
-        for e in scored(scoring).filter(run__in=runs).only("run_id", "per_topic")
+        for e in scored(scoring, trials=True).filter(run__in=runs).only("run_id", "per_topic")
     }
     missing = [run for run in runs if run.pk not in stored]
     if missing:

@@ -201,7 +201,9 @@ def build_run_diff(
     measure = choose_measure(scoring.names, measure)
     k = choose_k(scoring.outputs[measure], k)
     depth = choose_depth(k, depth)
-    stored = dict(scored(scoring).filter(run__in=[a, b]).values_list("run_id", "per_topic"))
+    stored = dict(
+        scored(scoring, trials=True).filter(run__in=[a, b]).values_list("run_id", "per_topic")
+    )
     missing = [run for run in (a, b) if run.pk not in stored]
     if missing:
         raise NotScored(missing)

@@ -221,7 +221,9 @@ def compare_qrels(
         make_scoring(qrels=q, measure_specs=measure_specs, user=user, **options) for q in (old, new)
     ]
     measure = _measure_named(scorings[0], measure)
-    runs = list(scorings[0].runs().select_related("system") if runs is None else runs)
+    if runs is None:
+        runs = scorings[0].runs().select_related("system", "search")
+    runs = list(runs)
     if score_missing:
         for scoring in scorings:
             done = set(scored(scoring).filter(run__in=runs).values_list("run_id", flat=True))

@@ -67,7 +67,7 @@ def build_run_topics(
     """The run's per-topic values of one measure, worst first, with the unjudged documents
     of each topic's top k (k defaults to the measure's cutoff). NotScored if the run has no
     evaluation with this scoring."""
-    evaluation = scored(scoring).filter(run=run).first()
+    evaluation = scored(scoring, trials=True).filter(run=run).first()
     if evaluation is None:
         raise NotScored([run])
     measure = choose_measure(scoring.names, measure)

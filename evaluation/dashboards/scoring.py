@@ -95,9 +95,10 @@ class Scoring:
     options: measures.Options
     viewer: object = field(default=None, compare=False, repr=False)
 
-    def runs(self):
-        """The runs this scoring may show: the viewer's teams', or all."""
-        runs = Run.objects.all()
+    def runs(self, *, trials: bool = False):
+        """The runs this scoring may show: the viewer's teams', or all; sandbox trials'
+        runs only when ``trials`` (Run.objects.listed())."""
+        runs = Run.objects.all() if trials else Run.objects.listed()
         return runs if self.viewer is None else visible_runs(self.viewer, runs)
 
     @property
@@ -262,12 +263,14 @@ def make_scoring(
     return Scoring(qrels=qrels, specs=canonical, options=chosen.options, viewer=user)
 
 
-def scored(scoring: Scoring):
-    """The stored evaluations with this scoring (of the viewer's teams' runs)."""
-    evaluations = Evaluation.objects.filter(qrels=scoring.qrels, options_key=scoring.key)
-    if scoring.viewer is None:
-        return evaluations
-    return visible_evaluations(scoring.viewer, evaluations)
+def scored(scoring: Scoring, *, trials: bool = False):
+    """The stored evaluations with this scoring (of the viewer's teams' runs); those of
+    sandbox trials' runs only when ``trials`` (pages that show runs picked by id: the diff,
+    a comparison, a run's page)."""
+    found = Evaluation.objects.filter(qrels=scoring.qrels, options_key=scoring.key)
+    if not trials:
+        found = found.exclude(run__search__trial=True)
+    return found if scoring.viewer is None else visible_evaluations(scoring.viewer, found)
 
 
 def unjudged_pairs(
@@ -292,8 +295,11 @@ def scored_runs(scoring: Scoring) -> list[Run]:
 
 def unscored_runs(scoring: Scoring, runs=None) -> list[Run]:
     """The runs (all, or those given) without an evaluation with this scoring."""
-    runs = scoring.runs() if runs is None else scoring.runs().filter(pk__in=[r.pk for r in runs])
-    done = scored(scoring).values("run_id")
+    if runs is None:
+        runs = scoring.runs()
+    else:
+        runs = scoring.runs(trials=True).filter(pk__in=[r.pk for r in runs])
+    done = scored(scoring, trials=True).values("run_id")
     return list(runs.exclude(pk__in=done).select_related("system"))
 
 

@@ -101,7 +101,11 @@ def build_topic(
     evaluation knows the topic."""
     measure = choose_measure(scoring.names, measure)
     k = choose_k(scoring.outputs[measure], k)
-    evaluations = scored(scoring).select_related("run__system").defer("options", "intervals")
+    evaluations = (
+        scored(scoring)
+        .select_related("run__system", "run__search")
+        .defer("options", "intervals", "run__search__queries", "run__search__snapshot")
+    )
     if TopicValues.can_read(qid):
         evaluations = evaluations.defer("per_topic").annotate(topic=TopicValues(qid))
     runs = []

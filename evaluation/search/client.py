@@ -103,12 +103,6 @@ class SearchClient:
         if timeout <= 0 or not 0 <= max_retries <= policy.max_retries:
             raise ValueError(MESSAGES["timeout_range"].format(high=policy.max_retries))
         self.endpoint = endpoint
-        self.policy = policy
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
-        self.max_wait = max_wait
         self._target = check_url(endpoint.url, base=True)
         check_reachable_literal(self._target, policy)
         self._remote = Remote(

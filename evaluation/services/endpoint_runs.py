@@ -96,14 +96,21 @@ def make_search_run(
     name: str = "",
     job_id: int | None = None,
     on_progress=lambda done, total: None,
+    queries: QuerySet | None = None,
+    trial: str = "",
 ) -> SearchRun:
     """Ask the endpoint every topic of the query set to depth ``k`` and store the answers as
     a run (evaluation.services.import_run: the TREC file, its Parquet artifact, SHA-256),
     with its provenance. Failed queries are kept as failures; ImportRejected when every
-    query failed or nothing was found (then nothing is stored)."""
+    query failed or nothing was found (then nothing is stored). ``trial`` names the sandbox
+    arm the run is for (an unsaved ``endpoint`` of another template): the run is hidden
+    from lists (SearchRun.trial) and its snapshot says so."""
     k = check_k(k)
-    queries = load_query_set(user=user, campaign=campaign, qrels=qrels)
+    if queries is None:
+        queries = load_query_set(user=user, campaign=campaign, qrels=qrels)
     frozen = snapshot(endpoint)
+    if trial:
+        frozen["trial"] = trial
     client = client_for(endpoint)
     started = timezone.now()
     name = name.strip() or default_run_name(endpoint, started)
@@ -138,6 +145,8 @@ def make_search_run(
         raise ImportRejected(MESSAGES["nothing_found"].format(total=total))
     finished = timezone.now()
     description = f"Made by querying {endpoint.name} (v{endpoint.version}) for {queries.label}."
+    if trial:
+        description = f"A sandbox trial's run ({trial}) of {endpoint.name} for {queries.label}."
     if failed:
         description += f" {len(failed):,} of {total:,} queries failed."
     with transaction.atomic():
@@ -162,6 +171,7 @@ def make_search_run(
             query_count=total,
             failed_count=len(failed),
             job_id=job_id,
+            trial=bool(trial),
         )
         documents = search.documents_jsonl(outcomes)
         if documents:

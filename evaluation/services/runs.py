@@ -31,7 +31,7 @@ from accounts.services.teams import default_team_pk
 from common import text_limits
 from evaluation import trec
 from evaluation.analysis import topk
-from evaluation.models import Run, System
+from evaluation.models import Run, SearchRun, System
 from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256
 from evaluation.trec import metadata as run_metadata
 from evaluation.trec import source as trec_source
@@ -477,3 +477,28 @@ def load_run_topics(run: Run, qids: list[str]) -> pl.DataFrame:
         .select("qid", "docno", "score")
         .collect()
     )
+
+
+def delete_run_files(runs) -> None:
+    """Delete the stored upload, artifact and top lists of ``runs`` (and the documents a
+    search endpoint returned for them) once the deletion commits (if it rolls back, the rows
+    still point at their files)."""
+    names = [
+        name
+        for run in runs
+        for name in (run.original_file.name, run.artifact.name, run.top_lists.name)
+        if name
+    ]
+    names += [
+        name
+        for name in SearchRun.objects.filter(run__in=[run.pk for run in runs]).values_list(
+            "documents", flat=True
+        )
+        if name
+    ]
+
+    def delete_files():
+        for name in names:
+            default_storage.delete(name)
+
+    transaction.on_commit(delete_files)

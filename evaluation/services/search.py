@@ -20,12 +20,14 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from accounts.services.teams import default_team_pk
 from common import outbound
 from common.secrets import SecretError, seal, unseal
 from evaluation import search
 from evaluation.models import SearchEndpoint
+from evaluation.services.endpoint_versions import record_version
 
 # The only environment variables an endpoint may read its key from (see the docstring).
 KEY_ENV_PREFIX = "QRELSMITH_SEARCH_KEY_"
@@ -100,7 +102,7 @@ def defaults_for(kind: str) -> dict:
 
 
 def invalid(key: str, **values) -> ValidationError:
-    return ValidationError(MESSAGES[key].format(**values))
+    return ValidationError(MESSAGES[key].format(**values), code=key)
 
 
 def _check(values: dict) -> None:
@@ -211,16 +213,22 @@ def create_search_endpoint(
     if SearchEndpoint.objects.filter(name=values["name"], team_id=team_id).exists():
         raise invalid("name_taken", name=values["name"])
     key = values.pop("api_key")
-    return SearchEndpoint.objects.create(
-        created_by=created_by, api_key_sealed=seal(key), team_id=team_id, **values
-    )
+    with transaction.atomic():
+        endpoint = SearchEndpoint.objects.create(
+            created_by=created_by, api_key_sealed=seal(key), team_id=team_id, **values
+        )
+        record_version(endpoint, by=created_by)
+    return endpoint
 
 
-def update_search_endpoint(*, endpoint: SearchEndpoint, **changes) -> SearchEndpoint:
+def update_search_endpoint(
+    *, endpoint: SearchEndpoint, by=None, note: str = "", **changes
+) -> SearchEndpoint:
     """Change an endpoint (EDITABLE). An empty ``api_key`` keeps the stored key (a form
     cannot show it back); ``clear_api_key=True`` removes it; a new address on another
     scheme, host or port drops it unless the same change gives one. A change to what a
-    request is or how an answer is read makes the next version."""
+    request is or how an answer is read makes the next version, kept with ``by`` and
+    ``note`` (SearchEndpointVersion)."""
     unknown = set(changes) - {*EDITABLE, "clear_api_key"}
     if unknown:
         raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
@@ -254,7 +262,10 @@ def update_search_endpoint(*, endpoint: SearchEndpoint, **changes) -> SearchEndp
         if field != "version":
             setattr(endpoint, field, changes[field])
     if changed:
-        endpoint.save(update_fields=[*changed, "updated_at"])
+        with transaction.atomic():
+            endpoint.save(update_fields=[*changed, "updated_at"])
+            if "version" in changed:
+                record_version(endpoint, by=by, note=note)
     return endpoint
 
 

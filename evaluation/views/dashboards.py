@@ -28,6 +28,7 @@ from evaluation.dashboards.leaderboard import is_judged
 from evaluation.judging import judging
 from evaluation.measures import reference
 from evaluation.models import Run
+from evaluation.services import schedules
 from evaluation.trec import leaderboards as formats
 from evaluation.views.common import (
     MAX_K,
@@ -43,6 +44,7 @@ from jobs.services import start_job
 from jobs.services.limits import TooLargeForRequest
 
 TOPICS_PER_PAGE = 100
+ALERTS_SHOWN = 5  # open schedule alerts in the leaderboard's banner
 
 MESSAGES = {
     "sent": "Sent {n:,} unjudged pair{s} to {campaign}: {added:,} new in its pool, {already:,} already there.",
@@ -114,6 +116,10 @@ def leaderboard(request):
             "can_test_fairness": len(board.rows) >= 2,
             "headers": headers,
             "chart": board.chart() if board.rows else None,
+            # The open alerts of the reader's scheduled evaluations on these qrels (a banner).
+            "schedule_alerts": list(
+                schedules.open_alerts(request.user, qrels=scoring.qrels)[:ALERTS_SHOWN]
+            ),
             "judged_limit": f"{dashboards.JUDGED_WARNING:.0%}",
             "intervals": services.describe_intervals(),
             "judged_columns": " and ".join(
@@ -304,16 +310,20 @@ def compare(request):
     keep = {"baseline": baseline_id, "runs": other_ids, "measure": request.GET.get("measure")}
     if scoring is None:
         return no_scoring(request, "evaluation/compare.html", form)
+    chosen = scoring.runs(trials=True).select_related("system", "search")
+    baseline = chosen.filter(pk=baseline_id).first()
+    others = list(chosen.filter(pk__in=other_ids))
+    all_runs = list(scoring.runs().select_related("system").order_by("system__name", "name"))
+    # A sandbox trial's runs are in no list; the pickers still show them when compared.
+    all_runs += [run for run in [baseline, *others] if run is not None and run not in all_runs]
     context = {
-        "all_runs": scoring.runs().select_related("system").order_by("system__name", "name"),
+        "all_runs": all_runs,
         "baseline_id": baseline_id,
         "other_ids": other_ids,
         "measure_names": [(n, measures.display_name(n)) for n in scoring.names],
         "keep_measure": request.GET.get("measure"),
         **scoring_context(request, form, scoring, **keep),
     }
-    baseline = scoring.runs().select_related("system").filter(pk=baseline_id).first()
-    others = list(scoring.runs().select_related("system").filter(pk__in=other_ids))
     if baseline is None or not [r for r in others if r.pk != baseline.pk]:
         if request.GET.get("baseline") or other_ids:
             context["problem"] = MESSAGES["choose_runs"]
@@ -327,10 +337,14 @@ def compare(request):
     except ValueError as error:
         context["problem"] = str(error)
     else:
+        chosen = [baseline, *others]
+        names = {run.pk: str(run) for run in chosen}
         context.update(
             view=view,
             charts=[(f"deltas-{i}", c.chart()) for i, c in enumerate(view.contrasts)],
             permutations=dashboards.PERMUTATIONS,
+            # The runs' certified nDCG@10 on campaigns the user leads (issue 33).
+            certified=[(names[c.run], c) for c in judging().certified_runs(request.user, chosen)],
         )
     return render(request, "evaluation/compare.html", context)
 

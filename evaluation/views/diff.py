@@ -66,9 +66,14 @@ def run_diff(request):
     keep.update(order=order, p=p if params.get("p") else None)
     if scoring is None:
         return no_scoring(request, "evaluation/diff.html", form)
-    visible = scoring.runs().select_related("system")
-    runs = visible.in_bulk([pk for pk in (a_id, b_id) if pk])
-    all_runs = list(visible.order_by("system__name", "name"))
+    runs = (
+        scoring.runs(trials=True)
+        .select_related("system", "search")
+        .in_bulk([pk for pk in (a_id, b_id) if pk])
+    )
+    all_runs = list(scoring.runs().select_related("system").order_by("system__name", "name"))
+    # A sandbox trial's runs are in no list; the pickers still show them when they are diffed.
+    all_runs += [run for run in runs.values() if run not in all_runs]
     # Before a choice, the form offers two different runs: a run against itself shows nothing.
     selected_a = a_id or (all_runs[0].pk if all_runs else None)
     selected_b = b_id or next((run.pk for run in all_runs if run.pk != selected_a), None)

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET
 from common.exports import csv_safe
 from evaluation import dashboards, measures, services
 from evaluation.access import readable_qrels, visible_evaluations, visible_runs, visible_systems
+from evaluation.judging import judging
 from evaluation.models import Evaluation, QrelsVersion, Run, System
 from evaluation.views.common import (
     bounds_or_none,
@@ -40,13 +41,15 @@ def home(request):
     # which system retrieved a document, so a judge must not even see the run names.
     if is_reader(request.user):
         user = request.user
-        runs = visible_runs(user, Run.objects.all())
-        evaluations = visible_evaluations(user, Evaluation.objects.all())
+        runs = visible_runs(user, Run.objects.listed())
+        evaluations = visible_evaluations(user, Evaluation.objects.exclude(run__search__trial=True))
         context.update(
             is_reader=True,
             system_count=visible_systems(user, System.objects.all()).count(),
             run_count=runs.count(),
-            recent_evaluations=evaluations.select_related("run__system", "qrels")[:8],
+            recent_evaluations=evaluations.select_related("run__system", "qrels").order_by(
+                "-created_at"
+            )[:8],
             recent_runs=runs.select_related("system", "search")
             .defer("search__queries", "search__snapshot")
             .order_by("-uploaded_at")[:5],
@@ -62,9 +65,9 @@ def run_list(request):
     runs = services.search_runs(
         visible_runs(
             request.user,
-            Run.objects.select_related("system", "uploaded_by", "search").defer(
-                "search__queries", "search__snapshot"
-            ),
+            Run.objects.listed()
+            .select_related("system", "uploaded_by", "search")
+            .defer("search__queries", "search__snapshot"),
         ),
         search,
     )
@@ -98,6 +101,8 @@ def run_detail(request, pk):
     context = {
         "run": run,
         "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),
+        # Its certified nDCG@10 on campaigns the user leads that pooled it (issue 33).
+        "certified": judging().certified_runs(request.user, [run]),
     }
     form, scoring = read_scoring(request.GET, request, user=request.user)
     k = int_param(request.GET.get("k"))

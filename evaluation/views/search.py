@@ -122,7 +122,9 @@ def search_new(request):
 
 
 def _render_endpoint(request, endpoint, *, form=None, check=None, run_form=None, status=200):
-    runs = SearchRun.objects.filter(endpoint=endpoint).select_related("run__system")[:50]
+    runs = SearchRun.objects.filter(endpoint=endpoint, trial=False).select_related("run__system")[
+        :50
+    ]
     return render(
         request,
         "evaluation/search_endpoint.html",
@@ -168,7 +170,7 @@ def search_edit(request, pk):
         if not values["method"]:
             values["method"] = start["method"]
         try:
-            service.update_search_endpoint(endpoint=endpoint, **values)
+            service.update_search_endpoint(endpoint=endpoint, by=request.user, **values)
         except ValidationError as error:
             form.add_error(None, error)
         else:

@@ -172,7 +172,52 @@
     };
   }
 
-  const KINDS = { intervals, "sorted-bars": sortedBars, histogram, deltas };
+  /* A schedule's measure over time: one dot per firing (red: it raised an alert), joined by
+   * a line, with each firing's 95% interval as a band. x is the firing's slot (Unix seconds). */
+  function history(el, data) {
+    const lows = data.low.filter((v) => v != null);
+    const highs = data.high.filter((v) => v != null);
+    const yMin = Math.min(...data.mean, ...lows);
+    const yMax = Math.max(...data.mean, ...highs);
+    const pad = Math.max(0.01, (yMax - yMin) * 0.08);
+    const marks = (u) => {
+      const ctx = u.ctx;
+      ctx.save();
+      for (let i = 0; i < data.mean.length; i++) {
+        if (!data.alert[i]) continue;
+        const x = u.valToPos(data.times[i], "x", true);
+        const y = u.valToPos(data.mean[i], "y", true);
+        ctx.fillStyle = WORSE;
+        ctx.beginPath();
+        ctx.arc(x, y, 6 * devicePixelRatio, 0, 2 * Math.PI);
+        ctx.fill();
+      }
+      ctx.restore();
+    };
+    const single = data.times.length === 1;
+    const span = single ? 3600 : 0;
+    return {
+      options: {
+        height: 260,
+        scales: {
+          x: { time: true, range: single ? [data.times[0] - span, data.times[0] + span] : null },
+          y: { range: [Math.max(0, yMin - pad), yMax + pad] },
+        },
+        axes: [{ ...AXIS }, { ...AXIS, label: data.measure, values: (u, splits) => splits.map((v) => v.toFixed(2)) }],
+        series: [
+          { label: "Slot", value: (u, i) => (i == null ? "—" : data.labels[data.times.indexOf(i)] ?? "—") },
+          { label: "low", stroke: ACCENT + "55", width: 1, points: { show: false }, value: (u, v) => fmt(v) },
+          { label: "high", stroke: ACCENT + "55", width: 1, points: { show: false }, value: (u, v) => fmt(v) },
+          { label: data.measure, stroke: ACCENT, width: 2, points: { show: true, size: 8, fill: ACCENT, stroke: ACCENT }, value: (u, v) => fmt(v) },
+        ],
+        bands: [{ series: [2, 1], fill: ACCENT + "22" }],
+        hooks: { draw: [marks] },
+      },
+      data: [data.times, data.low, data.high, data.mean],
+    };
+  }
+
+  const KINDS = { intervals, "sorted-bars": sortedBars, histogram, deltas, history };
 
   function draw(el) {
     const kind = KINDS[el.dataset.chart];

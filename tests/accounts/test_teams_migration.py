@@ -10,13 +10,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [
     ("accounts", "0004_oidc_identities"),
-    ("annotation", "0018_machine_judge_sealed_key"),
-    ("evaluation", "0007_search_endpoints"),
+    ("annotation", "0020_certified_designs_and_gullibility_gates"),
+    ("evaluation", "0009_search_schedules"),
 ]
 AFTER = [
     ("accounts", "0005_teams"),
-    ("annotation", "0019_campaign_team"),
-    ("evaluation", "0008_teams"),
+    ("annotation", "0021_campaign_team"),
+    ("evaluation", "0010_teams"),
 ]
 
 

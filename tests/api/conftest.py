@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import pytest
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import Membership, Team
@@ -14,6 +15,7 @@ from annotation.models import (
     Assignment,
     Campaign,
     Document,
+    GullibilityGate,
     Judgment,
     JudgmentImport,
     MachineAudit,
@@ -26,7 +28,18 @@ from annotation.models import (
 from annotation.services import adjudication, machine_judges, machine_runs
 from annotation.services.imports import import_judgments
 from evaluation import services as evaluation
-from evaluation.models import Evaluation, QrelsVersion, Run, SearchEndpoint, System
+from evaluation.models import (
+    Evaluation,
+    QrelsVersion,
+    Run,
+    Schedule,
+    ScheduleAlert,
+    ScheduleFiring,
+    SearchEndpoint,
+    SearchTrial,
+    System,
+)
+from evaluation.services import schedules as schedule_service
 from evaluation.services import search as search_service
 from jobs.models import Job
 
@@ -105,6 +118,10 @@ class World:
     judgment_import: JudgmentImport | None = None  # a machine judge's grade of 1 d2
     machine_audit: MachineAudit | None = None  # an audit that found nothing to send
     search_endpoint: SearchEndpoint | None = None  # at an address nothing answers
+    search_trial: SearchTrial | None = None  # the lead's sandbox trial of it, with an edit
+    schedule: Schedule | None = None  # the lead's, of the search endpoint; never fired
+    schedule_alert: ScheduleAlert | None = None  # its alert, not acknowledged
+    machine_gate: GullibilityGate | None = None  # a finished gate of the machine that blocks
     other_team: Team | None = None  # the other team's: its users see nothing of the above
 
     @property
@@ -132,6 +149,10 @@ class World:
             "machine_run": self.machine_run.pk if self.machine_run else None,
             "machine_audit": self.machine_audit.pk if self.machine_audit else None,
             "search_endpoint": self.search_endpoint.pk if self.search_endpoint else None,
+            "search_trial": self.search_trial.pk if self.search_trial else None,
+            "schedule": self.schedule.pk if self.schedule else None,
+            "schedule_alert": self.schedule_alert.pk if self.schedule_alert else None,
+            "machine_gate": self.machine_gate.pk if self.machine_gate else None,
         }
 
 
@@ -223,8 +244,41 @@ def build_world(make_user) -> World:
         judge_name="world-machine",
         judge_kind="machine",
     ).record
+    endpoint = search_service.create_search_endpoint(
+        name="world-search",
+        kind="elasticsearch",
+        url="https://search.example.invalid/docs/_search",
+        max_retries=0,
+    )
+    schedule = schedule_service.create_schedule(
+        user=users["lead"],
+        name="world-nightly",
+        endpoint=endpoint.pk,
+        qrels=qrels.pk,
+        campaign=campaign.pk,
+        cron_expression="0 3 * * *",
+        k=10,
+    )
+    blocking_rise = {"probe": "stuffed", "label": "The query's words stuffed in", "pairs": 40}
+    blocking_rise.update(original_rate=0.1, probe_rate=0.4, rise=0.3, low=0.2, high=0.4)
+    machine_gate = GullibilityGate.objects.create(
+        machine=machine,
+        threshold=0.02,
+        relevant_from=1,
+        max_pairs=40,
+        seed=1,
+        pairs=40,
+        rises=[{**blocking_rise, "exceeds": True}],
+        blocked=True,
+        conclusive=True,
+        finished_at=timezone.now(),
+    )
     return World(
         other_team=other_team,
+        machine_gate=machine_gate,
+        search_trial=world_trial(endpoint, qrels, users["lead"]),
+        schedule=schedule,
+        schedule_alert=world_alert(schedule, run, scored),
         machine_audit=MachineAudit.objects.create(campaign=campaign, kind="disagreement"),
         machine=machine,
         machine_run=machine_runs.prepare_run(machine=machine, scope="pool"),
@@ -242,10 +296,60 @@ def build_world(make_user) -> World:
         job=job,
         publication=publication,
         judgment_import=judgment_import,
-        search_endpoint=search_service.create_search_endpoint(
-            name="world-search",
-            kind="elasticsearch",
-            url="https://search.example.invalid/docs/_search",
-            max_retries=0,
-        ),
+        search_endpoint=endpoint,
+    )
+
+
+def world_trial(endpoint: SearchEndpoint, qrels: QrelsVersion, lead) -> SearchTrial:
+    """A finished sandbox trial of ``endpoint`` (its runs made no lines: the address answers
+    nothing), as evaluation.services.sandbox.run_trial keeps one."""
+    template = endpoint.template.replace("{{query}}", "{{query}} {{description}}")
+    arm = {"run": None, "error": "", "failed": [], "failed_count": 0, "query_count": 2}
+    return SearchTrial.objects.create(
+        endpoint=endpoint,
+        base_version=endpoint.version,
+        template=template,
+        mapping=endpoint.mapping,
+        versions=[endpoint.version],
+        query_set={"qrels": qrels.pk},
+        query_set_label=f"qrels {qrels.label}",
+        qrels=qrels,
+        measure="nDCG@10",
+        k=10,
+        arms=[
+            {**arm, "label": "v1 (saved)", "version": 1, "per_topic": {"1": {"ndcg_cut_10": 0.5}}},
+            {**arm, "label": "edit", "version": None, "per_topic": {"1": {"ndcg_cut_10": 0.7}}},
+        ],
+        result={
+            "measures": ["ndcg_cut_10"],
+            "specs": ["ndcg_cut.10"],
+            "options": {"measures": ["ndcg_cut.10"], "complete": True},
+            "qids": ["1", "2"],
+        },
+        created_by=lead,
+    )
+
+
+def world_alert(schedule, run, scored) -> ScheduleAlert:
+    """An alert of the world's schedule: a firing (with the world's run) that dropped."""
+    from django.utils import timezone
+
+    firing = ScheduleFiring.objects.create(
+        schedule=schedule,
+        slot=timezone.now(),
+        fired_at=timezone.now(),
+        status="succeeded",
+        run=run,
+        evaluation=scored,
+        mean=0.5,
+    )
+    return ScheduleAlert.objects.create(
+        schedule=schedule,
+        firing=firing,
+        measure="ndcg_cut_10",
+        previous=0.9,
+        current=0.5,
+        threshold=0.1,
+        reasons=["threshold"],
+        created_at=timezone.now(),
     )

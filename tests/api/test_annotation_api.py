@@ -588,7 +588,9 @@ def test_an_assignment_shows_its_topic_and_document_but_never_the_systems(judge,
         "judgment",
         "topic",
         "document",
+        "suggestion",  # the machine's grade, when the campaign shows one (null here)
     }
+    assert body["suggestion"] is None
     assert set(body["topic"]) == {"qid", "query", "description", "narrative"}
     assert set(body["document"]) == {"docno", "title", "text", "url"}
 

@@ -61,12 +61,21 @@ COLLECTIONS = {
     "machine-judges": "machine",
     "machine-runs": "machine_run",
     "machine-audits": "machine_audit",
+    "machine-gates": "machine_gate",
     "search-endpoints": "search_endpoint",
+    "schedules": "schedule",
+    "schedule-alerts": "schedule_alert",
     "qrels": "qrels",
     "runs": "run",
     "systems": "system",
 }
-OTHER_PARAMETERS = {"campaign_pk": "campaign", "pair": "pair", "other": "qrels", "qid": "qid"}
+OTHER_PARAMETERS = {
+    "campaign_pk": "campaign",
+    "pair": "pair",
+    "other": "qrels",
+    "qid": "qid",
+    "trial_pk": "search_trial",
+}
 
 
 def real_ids(path: str, generated: dict, world) -> dict:

@@ -83,6 +83,12 @@ def job_owner(ok):
     return (403, 404, 404, 404, 404, 404, ok, ok)
 
 
+def schedule_owner(ok):
+    """A schedule's owner (the world's lead) and admins; other leads and engineers find
+    nothing (404); judges and people without a role may not use schedules (403)."""
+    return (403, 403, 403, 403, ok, 404, 404, ok)
+
+
 def not_allowed():
     return everyone(405)
 
@@ -111,6 +117,7 @@ ROWS = [
     ("PUT", C + "/stop-rule/", "stop_rule", campaign_lead(200)),
     ("POST", C + "/resume/", None, campaign_lead(200)),
     ("GET", C + "/agreement/machines/", None, campaign_lead(200)),
+    ("GET", C + "/agreement/suggestions/", None, campaign_lead(200)),
     ("POST", C + "/gold/", "gold_file", campaign_lead(200)),
     ("PUT", C + "/gold/{pair}/", "gold_grade", campaign_lead(200)),
     ("DELETE", C + "/gold/{pair}/", None, campaign_lead(200)),
@@ -160,6 +167,16 @@ ROWS = [
     ("POST", C + "/machine-audits/", "audit", campaign_lead(200)),
     ("GET", C + "/machine-audits/{machine_audit}/", None, campaign_lead(200)),
     ("DELETE", C + "/machine-audits/{machine_audit}/", None, campaign_lead(405)),
+    # certified leaderboard (the world's machine has graded no pair: a draw is refused, 400)
+    ("GET", C + "/certified/", None, campaign_lead(200)),
+    ("POST", C + "/certified/", "certified_draw", campaign_lead(400)),
+    ("DELETE", C + "/certified/", None, campaign_lead(405)),
+    # gullibility gates (the world's blocks; starting one is a job that never reaches the endpoint)
+    ("GET", C + "/machine-gates/", None, campaign_lead(200)),
+    ("POST", C + "/machine-gates/", "machine_gate", campaign_lead(202)),
+    ("GET", C + "/machine-gates/{machine_gate}/", None, campaign_lead(200)),
+    ("POST", C + "/machine-gates/{machine_gate}/override/", "gate_override", campaign_lead(200)),
+    ("DELETE", C + "/machine-gates/{machine_gate}/", None, campaign_lead(405)),
     # judgments made elsewhere: outside and machine judges, imports with their provenance
     ("GET", C + "/external-judges/", None, campaign_lead(200)),
     ("GET", C + "/judgment-imports/", None, campaign_lead(200)),
@@ -283,6 +300,55 @@ ROWS = [
         "search_run",
         (403, 403, 403, 403, 202, 400, 400, 202),
     ),
+    # the query sandbox: versions and trials of an endpoint (leads and engineers share the
+    # endpoint; a trial is its starter's, the world's the lead's: anybody else finds nothing);
+    # a trial of a qrels version's topics is refused like a run of them (400: no text to ask)
+    ("GET", "search-endpoints/{search_endpoint}/versions/", None, leads_and_engineers(200)),
+    ("POST", "search-endpoints/{search_endpoint}/versions/", None, not_allowed()),
+    (
+        "GET",
+        "search-endpoints/{search_endpoint}/versions/diff/?a=1&b=1",
+        None,
+        leads_and_engineers(200),
+    ),
+    ("GET", "search-endpoints/{search_endpoint}/trials/", None, leads_and_engineers(200)),
+    (
+        "POST",
+        "search-endpoints/{search_endpoint}/trials/",
+        "search_trial",
+        (403, 403, 403, 403, 202, 400, 400, 202),
+    ),
+    (
+        "GET",
+        "search-endpoints/{search_endpoint}/trials/{search_trial}/",
+        None,
+        (403, 403, 403, 403, 200, 404, 404, 200),
+    ),
+    (
+        "POST",
+        "search-endpoints/{search_endpoint}/trials/{search_trial}/save/",
+        None,
+        (403, 403, 403, 403, 200, 404, 404, 200),
+    ),
+    (
+        "GET",
+        "search-endpoints/{search_endpoint}/trials/{search_trial}/save/",
+        None,
+        not_allowed(),
+    ),
+    # schedules: their owner (the world's lead) and admins; anyone else finds nothing (404)
+    ("GET", "schedules/", None, leads_and_engineers(200)),  # each sees their own
+    # the campaign's topics: its lead (and an admin) schedule them; others are told no (400)
+    ("POST", "schedules/", "schedule", (403, 403, 403, 403, 201, 400, 400, 201)),
+    ("GET", "schedules/{schedule}/", None, schedule_owner(200)),
+    ("PATCH", "schedules/{schedule}/", "schedule_patch", schedule_owner(200)),
+    ("PUT", "schedules/{schedule}/", "schedule_patch", not_allowed()),
+    ("DELETE", "schedules/{schedule}/", None, schedule_owner(204)),
+    ("GET", "schedules/{schedule}/firings/", None, schedule_owner(200)),
+    ("GET", "schedule-alerts/", None, leads_and_engineers(200)),  # their own schedules'
+    ("GET", "schedule-alerts/{schedule_alert}/", None, schedule_owner(200)),
+    ("POST", "schedule-alerts/{schedule_alert}/acknowledge/", None, schedule_owner(200)),
+    ("DELETE", "schedule-alerts/{schedule_alert}/", None, not_allowed()),
     # jobs
     ("GET", "jobs/", None, everyone(200)),
     ("GET", "jobs/{job}/", None, job_owner(200)),
@@ -323,8 +389,26 @@ BODIES = {
     ),
     "search_patch": lambda w: ({"timeout": 5}, "json"),
     "share": lambda w: ({"teams": ["web-search"]}, "json"),
+    "schedule": lambda w: (
+        {
+            "name": "nightly",
+            "endpoint": w.ids["search_endpoint"],
+            "campaign": w.ids["campaign"],
+            "qrels": w.ids["qrels"],
+            "k": 10,
+            "cron": "0 3 * * *",
+            "measures": ["nDCG@10"],
+            "threshold": 0.02,
+        },
+        "json",
+    ),
+    "schedule_patch": lambda w: ({"paused": True, "threshold": 0.05}, "json"),
     "search_test": lambda w: ({"query": "cheap flights"}, "json"),
     "search_run": lambda w: ({"qrels": w.ids["qrels"], "k": 10}, "json"),
+    "search_trial": lambda w: (
+        {"template": '{"query": {"match": {"text": "{{query}}"}}}', "query_qrels": w.ids["qrels"]},
+        "json",
+    ),
     "campaign": lambda w: ({"name": "Another campaign"}, "json"),
     "campaign_patch": lambda w: ({"description": "Changed."}, "json"),
     "stop_rule": lambda w: ({"rule": "adjacent", "confidence": 0.95, "top": 3}, "json"),
@@ -358,6 +442,12 @@ BODIES = {
     "machine_patch": lambda w: ({"concurrency": 2}, "json"),
     "machine_run": lambda w: ({"scope": "unjudged"}, "json"),
     "audit": lambda w: ({"kind": "threshold"}, "json"),
+    "certified_draw": lambda w: (
+        {"machine": w.ids["machine"], "strategy": "uniform", "budget": "10%"},
+        "json",
+    ),
+    "machine_gate": lambda w: ({"machine": w.ids["machine"], "max_pairs": 10}, "json"),
+    "gate_override": lambda w: ({"reason": "The probes do not look like our documents."}, "json"),
     "note": lambda w: ({"note": "Hard one."}, "json"),
     "qrels_file": lambda w: ({"file": upload("dl.qrels", QRELS), "name": "dl"}, "multipart"),
     "system": lambda w: ({"name": "dense"}, "json"),
@@ -485,7 +575,7 @@ def test_the_matrix_covers_every_route_of_the_api():
 def _route_of(path: str) -> str:
     """'campaigns/<int:campaign_pk>/topics/<int:pk>/' and 'campaigns/{campaign}/topics/{topic}/'
     both become 'campaigns/*/topics/*/'."""
-    parts = [part for part in path.strip("/").split("/") if part]
+    parts = [part for part in path.split("?")[0].strip("/").split("/") if part]
     return "/".join("*" if part.startswith(("<", "{")) else part for part in parts) + "/"
 
 

@@ -16,6 +16,7 @@ from annotation.models import (
     Document,
     ExternalGrade,
     MachineAudit,
+    MachineJudge,
     PairSource,
     Topic,
 )
@@ -188,6 +189,18 @@ def test_a_lead_takes_outside_and_machine_judgments_to_the_ranking_comparison(
     page.goto(f"{base}/judgments/")
     page.get_by_label("A publication may give pairs no human graded").check()
     page.get_by_role("button", name="Save machine settings").click()
+    # A machine fills qrels only past its gullibility gate (or the lead's recorded override).
+    machine = MachineJudge.objects.get(model_name="lexical-7b")
+    page.goto(f"{base}/machines/{machine.pk}/gate/")
+    page.get_by_role("button", name="Run the gullibility gate").click()
+    page.get_by_role("button", name="See the gate").click(timeout=30_000)
+    verdict = page.get_by_test_id("gate-verdict")
+    if verdict.get_attribute("data-verdict") == "blocked":
+        page.get_by_label("Why may this machine fill qrels anyway?").fill(
+            "A lexical model on a pet-care pool; its stuffed-keyword rise is known and accepted."
+        )
+        page.get_by_role("button", name="Override the gate").click()
+    expect(verdict).not_to_have_attribute("data-verdict", "blocked")
     page.goto(f"{base}/publish/")
     page.get_by_label("Qrels name").fill("pets-filled")
     leave_out = page.get_by_label("Leave the", exact=False)

@@ -236,12 +236,13 @@ def test_leaderboard_query_count_is_pinned_and_does_not_grow_with_systems(
     client.get(url)  # intervals are stored by scoring: nothing left to fill
     # session, user, roles (groups), the qrels version, the evaluations with their runs and
     # systems, the count of runs, the qrels versions of the options panel, the depth of the
-    # qrels' campaign pool and the stored leave-one-run-out report (issue 13)
-    with django_assert_num_queries(9):
+    # qrels' campaign pool, the stored leave-one-run-out report (issue 13) and the open alerts
+    # of the reader's schedules on these qrels (issue 31)
+    with django_assert_num_queries(10):
         assert client.get(url).status_code == 200
     more = {f"extra-{i}": (0.3 + i / 20, 1.0) for i in range(6)}
     demo_world_more(qrels, more)
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(10):
         html = client.get(url).content.decode()
     assert html.count('name="runs"') == len(runs) + len(more)
 

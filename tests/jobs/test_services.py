@@ -233,7 +233,7 @@ def test_a_crashed_campaign_import_keeps_its_upload_and_succeeds_when_retried(
     monkeypatch.setattr(campaign_files, "import_topics", crash_once)
     upload = SimpleUploadedFile("t.tsv", b"1\tcheap flights\n")
     with django_capture_on_commit_callbacks(execute=True):
-        job = annotation_tasks.start_import_job(
+        job = campaign_files.start_import_job(
             campaign=campaign,
             upload=upload,
             user=engineer,

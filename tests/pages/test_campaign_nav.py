@@ -19,6 +19,7 @@ ENTRIES = [
     ("calibration/", "Calibration"),
     ("adjudicate/", "Disagreements"),
     ("live/", "Live leaderboard"),
+    ("certified/", "Certified leaderboard"),
     ("publish/", "Publish qrels"),
     ("edit/", "Settings"),
 ]

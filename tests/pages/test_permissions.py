@@ -77,6 +77,11 @@ def owner(ok):
     return (LOGIN, 404, 404, 404, 404, 404, ok, ok)
 
 
+def schedule_owner(ok):
+    """A schedule's owner (the world's lead) and admins; other readers find nothing."""
+    return (LOGIN, 403, 403, 403, ok, 404, 404, ok)
+
+
 def token_owner(ok):
     """A personal token is its owner's alone: not even an admin revokes it here."""
     return (LOGIN, 404, 404, 404, 404, 404, ok, 404)
@@ -203,6 +208,42 @@ ROWS = [
         "search_run",
         (LOGIN, 403, 403, 403, 302, 400, 400, 302),
     ),
+    # the query sandbox: leads and engineers share an endpoint; a trial is its starter's
+    # (the world's the lead's); a qrels version's topics are refused as for a run (400)
+    ("GET", "evaluation/search/{search_endpoint}/sandbox/", None, readers(200)),
+    (
+        "POST",
+        "evaluation/search/{search_endpoint}/sandbox/",
+        "search_trial",
+        (LOGIN, 403, 403, 403, 302, 400, 400, 302),
+    ),
+    (
+        "GET",
+        "evaluation/search/{search_endpoint}/trials/{search_trial}/",
+        None,
+        (LOGIN, 403, 403, 403, 200, 404, 404, 200),
+    ),
+    (
+        "POST",
+        "evaluation/search/{search_endpoint}/trials/{search_trial}/save/",
+        None,
+        (LOGIN, 403, 403, 403, 302, 404, 404, 302),
+    ),
+    ("GET", "evaluation/search/{search_endpoint}/versions/", None, readers(200)),
+    # schedules: their owner (the world's lead) and admins; anyone else finds nothing (404)
+    ("GET", "evaluation/schedules/", None, readers(200)),  # each sees their own
+    # the campaign's topics: its lead (and an admin) schedule them; others are told no (400)
+    ("POST", "evaluation/schedules/new/", "schedule", (LOGIN, 403, 403, 403, 302, 400, 400, 302)),
+    ("GET", "evaluation/schedules/new/", None, (405,) * 8),
+    ("GET", "evaluation/schedules/{schedule}/", None, schedule_owner(200)),
+    ("POST", "evaluation/schedules/{schedule}/pause/", "pause", schedule_owner(302)),
+    ("POST", "evaluation/schedules/{schedule}/delete/", None, schedule_owner(302)),
+    (
+        "POST",
+        "evaluation/schedules/alerts/{schedule_alert}/acknowledge/",
+        None,
+        schedule_owner(302),
+    ),
     ("GET", "jobs/{job}/", None, owner(200)),
     ("POST", "jobs/{job}/retry/", None, owner(302)),  # back to the job's page, which says why
     # campaigns: leads manage their own; judges see the campaigns they judge
@@ -250,6 +291,15 @@ ROWS = [
     ("POST", C + "/machines/{machine}/test/", None, campaign_lead(200)),
     ("GET", C + "/machines/{machine}/test/", None, campaign_lead(302)),
     ("POST", C + "/machines/{machine}/runs/{machine_run}/cancel/", None, campaign_lead(302)),
+    # machine judges you can trust: the certified leaderboard (the world's machine graded no
+    # pair, so a draw is refused and the CSV says why, 409) and the gullibility gate
+    ("GET", C + "/certified/", None, campaign_lead(200)),
+    ("POST", C + "/certified/draw/", "certified_draw", campaign_lead(400)),
+    ("GET", C + "/certified/draw/", None, (405,) * 8),
+    ("GET", C + "/certified.csv", None, campaign_lead(409)),
+    ("GET", C + "/machines/{machine}/gate/", None, campaign_lead(200)),
+    ("POST", C + "/machines/{machine}/gate/run/", "gate_run", campaign_lead(302)),
+    ("POST", C + "/machines/{machine}/gate/override/", "gate_override", campaign_lead(302)),
     # judging: a judge's own queue; another judge's assignment is not there
     ("GET", C + "/judge/", None, judge_page(200)),
     ("GET", J + "/", None, (LOGIN, 404, 200, 404, 404, 404, 404, 404)),
@@ -327,6 +377,13 @@ BODIES = {
         "timeout": 5,
     },
     "machine_run": lambda w: {"scope": "unjudged"},
+    "certified_draw": lambda w: {
+        "machine": w.ids["machine"],
+        "strategy": "stratified",
+        "budget": "10%",
+    },
+    "gate_run": lambda w: {"max_pairs": 10},
+    "gate_override": lambda w: {"reason": "The probes do not look like our documents."},
     "search_endpoint": lambda w: {
         "name": "es-new",
         "kind": "elasticsearch",
@@ -346,8 +403,27 @@ BODIES = {
         "concurrency": 2,
     },
     "search_test": lambda w: {"query": "cheap flights"},
+    "schedule": lambda w: {
+        "name": "nightly",
+        "endpoint": w.ids["search_endpoint"],
+        "query_set": f"campaign:{w.ids['campaign']}",
+        "qrels": w.ids["qrels"],
+        "measures": "nDCG@10",
+        "k": 10,
+        "cron": "0 3 * * *",
+        "threshold": "0.02",
+        "alert_on_interval": "on",
+    },
+    "pause": lambda w: {"paused": "1"},
     # The job starts and fails at the unreachable address (the job's page says why).
     "search_run": lambda w: {"query_set": f"qrels:{w.ids['qrels']}", "k": 10},
+    "search_trial": lambda w: {
+        "template": '{"query": {"match": {"text": "{{query}}"}}}',
+        "versions": ["1"],
+        "query_set": f"qrels:{w.ids['qrels']}",
+        "measure": "nDCG@10",
+        "k": 10,
+    },
     "audit": lambda w: {"kind": "threshold", "back": "agreement"},
     "machine_edit": lambda w: {
         "base_url": "https://llm.example.invalid/v1",
@@ -424,7 +500,7 @@ def test_the_matrix_covers_every_page():
     """A new page must get its row: every routed path outside the API and admin is in MATRIX."""
     placeholders = dict.fromkeys(("campaign", "assignment", "pair", "qrels", "run", "job"), 1)
     placeholders.update(token=1, upload=1, qid="1", machine=1, machine_run=1, search_endpoint=1)
-    placeholders.update(service_token=1)
+    placeholders.update(service_token=1, search_trial=1, schedule=1, schedule_alert=1)
     covered = {
         resolve("/" + path.format(**placeholders).split("?")[0]).route for _, path, _, _ in MATRIX
     }

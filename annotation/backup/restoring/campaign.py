@@ -102,6 +102,13 @@ class CampaignRestore(RestoreBase):
                     ),
                     # The ordering's state is recomputed from the grades (services/ordering.py).
                     "pool_ordering_state": {},
+                    # Nor post-editing's suggestions (no format version carries them yet):
+                    # off, with the default blind share.
+                    "suggestions_from_id": None,
+                    "blind_share": Campaign._meta.get_field("blind_share").default,
+                    # Not in the format yet (issue 33): the gullibility gate's threshold
+                    # restores as its default; designs and gates are not backed up.
+                    "gate_threshold": 0.02,
                     "stop_rule": StopRule.NONE,
                     "stop_confidence": 0.95,
                     "stop_top": 3,

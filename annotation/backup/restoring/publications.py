@@ -119,6 +119,9 @@ class PublicationRestore(RestoreBase):
                         "qrels_id": qrels_id,
                         "published_by_id": self.user(row["published_by"]),
                         **_fields(row, schema.PUBLICATION),
+                        # Not in the format yet (issue 33): the gates of the machines that
+                        # filled it restore as unknown (the qrels description still says).
+                        "machine_gates": {},
                     }
                 ],
             )

@@ -1,10 +1,11 @@
+import dataclasses
 import json
 
 from django.core.management.base import BaseCommand
 
 from annotation.management.lookups import find_campaign
 from annotation.services import agreement as agreement_service
-from annotation.services import agreement_export
+from annotation.services import agreement_export, suggestions
 from common.exports import write_csv
 
 
@@ -34,9 +35,15 @@ class Command(BaseCommand):
     def handle(self, *args, campaign, weights, fmt, table, **options):
         campaign = find_campaign(campaign)
         result = agreement_service.campaign_agreement(campaign=campaign, weights=weights, wait=True)
+        anchoring = suggestions.anchoring_report(campaign)
         if fmt == "json":
-            self.stdout.write(json.dumps(agreement_export.report_data(result), indent=2))
+            data = agreement_export.report_data(result)
+            if anchoring is not None:
+                data["suggestions"] = dataclasses.asdict(anchoring)
+            self.stdout.write(json.dumps(data, indent=2))
         elif fmt == "csv":
             write_csv(self.stdout, *agreement_export.report_table(result, table))
         else:
             self.stdout.write(agreement_export.report_text(result), ending="")
+            if anchoring is not None:
+                self.stdout.write("\n" + suggestions.anchoring_text(anchoring), ending="")

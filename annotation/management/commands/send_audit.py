@@ -2,7 +2,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.lookups import find_campaign
-from annotation.models import AuditKind, Pair
+from annotation.models import SENT_BY_HAND, Pair
 from annotation.services import audits
 from common.commands import user_named
 
@@ -17,7 +17,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("campaign", type=int, help="campaign id")
-        parser.add_argument("kind", choices=AuditKind.values, help="which pairs to send")
+        parser.add_argument(
+            "kind", choices=[str(k) for k in SENT_BY_HAND], help="which pairs to send"
+        )
         parser.add_argument("--size", type=int, help="the random sample's size")
         parser.add_argument("--seed", type=int, help="the sample's seed (default: the campaign's)")
         parser.add_argument(

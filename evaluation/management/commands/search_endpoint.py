@@ -4,6 +4,11 @@
         --url http://127.0.0.1:9200/docs/_search --key-env QRELSMITH_SEARCH_KEY_ES
     manage.py search_endpoint test es-bm25 "heat pumps"
     manage.py search_endpoint run es-bm25 --qrels 3 --k 100 --user alice
+    manage.py search_endpoint try es-bm25 --template edit.json --campaign 2 --qrels 3 --user alice
+    manage.py search_endpoint try es-bm25 --versions 1 3 --query-qrels 3 --user alice
+    manage.py search_endpoint save es-bm25 TRIAL --user alice --note "title boost"
+    manage.py search_endpoint versions es-bm25
+    manage.py search_endpoint version-diff es-bm25 1 3
 
 A key is never taken on the command line (it would sit in the shell's history and the
 process list): name its environment variable with --key-env, or store it on the page or
@@ -19,11 +24,13 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from common.commands import user_named
-from evaluation import search
+from evaluation import measures, search
 from evaluation.models import SearchEndpoint
-from evaluation.services import ImportRejected
+from evaluation.search import sandbox as arithmetic
+from evaluation.services import ImportRejected, sandbox
 from evaluation.services import endpoint_runs as runs_service
 from evaluation.services import search as service
+from evaluation.services.endpoint_versions import versions_of
 
 
 class Command(BaseCommand):
@@ -57,10 +64,39 @@ class Command(BaseCommand):
         run.add_argument("--user", required=True, help="whose access rules apply")
         run.add_argument("--system", default="")
         run.add_argument("--run-name", default="")
+        self._add_sandbox_arguments(commands)
+
+    def _add_sandbox_arguments(self, commands):
+        """The query sandbox (evaluation/services/sandbox.py)."""
+        trial = commands.add_parser(
+            "try", help="a sandbox trial: an edit against the saved version, or versions"
+        )
+        trial.add_argument("name")
+        trial.add_argument("--template", default="", help="a file holding the edited template")
+        trial.add_argument("--mapping", default="", help="the edit's mapping, JSON")
+        trial.add_argument("--versions", type=int, nargs="+", help="saved versions to ask")
+        sets = trial.add_mutually_exclusive_group(required=True)
+        sets.add_argument("--campaign", type=int, help="query set: a campaign's id")
+        sets.add_argument("--query-qrels", type=int, help="query set: a qrels version's topics")
+        trial.add_argument("--qrels", type=int, help="score against (default: --query-qrels)")
+        trial.add_argument("--measure", default=sandbox.DEFAULT_MEASURE)
+        trial.add_argument("--k", type=int, default=sandbox.DEFAULT_K)
+        trial.add_argument("--user", required=True, help="whose access rules apply")
+        save = commands.add_parser("save", help="save a trial's edit as the next version")
+        save.add_argument("name")
+        save.add_argument("trial", type=int)
+        save.add_argument("--user", required=True)
+        save.add_argument("--note", default="")
+        versions = commands.add_parser("versions", help="the endpoint's kept versions")
+        versions.add_argument("name")
+        diff = commands.add_parser("version-diff", help="two versions' templates, line by line")
+        diff.add_argument("name")
+        diff.add_argument("a", type=int)
+        diff.add_argument("b", type=int)
 
     def handle(self, *args, action, **options):
         try:
-            getattr(self, f"_{action}")(**options)
+            getattr(self, f"_{action.replace('-', '_')}")(**options)
         except ValidationError as error:
             raise CommandError(" ".join(error.messages)) from None
 
@@ -94,16 +130,7 @@ class Command(BaseCommand):
         concurrency,
         **options,
     ):
-        text = ""
-        if template:
-            path = Path(template)
-            if not path.is_file():
-                raise CommandError(f"{template}: no such file")
-            text = path.read_text()
-        try:
-            mapped = json.loads(mapping) if mapping else None
-        except ValueError:
-            raise CommandError("--mapping is not JSON") from None
+        text, mapped = _template_and_mapping(template, mapping)
         if mapped is not None and not isinstance(mapped, dict):
             raise CommandError("--mapping must be a JSON object")
         endpoint = service.create_search_endpoint(
@@ -154,3 +181,114 @@ class Command(BaseCommand):
         if made.failed_count:
             for query in made.failed:
                 self.stderr.write(f"failed: {query['qid']}: {query['error']}")
+
+    # --- the query sandbox ---------------------------------------------------------------
+
+    def _try(
+        self,
+        *,
+        name,
+        template,
+        mapping,
+        versions,
+        campaign,
+        query_qrels,
+        qrels,
+        measure,
+        k,
+        user,
+        **options,
+    ):
+        endpoint = self._endpoint(name)
+        text, mapped = _template_and_mapping(template, mapping)
+        found = user_named(user)
+        plan = sandbox.plan_trial(
+            endpoint=endpoint,
+            user=found,
+            template=text,
+            mapping=mapped,
+            versions=versions,
+            campaign=campaign,
+            query_qrels=query_qrels,
+            qrels=qrels,
+            measure=measure,
+            k=k,
+        )
+        plan.pop("endpoint")
+        trial = sandbox.run_trial(
+            endpoint=endpoint,
+            user=found,
+            on_progress=lambda done, total: self.stderr.write(
+                f"\rasked {done} of {total}", ending=""
+            ),
+            **plan,
+        )
+        self.stderr.write("")
+        shown, table = sandbox.table(trial)
+        self.stdout.write(
+            f"Trial {trial.pk} of {endpoint.name} on {trial.query_set_label}, scored against "
+            f"{trial.qrels.label} ({len(table.rows)} judged topics):"
+        )
+        label = measures.display_name(shown)
+        for arm, mean, delta in zip(trial.arms, table.means, table.mean_deltas(), strict=True):
+            change = "" if delta is None else f"\t{delta:+.4f}"
+            failed = f"\t{arm['failed_count']} failed" if arm["failed_count"] else ""
+            self.stdout.write(f"{arm['label']}\t{label} {mean:.4f}{change}{failed}")
+        counts = table.counts()
+        self.stdout.write(
+            f"{trial.arms[-1]['label']} against {trial.arms[0]['label']}: {counts['better']} "
+            f"better, {counts['worse']} worse, {counts['same']} the same."
+        )
+        for row in table.moved()[:20]:
+            self.stdout.write(
+                f"{row.qid}\t{row.values[0]:.4f}\t{row.values[-1]:.4f}\t{row.last_delta:+.4f}"
+            )
+
+    def _save(self, *, name, trial, user, note, **options):
+        endpoint = self._endpoint(name)
+        found = user_named(user)
+        chosen = sandbox.visible_trials(found, endpoint).filter(pk=trial).first()
+        if chosen is None:
+            raise CommandError(f"no trial {trial} of {endpoint.name} by {user}")
+        saved = sandbox.save_trial(trial=chosen, user=found, note=note)
+        self.stdout.write(f"Saved trial {chosen.pk} as version {saved.version} of {saved.name}.")
+
+    def _versions(self, *, name, **options):
+        for version in versions_of(self._endpoint(name)):
+            who = version.created_by.username if version.created_by else "-"
+            self.stdout.write(
+                f"v{version.number}\t{version.created_at:%Y-%m-%d %H:%M}\t{who}\t{version.note}"
+            )
+
+    def _version_diff(self, *, name, a, b, **options):
+        endpoint = self._endpoint(name)
+        found = {v.number: v for v in endpoint.versions.filter(number__in=[a, b])}
+        for number in (a, b):
+            if number not in found:
+                raise CommandError(f"{endpoint.name} has no version {number}")
+        old, new = found[a], found[b]
+        marks = {"add": "+", "remove": "-", "context": " ", "hunk": ""}
+        for line in arithmetic.text_diff(
+            old.template, new.template, old_label=f"v{a}", new_label=f"v{b}"
+        ):
+            self.stdout.write(marks[line.kind] + line.text)
+        for field, before, after in arithmetic.mapping_changes(old.mapping, new.mapping):
+            self.stdout.write(f"mapping {field}: {before!r} -> {after!r}")
+
+
+def _template_and_mapping(template: str, mapping: str) -> tuple[str, dict | None]:
+    """--template's file as text (empty: none given) and --mapping's JSON (None: none)."""
+    text = ""
+    if template:
+        path = Path(template)
+        if not path.is_file():
+            raise CommandError(f"{template}: no such file")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise CommandError(f"{template}: not readable as UTF-8 text ({error})") from None
+    try:
+        mapped = json.loads(mapping) if mapping else None
+    except ValueError:
+        raise CommandError("--mapping is not JSON") from None
+    return text, mapped

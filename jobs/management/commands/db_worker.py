@@ -12,7 +12,11 @@ because ``jobs`` comes before it in INSTALLED_APPS), with three changes: after a
 database the loop starts again, pausing with exponential backoff; a task's outcome that
 could not be recorded is recorded again, patiently, so its queue row never stays "running";
 and it starts without system checks, which a locked database fails (see Command). Any other
-error still ends the worker, as before. A job whose own work met the lock fails cleanly, as
+error still ends the worker, as before.
+
+It also runs the clock (jobs/services/clock.py): a thread that ticks at start and every
+CLOCK_TICK_SECONDS, firing the scheduled evaluations whose time has come; ``--no-clock``
+leaves it out (and ``--batch``, which drains the queue and exits, never runs it). A job whose own work met the lock fails cleanly, as
 retryable, with a message saying so (jobs.services.running).
 """
 
@@ -27,6 +31,7 @@ from django_tasks_db.management.commands import db_worker
 
 from common.database import is_database_locked
 from jobs.services import patiently
+from jobs.services.clock import Clock
 
 logger = logging.getLogger("django_tasks_db")
 
@@ -100,6 +105,14 @@ class Command(db_worker.Command):
     # `manage.py migrate` and `check --deploy` run the checks when the site is deployed.
     requires_system_checks = []
 
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument(
+            "--no-clock",
+            action="store_true",
+            help="Do not tick the clock that fires scheduled evaluations (another process does).",
+        )
+
     def handle(
         self,
         *,
@@ -113,6 +126,7 @@ class Command(db_worker.Command):
         max_tasks: int | None,
         worker_id: str,
         exclude_queues: str,
+        no_clock: bool = False,
         **options,
     ) -> None:
         """django-tasks-db 0.13's handle, building our Worker."""
@@ -136,10 +150,15 @@ class Command(db_worker.Command):
             worker_id=worker_id,
             excluded_queue_names=excluded_queue_names,
         )
+        clock = None if batch or no_clock else Clock()
         if reload:
             if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":
                 worker.configure_signals()  # only the reloader's child
+                if clock is not None:
+                    clock.start()
             run_with_reloader(worker.run)
         else:
             worker.configure_signals()
+            if clock is not None:
+                clock.start()
             worker.run()

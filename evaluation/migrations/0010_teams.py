@@ -22,7 +22,7 @@ def team_field(null=False):
 class Migration(migrations.Migration):
     dependencies = [
         ("accounts", "0005_teams"),
-        ("evaluation", "0007_search_endpoints"),
+        ("evaluation", "0009_search_schedules"),
     ]
 
     operations = [

@@ -1,0 +1,146 @@
+"""Statements of the grade path compiled once per database and run again with new values.
+
+Building a queryset's SQL from the ORM's expressions costs the web process more CPU than the
+database spends running these small statements, and a grade runs a dozen of them (issue 34:
+about half of a grade's CPU was the ORM compiling the same SQL again). So each statement is
+written once as a queryset, compiled the first time it runs on a database with sentinel
+numbers where the request's values go, and kept: later runs put the values in their places
+and hand the rows through the compiler's converters, as the ORM would (dates, JSON, UUIDs,
+booleans come back as the ORM gives them on either database).
+
+Only whole numbers are put in (ids): a sentinel must reach the SQL's parameters unchanged.
+
+On PostgreSQL the grade path's statements go through :func:`prepared_cursor`: planned once
+per connection and then run from the plan (planning these small statements cost PostgreSQL
+more than running them). Django's own cursors bind on the client and never prepare, so no
+other statement is prepared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from django.db import connection
+from django.db.models import QuerySet
+from django.db.models.signals import post_save
+
+# Numbers no id takes; each must reach the compiled statement's parameters (once or more).
+SENTINELS = (-7_654_321, -7_654_322, -7_654_323, -7_654_324)
+_CACHE: dict[tuple, tuple] = {}
+
+
+class Statement:
+    """A queryset made by ``build(*sentinels)``, compiled once per database connection alias.
+
+    ``rows(*values)`` runs it with the values in the sentinels' places; ``instances(*values)``
+    (for a queryset of model instances) gives them as the ORM would.
+    """
+
+    def __init__(self, name: str, build: Callable[..., QuerySet], arity: int):
+        self.name, self.build, self.arity = name, build, arity
+
+    def _compiled(self) -> tuple:
+        key = (connection.alias, connection.vendor, self.name)
+        if key not in _CACHE:
+            queryset = self.build(*SENTINELS[: self.arity])
+            compiler = queryset.query.get_compiler(connection=connection)
+            sql, params = compiler.as_sql()
+            params = list(params)
+            places = [
+                [at for at, param in enumerate(params) if param == sentinel]
+                for sentinel in SENTINELS[: self.arity]
+            ]
+            if not all(places):
+                raise ValueError(f"{self.name}: a sentinel did not reach the SQL's parameters")
+            _CACHE[key] = (queryset.model, compiler, sql, params, places)
+        return _CACHE[key]
+
+    def rows(self, *values: int) -> list[tuple]:
+        _, compiler, sql, params, places = self._compiled()
+        params = list(params)
+        for where, value in zip(places, values, strict=True):
+            for place in where:
+                params[place] = int(value)
+        with prepared_cursor() as cursor:
+            cursor.execute(sql, params)
+            fetched = cursor.fetchall()
+        return [tuple(row) for row in compiler.results_iter([fetched])]
+
+    def instances(self, *values: int) -> list:
+        model, *_ = self._compiled()
+        names = [field.attname for field in model._meta.concrete_fields]
+        return [model.from_db(connection.alias, names, row) for row in self.rows(*values)]
+
+
+@contextmanager
+def prepared_cursor() -> Iterator:
+    """A cursor whose statements PostgreSQL prepares (plans once per connection) when the
+    settings ask for it (DATABASE_PREPARED_STATEMENTS: the connection's prepare_threshold),
+    else Django's usual one. Either way Django wraps it (query logging, execute wrappers)."""
+    if (
+        connection.vendor != "postgresql"
+        or connection.settings_dict["OPTIONS"].get("prepare_threshold") is None
+    ):
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    import psycopg  # only where PostgreSQL is the database
+
+    connection.ensure_connection()
+    # A server-side binding cursor on Django's connection: psycopg prepares its statements
+    # (at the connection's prepare_threshold); Django's _prepare_cursor wraps it as it wraps
+    # its own (the public cursor() would make a client-binding one).
+    with connection._prepare_cursor(psycopg.Cursor(connection.connection)) as cursor:
+        yield cursor
+
+
+def insert(instance) -> None:
+    """INSERT ``instance`` (a new row; its auto fields' pre_save sets the dates) with SQL
+    written once per model and database, its values prepared as the ORM prepares them; sets
+    its primary key and sends post_save as save() would (annotation/signals.py counts
+    grades from it). No pre_save listeners run: the grade path's models have none."""
+    model, meta = type(instance), instance._meta
+    fields = [f for f in meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    key = (connection.alias, connection.vendor, "insert", meta.label)
+    if key not in _CACHE:
+        quote = connection.ops.quote_name
+        sql = (
+            f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}"
+        )
+        _CACHE[key] = (sql,)
+    (sql,) = _CACHE[key]
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, values)
+        instance.pk = cursor.fetchone()[0]
+    instance._state.adding, instance._state.db = False, connection.alias
+    post_save.send(
+        sender=model,
+        instance=instance,
+        created=True,
+        update_fields=None,
+        raw=False,
+        using=connection.alias,
+    )
+
+
+def update(instance, names: tuple[str, ...]) -> None:
+    """UPDATE ``names`` of ``instance`` (auto_now fields among them are set now), as
+    save(update_fields=names) would; no listener is told (none listens on the grade path)."""
+    meta = instance._meta
+    fields = [meta.get_field(name) for name in names]
+    values = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in fields]
+    key = (connection.alias, connection.vendor, "update", meta.label, names)
+    if key not in _CACHE:
+        quote = connection.ops.quote_name
+        sql = (
+            f"UPDATE {quote(meta.db_table)} SET "
+            + ", ".join(f"{quote(f.column)} = %s" for f in fields)
+            + f" WHERE {quote(meta.pk.column)} = %s"
+        )
+        _CACHE[key] = (sql,)
+    (sql,) = _CACHE[key]
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, [*values, instance.pk])

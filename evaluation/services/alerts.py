@@ -1,0 +1,146 @@
+"""Telling about a schedule's alert (issue 31, item 5): the webhook, a JSON POST signed with
+the schedule's shared secret (evaluation/schedules/webhooks.py) sent only through the server's
+outbound policy and tried again with backoff, and the e-mail through Django's mail settings.
+Each outcome (sent, or failed with the class of problem and the attempts made) is kept on the
+alert for the schedule's page; a failure is never raised, so one channel failing does not stop
+the other, nor the firing."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from django.conf import settings
+from django.core.mail import EmailMessage
+
+from common import outbound
+from common.secrets import SecretError, unseal
+from evaluation import measures
+from evaluation.models import DeliveryStatus, ScheduleAlert
+from evaluation.schedules import drops, webhooks
+from evaluation.services.schedules import describe_rule
+
+WEBHOOK_EVENT = "schedule.alert"
+MAILER = "default"  # settings.MAILERS
+ERROR_CHARS = 500
+
+MESSAGES = {
+    "subject": "[Qrelsmith] {measure} dropped on {name}: {previous:.4f} → {current:.4f}",
+    "reason_threshold": "it fell by more than the threshold of {threshold:.4f}",
+    "reason_interval": "it fell below the previous firing's 95% interval ({low:.4f}–{high:.4f})",
+    "secret": "the webhook's shared secret cannot be read: {why}",
+}
+
+
+def reasons_text(alert: ScheduleAlert) -> str:
+    parts = []
+    if drops.THRESHOLD in alert.reasons:
+        parts.append(MESSAGES["reason_threshold"].format(threshold=alert.threshold))
+    if drops.INTERVAL in alert.reasons:
+        parts.append(MESSAGES["reason_interval"].format(low=alert.low, high=alert.high))
+    return " and ".join(parts)
+
+
+def payload(alert: ScheduleAlert) -> dict:
+    """What the webhook receives (README "Schedules and alerts")."""
+    schedule = alert.schedule
+    firing = alert.firing
+    return {
+        "event": WEBHOOK_EVENT,
+        "alert": alert.pk,
+        "schedule": {"id": schedule.pk, "name": schedule.name, "path": schedule.get_absolute_url()},
+        "measure": measures.display_name(alert.measure),
+        "previous": alert.previous,
+        "current": alert.current,
+        "delta": alert.current - alert.previous,
+        "previous_interval": [alert.low, alert.high] if alert.low is not None else None,
+        "threshold": alert.threshold,
+        "reasons": list(alert.reasons),
+        "slot": firing.slot.isoformat(),
+        "run": {"id": firing.run_id, "path": firing.run.get_absolute_url()}
+        if firing.run_id
+        else None,
+        "qrels": schedule.qrels.label,
+        "created_at": alert.created_at.isoformat(),
+    }
+
+
+def notify(alert: ScheduleAlert, *, sleep=time.sleep) -> ScheduleAlert:
+    """Send what is still pending: the webhook, then the e-mail. Each outcome is stored on
+    the alert (a failure's class of problem and the attempts made) and never raised: one
+    failing does not stop the other, nor the firing."""
+    if alert.webhook_status in (DeliveryStatus.PENDING, DeliveryStatus.FAILED):
+        _send_webhook(alert, sleep=sleep)
+    if alert.email_status in (DeliveryStatus.PENDING, DeliveryStatus.FAILED):
+        _send_email(alert)
+    return alert
+
+
+def _send_webhook(alert: ScheduleAlert, *, sleep) -> None:
+    schedule = alert.schedule
+    fields = ["webhook_status", "webhook_attempts", "webhook_error", "webhook_http_status"]
+    if not schedule.webhook_url:
+        alert.webhook_status = DeliveryStatus.NONE
+        alert.save(update_fields=fields)
+        return
+    try:
+        secret = unseal(schedule.webhook_secret_sealed)
+        delivered = webhooks.deliver(
+            schedule.webhook_url,
+            payload(alert),
+            secret=secret,
+            event=WEBHOOK_EVENT,
+            policy=outbound.policy_from_settings(settings),
+            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+            max_retries=settings.WEBHOOK_MAX_RETRIES,
+            backoff_base=getattr(settings, "WEBHOOK_BACKOFF_SECONDS", 1.0),
+            sleep=sleep,
+            rng=random.Random(),
+        )
+    except SecretError as error:
+        alert.webhook_status = DeliveryStatus.FAILED
+        alert.webhook_error = MESSAGES["secret"].format(why=error)[:ERROR_CHARS]
+    except webhooks.WebhookError as error:
+        alert.webhook_status = DeliveryStatus.FAILED
+        alert.webhook_attempts += error.attempts
+        alert.webhook_error = str(error)[:ERROR_CHARS]
+        alert.webhook_http_status = error.status
+    except outbound.OutboundError as error:  # the address, refused before any attempt
+        alert.webhook_status = DeliveryStatus.FAILED
+        alert.webhook_error = error.message[:ERROR_CHARS]
+    else:
+        alert.webhook_status = DeliveryStatus.SENT
+        alert.webhook_attempts += delivered.attempts
+        alert.webhook_error = ""
+        alert.webhook_http_status = delivered.status
+    alert.save(update_fields=fields)
+
+
+def email_text(alert: ScheduleAlert) -> tuple[str, str]:
+    schedule = alert.schedule
+    name = measures.display_name(alert.measure)
+    subject = MESSAGES["subject"].format(
+        measure=name, name=schedule.name, previous=alert.previous, current=alert.current
+    )
+    body = (
+        f"Schedule {schedule.name} ({schedule.endpoint.name} on {schedule.query_set}, scored "
+        f"against {schedule.qrels.label}) fired for {alert.firing.slot:%Y-%m-%d %H:%M %Z}.\n\n"
+        f"{name}: {alert.previous:.4f} before, {alert.current:.4f} now "
+        f"({alert.current - alert.previous:+.4f}): {reasons_text(alert)}.\n\n"
+        f"The rule: an alert when {describe_rule(schedule)}.\n"
+        f"The schedule's page: {schedule.get_absolute_url()}\n"
+    )
+    return subject, body
+
+
+def _send_email(alert: ScheduleAlert) -> None:
+    subject, body = email_text(alert)
+    try:
+        EmailMessage(subject, body, None, list(alert.schedule.emails)).send(using=MAILER)
+    except Exception as error:  # smtplib's, OSError, a backend's own: all are a failed send
+        alert.email_status = DeliveryStatus.FAILED
+        alert.email_error = f"{type(error).__name__}: {error}"[:ERROR_CHARS]
+    else:
+        alert.email_status = DeliveryStatus.SENT
+        alert.email_error = ""
+    alert.save(update_fields=["email_status", "email_error"])

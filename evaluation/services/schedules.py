@@ -1,0 +1,315 @@
+"""Schedules of search endpoints (issue 31, item 5): creating, changing, pausing and
+deleting one, who sees which, and their alerts. A schedule runs as its owner: the query set
+and the qrels are checked with the owner's access (a campaign they lead, a qrels version they
+read), as a run made by hand is (evaluation/services/endpoint_runs.py). Only the owner and
+admins see a schedule; anyone else gets a 404, as for every object they may not see.
+
+The firing itself (the clock's tick, the run, its evaluation, the alert and its webhook and
+e-mail) is evaluation/services/schedule_runs.py; the rules are evaluation/schedules/ (pure)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.utils import timezone
+
+from common import outbound
+from common.ids import parse_id, parse_small_int
+from common.secrets import seal
+from evaluation import measures
+from evaluation.access import readable_qrels
+from evaluation.measures import specs as measure_specs
+from evaluation.models import QrelsVersion, Schedule, ScheduleAlert, SearchEndpoint
+from evaluation.schedules import cron, drops, webhooks
+from evaluation.services import endpoint_runs
+from evaluation.services.search import MESSAGES as SEARCH_MESSAGES
+
+MAX_EMAILS = 10
+DEFAULT_MEASURES = ("ndcg_cut.10",)
+EDITABLE = (
+    "name",
+    "cron",
+    "threshold",
+    "alert_on_interval",
+    "webhook_url",
+    "webhook_secret",
+    "emails",
+    "paused",
+)
+
+MESSAGES = {
+    "name": "Give the schedule a name (at most 100 characters).",
+    "no_endpoint": "No search endpoint has that id.",
+    "no_qrels": SEARCH_MESSAGES["no_qrels"],
+    "secret": "A webhook needs a shared secret of {low} to {high} printable characters without "
+    "spaces, to sign its deliveries.",
+    "secret_without_url": "A shared secret signs webhook deliveries: give the webhook's address "
+    "too.",
+    "webhook_url": "The webhook's address cannot be used: {why}.",
+    "emails": "Give at most {n} e-mail addresses, separated by commas or spaces.",
+    "email": "{value!r} is not an e-mail address.",
+    "measures": "The measures cannot be used: {why}",
+    "boolean": "{field} is true or false.",
+}
+
+
+def min_interval() -> timedelta:
+    """The shortest time between two firings of a schedule (SCHEDULE_MIN_INTERVAL_MINUTES)."""
+    return timedelta(minutes=settings.SCHEDULE_MIN_INTERVAL_MINUTES)
+
+
+def zone() -> ZoneInfo:
+    """Cron expressions are read in the server's zone (TIME_ZONE)."""
+    return ZoneInfo(settings.TIME_ZONE)
+
+
+def _invalid(key: str, **values) -> ValidationError:
+    return ValidationError(MESSAGES[key].format(**values))
+
+
+# --- who sees what ---------------------------------------------------------------------------
+
+
+def visible_schedules(user):
+    """The schedules ``user`` sees: their own; an admin's, everyone's."""
+    found = Schedule.objects.select_related("endpoint", "qrels", "created_by")
+    return found if user.is_superuser else found.filter(created_by=user)
+
+
+def open_alerts(user, *, qrels: QrelsVersion | None = None):
+    """Alerts not yet acknowledged, of the schedules ``user`` sees (of one qrels version's,
+    for its leaderboard), newest first."""
+    alerts = ScheduleAlert.objects.filter(acknowledged_at__isnull=True).select_related(
+        "schedule", "firing"
+    )
+    if not user.is_superuser:
+        alerts = alerts.filter(schedule__created_by=user)
+    if qrels is not None:
+        alerts = alerts.filter(schedule__qrels=qrels)
+    return alerts
+
+
+def acknowledge_alert(*, alert: ScheduleAlert, user) -> ScheduleAlert:
+    """The banner goes; the alert stays in the schedule's history. A second time changes
+    nothing."""
+    if alert.acknowledged_at is None:
+        alert.acknowledged_at = timezone.now()
+        alert.acknowledged_by = user
+        alert.save(update_fields=["acknowledged_at", "acknowledged_by"])
+    return alert
+
+
+# --- checking what is given ----------------------------------------------------------------
+
+
+def check_cron(text, *, now=None) -> str:
+    try:
+        return cron.check_cron(
+            text, min_interval=min_interval(), zone=zone(), now=now or timezone.now()
+        )
+    except cron.CronError as error:
+        raise ValidationError(str(error)) from None
+
+
+def check_threshold(value) -> float | None:
+    try:
+        return drops.check_threshold(value)
+    except ValueError as error:
+        raise ValidationError(str(error)) from None
+
+
+def check_emails(value) -> list[str]:
+    if value in (None, ""):
+        return []
+    items = value.replace(",", " ").split() if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or len(items) > MAX_EMAILS:
+        raise _invalid("emails", n=MAX_EMAILS)
+    emails = []
+    for item in items:
+        text = str(item).strip() if isinstance(item, str) else None
+        try:
+            if text is None:
+                raise ValidationError("")
+            validate_email(text)
+        except ValidationError:
+            raise _invalid("email", value=str(item)[:100]) from None
+        if text not in emails:
+            emails.append(text)
+    return emails
+
+
+def check_webhook(url: str, secret: str | None, *, had_secret: bool = False) -> None:
+    if url:
+        try:
+            webhooks.check_webhook_url(url, outbound.policy_from_settings(settings))
+        except outbound.OutboundError as error:
+            raise _invalid("webhook_url", why=error.message) from None
+        if secret is None and had_secret:
+            return
+        if not secret or not (
+            webhooks.SECRET_MIN <= len(secret) <= webhooks.SECRET_MAX
+            and all(0x21 <= ord(c) <= 0x7E for c in secret)
+        ):
+            raise _invalid("secret", low=webhooks.SECRET_MIN, high=webhooks.SECRET_MAX)
+    elif secret:
+        raise _invalid("secret_without_url")
+
+
+def check_measures(value) -> tuple[list[str], str]:
+    """Canonical measure specs, and the output name of the first one given (the watched
+    measure); ValidationError when one is not a mean over topics or cannot be read."""
+    given = [value] if isinstance(value, str) else list(value or DEFAULT_MEASURES)
+    options = measures.Options()
+    try:
+        chosen = measure_specs.read_measures(given, DEFAULT_MEASURES)
+        specs = measure_specs.canonical_measures(chosen, options)
+        watched = measures.output_names(
+            list(measure_specs.canonical_measures(chosen[:1], options)), options
+        )[0]
+    except ValueError as error:  # OptionsError among them
+        raise _invalid("measures", why=str(error)) from None
+    return list(specs), watched
+
+
+def _check_name(name) -> str:
+    name = str(name or "").strip()
+    if not name or len(name) > 100:
+        raise _invalid("name")
+    return name
+
+
+def _check_bool(value, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise _invalid("boolean", field=field)
+
+
+# --- creating and changing -----------------------------------------------------------------
+
+
+def create_schedule(
+    *,
+    user,
+    name: str,
+    endpoint,
+    qrels,
+    cron_expression: str,
+    k,
+    campaign=None,
+    topics_qrels=None,
+    measure_specs=None,
+    threshold=None,
+    alert_on_interval: bool = True,
+    webhook_url: str = "",
+    webhook_secret: str = "",
+    emails=None,
+    now=None,
+) -> Schedule:
+    """A new schedule owned by ``user``, waiting for its first slot after now. Each value is
+    checked as its owner's runs and dashboards check it; ValidationError says what is wrong."""
+    now = now or timezone.now()
+    name = _check_name(name)
+    found = None
+    if parse_id(str(endpoint)) is not None:
+        found = SearchEndpoint.objects.filter(pk=parse_id(str(endpoint))).first()
+    if found is None:
+        raise _invalid("no_endpoint")
+    scored = None
+    if parse_id(str(qrels)) is not None:
+        scored = readable_qrels(user, QrelsVersion.objects.filter(pk=parse_id(str(qrels)))).first()
+    if scored is None:
+        raise _invalid("no_qrels")
+    if isinstance(k, str):  # a form's text: a whole number or refused with check_k's words
+        k = parse_small_int(k.strip()) if parse_small_int(k.strip()) is not None else k
+    k = endpoint_runs.check_k(k)
+    queries = endpoint_runs.load_query_set(user=user, campaign=campaign, qrels=topics_qrels)
+    specs, watched = check_measures(measure_specs)
+    expression = check_cron(cron_expression, now=now)
+    threshold = check_threshold(threshold)
+    alert_on_interval = _check_bool(alert_on_interval, "Alert outside the interval")
+    webhook_url = str(webhook_url or "").strip()
+    check_webhook(webhook_url, webhook_secret or "")
+    return Schedule.objects.create(
+        name=name,
+        endpoint=found,
+        campaign=parse_id(str(campaign)) if campaign not in (None, "") else None,
+        topics_qrels_id=parse_id(str(topics_qrels)) if topics_qrels not in (None, "") else None,
+        query_set=queries.label[:300],
+        qrels=scored,
+        measures=specs,
+        alert_measure=watched,
+        k=k,
+        cron=expression,
+        threshold=threshold,
+        alert_on_interval=alert_on_interval,
+        webhook_url=webhook_url,
+        webhook_secret_sealed=seal(webhook_secret) if webhook_url else "",
+        emails=check_emails(emails),
+        next_run_at=cron.next_after(expression, now, zone=zone()),
+        created_by=user,
+    )
+
+
+def update_schedule(*, schedule: Schedule, now=None, **changes) -> Schedule:
+    """Change what EDITABLE names. A new cron expression, or a schedule resumed, waits for its
+    next slot after now (a paused schedule does not catch up with the slots it slept through).
+    An empty ``webhook_url`` removes the webhook and its secret; an absent ``webhook_secret``
+    keeps the stored one (it is never shown back)."""
+    unknown = set(changes) - set(EDITABLE)
+    if unknown:
+        raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
+    now = now or timezone.now()
+    fields = {}
+    if "name" in changes:
+        fields["name"] = _check_name(changes["name"])
+    if "cron" in changes:
+        fields["cron"] = check_cron(changes["cron"], now=now)
+    if "threshold" in changes:
+        fields["threshold"] = check_threshold(changes["threshold"])
+    if "alert_on_interval" in changes:
+        fields["alert_on_interval"] = _check_bool(
+            changes["alert_on_interval"], "Alert outside the interval"
+        )
+    if "emails" in changes:
+        fields["emails"] = check_emails(changes["emails"])
+    if "webhook_url" in changes or "webhook_secret" in changes:
+        url = str(changes.get("webhook_url", schedule.webhook_url) or "").strip()
+        secret = changes.get("webhook_secret")
+        check_webhook(url, secret or None, had_secret=bool(schedule.webhook_secret_sealed))
+        fields["webhook_url"] = url
+        if not url:
+            fields["webhook_secret_sealed"] = ""
+        elif secret:
+            fields["webhook_secret_sealed"] = seal(secret)
+    if "paused" in changes:
+        fields["paused"] = _check_bool(changes["paused"], "Paused")
+    resumed = schedule.paused and fields.get("paused") is False
+    if "cron" in fields or resumed:
+        fields["next_run_at"] = cron.next_after(fields.get("cron", schedule.cron), now, zone=zone())
+    for field, value in fields.items():
+        setattr(schedule, field, value)
+    if fields:
+        with transaction.atomic():
+            schedule.save(update_fields=[*fields, "updated_at"])
+    return schedule
+
+
+def delete_schedule(*, schedule: Schedule) -> None:
+    """The schedule, its firings and alerts go; the runs and evaluations it made stay."""
+    schedule.delete()
+
+
+def describe_rule(schedule: Schedule) -> str:
+    """When an alert is raised, in words."""
+    name = measures.display_name(schedule.alert_measure)
+    rules = []
+    if schedule.threshold is not None:
+        rules.append(f"{name} falls by more than {schedule.threshold:.4f}")
+    if schedule.alert_on_interval:
+        rules.append(f"{name} falls below the previous firing's 95% interval")
+    return " or ".join(rules) if rules else "never (no rule set)"
