@@ -13,9 +13,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from accounts.services.teams import holds
 from common.ids import parse_id
 from evaluation import search
-from evaluation.access import readable_qrels
+from evaluation.access import READERS, readable_qrels
 from evaluation.judging import TopicText, judging
 from evaluation.models import QrelsEntry, QrelsVersion, SearchEndpoint, SearchRun
 from evaluation.services.common import ImportRejected
@@ -80,6 +81,13 @@ def load_query_set(*, user, campaign=None, qrels=None) -> QuerySet:
     )
 
 
+def check_in_team(endpoint: SearchEndpoint, user) -> None:
+    """ValidationError ``not_in_team`` unless ``user`` (None: a task with no user) is a lead
+    or engineer of the endpoint's team, where its runs land."""
+    if user is not None and not holds(user, endpoint.team_id, *READERS):
+        raise invalid("not_in_team", user=user, team=endpoint.team, endpoint=endpoint.name)
+
+
 def default_run_name(endpoint: SearchEndpoint, when) -> str:
     stem = slugify(endpoint.name)[:60] or "endpoint"
     return f"{stem}-v{endpoint.version}-{when:%Y%m%d-%H%M%S}"
@@ -104,7 +112,10 @@ def make_search_run(
     with its provenance. Failed queries are kept as failures; ImportRejected when every
     query failed or nothing was found (then nothing is stored). ``trial`` names the sandbox
     arm the run is for (an unsaved ``endpoint`` of another template): the run is hidden
-    from lists (SearchRun.trial) and its snapshot says so."""
+    from lists (SearchRun.trial) and its snapshot says so. The run lands in the endpoint's
+    team, so ``user`` must be a lead or engineer there (a schedule's owner who left the
+    team, a command's ``--user``): ValidationError ``not_in_team`` otherwise."""
+    check_in_team(endpoint, user)
     k = check_k(k)
     if queries is None:
         queries = load_query_set(user=user, campaign=campaign, qrels=qrels)

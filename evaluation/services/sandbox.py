@@ -26,14 +26,20 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from accounts.services.teams import in_teams
 from common.ids import parse_id
 from evaluation import measures, search
-from evaluation.access import readable_qrels
+from evaluation.access import READERS, readable_qrels
 from evaluation.measures import specs
 from evaluation.models import QrelsEntry, QrelsVersion, Run, SearchEndpoint, SearchTrial
 from evaluation.search import sandbox
 from evaluation.services.common import ImportRejected
-from evaluation.services.endpoint_runs import check_k, load_query_set, make_search_run
+from evaluation.services.endpoint_runs import (
+    check_in_team,
+    check_k,
+    load_query_set,
+    make_search_run,
+)
 from evaluation.services.endpoint_versions import record_version
 from evaluation.services.runs import delete_run_files
 from evaluation.services.scoring import evaluate_run
@@ -141,6 +147,7 @@ def plan_trial(
     measure and the depth. ValidationError with a code: ``no_campaign`` and ``no_qrels``
     (a campaign the user does not lead, a qrels version they may not read) are for a
     "not found"; the others say what to change."""
+    check_in_team(endpoint, user)
     k = check_k(k)
     template = template or ""
     if template.strip():
@@ -351,11 +358,14 @@ def prune_trials(endpoint: SearchEndpoint, keep: int = TRIALS_KEPT) -> int:
 
 
 def visible_trials(user, endpoint: SearchEndpoint | None = None):
-    """The trials ``user`` may see: their own (an admin: all)."""
+    """The trials ``user`` may see: their own, of the endpoints of their teams (a trial
+    follows its endpoint's team: one who left the team loses its trials); an admin: all."""
     trials = SearchTrial.objects.select_related("endpoint", "qrels", "created_by")
     if endpoint is not None:
         trials = trials.filter(endpoint=endpoint)
-    return trials if user.is_superuser else trials.filter(created_by=user)
+    if user.is_superuser:
+        return trials
+    return in_teams(trials.filter(created_by=user), user, *READERS, field="endpoint__team")
 
 
 def table(trial: SearchTrial, measure: str | None = None) -> tuple[str, sandbox.ArmTable]:

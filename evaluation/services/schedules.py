@@ -1,8 +1,9 @@
 """Schedules of search endpoints (issue 31, item 5): creating, changing, pausing and
 deleting one, who sees which, and their alerts. A schedule runs as its owner: the query set
 and the qrels are checked with the owner's access (a campaign they lead, a qrels version they
-read), as a run made by hand is (evaluation/services/endpoint_runs.py). Only the owner and
-admins see a schedule; anyone else gets a 404, as for every object they may not see.
+read), as a run made by hand is (evaluation/services/endpoint_runs.py). A schedule belongs to
+its endpoint's team (its runs land there); only the owner, while a lead or engineer of that
+team, and admins see it; anyone else gets a 404, as for every object they may not see.
 
 The firing itself (the clock's tick, the run, its evaluation, the alert and its webhook and
 e-mail) is evaluation/services/schedule_runs.py; the rules are evaluation/schedules/ (pure)."""
@@ -18,11 +19,12 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.services.teams import in_teams
 from common import outbound
 from common.ids import parse_id, parse_small_int
 from common.secrets import seal
 from evaluation import measures
-from evaluation.access import readable_qrels
+from evaluation.access import READERS, readable_qrels, visible_endpoints
 from evaluation.measures import specs as measure_specs
 from evaluation.models import QrelsVersion, Schedule, ScheduleAlert, SearchEndpoint
 from evaluation.schedules import cron, drops, webhooks
@@ -44,7 +46,7 @@ EDITABLE = (
 
 MESSAGES = {
     "name": "Give the schedule a name (at most 100 characters).",
-    "no_endpoint": "No search endpoint has that id.",
+    "no_endpoint": "No search endpoint of your teams has that id.",
     "no_qrels": SEARCH_MESSAGES["no_qrels"],
     "secret": "A webhook needs a shared secret of {low} to {high} printable characters without "
     "spaces, to sign its deliveries.",
@@ -76,9 +78,13 @@ def _invalid(key: str, **values) -> ValidationError:
 
 
 def visible_schedules(user):
-    """The schedules ``user`` sees: their own; an admin's, everyone's."""
+    """The schedules ``user`` sees: their own, of the search endpoints of their teams (a
+    schedule follows its endpoint's team: one who left the team no longer sees it, and its
+    firings fail); an admin's, everyone's."""
     found = Schedule.objects.select_related("endpoint", "qrels", "created_by")
-    return found if user.is_superuser else found.filter(created_by=user)
+    if user.is_superuser:
+        return found
+    return in_teams(found.filter(created_by=user), user, *READERS, field="endpoint__team")
 
 
 def open_alerts(user, *, qrels: QrelsVersion | None = None):
@@ -88,7 +94,7 @@ def open_alerts(user, *, qrels: QrelsVersion | None = None):
         "schedule", "firing"
     )
     if not user.is_superuser:
-        alerts = alerts.filter(schedule__created_by=user)
+        alerts = alerts.filter(schedule__in=visible_schedules(user).values("pk"))
     if qrels is not None:
         alerts = alerts.filter(schedule__qrels=qrels)
     return alerts
@@ -216,7 +222,8 @@ def create_schedule(
     name = _check_name(name)
     found = None
     if parse_id(str(endpoint)) is not None:
-        found = SearchEndpoint.objects.filter(pk=parse_id(str(endpoint))).first()
+        endpoints = visible_endpoints(user, SearchEndpoint.objects.all())
+        found = endpoints.filter(pk=parse_id(str(endpoint))).first()
     if found is None:
         raise _invalid("no_endpoint")
     scored = None

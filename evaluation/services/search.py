@@ -68,6 +68,8 @@ MESSAGES = {
     "query_set": "Choose one query set: a campaign you lead or a qrels version.",
     "no_campaign": "No campaign you lead has that id.",
     "no_qrels": "No qrels version you may read has that id.",
+    "not_in_team": "{user} is not a lead or engineer of the team {team}, where the endpoint "
+    "{endpoint} is: its runs would land in that team.",
     "no_topics": "The query set has no topics.",
     "no_texts": (
         "None of the {count} topics of qrels {label} has a query text you may read: a "

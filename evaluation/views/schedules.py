@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from common.ids import parse_id
 from evaluation import measures
-from evaluation.access import readable_qrels
+from evaluation.access import readable_qrels, visible_endpoints
 from evaluation.models import QrelsVersion, ScheduleAlert, ScheduleFiring, SearchEndpoint
 from evaluation.schedules import cron
 from evaluation.services import endpoint_runs, schedule_runs
@@ -55,7 +55,9 @@ def _form_context(request, values=None) -> dict:
     return {
         "endpoints": [
             (str(pk), name)
-            for pk, name in SearchEndpoint.objects.order_by("name").values_list("pk", "name")
+            for pk, name in visible_endpoints(
+                request.user, SearchEndpoint.objects.order_by("name")
+            ).values_list("pk", "name")
         ],
         "campaign_sets": [(f"campaign:{pk}", name) for pk, name in sets["campaigns"]],
         "qrels_sets": [(f"qrels:{pk}", label) for pk, label in sets["qrels"]],

@@ -2,7 +2,8 @@
 template and mapping, choose a query set, the qrels and a measure, and start a trial, or
 compare saved versions), a trial's page (each arm's mean, the per-query deltas, the run
 diff one click away, "save as the next version"), and the versions page (who saved which
-when, and a diff of two templates). Leads and engineers; a trial is its starter's. The
+when, and a diff of two templates). Leads and engineers of the endpoint's team; a trial is
+its starter's while the endpoint is in their teams. The
 rules live in evaluation/services/sandbox.py."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from common.ids import parse_id
 from evaluation import dashboards, measures, search
+from evaluation.access import visible_endpoints
 from evaluation.models import SearchEndpoint
 from evaluation.search import sandbox as arithmetic
 from evaluation.services import endpoint_runs, sandbox
@@ -96,8 +98,9 @@ class SandboxForm(forms.Form):
         }
 
 
-def _endpoint(pk) -> SearchEndpoint:
-    return get_object_or_404(SearchEndpoint, pk=pk)
+def _endpoint(request, pk) -> SearchEndpoint:
+    """One of the user's teams' endpoints (evaluation/access.py), else 404."""
+    return get_object_or_404(visible_endpoints(request.user, SearchEndpoint.objects.all()), pk=pk)
 
 
 def _initial(endpoint: SearchEndpoint, trial=None) -> dict:
@@ -121,7 +124,7 @@ def search_sandbox(request, pk):
     """The sandbox: GET shows the form (``?from=TRIAL`` starts from a trial's edit and
     choices); POST checks everything and starts the trial's job."""
     require_reader(request.user)
-    endpoint = _endpoint(pk)
+    endpoint = _endpoint(request, pk)
     status = 200
     if request.method == "POST":
         form = SandboxForm(request.POST, endpoint=endpoint)
@@ -182,7 +185,7 @@ def search_trial(request, pk, trial):
     the first (largest first), the links to the run diff and the comparison, and the form
     that saves the edit as the next version."""
     require_reader(request.user)
-    endpoint = _endpoint(pk)
+    endpoint = _endpoint(request, pk)
     found = get_object_or_404(sandbox.visible_trials(request.user, endpoint), pk=trial)
     name, table = sandbox.table(found, request.GET.get("measure"))
     moved = table.moved()
@@ -249,7 +252,7 @@ def search_trial_save(request, pk, trial):
     """Save the trial's edit as the endpoint's next version; back to the endpoint, or to
     the trial with the reason it was not saved."""
     require_reader(request.user)
-    endpoint = _endpoint(pk)
+    endpoint = _endpoint(request, pk)
     found = get_object_or_404(sandbox.visible_trials(request.user, endpoint), pk=trial)
     try:
         saved = sandbox.save_trial(
@@ -267,7 +270,7 @@ def search_trial_save(request, pk, trial):
 def search_versions(request, pk):
     """The kept versions (newest first) and, with ``?a=&b=``, a diff of two templates."""
     require_reader(request.user)
-    endpoint = _endpoint(pk)
+    endpoint = _endpoint(request, pk)
     versions = versions_of(endpoint)
     by_number = {v.number: v for v in versions}
     a = parse_id(request.GET.get("a", "")) if request.GET.get("a") else None

@@ -338,8 +338,15 @@ ROWS = [
     ),
     # schedules: their owner (the world's lead) and admins; anyone else finds nothing (404)
     ("GET", "schedules/", None, leads_and_engineers(200)),  # each sees their own
-    # the campaign's topics: its lead (and an admin) schedule them; others are told no (400)
-    ("POST", "schedules/", "schedule", (403, 403, 403, 403, 201, 400, 400, 201)),
+    # the campaign's topics: its lead (and an admin) schedule them; others are told no (400),
+    # another team's leads and engineers that the endpoint is none of their teams' (400)
+    (
+        "POST",
+        "schedules/",
+        "schedule",
+        (403, 403, 403, 403, 201, 400, 400, 201),
+        UNKNOWN_TO_OTHER_TEAMS,
+    ),
     ("GET", "schedules/{schedule}/", None, schedule_owner(200)),
     ("PATCH", "schedules/{schedule}/", "schedule_patch", schedule_owner(200)),
     ("PUT", "schedules/{schedule}/", "schedule_patch", not_allowed()),

@@ -232,8 +232,15 @@ ROWS = [
     ("GET", "evaluation/search/{search_endpoint}/versions/", None, readers(200)),
     # schedules: their owner (the world's lead) and admins; anyone else finds nothing (404)
     ("GET", "evaluation/schedules/", None, readers(200)),  # each sees their own
-    # the campaign's topics: its lead (and an admin) schedule them; others are told no (400)
-    ("POST", "evaluation/schedules/new/", "schedule", (LOGIN, 403, 403, 403, 302, 400, 400, 302)),
+    # the campaign's topics: its lead (and an admin) schedule them; others are told no (400),
+    # another team's leads and engineers that the endpoint is none of their teams' (400)
+    (
+        "POST",
+        "evaluation/schedules/new/",
+        "schedule",
+        (LOGIN, 403, 403, 403, 302, 400, 400, 302),
+        UNKNOWN_TO_OTHER_TEAMS,
+    ),
     ("GET", "evaluation/schedules/new/", None, (405,) * 8),
     ("GET", "evaluation/schedules/{schedule}/", None, schedule_owner(200)),
     ("POST", "evaluation/schedules/{schedule}/pause/", "pause", schedule_owner(302)),

@@ -9,6 +9,10 @@
     manage.py search_endpoint save es-bm25 TRIAL --user alice --note "title boost"
     manage.py search_endpoint versions es-bm25
     manage.py search_endpoint version-diff es-bm25 1 3
+    manage.py search_endpoint add es-web --team web-search --kind opensearch --url ...
+
+An endpoint is named within its team: every action but ``list`` takes ``--team SLUG`` (the
+default team otherwise); ``--user`` must be a lead or engineer of that team.
 
 A key is never taken on the command line (it would sit in the shell's history and the
 process list): name its environment variable with --key-env, or store it on the page or
@@ -23,6 +27,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from accounts.services.teams import team_named
 from common.commands import user_named
 from evaluation import measures, search
 from evaluation.models import SearchEndpoint
@@ -65,6 +70,11 @@ class Command(BaseCommand):
         run.add_argument("--system", default="")
         run.add_argument("--run-name", default="")
         self._add_sandbox_arguments(commands)
+        for action, subparser in commands.choices.items():
+            if action != "list":
+                subparser.add_argument(
+                    "--team", default="", help="the endpoint's team (default: the default team)"
+                )
 
     def _add_sandbox_arguments(self, commands):
         """The query sandbox (evaluation/services/sandbox.py)."""
@@ -95,6 +105,12 @@ class Command(BaseCommand):
         diff.add_argument("b", type=int)
 
     def handle(self, *args, action, **options):
+        self.team = None
+        if action != "list":
+            try:
+                self.team = team_named(options.pop("team"))
+            except ValueError as error:
+                raise CommandError(f"--team: {error}") from None
         try:
             getattr(self, f"_{action.replace('-', '_')}")(**options)
         except ValidationError as error:
@@ -102,15 +118,15 @@ class Command(BaseCommand):
 
     def _endpoint(self, name: str) -> SearchEndpoint:
         try:
-            return SearchEndpoint.objects.get(name=name)
+            return SearchEndpoint.objects.get(name=name, team=self.team)
         except SearchEndpoint.DoesNotExist:
-            raise CommandError(f"no search endpoint named {name!r}") from None
+            raise CommandError(f"no search endpoint named {name!r} in {self.team.slug}") from None
 
     def _list(self, **options):
-        for endpoint in SearchEndpoint.objects.all():
+        for endpoint in SearchEndpoint.objects.select_related("team"):
             self.stdout.write(
-                f"{endpoint.name}\t{endpoint.kind}\tv{endpoint.version}\t{endpoint.url}\t"
-                f"key: {service.key_source(endpoint)}"
+                f"{endpoint.name}\t{endpoint.team.slug}\t{endpoint.kind}\tv{endpoint.version}\t"
+                f"{endpoint.url}\tkey: {service.key_source(endpoint)}"
             )
 
     def _add(
@@ -146,8 +162,11 @@ class Command(BaseCommand):
             timeout=timeout,
             max_retries=retries,
             concurrency=concurrency,
+            team=self.team,
         )
-        self.stdout.write(f"Saved search endpoint {endpoint.name} (id {endpoint.pk}).")
+        self.stdout.write(
+            f"Saved search endpoint {endpoint.name} in {self.team.slug} (id {endpoint.pk})."
+        )
 
     def _test(self, *, name, query, **options):
         check = service.test_connection(endpoint=self._endpoint(name), query=query)

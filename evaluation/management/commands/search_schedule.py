@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from common.commands import user_named
 from evaluation import measures
+from evaluation.access import visible_endpoints
 from evaluation.models import Schedule, ScheduleAlert, SearchEndpoint
 from evaluation.services import schedule_runs
 from evaluation.services import schedules as service
@@ -37,7 +38,9 @@ class Command(BaseCommand):
         add = commands.add_parser("add", help="schedule an endpoint on a query set")
         add.add_argument("name")
         add.add_argument("--user", required=True, help="the owner, whose access rules apply")
-        add.add_argument("--endpoint", required=True, help="a search endpoint's name")
+        add.add_argument(
+            "--endpoint", required=True, help="a search endpoint's name, in one of --user's teams"
+        )
         sets = add.add_mutually_exclusive_group(required=True)
         sets.add_argument("--campaign", type=int, help="a campaign's id (led by --user)")
         sets.add_argument("--topics-qrels", type=int, help="a qrels version's id: its topics")
@@ -84,11 +87,17 @@ class Command(BaseCommand):
             )
 
     def _add(self, *, name, user, endpoint, campaign, topics_qrels, qrels, cron, k, **options):
-        found = SearchEndpoint.objects.filter(name=endpoint).first()
-        if found is None:
-            raise CommandError(f"no search endpoint named {endpoint!r}")
+        owner = user_named(user)
+        endpoints = visible_endpoints(owner, SearchEndpoint.objects.filter(name=endpoint))
+        found = list(endpoints.select_related("team")[:10])
+        if not found:
+            raise CommandError(f"{user} has no search endpoint named {endpoint!r} in their teams")
+        if len(found) > 1:
+            teams = ", ".join(e.team.slug for e in found)
+            raise CommandError(f"several of {user}'s teams have an endpoint {endpoint!r}: {teams}")
+        found = found[0]
         schedule = service.create_schedule(
-            user=user_named(user),
+            user=owner,
             name=name,
             endpoint=found.pk,
             qrels=qrels,
