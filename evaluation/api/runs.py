@@ -33,7 +33,7 @@ from evaluation.api.common import (
 from evaluation.api.dashboards import RUN_TOPICS_SCHEMA, run_topics_response
 from evaluation.models import QrelsVersion, Run, System
 from evaluation.services import sha256_of
-from evaluation.services.runs import delete_run_files
+from evaluation.services.run_files import delete_run_files
 from jobs.api import JOB_STARTED, started
 from jobs.services import drop_staged, stage_upload, start_job
 

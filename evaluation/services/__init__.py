@@ -28,6 +28,7 @@ from evaluation.services.qrels import (
     share_qrels,
     store_qrels,
 )
+from evaluation.services.run_files import sweep_orphan_run_files
 from evaluation.services.runs import (
     find_run,
     import_run,
@@ -36,7 +37,6 @@ from evaluation.services.runs import (
     load_run_topics,
     search_runs,
     store_top_lists,
-    sweep_orphan_run_files,
 )
 from evaluation.services.scoring import (
     DASHBOARD_MEASURES,

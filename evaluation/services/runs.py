@@ -4,7 +4,8 @@ the stored files are deleted), reading a run back whole or by topic, and finding
 
 A process killed between writing a run's files and committing its row cannot delete them;
 they sit in the run's own folder (runs/<sha256>/) with no row pointing at them, and
-``sweep_orphan_run_files`` (run by ``manage.py recover_jobs``) deletes them.
+``sweep_orphan_run_files`` (run by ``manage.py recover_jobs``, in
+evaluation/services/run_files.py) deletes them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import IO
 
@@ -25,18 +25,16 @@ from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from accounts.services.teams import default_team_pk
 from common import text_limits
 from evaluation import trec
 from evaluation.analysis import topk
-from evaluation.models import Run, SearchRun, System
+from evaluation.models import Run, System
 from evaluation.services.common import MESSAGES, ImportRejected, check_texts, read_upload, sha256
 from evaluation.trec import metadata as run_metadata
 from evaluation.trec import source as trec_source
 from jobs.faults import pause_point
-from jobs.services import walk_storage, written_before
 
 # Uploads at least this large (as given, maybe gzip), and every gzip upload (a few megabytes
 # can expand to hundreds), are copied to a local scratch folder a mebibyte at a time instead
@@ -368,35 +366,6 @@ def _delete_files(names: list[str]) -> None:
         default_storage.delete(name)
 
 
-RUN_FILES = "runs"
-
-
-def sweep_orphan_run_files(*, older_than: timedelta) -> list[str]:
-    """Delete stored run files that no run points at, written more than ``older_than`` ago:
-    what an import killed before its commit left (an import in progress writes its files
-    moments before committing, so a few minutes' margin never touches one). Returns the
-    names deleted."""
-    cutoff = timezone.now() - older_than
-    by_checksum: dict[str, list[str]] = {}
-    for name in walk_storage(RUN_FILES):
-        parts = name.split("/")  # runs/<first two hex digits>/<sha256>/<file>
-        by_checksum.setdefault(parts[2] if len(parts) == 4 else "", []).append(name)
-    kept = set()
-    checksums = list(by_checksum)
-    for at in range(0, len(checksums), 500):  # SQLite caps the parameters of one query
-        for row in Run.objects.filter(checksum__in=checksums[at : at + 500]).values_list(
-            "original_file", "artifact", "top_lists"
-        ):
-            kept.update(row)
-    deleted = []
-    for names in by_checksum.values():
-        for name in names:
-            if name not in kept and written_before(name, cutoff):
-                default_storage.delete(name)
-                deleted.append(name)
-    return sorted(deleted)
-
-
 def load_run_frame(run: Run) -> pl.DataFrame:
     with run.artifact.open("rb") as handle:
         return pl.read_parquet(handle, columns=["qid", "docno", "score"])
@@ -477,28 +446,3 @@ def load_run_topics(run: Run, qids: list[str]) -> pl.DataFrame:
         .select("qid", "docno", "score")
         .collect()
     )
-
-
-def delete_run_files(runs) -> None:
-    """Delete the stored upload, artifact and top lists of ``runs`` (and the documents a
-    search endpoint returned for them) once the deletion commits (if it rolls back, the rows
-    still point at their files)."""
-    names = [
-        name
-        for run in runs
-        for name in (run.original_file.name, run.artifact.name, run.top_lists.name)
-        if name
-    ]
-    names += [
-        name
-        for name in SearchRun.objects.filter(run__in=[run.pk for run in runs]).values_list(
-            "documents", flat=True
-        )
-        if name
-    ]
-
-    def delete_files():
-        for name in names:
-            default_storage.delete(name)
-
-    transaction.on_commit(delete_files)

@@ -41,7 +41,7 @@ from evaluation.services.endpoint_runs import (
     make_search_run,
 )
 from evaluation.services.endpoint_versions import record_version
-from evaluation.services.runs import delete_run_files
+from evaluation.services.run_files import delete_run_files
 from evaluation.services.scoring import evaluate_run
 from evaluation.services.search import invalid, update_search_endpoint
 

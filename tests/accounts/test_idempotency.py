@@ -20,7 +20,7 @@ from annotation.scales import TREC_DL_SCALE
 from config.urls import handler400, handler403, handler404, handler500  # noqa: F401 (used by Django)
 from evaluation.api.runs import SystemViewSet
 from evaluation.models import System
-from tests.pages.test_permissions import _scale_fields
+from tests.pages.permission_bodies import _scale_fields
 
 SYSTEMS = "/api/v1/systems/"
 

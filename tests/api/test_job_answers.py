@@ -6,7 +6,7 @@ commits, as on a real server."""
 
 import pytest
 
-from tests.api.test_permissions import BODIES
+from tests.api.permission_bodies import BODIES
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
