@@ -1,7 +1,8 @@
 """Single sign-on in Chromium, through a real OpenID Connect provider on loopback
 (oidc-provider: tests/oidc_server.py), at 1280 and 390 px: the login page's button, the
-provider's sign-in page, and back with the mapped role; a user whose groups give no role;
-logout ending the provider's session too."""
+provider's sign-in page, and back with the mapped role; a group mapped to a role in a team
+(``group:role@team``) lands in that team and sees nothing of another's; a user whose groups
+give no role; logout ending the provider's session too."""
 
 import os
 import re
@@ -60,6 +61,30 @@ def test_a_lead_signs_in_through_the_provider(page, live_server, sso, screenshot
     expect(page.get_by_text("lead", exact=True)).to_be_visible()
     expect(page.get_by_role("link", name="Change password")).to_have_count(0)
     no_sideways_scroll(page)
+
+
+def test_a_teams_group_lands_in_its_team_and_sees_nothing_of_another(
+    page, live_server, sso, django_user_model, screenshot
+):
+    from django.contrib.auth.models import Group
+
+    from annotation import services as annotation
+
+    lea = django_user_model.objects.create_user("lea")
+    lea.groups.add(Group.objects.get(name="lead"))
+    theirs = annotation.create_campaign(lead=lea, name="Default team's campaign")
+    login = sso.add_user(groups=["web-leads"], preferred_username="hedy")
+
+    page.goto(f"{live_server.url}/accounts/oidc/login/")
+    sign_in_at_provider(page, login)
+
+    page.goto(f"{live_server.url}/accounts/teams/")
+    expect(page.get_by_test_id("team-web-search")).to_contain_text("lead")
+    expect(page.locator("main")).not_to_contain_text("Default team")
+    shoot(page, screenshot, "sso-team-1280")
+    page.goto(f"{live_server.url}/campaigns/")
+    expect(page.locator("main")).not_to_contain_text("Default team's campaign")
+    assert page.goto(f"{live_server.url}/campaigns/{theirs.pk}/").status == 404
 
 
 @pytest.mark.parametrize("viewport", ["desktop", "phone"])
