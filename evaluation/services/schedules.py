@@ -361,6 +361,8 @@ def _shown(field: str, value):
     """A field's value as the change history keeps it."""
     if field == "qrels":
         return value.label if value is not None else None
+    if field == "alert_measure":
+        return measures.display_name(value)
     if isinstance(value, list):
         return ", ".join(str(item) for item in value)
     return value
@@ -394,7 +396,7 @@ def update_schedule(*, schedule: Schedule, user=None, now=None, **changes) -> Sc
     history = {
         field: [_shown(field, getattr(schedule, field)), _shown(field, value)]
         for field, value in fields.items()
-        if field not in ("next_run_at", "alert_measure", "webhook_secret_sealed")
+        if field not in ("next_run_at", "webhook_secret_sealed")
     }
     if "webhook_secret_sealed" in fields:  # never the secret itself: whether one is stored
         history["webhook_secret"] = [

@@ -165,10 +165,7 @@ def schedule_detail(request, pk):
             )[:50],
             "firings": firings,
             "history": schedule_runs.history(schedule),
-            "measure_names": [
-                measures.display_name(name)
-                for name in measures.output_names(list(schedule.measures), measures.Options())
-            ],
+            "measure_names": [measures.display_name(name) for name in _watched_first(schedule)],
         },
     )
 
@@ -207,7 +204,7 @@ def _edit_values(schedule) -> dict:
     return {
         "name": schedule.name,
         "cron": schedule.cron,
-        "measures": " ".join(measures.display_name(spec) for spec in schedule.measures),
+        "measures": " ".join(measures.display_name(name) for name in _watched_first(schedule)),
         "qrels": str(schedule.qrels_id),
         "threshold": "" if schedule.threshold is None else f"{schedule.threshold:g}",
         "alert_on_interval": schedule.alert_on_interval,
@@ -215,6 +212,13 @@ def _edit_values(schedule) -> dict:
         "emails": ", ".join(schedule.emails),
         "paused": schedule.paused,
     }
+
+
+def _watched_first(schedule) -> list[str]:
+    """The schedule's measures' output names, the watched one first (the form's first
+    measure is the watched one, so saving the form unchanged keeps it)."""
+    names = measures.output_names(list(schedule.measures), measures.Options())
+    return sorted(names, key=lambda name: name != schedule.alert_measure)
 
 
 @require_http_methods(["GET", "POST"])
