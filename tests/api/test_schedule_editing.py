@@ -288,8 +288,8 @@ def test_the_command_line_edits_a_schedule(engine, world, live_qrels, other_qrel
         stdout=out,
     )
     assert (
-        "Changed Nightly es (cron, measures, alert_measure, qrels, threshold, emails, "
-        "webhook_url, paused, webhook_secret)" in out.getvalue()
+        "Changed Nightly es (alert_measure, cron, emails, measures, paused, qrels, threshold, "
+        "webhook_secret, webhook_url)" in out.getvalue()
     )
     assert "it paused" in out.getvalue() and SECRET not in out.getvalue()
     schedule = Schedule.objects.get(name="Nightly es")

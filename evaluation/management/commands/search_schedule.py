@@ -181,7 +181,9 @@ class Command(BaseCommand):
             if schedule.paused
             else f"fires next at {schedule.next_run_at:%Y-%m-%d %H:%M %Z}"
         )
-        self.stdout.write(f"Changed {schedule.name} ({', '.join(change.changes)}); it {state}.")
+        self.stdout.write(
+            f"Changed {schedule.name} ({', '.join(sorted(change.changes))}); it {state}."
+        )
 
     def _pause(self, *, name, user, **options):
         schedule = service.update_schedule(
