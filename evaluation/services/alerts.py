@@ -20,7 +20,7 @@ from common import outbound
 from common.secrets import SecretError, unseal
 from evaluation import measures
 from evaluation.models import AlertKind, DeliveryStatus, FiringStatus, ScheduleAlert, ScheduleFiring
-from evaluation.schedules import drops, webhooks
+from evaluation.schedules import drops, recipients, webhooks
 from evaluation.services.schedules import describe_rule
 
 WEBHOOK_EVENT = "schedule.alert"
@@ -34,6 +34,7 @@ MESSAGES = {
     "reason_interval": "it fell below the previous firing's 95% interval ({low:.4f}–{high:.4f})",
     "secret": "the webhook's shared secret cannot be read: {why}",
     "failure_subject": "[Qrelsmith] Schedule {name} failed: {message}",
+    "left_out": "Not sent to {addresses}: not at a mail domain ALERT_EMAIL_DOMAINS allows.",
 }
 SUBJECT_CHARS = 150
 
@@ -272,13 +273,24 @@ def email_text(alert: ScheduleAlert) -> tuple[str, str]:
 
 
 def _send_email(alert: ScheduleAlert) -> None:
+    """To the schedule's recipients that ALERT_EMAIL_DOMAINS still allows (it is checked when
+    a schedule is saved; one saved before the operator narrowed it keeps its old list): the
+    others are left out and named on the alert."""
+    domains = settings.ALERT_EMAIL_DOMAINS
+    allowed = [a for a in alert.schedule.emails if recipients.domain_allowed(a, domains)]
+    left_out = [a for a in alert.schedule.emails if a not in allowed]
+    note = MESSAGES["left_out"].format(addresses=", ".join(left_out)) if left_out else ""
     subject, body = email_text(alert)
     try:
-        EmailMessage(subject, body, None, list(alert.schedule.emails)).send(using=MAILER)
+        if not allowed:
+            raise ValueError("no recipient is at an allowed mail domain")
+        EmailMessage(subject, body, None, allowed).send(using=MAILER)
     except Exception as error:  # smtplib's, OSError, a backend's own: all are a failed send
         alert.email_status = DeliveryStatus.FAILED
-        alert.email_error = f"{type(error).__name__}: {error}"[:ERROR_CHARS]
+        alert.email_error = " ".join(filter(None, [f"{type(error).__name__}: {error}", note]))[
+            :ERROR_CHARS
+        ]
     else:
         alert.email_status = DeliveryStatus.SENT
-        alert.email_error = ""
+        alert.email_error = note[:ERROR_CHARS]
     alert.save(update_fields=["email_status", "email_error"])

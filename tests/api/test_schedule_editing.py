@@ -22,6 +22,7 @@ from evaluation.services import search as search_service
 from tests.api import test_schedules as base
 from tests.api.test_schedules import SECRET, START, WORSE, make_schedule, turn
 from tests.config.test_settings import run_python
+from tests.search_servers import Status
 
 pytestmark = pytest.mark.django_db
 
@@ -348,3 +349,24 @@ def test_a_mistyped_allowed_domain_stops_start_up():
     result = run_python("import config.settings", ALERT_EMAIL_DOMAINS="example.org,@oops")
     assert result.returncode != 0
     assert "ALERT_EMAIL_DOMAINS: '@oops' is not a mail domain" in result.stderr
+
+
+def test_recipients_the_operator_no_longer_allows_are_left_out_and_named(
+    engine, world, live_qrels, run_jobs, settings
+):
+    """A schedule saved before ALERT_EMAIL_DOMAINS was narrowed keeps its list; the alert is
+    sent only to the addresses still allowed, and says who was left out."""
+    from django.core import mail
+
+    make_schedule(engine, world, live_qrels, emails="a@example.org b@elsewhere.test")
+    settings.ALERT_EMAIL_DOMAINS = ("example.org",)
+    engine.plan("cheap", Status(500))
+    engine.plan("sourdough", Status(500))
+    turn(run_jobs, FIRST)
+    alert = ScheduleAlert.objects.get()
+    (email,) = mail.outbox
+    assert email.to == ["a@example.org"]
+    assert alert.email_status == "sent"
+    assert alert.email_error == (
+        "Not sent to b@elsewhere.test: not at a mail domain ALERT_EMAIL_DOMAINS allows."
+    )
