@@ -370,3 +370,23 @@ def test_recipients_the_operator_no_longer_allows_are_left_out_and_named(
     assert alert.email_error == (
         "Not sent to b@elsewhere.test: not at a mail domain ALERT_EMAIL_DOMAINS allows."
     )
+
+
+def test_firings_made_before_schedules_could_be_edited_are_marked_as_scored_by_their_schedule(
+    engine, world, live_qrels, run_jobs
+):
+    """The migration that added a firing's measure and qrels fills them for older firings,
+    so their drops and chart go on as before."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module(
+        "evaluation.migrations.0010_schedule_failure_alerts_edits_and_recovery"
+    )
+    schedule = make_schedule(engine, world, live_qrels)
+    turn(run_jobs, FIRST)
+    ScheduleFiring.objects.update(measure="", qrels=None)  # as a firing made before it
+    migration.scored_as_their_schedule(apps, None)
+    firing = ScheduleFiring.objects.get()
+    assert (firing.measure, firing.qrels_id) == (schedule.alert_measure, live_qrels.pk)
