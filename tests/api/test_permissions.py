@@ -302,6 +302,7 @@ MATRIX = [
     ("PUT", "schedules/{schedule}/", "schedule_patch", not_allowed()),
     ("DELETE", "schedules/{schedule}/", None, schedule_owner(204)),
     ("GET", "schedules/{schedule}/firings/", None, schedule_owner(200)),
+    ("GET", "schedules/{schedule}/changes/", None, schedule_owner(200)),
     ("GET", "schedule-alerts/", None, leads_and_engineers(200)),  # their own schedules'
     ("GET", "schedule-alerts/{schedule_alert}/", None, schedule_owner(200)),
     ("POST", "schedule-alerts/{schedule_alert}/acknowledge/", None, schedule_owner(200)),
@@ -337,7 +338,10 @@ BODIES = {
         },
         "json",
     ),
-    "schedule_patch": lambda w: ({"paused": True, "threshold": 0.05}, "json"),
+    "schedule_patch": lambda w: (
+        {"paused": True, "threshold": 0.05, "cron": "30 4 * * *", "measures": ["P@5"]},
+        "json",
+    ),
     "search_test": lambda w: ({"query": "cheap flights"}, "json"),
     "search_run": lambda w: ({"qrels": w.ids["qrels"], "k": 10}, "json"),
     "search_trial": lambda w: (

@@ -196,6 +196,8 @@ MATRIX = [
     ("POST", "evaluation/schedules/new/", "schedule", (LOGIN, 403, 403, 403, 302, 400, 400, 302)),
     ("GET", "evaluation/schedules/new/", None, (405,) * 8),
     ("GET", "evaluation/schedules/{schedule}/", None, schedule_owner(200)),
+    ("GET", "evaluation/schedules/{schedule}/edit/", None, schedule_owner(200)),
+    ("POST", "evaluation/schedules/{schedule}/edit/", "schedule_edit", schedule_owner(302)),
     ("POST", "evaluation/schedules/{schedule}/pause/", "pause", schedule_owner(302)),
     ("POST", "evaluation/schedules/{schedule}/delete/", None, schedule_owner(302)),
     (
@@ -359,6 +361,14 @@ BODIES = {
         "k": 10,
         "cron": "0 3 * * *",
         "threshold": "0.02",
+        "alert_on_interval": "on",
+    },
+    "schedule_edit": lambda w: {
+        "name": "world schedule",
+        "cron": "30 4 * * *",
+        "measures": "nDCG@10 P@5",
+        "qrels": w.ids["qrels"],
+        "threshold": "0.03",
         "alert_on_interval": "on",
     },
     "pause": lambda w: {"paused": "1"},
