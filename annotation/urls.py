@@ -75,6 +75,11 @@ urlpatterns = [
     path("<int:pk>/machines/<int:mid>/gate/", trust.machine_gate, name="machine-gate"),
     path("<int:pk>/machines/<int:mid>/gate/run/", trust.machine_gate_run, name="machine-gate-run"),
     path(
+        "<int:pk>/machines/<int:mid>/gate/cancel/",
+        trust.machine_gate_cancel,
+        name="machine-gate-cancel",
+    ),
+    path(
         "<int:pk>/machines/<int:mid>/gate/override/",
         trust.machine_gate_override,
         name="machine-gate-override",

@@ -175,7 +175,7 @@ class GateRiseSerializer(serializers.Serializer):
 
 class GateSerializer(serializers.ModelSerializer):
     verdict = serializers.SerializerMethodField(
-        help_text="passed, blocked, overridden, running, or failed."
+        help_text="passed, blocked, overridden, running, cancelled, or failed."
     )
     machine_label = serializers.CharField(source="machine.judge.label", read_only=True)
     rises = GateRiseSerializer(many=True, read_only=True)
@@ -209,6 +209,8 @@ class GateSerializer(serializers.ModelSerializer):
             "override_reason",
             "overridden_by",
             "overridden_at",
+            "cancel_requested_at",
+            "cancelled",
         ]
         read_only_fields = fields
 
@@ -292,4 +294,17 @@ class GullibilityGateViewSet(
             gates.override_gate(gate=gate, user=request.user, reason=form.validated_data["reason"])
         except DjangoValidationError as error:
             raise ValidationError({"detail": messages_of(error)}) from None
+        return Response(GateSerializer(gate).data)
+
+    @extend_schema(
+        summary="Cancel a running gate: no new calls start; it ends with no verdict (200 with "
+        "the gate, also when it had finished already: then nothing changes)",
+        request=None,
+        responses={200: GateSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, campaign_pk=None, pk=None):
+        gate = self.get_object()
+        gates.cancel_gate(gate=gate)
+        gate.refresh_from_db()
         return Response(GateSerializer(gate).data)

@@ -90,6 +90,7 @@ import, judges created by nobody); and version 1: version 2 without the campaign
                  "calls": [[qid | null, docno | null, original, stuffed, instruction,
                             shuffled], …],
                  "rises", "failures", "blocked", "conclusive", "created_at", "finished_at",
+                 "cancel_requested_at", "cancelled",
                  "started_by": username | null, "override_reason",
                  "overridden_by": username | null, "overridden_at"}]
     }

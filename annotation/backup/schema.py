@@ -297,6 +297,8 @@ GATE = {
         "finished_at",
         "override_reason",
         "overridden_at",
+        "cancel_requested_at",
+        "cancelled",
     )
 }
 GATE_REFS = ("machine", "calls", "started_by", "overridden_by")

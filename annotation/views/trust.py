@@ -220,3 +220,17 @@ def machine_gate_override(request, pk, mid):
         return _render_gate(request, campaign, machine, status=400, override_form=form)
     messages.success(request, MESSAGES["overridden"].format(label=machine.judge.label))
     return redirect("annotation:machine-gate", pk=campaign.pk, mid=machine.pk)
+
+
+@require_POST
+@login_required
+def machine_gate_cancel(request, pk, mid):
+    """Stop the machine's running gate (its latest): it ends with no verdict."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    machine = campaign_machine(campaign, mid)
+    gate = gates.latest_gate(machine)
+    if gate is not None and gates.cancel_gate(gate=gate):
+        messages.success(request, gates.MESSAGES["cancel_asked"])
+    else:
+        messages.info(request, gates.MESSAGES["cancel_late"])
+    return redirect("annotation:machine-gate", pk=campaign.pk, mid=machine.pk)

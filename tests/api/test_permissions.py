@@ -166,6 +166,7 @@ MATRIX = [
     ("POST", C + "/machine-gates/", "machine_gate", campaign_lead(202)),
     ("GET", C + "/machine-gates/{machine_gate}/", None, campaign_lead(200)),
     ("POST", C + "/machine-gates/{machine_gate}/override/", "gate_override", campaign_lead(200)),
+    ("POST", C + "/machine-gates/{machine_gate}/cancel/", None, campaign_lead(200)),
     ("DELETE", C + "/machine-gates/{machine_gate}/", None, campaign_lead(405)),
     # judgments made elsewhere: outside and machine judges, imports with their provenance
     ("GET", C + "/external-judges/", None, campaign_lead(200)),

@@ -259,6 +259,7 @@ MATRIX = [
     ("GET", C + "/certified.csv", None, campaign_lead(409)),
     ("GET", C + "/machines/{machine}/gate/", None, campaign_lead(200)),
     ("POST", C + "/machines/{machine}/gate/run/", "gate_run", campaign_lead(302)),
+    ("POST", C + "/machines/{machine}/gate/cancel/", None, campaign_lead(302)),
     ("POST", C + "/machines/{machine}/gate/override/", "gate_override", campaign_lead(302)),
     # judging: a judge's own queue; another judge's assignment is not there
     ("GET", C + "/judge/", None, judge_page(200)),
