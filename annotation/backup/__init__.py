@@ -83,7 +83,7 @@ import, judges created by nobody); and version 1: version 2 without the campaign
                   "sent_at", "pairs": [{"qid", "docno", "reason"}]}],
       "certified_design": null | {"machine": name, "strategy", "seed", "budget",
                   "budget_is_share", "strata", "pool_size", "chosen", "expected_size",
-                  "withdrawn", "created_at", "created_by": username | null,
+                  "withdrawn", "redraws", "created_at", "created_by": username | null,
                   "audit": position in audits (1, 2, ...) | null,
                   "pairs": [{"qid", "docno", "probability", "stratum", "chosen"}]},
       "gates": [{"machine": name, "threshold", "relevant_from", "max_pairs", "seed", "pairs",

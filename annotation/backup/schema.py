@@ -271,6 +271,7 @@ DESIGN = {
         "chosen",
         "expected_size",
         "withdrawn",
+        "redraws",
         "created_at",
     )
 }

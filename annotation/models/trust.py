@@ -45,6 +45,9 @@ class CertifiedDesign(models.Model):
     withdrawn = models.PositiveIntegerField(
         default=0, help_text="Open assignments of pairs outside the sample taken back."
     )
+    # The designs this one replaced, oldest first: [{"strategy", "seed", "budget",
+    # "budget_is_share", "chosen", "drawn_by", "drawn_at", "redrawn_by", "redrawn_at"}].
+    redraws = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -252,6 +252,7 @@ def add_trust(campaign, machine, lead):
         audit=audit,
         withdrawn=1,
         created_by=lead,
+        redraws=[{"strategy": "uniform", "seed": 10, "budget": 2.0, "redrawn_by": "lead"}],
     )
     for n, pair in enumerate(pairs):
         DesignPair.objects.create(

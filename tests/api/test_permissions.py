@@ -161,6 +161,7 @@ MATRIX = [
     ("GET", C + "/certified/", None, campaign_lead(200)),
     ("POST", C + "/certified/", "certified_draw", campaign_lead(400)),
     ("DELETE", C + "/certified/", None, campaign_lead(405)),
+    ("POST", C + "/certified/redraw/", None, campaign_lead(400)),  # nothing drawn to redraw
     # gullibility gates (the world's blocks; starting one is a job that never reaches the endpoint)
     ("GET", C + "/machine-gates/", None, campaign_lead(200)),
     ("POST", C + "/machine-gates/", "machine_gate", campaign_lead(202)),

@@ -256,6 +256,7 @@ MATRIX = [
     ("GET", C + "/certified/", None, campaign_lead(200)),
     ("POST", C + "/certified/draw/", "certified_draw", campaign_lead(400)),
     ("GET", C + "/certified/draw/", None, (405,) * 8),
+    ("POST", C + "/certified/redraw/", None, campaign_lead(400)),  # nothing drawn to redraw
     ("GET", C + "/certified.csv", None, campaign_lead(409)),
     ("GET", C + "/machines/{machine}/gate/", None, campaign_lead(200)),
     ("POST", C + "/machines/{machine}/gate/run/", "gate_run", campaign_lead(302)),
