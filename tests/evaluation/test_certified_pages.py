@@ -67,9 +67,22 @@ def test_the_leaderboard_of_the_campaigns_qrels_shows_intervals_and_settled_pair
     # Qrels the campaign did not publish: the leaderboard is about them, so none shown.
     other = client.get(f"/evaluation/leaderboard/?qrels={imported.pk}&measures=ndcg_cut.10")
     assert 'data-testid="leaderboard-certified"' not in other.content.decode()
+    # The API's leaderboard carries the same numbers.
+    body = client.get(f"/api/v1/leaderboard/?qrels={published.pk}&measures=ndcg_cut.10").json()
+    [given] = body["certified"]
+    assert given["humans"] == board.certified.humans
+    by_run = {str(r["run"]): r for r in given["runs"]}
+    for estimate in board.certified.runs:
+        assert (by_run[estimate.run]["low"], by_run[estimate.run]["high"]) == (
+            estimate.low,
+            estimate.high,
+        )
+    assert [p["settled"] for p in given["pairs"]] == [p.settled_holm for p in board.certified.pairs]
     # Not the engineer's campaign: not theirs to see.
     client.force_login(engineer)
     assert 'data-testid="leaderboard-certified"' not in client.get(url).content.decode()
+    body = client.get(f"/api/v1/leaderboard/?qrels={published.pk}&measures=ndcg_cut.10").json()
+    assert body["certified"] == []
 
 
 def test_a_run_page_says_where_the_run_stands_against_each_other_run(certified_world, client):
