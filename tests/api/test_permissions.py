@@ -161,11 +161,13 @@ MATRIX = [
     ("GET", C + "/certified/", None, campaign_lead(200)),
     ("POST", C + "/certified/", "certified_draw", campaign_lead(400)),
     ("DELETE", C + "/certified/", None, campaign_lead(405)),
+    ("POST", C + "/certified/redraw/", None, campaign_lead(400)),  # nothing drawn to redraw
     # gullibility gates (the world's blocks; starting one is a job that never reaches the endpoint)
     ("GET", C + "/machine-gates/", None, campaign_lead(200)),
     ("POST", C + "/machine-gates/", "machine_gate", campaign_lead(202)),
     ("GET", C + "/machine-gates/{machine_gate}/", None, campaign_lead(200)),
     ("POST", C + "/machine-gates/{machine_gate}/override/", "gate_override", campaign_lead(200)),
+    ("POST", C + "/machine-gates/{machine_gate}/cancel/", None, campaign_lead(200)),
     ("DELETE", C + "/machine-gates/{machine_gate}/", None, campaign_lead(405)),
     # judgments made elsewhere: outside and machine judges, imports with their provenance
     ("GET", C + "/external-judges/", None, campaign_lead(200)),
