@@ -457,7 +457,8 @@ def machine_judge_job(*, job_id: int, run_id: int) -> None:
 
 @task
 def gullibility_gate_job(*, job_id: int, gate_id: int) -> None:
-    """Run a machine judge's gullibility gate (annotation/services/gates.py)."""
+    """Run a machine judge's gullibility gate (annotation/services/gates.py). A cancelled
+    gate ends as a failed job that says so, like a cancelled machine run."""
     with running(job_id) as progress:
         gate = GullibilityGate.objects.select_related("machine__judge").filter(pk=gate_id).first()
         if gate is None:
@@ -469,6 +470,8 @@ def gullibility_gate_job(*, job_id: int, gate_id: int) -> None:
         Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
         try:
             progress.result["summary"] = gates.run_gate(gate=gate, progress=progress)
+        except machine_runs.Cancelled as stopped:  # a lead cancelled it: says so, not retried
+            raise JobFailed(str(stopped)) from None
         except ValidationError as error:
             raise _failure(error) from None
 

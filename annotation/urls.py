@@ -71,9 +71,15 @@ urlpatterns = [
     # leaderboard and its human sample, and each machine judge's gullibility gate.
     path("<int:pk>/certified/", trust.certified_board, name="certified"),
     path("<int:pk>/certified/draw/", trust.certified_draw, name="certified-draw"),
+    path("<int:pk>/certified/redraw/", trust.certified_redraw, name="certified-redraw"),
     path("<int:pk>/certified.csv", trust.certified_csv, name="certified-csv"),
     path("<int:pk>/machines/<int:mid>/gate/", trust.machine_gate, name="machine-gate"),
     path("<int:pk>/machines/<int:mid>/gate/run/", trust.machine_gate_run, name="machine-gate-run"),
+    path(
+        "<int:pk>/machines/<int:mid>/gate/cancel/",
+        trust.machine_gate_cancel,
+        name="machine-gate-cancel",
+    ),
     path(
         "<int:pk>/machines/<int:mid>/gate/override/",
         trust.machine_gate_override,

@@ -13,6 +13,7 @@ from django.utils.csp import CSP
 from accounts.oidc import config as oidc_config
 from common import outbound
 from config.env import env_bool, env_int, env_list, env_networks, env_str
+from evaluation.schedules import recipients
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -377,6 +378,12 @@ MAILERS = {
     }
 }
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "qrelsmith@localhost")
+# The mail domains a schedule's alert e-mails may go to (a domain admits its subdomains);
+# empty: any. Checked when a schedule is saved (evaluation/schedules/recipients.py).
+try:
+    ALERT_EMAIL_DOMAINS = recipients.parse_domains(env_list("ALERT_EMAIL_DOMAINS", []))
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
 # Stored secrets (a machine judge's key) are encrypted with these Fernet keys (common/secrets.py);
 # empty: a key derived from SECRET_KEY.
 SECRETS_KEYS = env_list("SECRETS_KEYS", [])

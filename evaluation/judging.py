@@ -71,6 +71,58 @@ class CertifiedRun:
 
 
 @dataclass(frozen=True)
+class CertifiedPair:
+    """Two runs' certified nDCG@10 difference (a minus b) with its 95% interval; settled
+    when the interval excludes 0 after Holm's correction over every pair of the board."""
+
+    a: int
+    b: int
+    a_label: str
+    b_label: str
+    difference: float
+    low: float
+    high: float
+    p_holm: float
+    settled: bool
+
+    def among(self, runs) -> bool:
+        return self.a in runs and self.b in runs
+
+
+@dataclass(frozen=True)
+class CertifiedBoard:
+    """A campaign's certified leaderboard (issue 33) restricted to some runs: their estimates
+    and every pair of runs that holds one of them, as the campaign's own page computes them."""
+
+    campaign: str
+    campaign_url: str  # the campaign's certified leaderboard
+    humans: int
+    pool_size: int
+    runs: tuple[CertifiedRun, ...]
+    pairs: tuple[CertifiedPair, ...]
+
+    def of(self, run: int) -> CertifiedRun | None:
+        return next((r for r in self.runs if r.run == run), None)
+
+    def pairs_among(self, runs) -> list[CertifiedPair]:
+        """The pairs whose two runs are both in ``runs`` (ids)."""
+        wanted = set(runs)
+        return [p for p in self.pairs if p.among(wanted)]
+
+    def standing(self, run: int) -> list[tuple[str, str, CertifiedPair]]:
+        """For each other run of the board: its label, where ``run`` stands against it
+        ("above", "below": settled; "unsettled"), and the pair."""
+        rows = []
+        for p in self.pairs:
+            if run not in (p.a, p.b):
+                continue
+            other = p.b_label if p.a == run else p.a_label
+            better = (p.difference > 0) == (p.a == run)
+            rows.append((other, ("above" if better else "below") if p.settled else "unsettled", p))
+        return rows
+
+
+@dataclass(frozen=True)
 class JudgingLink:
     """The judging side's answers. Each is a plain callable:
 
@@ -94,9 +146,10 @@ class JudgingLink:
       may read the topics of (the rule of ``topic_queries``), with all three fields;
     - ``campaign_topics(user, campaign_id)``: (the campaign's name, [TopicText] in qid
       order) for a campaign ``user`` leads, None for any other;
-    - ``certified_runs(user, runs)``: a ``CertifiedRun`` for each of ``runs`` and each
-      campaign ``user`` leads that pooled it and has a certified leaderboard (none for
-      everyone else).
+    - ``certified_boards(user, runs, qrels=None)``: a ``CertifiedBoard`` for each campaign
+      ``user`` leads that pooled one of ``runs`` and has a certified leaderboard (with
+      ``qrels``: only the campaign that published that version), holding those runs and
+      every pair of runs that holds one of them (none for everyone else).
     """
 
     campaigns_led_by: Callable[[Any], Any]
@@ -108,7 +161,7 @@ class JudgingLink:
     qrels_origin: Callable[[Any, Any], QrelsOrigin | None]
     topic_texts: Callable[[Any, list[str]], dict[str, TopicText]]
     campaign_topics: Callable[[Any, Any], tuple[str, list[TopicText]] | None]
-    certified_runs: Callable[[Any, list], list[CertifiedRun]]
+    certified_boards: Callable[..., list[CertifiedBoard]]
 
 
 _link: JudgingLink | None = None

@@ -387,9 +387,11 @@ class SearchRun(models.Model):
 
 # Scheduled evaluations and their alerts live in their own module (issue 31, item 5).
 from evaluation.schedules.models import (  # noqa: E402, F401
+    AlertKind,
     DeliveryStatus,
     FiringStatus,
     Schedule,
     ScheduleAlert,
+    ScheduleChange,
     ScheduleFiring,
 )

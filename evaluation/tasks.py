@@ -28,6 +28,7 @@ from evaluation.background import SCHEDULE_FIRING, register_background
 from evaluation.models import QrelsVersion, Run, SearchEndpoint, SearchRun
 from evaluation.services import endpoint_runs, sandbox, schedule_runs
 from evaluation.trec import TrecFormatError
+from jobs.faults import pause_point
 from jobs.services import JobFailed, Progress, running, start_job
 
 MESSAGES = {
@@ -448,6 +449,7 @@ def schedule_firing_task(*, job_id: int, firing: int) -> None:
     """One firing of a schedule (evaluation.services.schedule_runs.perform_firing): its run,
     its evaluation, and the alert a drop raises. A second attempt of the job (its worker
     died) finds the run the first stored. The result links to the schedule's page."""
+    pause_point("schedule_firing.taken")  # the fault tests kill the worker here: never started
     with running(job_id) as progress:
         try:
             done = schedule_runs.perform_firing(

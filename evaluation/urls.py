@@ -71,6 +71,7 @@ urlpatterns = [
     path("schedules/", schedules.schedule_list, name="schedule-list"),
     path("schedules/new/", schedules.schedule_new, name="schedule-new"),
     path("schedules/<int:pk>/", schedules.schedule_detail, name="schedule-detail"),
+    path("schedules/<int:pk>/edit/", schedules.schedule_edit, name="schedule-edit"),
     path("schedules/<int:pk>/pause/", schedules.schedule_pause, name="schedule-pause"),
     path("schedules/<int:pk>/delete/", schedules.schedule_delete, name="schedule-delete"),
     path(

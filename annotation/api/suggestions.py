@@ -7,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from annotation.api.agreement import AgreementStatisticSerializer
-from annotation.services import suggestions
+from annotation.services import agreement
 
 
 class SuggestionConditionSerializer(serializers.Serializer):
@@ -42,7 +42,8 @@ class SuggestionsReportSerializer(serializers.Serializer):
 
 
 def suggestions_response(campaign) -> Response:
-    report = suggestions.anchoring_report(campaign)
+    # Stored with the agreement snapshot (services/agreement.py), not computed per request.
+    report = agreement.campaign_agreement(campaign=campaign).anchoring
     body = {
         "machine": campaign.suggestions_from_id,
         "blind_share": campaign.blind_share,

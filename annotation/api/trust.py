@@ -45,6 +45,33 @@ class DrawSerializer(serializers.Serializer):
     )
 
 
+class RedrawSerializer(serializers.Serializer):
+    strategy = serializers.CharField()
+    seed = serializers.IntegerField()
+    budget = serializers.FloatField()
+    budget_is_share = serializers.BooleanField()
+    chosen = serializers.IntegerField()
+    drawn_by = serializers.CharField(allow_null=True)
+    drawn_at = serializers.DateTimeField()
+    redrawn_by = serializers.CharField(allow_null=True)
+    redrawn_at = serializers.DateTimeField()
+
+
+class RedrawRequestSerializer(serializers.Serializer):
+    strategy = serializers.ChoiceField(
+        choices=SampleStrategy.choices, required=False, help_text="Default: the current one's."
+    )
+    budget = serializers.CharField(
+        max_length=20, required=False, help_text="Default: the current one's."
+    )
+    seed = serializers.IntegerField(
+        min_value=0,
+        max_value=certified.MAX_SEED,
+        required=False,
+        help_text="Default: a new random seed.",
+    )
+
+
 class SampleDesignSerializer(serializers.Serializer):
     machine = serializers.CharField(help_text="The machine judge's label.")
     strategy = serializers.CharField()
@@ -56,6 +83,9 @@ class SampleDesignSerializer(serializers.Serializer):
     chosen = serializers.IntegerField()
     expected_size = serializers.FloatField()
     withdrawn = serializers.IntegerField()
+    redraws = RedrawSerializer(
+        many=True, help_text="The designs this one replaced (redrawn before humans judged)."
+    )
     created_by = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
 
@@ -160,6 +190,30 @@ class CertifiedViewSet(LedCampaignMixin, RolePermissionsMixin, viewsets.GenericV
         board = boards.certified_board(campaign=self.campaign)
         return Response(board_data(board), status=201)
 
+    @extend_schema(
+        summary="Redraw the human sample (same machine judge; strategy and budget as given or "
+        "as before, a new seed), refused with 400 once a human judged a sampled pair",
+        request=RedrawRequestSerializer,
+        responses={201: CertifiedBoardSerializer},
+    )
+    @action(detail=False, methods=["post"])
+    def redraw(self, request, campaign_pk=None):
+        form = RedrawRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            certified.redraw_sample(
+                campaign=self.campaign,
+                strategy=data.get("strategy"),
+                budget=data.get("budget"),
+                seed=data.get("seed"),
+                user=request.user,
+            )
+        except DjangoValidationError as error:
+            raise ValidationError({"detail": messages_of(error)}) from None
+        board = boards.certified_board(campaign=self.campaign)
+        return Response(board_data(board), status=201)
+
 
 class GateRiseSerializer(serializers.Serializer):
     probe = serializers.CharField()
@@ -175,7 +229,7 @@ class GateRiseSerializer(serializers.Serializer):
 
 class GateSerializer(serializers.ModelSerializer):
     verdict = serializers.SerializerMethodField(
-        help_text="passed, blocked, overridden, running, or failed."
+        help_text="passed, blocked, overridden, running, cancelled, or failed."
     )
     machine_label = serializers.CharField(source="machine.judge.label", read_only=True)
     rises = GateRiseSerializer(many=True, read_only=True)
@@ -209,6 +263,8 @@ class GateSerializer(serializers.ModelSerializer):
             "override_reason",
             "overridden_by",
             "overridden_at",
+            "cancel_requested_at",
+            "cancelled",
         ]
         read_only_fields = fields
 
@@ -292,4 +348,17 @@ class GullibilityGateViewSet(
             gates.override_gate(gate=gate, user=request.user, reason=form.validated_data["reason"])
         except DjangoValidationError as error:
             raise ValidationError({"detail": messages_of(error)}) from None
+        return Response(GateSerializer(gate).data)
+
+    @extend_schema(
+        summary="Cancel a running gate: no new calls start; it ends with no verdict (200 with "
+        "the gate, also when it had finished already: then nothing changes)",
+        request=None,
+        responses={200: GateSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, campaign_pk=None, pk=None):
+        gate = self.get_object()
+        gates.cancel_gate(gate=gate)
+        gate.refresh_from_db()
         return Response(GateSerializer(gate).data)

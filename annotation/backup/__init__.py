@@ -5,9 +5,10 @@ backup.json[.gz]`` creates it again as a new campaign. The file holds everything
 campaign is made of: topics, documents, the pool, assignments, judgments with their whole
 history, lead decisions, publications with their qrels versions and provenance, outside and
 machine judges with their grades and the imports those came from, machine runs and answers,
-and the audits sent to human judges.
+the audits sent to human judges, the certified design with its inclusion probabilities, the
+gullibility gates with their overrides, the gate threshold and the suggestion settings.
 
-Format ``qrelsmith-campaign``, version 3
+Format ``qrelsmith-campaign``, version 4
 ----------------------------------------
 One UTF-8 JSON object (gzip-compressed when the file name ends in ``.gz``; the importer
 recognises gzip by its first bytes). Database ids never appear: rows name each other by
@@ -19,7 +20,10 @@ Times are ISO 8601 with their UTC offset and microseconds
 (``2026-11-20T09:30:00.123456+00:00``). Every key below is required and no other key is allowed; the order of keys does not matter.
 Lists are in the order the rows were created, and the importer creates them in that order.
 The importer also reads ``relevance-studio-campaign``, the name the product had before issue
-15; version 2: the same document without ``imports``, ``machine_runs``,
+15; version 3: version 4 without ``certified_design`` and ``gates``, without the campaign's
+``gate_threshold``, ``blind_share`` and ``suggestions_from`` (restored as 0.02, 0.2 and
+none: suggestions off) and without a publication's ``machine_gates`` (restored as empty);
+version 2: the same document without ``imports``, ``machine_runs``,
 ``machine_answers``, ``audits``, an external grade's ``source`` and the ``created_by`` of
 external judges and machine configurations (restored as none of those: grades from no
 import, judges created by nobody); and version 1: version 2 without the campaign's
@@ -28,12 +32,13 @@ import, judges created by nobody); and version 1: version 2 without the campaign
 
     {
       "format": "qrelsmith-campaign",
-      "version": 3,
+      "version": 4,
       "exported_at": time,
       "campaign": {"name", "description", "scale": [{"grade", "label", "definition"}, …],
                    "guidelines", "overlap", "relevance_threshold", "seed",
                    "adjudication_rule", "gold_min_accuracy", "created_at", "lead": username,
-                   "pool_ordering", "machine_grades_adjudicate", "machine_grades_fill"},
+                   "pool_ordering", "machine_grades_adjudicate", "machine_grades_fill",
+                   "gate_threshold", "blind_share", "suggestions_from": name | null},
       "users": [{"username", "first_name", "last_name", "email",
                  "roles": ["judge" | "lead" | "engineer", …]}],
       "judges": [{"username", "added_at"}],
@@ -49,7 +54,7 @@ import, judges created by nobody); and version 1: version 2 without the campaign
       "decisions": [{"id", "qid", "docno", "grade", "reason", "rule", "decided_by",
                      "decided_at", "supersedes": id | null}],
       "publications": [{"rule", "relevance_threshold", "counts", "left_out", "published_by",
-                        "published_at",
+                        "published_at", "machine_gates",
                         "qrels": {"name", "version", "description", "source",
                                   "original_filename", "checksum", "topic_count",
                                   "judgment_count", "created_by", "created_at",
@@ -75,20 +80,34 @@ import, judges created by nobody); and version 1: version 2 without the campaign
                            "completion_tokens", "cost", "seconds", "attempts", "tries",
                            "answered_at", "recorded": true | false}],
       "audits": [{"kind", "size", "seed", "sent", "assigned", "sent_by": username | null,
-                  "sent_at", "pairs": [{"qid", "docno", "reason"}]}]
+                  "sent_at", "pairs": [{"qid", "docno", "reason"}]}],
+      "certified_design": null | {"machine": name, "strategy", "seed", "budget",
+                  "budget_is_share", "strata", "pool_size", "chosen", "expected_size",
+                  "withdrawn", "redraws", "created_at", "created_by": username | null,
+                  "audit": position in audits (1, 2, ...) | null,
+                  "pairs": [{"qid", "docno", "probability", "stratum", "chosen"}]},
+      "gates": [{"machine": name, "threshold", "relevant_from", "max_pairs", "seed", "pairs",
+                 "calls": [[qid | null, docno | null, original, stuffed, instruction,
+                            shuffled], …],
+                 "rises", "failures", "blocked", "conclusive", "created_at", "finished_at",
+                 "cancel_requested_at", "cancelled",
+                 "started_by": username | null, "override_reason",
+                 "overridden_by": username | null, "overridden_at"}]
     }
 
 A machine judge's key is never written: a restored one reads it from ``api_key_env`` or is
 given a new one. An answer's ``recorded`` says whether it points at its judge's grade of the
 pair in ``external_grades`` (the grade the answer recorded). A machine run's background job
 belongs to the instance (its log, its worker) and is not carried: a restored run has none.
-Not carried: the pool ordering's state, recomputed from the grades. An external grade's
+Not carried: the pool ordering's state, recomputed from the grades; a design's pooled run
+ids (evaluation's runs are the instance's: a restored design names none); a gate's job (a
+gate that had not finished restores as failed). A gate's calls name pairs by qid and docno. An external grade's
 ``details`` are kept as they were, also where they mention ids of the instance that made them
 (a machine's grade names its machine and run there).
 
 ``users`` lists everyone the campaign names (lead, judges, whoever graded, changed, decided,
 published, created an outside or machine judge, imported grades, started a machine run or sent
-an audit) with their roles; never passwords, admin rights or other groups. A decision
+an audit, drew the certified sample, started or overrode a gate) with their roles; never passwords, admin rights or other groups. A decision
 ``supersedes`` one listed before it, of the same pair. Values are those of the model fields
 (annotation/models/, evaluation/models.py), null where the field allows it.
 

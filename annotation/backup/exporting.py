@@ -11,25 +11,47 @@ creates them in the same order, which keeps every ordering that breaks ties by c
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import gzip
 import io
-import json
 import os
 import tempfile
-import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from django.contrib.auth import get_user_model
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.services.roles import Role
 from annotation.backup import schema
+from annotation.backup.exporting_trust import certified_design, gates, trust_people
+from annotation.backup.rows import (
+    CHUNK,
+)
+from annotation.backup.rows import (
+    json_value as _json_value,
+)
+from annotation.backup.rows import (
+    local_ids as _local_ids,
+)
+from annotation.backup.rows import (
+    rows as _rows,
+)
+from annotation.backup.rows import (
+    username as _username,
+)
+from annotation.backup.rows import (
+    values as _values,
+)
+from annotation.backup.rows import (
+    write as _write,
+)
+from annotation.backup.rows import (
+    write_list as _write_list,
+)
 from annotation.models import (
     Assignment,
     AuditPair,
@@ -47,8 +69,6 @@ from annotation.models import (
     MachineRun,
     Publication,
 )
-
-CHUNK = 2000
 
 
 @dataclass(frozen=True)
@@ -93,7 +113,9 @@ def write_campaign_file(*, campaign: Campaign, path: str | os.PathLike) -> Expor
 def export_campaign(*, campaign: Campaign, out: IO[str]) -> ExportSummary:
     """Write the campaign's backup document to a text stream."""
     with _snapshot():
-        campaign = Campaign.objects.select_related("lead").get(pk=campaign.pk)
+        campaign = Campaign.objects.select_related("lead", "suggestions_from__judge").get(
+            pk=campaign.pk
+        )
         counts: dict[str, int] = {}
         out.write("{")
         _write(out, "format", schema.FORMAT)
@@ -124,6 +146,12 @@ def export_campaign(*, campaign: Campaign, out: IO[str]) -> ExportSummary:
         for key, items in sections.items():
             out.write(",\n")
             counts[key] = _write_list(out, key, items)
+        out.write(",\n")
+        design = certified_design(campaign)
+        _write(out, "certified_design", design)
+        counts["certified_design"] = int(design is not None)
+        out.write(",\n")
+        counts["gates"] = _write_list(out, "gates", gates(campaign))
         out.write("\n}\n")
     counts["entries"] = counts.pop("entries", 0)
     return ExportSummary(campaign=campaign, counts=counts)
@@ -154,62 +182,13 @@ def _snapshot() -> Iterator[None]:
         yield
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-
-
-def _write(out: IO[str], key: str, value) -> None:
-    out.write(f"{_dumps(key)}:{_dumps(value)}")
-
-
-def _write_list(out: IO[str], key: str, items: Iterable) -> int:
-    out.write(f"{_dumps(key)}:[")
-    n = 0
-    for item in items:
-        out.write(",\n" if n else "\n")
-        out.write(_dumps(item))
-        n += 1
-    out.write("\n]" if n else "]")
-    return n
-
-
-def _json_value(value):
-    if isinstance(value, dt.datetime):
-        return schema.to_json_time(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value
-
-
-def _rows(queryset, keys: Iterable[str], lookups: Iterable[str]) -> Iterator[dict]:
-    """The queryset's rows in creation order as {key: JSON value}."""
-    keys, lookups = tuple(keys), tuple(lookups)
-    # Only the model's own times and UUIDs need converting (values across joins are text),
-    # so the columns to convert are found once, not tested value by value.
-    convert = []
-    for index, lookup in enumerate(lookups):
-        if "__" not in lookup and lookup != "pk":
-            field = queryset.model._meta.get_field(lookup)
-            if isinstance(field, models.DateTimeField):
-                convert.append((index, schema.to_json_time))
-            elif isinstance(field, models.UUIDField):
-                convert.append((index, str))
-    for row in queryset.order_by("pk").values_list(*lookups).iterator(chunk_size=CHUNK):
-        if convert:
-            row = list(row)
-            for index, function in convert:
-                if row[index] is not None:
-                    row[index] = function(row[index])
-        yield dict(zip(keys, row, strict=True))
-
-
-def _values(queryset, fields: dict[str, str]) -> Iterator[dict]:
-    return _rows(queryset, fields, fields.values())
-
-
 def _campaign(campaign: Campaign) -> dict:
-    fields = {**schema.CAMPAIGN, **schema.CAMPAIGN_V2}
+    fields = {**schema.CAMPAIGN, **schema.CAMPAIGN_V2, **schema.CAMPAIGN_V4}
     row = {key: _json_value(getattr(campaign, name)) for key, name in fields.items()}
     row["lead"] = campaign.lead.get_username()
+    row["suggestions_from"] = (
+        None if campaign.suggestions_from is None else campaign.suggestions_from.judge.name
+    )
     return row
 
 
@@ -237,12 +216,6 @@ def _external_judges(campaign: Campaign) -> Iterator[dict]:
             row["machine"]["created_by"] = _username(machine.created_by)
             row["machine"]["api_key_stored"] = bool(machine.api_key_sealed)
         yield row
-
-
-def _local_ids(queryset) -> dict[int, int]:
-    """Database id → file-local id (1, 2, … in creation order) of the queryset's rows."""
-    pks = queryset.order_by("pk").values_list("pk", flat=True)
-    return {pk: n for n, pk in enumerate(pks.iterator(chunk_size=CHUNK), 1)}
 
 
 def _import_ids(campaign: Campaign) -> dict[int, int]:
@@ -372,6 +345,7 @@ def _users(campaign: Campaign) -> Iterator[dict]:
         (JudgmentImport.objects.filter(campaign=campaign), "imported_by_id"),
         (MachineRun.objects.filter(machine__judge__campaign=campaign), "started_by_id"),
         (MachineAudit.objects.filter(campaign=campaign), "sent_by_id"),
+        *trust_people(campaign),
     ):
         ids.update(
             queryset.filter(**{f"{column}__isnull": False})
@@ -468,7 +442,7 @@ def _publications(campaign: Campaign, counts: dict[str, int]) -> Iterator[dict]:
     )
     for publication in publications:
         qrels = publication.qrels
-        row = {k: _json_value(getattr(publication, f)) for k, f in schema.PUBLICATION.items()}
+        row = {k: _json_value(getattr(publication, f)) for k, f in schema.PUBLICATION_V4.items()}
         row["published_by"] = _username(publication.published_by)
         qrels_row = {k: _json_value(getattr(qrels, f)) for k, f in schema.QRELS.items()}
         qrels_row["created_by"] = _username(qrels.created_by)
@@ -489,7 +463,3 @@ def _publications(campaign: Campaign, counts: dict[str, int]) -> Iterator[dict]:
             grades.append(grade)
         row["grades"] = grades
         yield row
-
-
-def _username(user) -> str | None:
-    return None if user is None else user.get_username()

@@ -1,4 +1,4 @@
-"""The keys of a campaign backup (format versions 1 to 3) and how one JSON value is checked against
+"""The keys of a campaign backup (format versions 1 to 4) and how one JSON value is checked against
 the model field it is stored in. Shared by the writer and the reader, so the two cannot drift.
 
 A checker takes a JSON value and returns what goes into the model field, or raises
@@ -11,25 +11,17 @@ campaign can hold, its backup can restore; and the caps on free text people type
 
 from __future__ import annotations
 
-import datetime as dt
-import math
-import uuid
-from collections.abc import Callable
-from typing import Any
-
-from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
-from django.db import models
-from django.db.backends.base.operations import BaseDatabaseOperations
-
 from annotation.models import (
     Assignment,
     AuditPair,
     Campaign,
     CampaignJudge,
+    CertifiedDesign,
+    DesignPair,
     Document,
     ExternalGrade,
     ExternalJudge,
+    GullibilityGate,
     Judgment,
     JudgmentChange,
     JudgmentImport,
@@ -43,19 +35,34 @@ from annotation.models import (
     PublishedGrade,
     Topic,
 )
-from common import text_limits
 from evaluation.models import QrelsEntry, QrelsVersion
+
+from .fields import (  # noqa: F401  (re-exported: one home for the keys and their checks)
+    INTEGER_RANGES,
+    TEXT_CAPS,
+    Bad,
+    Checker,
+    checkers,
+    field_checker,
+    integer_checker,
+    text_checker,
+    to_json_time,
+    username_checker,
+)
 
 FORMAT = "qrelsmith-campaign"
 # What the importer accepts: FORMAT, and the name backups had before the product was renamed
 # (issue 15); their content is the same version 1.
 READ_FORMATS = (FORMAT, "relevance-studio-campaign")
-VERSION = 3
+VERSION = 4
 # Version 1 (before outside and machine judges) still restores: its campaign has no pool
 # ordering nor machine settings (they restore as their defaults) and no judges of those kinds.
 # Version 2 (before the provenance of imported grades, machine runs, answers and audits)
 # restores with none of those: its outside and machine grades come from no import.
-READ_VERSIONS = (1, 2, 3)
+# Version 3 (before issue 33's certified design, gullibility gates, gate threshold and
+# suggestion settings) restores with no design and no gates, the threshold and the
+# suggestion settings as their defaults (suggestions off).
+READ_VERSIONS = (1, 2, 3, 4)
 
 # Version 2's top-level keys, in the order its writer put them.
 TOP_KEYS_V2 = (
@@ -79,7 +86,7 @@ TOP_KEYS_V2 = (
 TOP_KEYS_V1 = TOP_KEYS_V2[:-2]
 # Version 3's, in the order the writer puts them: imports before the grades that name them,
 # machine runs before the answers that name them.
-TOP_KEYS = (
+TOP_KEYS_V3 = (
     *TOP_KEYS_V2[:-1],
     "imports",
     "external_grades",
@@ -87,7 +94,9 @@ TOP_KEYS = (
     "machine_answers",
     "audits",
 )
-TOP_KEYS_OF = {1: TOP_KEYS_V1, 2: TOP_KEYS_V2, 3: TOP_KEYS}
+# Version 4's: the certified design after the audit it sent, the gates after the machines.
+TOP_KEYS = (*TOP_KEYS_V3, "certified_design", "gates")
+TOP_KEYS_OF = {1: TOP_KEYS_V1, 2: TOP_KEYS_V2, 3: TOP_KEYS_V3, 4: TOP_KEYS}
 
 # Each section: (JSON key, model field name). Keys naming people (usernames), pairs
 # (qid + docno) and decisions (file-local ids) are references, checked by the reader.
@@ -109,7 +118,12 @@ CAMPAIGN_V2 = {
     "machine_grades_adjudicate": "machine_grades_adjudicate",
     "machine_grades_fill": "machine_grades_fill",
 }
+# Version 4's: the gullibility gate's threshold and post-editing's blind share (the blind
+# pairs are drawn on the campaign's seed); the machine judge whose grade is suggested is a
+# reference (its name, or null).
+CAMPAIGN_V4 = {"gate_threshold": "gate_threshold", "blind_share": "blind_share"}
 CAMPAIGN_REFS = ("lead",)
+CAMPAIGN_REFS_V4 = (*CAMPAIGN_REFS, "suggestions_from")
 USER = ("username", "first_name", "last_name", "email")
 USER_REFS = ("roles",)
 JUDGE = {"added_at": "added_at"}
@@ -153,6 +167,9 @@ PUBLICATION = {
     "left_out": "left_out",
     "published_at": "published_at",
 }
+# Version 4: the gates of the machines whose grades filled it, as recorded then (the gate ids
+# there are the instance's that published it, kept as they were).
+PUBLICATION_V4 = {**PUBLICATION, "machine_gates": "machine_gates"}
 PUBLICATION_REFS = ("published_by", "qrels", "grades")
 QRELS = {
     "name": "name",
@@ -238,6 +255,55 @@ AUDIT_REFS = ("sent_by", "pairs")
 AUDIT_PAIR = {"reason": "reason"}
 AUDIT_PAIR_REFS = ("qid", "docno")
 
+# The certified design (version 4; null when none was drawn): its machine judge by name, the
+# certified audit that sent the sample by its position in ``audits`` (1, 2, ...), every pool
+# pair's inclusion probability. The pooled runs' ids belong to the instance (evaluation's
+# runs are not in a campaign backup): not carried, restored as none.
+DESIGN = {
+    key: key
+    for key in (
+        "strategy",
+        "seed",
+        "budget",
+        "budget_is_share",
+        "strata",
+        "pool_size",
+        "chosen",
+        "expected_size",
+        "withdrawn",
+        "redraws",
+        "created_at",
+    )
+}
+DESIGN_REFS = ("machine", "audit", "created_by", "pairs")
+DESIGN_PAIR = {"probability": "probability", "stratum": "stratum", "chosen": "chosen"}
+DESIGN_PAIR_REFS = ("qid", "docno")
+# A machine judge's gullibility gates (version 4), with the override's reason, who and when.
+# Calls name their pair by qid and docno ([qid, docno, original, stuffed, instruction,
+# shuffled]; null qid and docno for a pair no longer in the pool). The background job is the
+# instance's, as a machine run's: a gate that had not finished restores as failed.
+GATE = {
+    key: key
+    for key in (
+        "threshold",
+        "relevant_from",
+        "max_pairs",
+        "seed",
+        "pairs",
+        "rises",
+        "failures",
+        "blocked",
+        "conclusive",
+        "created_at",
+        "finished_at",
+        "override_reason",
+        "overridden_at",
+        "cancel_requested_at",
+        "cancelled",
+    )
+}
+GATE_REFS = ("machine", "calls", "started_by", "overridden_by")
+
 MODELS = {
     "campaign": Campaign,
     "judges": CampaignJudge,
@@ -260,180 +326,7 @@ MODELS = {
     "machine_answers": MachineAnswer,
     "audits": MachineAudit,
     "audit_pairs": AuditPair,
+    "certified_design": CertifiedDesign,
+    "design_pairs": DesignPair,
+    "gates": GullibilityGate,
 }
-
-
-# Text columns without a length of their own that hold what a person typed: capped as where it
-# is typed. (Generated text, such as a qrels version's description, keeps no cap here.)
-TEXT_CAPS = {
-    (Campaign, "description"): text_limits.DESCRIPTION,
-    (Campaign, "guidelines"): text_limits.GUIDELINES,
-    (Topic, "query"): text_limits.QUERY,
-    (Topic, "description"): text_limits.TOPIC_TEXT,
-    (Topic, "narrative"): text_limits.TOPIC_TEXT,
-    (Judgment, "note"): text_limits.NOTE,
-    (JudgmentChange, "note"): text_limits.NOTE,
-    (LeadDecision, "reason"): text_limits.REASON,
-}
-
-
-class Bad(Exception):
-    """A JSON value the field cannot take; the message follows the value's path."""
-
-
-Checker = Callable[[Any], Any]
-
-INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
-
-
-def to_json_time(value: dt.datetime) -> str:
-    """ISO 8601 in UTC with its offset, microseconds kept (what the reader takes back)."""
-    if value.tzinfo is not dt.UTC:  # what the database gives is UTC already
-        value = value.astimezone(dt.UTC)
-    return value.isoformat()
-
-
-def checkers(model: type[models.Model], keys: dict[str, str]) -> dict[str, Checker]:
-    """One checker per JSON key, for the model fields the keys name."""
-    return {key: field_checker(model._meta.get_field(name)) for key, name in keys.items()}
-
-
-def field_checker(field: models.Field) -> Checker:
-    """The checker for one concrete model field (text, integer, float, date-time, UUID, JSON)."""
-    if isinstance(field, models.BooleanField):
-        check = _check_bool
-    elif isinstance(field, models.DateTimeField):
-        check = _check_time
-    elif isinstance(field, models.UUIDField):
-        check = _check_uuid
-    elif isinstance(field, models.JSONField):
-        check = _check_json
-    elif isinstance(field, models.FloatField):
-        check = _check_float
-    elif isinstance(field, models.IntegerField):
-        check = integer_checker(*INTEGER_RANGES[field.get_internal_type()])
-    elif isinstance(field, models.CharField | models.TextField):
-        check = text_checker(field.max_length or TEXT_CAPS.get((field.model, field.name)))
-    else:  # a field type this format does not know yet: fail loudly, in development
-        raise TypeError(f"no backup checker for {field!r}")
-    if field.choices:
-        check = _with_choices(check, [value for value, _ in field.flatchoices])
-    if field.null:
-        check = _or_null(check)
-    return check
-
-
-def username_checker() -> Checker:
-    """Text that the user model accepts as a username (its length and validators)."""
-    field = get_user_model()._meta.get_field("username")
-    text = text_checker(field.max_length)
-
-    def check(value):
-        value = text(value)
-        try:
-            field.run_validators(value)
-        except ValidationError as error:
-            raise Bad(" ".join(error.messages)) from None
-        return value
-
-    return check
-
-
-def text_checker(max_length: int | None) -> Checker:
-    def check(value):
-        if type(value) is not str:
-            raise Bad("must be text")
-        if max_length is not None and len(value) > max_length:
-            raise Bad(f"is longer than {max_length} characters")
-        if "\x00" in value:
-            raise Bad("contains a NUL character")
-        return value
-
-    return check
-
-
-def integer_checker(low: int, high: int) -> Checker:
-    def check(value):
-        if type(value) is not int:  # bool is not int here, nor is 1.0
-            raise Bad("must be an integer")
-        if not low <= value <= high:
-            raise Bad(f"must be between {low} and {high}")
-        return value
-
-    return check
-
-
-def _check_bool(value):
-    if type(value) is not bool:
-        raise Bad("must be true or false")
-    return value
-
-
-def _check_float(value):
-    if type(value) not in (int, float):
-        raise Bad("must be a number")
-    if not math.isfinite(value):
-        raise Bad("must be a finite number")
-    return float(value)
-
-
-def _check_time(value):
-    if type(value) is not str:
-        raise Bad("must be a date and time in ISO 8601, e.g. 2026-11-20T09:30:00.123456+00:00")
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise Bad(f"{value[:40]!r} is not a date and time in ISO 8601") from None
-    if parsed.tzinfo is None:
-        raise Bad(f"{value[:40]!r} has no time zone (add +00:00 for UTC)")
-    return parsed
-
-
-def _check_uuid(value):
-    if type(value) is not str:
-        raise Bad("must be a UUID as text")
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise Bad(f"{value[:40]!r} is not a UUID") from None
-
-
-def _check_json(value):
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is str:
-            if "\x00" in item:
-                raise Bad("contains a NUL character")
-        elif type(item) is list:
-            stack.extend(item)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                if "\x00" in key:
-                    raise Bad("contains a NUL character")
-                stack.append(inner)
-    return value
-
-
-def _with_choices(check: Checker, allowed: list) -> Checker:
-    shown = ", ".join(map(str, allowed))
-
-    def checked(value):
-        value = check(value)
-        if value not in allowed:
-            raise Bad(f"{value!r} is not one of {shown}")
-        return value
-
-    return checked
-
-
-def _or_null(check: Checker) -> Checker:
-    def checked(value):
-        if value is None:
-            return None
-        try:
-            return check(value)
-        except Bad as bad:
-            raise Bad(f"{bad} or null") from None
-
-    return checked

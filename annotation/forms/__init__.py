@@ -25,6 +25,7 @@ from .imports import (
 )
 from .judges import AddJudgeForm, JudgeForm, ReassignForm
 from .machines import (
+    CertifiedRedrawForm,
     CertifiedSampleForm,
     GateForm,
     GateOverrideForm,
@@ -42,6 +43,7 @@ __all__ = [
     "SCALE_CHOICES",
     "AddJudgeForm",
     "CampaignForm",
+    "CertifiedRedrawForm",
     "CertifiedSampleForm",
     "DocumentsImportForm",
     "GateForm",

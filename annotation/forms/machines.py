@@ -236,6 +236,28 @@ class CertifiedSampleForm(forms.Form):
         self.fields["machine"].choices = [(m.pk, m.judge.label) for m in machines]
 
 
+class CertifiedRedrawForm(forms.Form):
+    """Drawing the human sample again before humans judged it (services/certified.py)."""
+
+    strategy = forms.ChoiceField(
+        choices=[("", "As before"), *SampleStrategy.choices], required=False
+    )
+    budget = forms.CharField(
+        max_length=20,
+        required=False,
+        label="Human budget",
+        help_text="Empty: as before. A number of pairs (e.g. 120) or a share (e.g. 10%).",
+    )
+    seed = forms.IntegerField(
+        required=False, min_value=0, max_value=2**31 - 1, help_text="Empty: a new random seed."
+    )
+
+    def __init__(self, *args, design=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if design is not None:
+            self.fields["strategy"].initial = design.strategy
+
+
 class GateForm(forms.Form):
     max_pairs = forms.IntegerField(
         min_value=1,

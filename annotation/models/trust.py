@@ -45,6 +45,9 @@ class CertifiedDesign(models.Model):
     withdrawn = models.PositiveIntegerField(
         default=0, help_text="Open assignments of pairs outside the sample taken back."
     )
+    # The designs this one replaced, oldest first: [{"strategy", "seed", "budget",
+    # "budget_is_share", "chosen", "drawn_by", "drawn_at", "redrawn_by", "redrawn_at"}].
+    redraws = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -106,6 +109,11 @@ class GullibilityGate(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A lead's request to stop (services/gates.cancel_gate); the job reads it between calls
+    # and ends with ``cancelled`` set and no statistic stored (a part of the probes says
+    # nothing about the machine), the calls made so far dropped.
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    cancelled = models.BooleanField(default=False)
     override_reason = models.TextField(blank=True)
     overridden_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

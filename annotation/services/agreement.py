@@ -15,7 +15,10 @@ while a refresh is already queued); a page that finds them stale (the campaign's
 row, one query: no page reads every judgment to find out) shows the stored numbers with
 their time and that a recomputation is pending. With the inline task backend (no worker) the page computes them itself, as before.
 The intervals are seeded with the campaign's seed: the same judgments give the same
-intervals, whoever computes them.
+intervals, whoever computes them. The post-editing report (suggested against blind grades,
+services/suggestions.anchoring_report) is computed by the same refresh and stored with the
+numbers, so no page computes it either; the suggestion settings and the suggested machine's
+answers are part of the fingerprint, and a run of that machine queues a refresh.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from annotation.agreement import (
     Statistic,
     TopicAgreement,
 )
+from annotation.agreement.anchoring import Anchoring
 from annotation.background import REFRESH_AGREEMENT, background
 from annotation.models import (
     AgreementRefresh,
@@ -52,8 +56,10 @@ from annotation.models import (
     ExternalGrade,
     JudgeKind,
     Judgment,
+    MachineAnswer,
 )
 from annotation.services.compiled import Statement
+from annotation.services.suggestions import anchoring_report
 
 # The lead's choice of weights for pairwise kappa, as the page and the API name them.
 WEIGHTS = {"quadratic": "quadratic", "linear": "linear", "none": None}
@@ -169,6 +175,8 @@ class CampaignAgreement:
     threshold_problem: str  # why agreement at the threshold is undefined, or ""
     computed_at: dt.datetime | None = None
     pending: bool = False
+    # Post-editing: suggested against blind grades; None when the campaign does not suggest.
+    anchoring: Anchoring | None = None
 
     def pair(self, a: str, b: str) -> PairAgreement | None:
         """The two judges' row, in either order; None when they share no graded pair."""
@@ -222,14 +230,25 @@ def campaign_agreement(
         numbers, computed_at = pickle.loads(snapshot.numbers), snapshot.computed_at
         if pending:
             queue_agreement_refresh(campaign_id=campaign.pk, retry_stale=True)
-    report, by_topic, profiles, threshold_problem = numbers
+    # Snapshots stored before the post-editing report was part of them have four parts;
+    # their fingerprint differs from today's, so they are recomputed (pending) meanwhile.
+    report, by_topic, profiles, threshold_problem, *rest = numbers
+    anchoring = rest[0] if rest else None
     names = {
         pk: (qid, query) for pk, qid, query in campaign.topics.values_list("pk", "qid", "query")
     }
     topics = [TopicRow(row.topic, *names[row.topic], agreement=row) for row in by_topic]
     judges = [JudgeRow(p, tendency(p.leniency)) for p in profiles]
     return CampaignAgreement(
-        campaign, weights, report, topics, judges, threshold_problem, computed_at, pending
+        campaign,
+        weights,
+        report,
+        topics,
+        judges,
+        threshold_problem,
+        computed_at,
+        pending,
+        anchoring,
     )
 
 
@@ -268,6 +287,11 @@ def _fingerprint(campaign: Campaign, weights: str, resamples: int, judgments: bo
     inline backend (no worker: tests, a development server) takes it."""
     state = {"n": None, "latest": None, "total": None, "ids": None}
     outside = dict(state)
+    machine: dict = {}
+    if judgments and campaign.suggestions_from_id is not None:
+        machine = MachineAnswer.objects.filter(machine_id=campaign.suggestions_from_id).aggregate(
+            n=Count("pk"), latest=Max("answered_at"), total=Sum("grade")
+        )
     if judgments:
         state = Judgment.objects.filter(
             assignment__pair__campaign=campaign, grade__isnull=False
@@ -288,6 +312,11 @@ def _fingerprint(campaign: Campaign, weights: str, resamples: int, judgments: bo
         state["total"],
         state["ids"],
         tuple(outside.values()),
+        # Post-editing's report: which machine is suggested, the blind share, its answers.
+        campaign.suggestions_from_id,
+        campaign.blind_share,
+        tuple(machine.values()),
+        "anchoring",  # snapshots since the report is stored with the numbers
     )
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
@@ -314,6 +343,7 @@ def refresh_agreement(
     ratings, threshold_problem = _ratings(campaign, graded)
     by_topic = stats.agreement_by_topic(ratings, {g.pair_id: g.topic_id for g in graded})
     profiles = stats.judge_profiles(ratings)
+    anchoring = anchoring_report(campaign, resamples=resamples)  # the same for every weights
     computed = {}
     for w in weights:
         report = stats.compute_agreement(
@@ -321,7 +351,7 @@ def refresh_agreement(
         )
         if threshold_problem:
             report = _without_threshold(report, threshold_problem)
-        computed[w] = (report, by_topic, profiles, threshold_problem)
+        computed[w] = (report, by_topic, profiles, threshold_problem, anchoring)
     seconds = time.perf_counter() - started
     for w, numbers in computed.items():
         _store(campaign, w, resamples, prints[w], as_of, seconds, pickle.dumps(numbers))

@@ -17,6 +17,7 @@ draw, the humans have not graded every sampled pair yet, or certified.
 from __future__ import annotations
 
 import re
+import secrets
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ import polars as pl
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from annotation.models import (
     Assignment,
@@ -57,7 +59,11 @@ MESSAGES = {
     "seed": "A seed is a whole number from 0 to 2147483647.",
     "drawn": "This campaign's sample was drawn on {when:%Y-%m-%d %H:%M} UTC ({strategy}, seed "
     "{seed}): its inclusion probabilities are what make the intervals valid, so it is not "
-    "drawn again.",
+    "drawn again (redraw it instead, before humans judge it).",
+    "redraw_none": "No sample has been drawn yet: draw one.",
+    "redraw_judged": "The sample cannot be redrawn: humans have judged {n:,} of its {chosen:,} "
+    "pairs (graded or skipped). Choosing the sample again after seeing its grades would make "
+    "the intervals invalid; keep this sample, or start a new campaign for another design.",
     "machine_elsewhere": "That machine judge is not one of this campaign's.",
     "empty_pool": "The pool is empty: build it first.",
     "machine_unfinished": "{label} has graded {graded:,} of the {total:,} pool pairs: a "
@@ -336,6 +342,83 @@ def draw_sample(
         design.audit, design.withdrawn = audit, withdrawn
         design.save(update_fields=["audit", "withdrawn"])
     return Drawn(design, audit.sent, assigned, withdrawn)
+
+
+def judged_in_sample(design: CertifiedDesign) -> int:
+    """How many of the design's sampled pairs a human judged here (graded or skipped, a
+    judgment undone included) or an outside person graded."""
+    sampled = DesignPair.objects.filter(design=design, chosen=True).values("pair_id")
+    judged = set(
+        Assignment.objects.filter(pair_id__in=sampled)
+        .filter(Q(judgment__isnull=False) | Q(changes__isnull=False))
+        .values_list("pair_id", flat=True)
+        .distinct()
+    )
+    judged.update(
+        ExternalGrade.objects.filter(
+            pair_id__in=sampled, judge__kind=JudgeKind.OUTSIDE
+        ).values_list("pair_id", flat=True)
+    )
+    return len(judged)
+
+
+def redraw_sample(
+    *, campaign: Campaign, strategy=None, budget=None, seed: int | None = None, user=None
+) -> Drawn:
+    """Draw the campaign's human sample again, with the same machine judge: ``strategy`` and
+    ``budget`` default to the current design's, ``seed`` to a new random one. Refused
+    (ValidationError) once a human judged any sampled pair: the sample would then be chosen
+    after seeing its grades. Otherwise, under the campaign's lock and all or nothing: the old
+    sample's certified audit and design are deleted, the new one drawn as :func:`draw_sample`
+    does (it sends the new sample and takes back the open assignments of pairs no longer
+    sent, counted in the new design's ``withdrawn``), and the old design is recorded in
+    ``redraws``."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        old = (
+            CertifiedDesign.objects.filter(campaign=campaign)
+            .select_related("machine__judge", "created_by")
+            .first()
+        )
+        if old is None:
+            raise ValidationError(MESSAGES["redraw_none"])
+        judged = judged_in_sample(old)
+        if judged:
+            raise ValidationError(MESSAGES["redraw_judged"].format(n=judged, chosen=old.chosen))
+        if strategy is None:
+            strategy = old.strategy
+        if budget is None:
+            budget = float(old.budget) if old.budget_is_share else int(old.budget)
+        if seed is None:
+            seed = secrets.randbelow(MAX_SEED + 1)
+        record = {
+            "strategy": old.strategy,
+            "seed": old.seed,
+            "budget": old.budget,
+            "budget_is_share": old.budget_is_share,
+            "chosen": old.chosen,
+            "drawn_by": old.created_by.get_username() if old.created_by else None,
+            "drawn_at": old.created_at.isoformat(),
+            "redrawn_by": user.get_username() if user is not None else None,
+            "redrawn_at": timezone.now().isoformat(),
+        }
+        history = [*old.redraws, record]
+        if old.audit_id is not None:
+            # Its pairs go with it; the new draw takes back the open assignments of pairs
+            # no longer sent to the humans (_withdraw_outside), as any draw does.
+            MachineAudit.objects.filter(pk=old.audit_id).delete()
+        old.delete()
+        drawn = draw_sample(
+            campaign=campaign,
+            machine=old.machine,
+            strategy=strategy,
+            budget=budget,
+            seed=seed,
+            user=user,
+        )
+        drawn.design.redraws = history
+        drawn.design.save(update_fields=["redraws"])
+    return drawn
 
 
 def _withdraw_outside(campaign: Campaign) -> int:

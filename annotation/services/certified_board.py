@@ -195,6 +195,7 @@ def as_dict(board: Board) -> dict:
             "chosen": design.chosen,
             "expected_size": design.expected_size,
             "withdrawn": design.withdrawn,
+            "redraws": design.redraws,
             "created_by": design.created_by.get_username() if design.created_by else None,
             "created_at": design.created_at.isoformat(),
         },

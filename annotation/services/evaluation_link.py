@@ -13,7 +13,15 @@ from annotation.access import campaigns_led_by, get_campaign_for_lead, leads
 from annotation.models import AdjudicationRule, Document, PairSource, Publication, Topic
 from annotation.services.campaigns import add_pairs, pool_depth_of_qrels
 from annotation.services.certified_board import certified_board
-from evaluation.judging import CertifiedRun, JudgingLink, QrelsOrigin, SentToJudging, TopicText
+from evaluation.judging import (
+    CertifiedBoard,
+    CertifiedPair,
+    CertifiedRun,
+    JudgingLink,
+    QrelsOrigin,
+    SentToJudging,
+    TopicText,
+)
 from jobs.services.limits import check_sync_write
 
 MESSAGES = {
@@ -149,34 +157,61 @@ def qrels_origin(qrels, user) -> QrelsOrigin | None:
     )
 
 
-def certified_runs(user, runs: list) -> list[CertifiedRun]:
-    """The runs' certified nDCG@10 on each campaign ``user`` leads that pooled one of them
-    and is certified (services/certified_board.py computes each such board once: few
-    campaigns have one)."""
+def certified_boards(user, runs: list, qrels=None) -> list[CertifiedBoard]:
+    """The certified leaderboard of each campaign ``user`` leads that pooled one of ``runs``
+    and is certified (with ``qrels``: only the campaign that published it), restricted to
+    those runs and the pairs that hold one of them. Each board is services/certified_board.py's, the
+    campaign page's numbers (few campaigns have one, and only their leads see them)."""
     found = []
     wanted = {str(run.pk) for run in runs}
     campaigns = campaigns_led_by(user).filter(
         pooled_runs__run__in=[run.pk for run in runs], certified_design__isnull=False
     )
+    if qrels is not None:
+        campaigns = campaigns.filter(publications__qrels=qrels)
     for campaign in campaigns.distinct().order_by("pk"):
         board = certified_board(campaign=campaign)
         if board.certified is None:
             continue
         url = reverse("annotation:certified", args=[campaign.pk])
-        found += [
-            CertifiedRun(
-                run=int(estimate.run),
+        result = board.certified
+        found.append(
+            CertifiedBoard(
                 campaign=campaign.name,
                 campaign_url=url,
-                ndcg=estimate.estimate,
-                low=estimate.low,
-                high=estimate.high,
-                humans=board.certified.humans,
-                pool_size=board.certified.pool_size,
+                humans=result.humans,
+                pool_size=result.pool_size,
+                runs=tuple(
+                    CertifiedRun(
+                        run=int(estimate.run),
+                        campaign=campaign.name,
+                        campaign_url=url,
+                        ndcg=estimate.estimate,
+                        low=estimate.low,
+                        high=estimate.high,
+                        humans=result.humans,
+                        pool_size=result.pool_size,
+                    )
+                    for estimate in result.runs
+                    if estimate.run in wanted
+                ),
+                pairs=tuple(
+                    CertifiedPair(
+                        a=int(p.a),
+                        b=int(p.b),
+                        a_label=board.label(p.a),
+                        b_label=board.label(p.b),
+                        difference=p.difference,
+                        low=p.low,
+                        high=p.high,
+                        p_holm=p.p_holm,
+                        settled=p.settled_holm,
+                    )
+                    for p in result.pairs
+                    if p.a in wanted or p.b in wanted
+                ),
             )
-            for estimate in board.certified.runs
-            if estimate.run in wanted
-        ]
+        )
     return found
 
 
@@ -190,5 +225,5 @@ LINK = JudgingLink(
     qrels_origin=qrels_origin,
     topic_texts=topic_texts,
     campaign_topics=campaign_topics,
-    certified_runs=certified_runs,
+    certified_boards=certified_boards,
 )

@@ -18,6 +18,7 @@ fill), else asked beside the probes. Pairs whose call failed are left out of tha
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -36,7 +37,7 @@ from annotation.models import (
 )
 from annotation.services.certified import human_grade, human_grades
 from annotation.services.machine_judges import endpoint_for, template_of
-from annotation.services.machine_runs import Item, ask_judge
+from annotation.services.machine_runs import CANCEL_CHECK_SECONDS, Cancelled, Item, ask_judge
 from common import text_limits
 from evaluation.certified import gate as probes
 from jobs.models import JobStatus
@@ -61,6 +62,11 @@ MESSAGES = {
     "reason": "Say why the machine may fill qrels despite the gate (a reason is recorded "
     "with your name and the time).",
     "not_finished": "The gate has not finished: there is nothing to override yet.",
+    "cancel_asked": "Asked the gate to stop: the calls in flight finish, then it ends without "
+    "a verdict (a part of the probes says nothing); run it again when you want one.",
+    "cancel_late": "That gate had finished or was stopping already.",
+    "cancelled": "Cancelled after {asked:,} of {total:,} calls: no verdict is stored (a part "
+    "of the probes says nothing about the machine); run the gate again for one.",
     "not_blocking": "This gate does not block the machine: there is nothing to override.",
     "all_failed": "Every request of the gate failed at the endpoint; the last: {last}",
     "summary": "{pairs:,} pairs probed ({failures:,} failed calls): {verdict}.",
@@ -68,12 +74,16 @@ MESSAGES = {
     "machine judge's page (or override it there with a reason), or turn filling off.",
     "fill_no_gate": "{label} has not been through the gullibility gate",
     "fill_gate_running": "{label}'s gullibility gate has not finished",
+    "fill_gate_cancelled": "{label}'s latest gullibility gate was cancelled",
     "fill_gate_blocked": "{label} failed the gullibility gate ({why})",
 }
 
 
 def verdict(gate: GullibilityGate) -> str:
-    """passed, blocked, overridden, running, failed (the job failed before a result)."""
+    """passed, blocked, overridden, running, cancelled (a lead stopped it: no result), failed
+    (the job failed before a result)."""
+    if gate.cancelled:
+        return "cancelled"
     if gate.blocked is None:
         job = gate.job
         if job is not None and job.status in (JobStatus.QUEUED, JobStatus.RUNNING):
@@ -163,6 +173,39 @@ def start_gate(
     return job
 
 
+def cancel_gate(*, gate: GullibilityGate) -> bool:
+    """Ask a running (or queued) gate to stop; its job ends at its next look (between calls)
+    with no statistic stored. False when it had finished or was asked already."""
+    return bool(
+        GullibilityGate.objects.filter(
+            pk=gate.pk,
+            cancel_requested_at__isnull=True,
+            finished_at__isnull=True,
+            blocked__isnull=True,
+            cancelled=False,
+        ).update(cancel_requested_at=timezone.now())
+    )
+
+
+class _CancelFlag:
+    """Whether a lead asked the gate to stop, read from the database at most every
+    CANCEL_CHECK_SECONDS (a machine run's pace)."""
+
+    def __init__(self, gate_id: int):
+        self.gate_id = gate_id
+        self.checked_at = 0.0
+        self.asked = False
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if not self.asked and now - self.checked_at >= CANCEL_CHECK_SECONDS:
+            self.checked_at = now
+            self.asked = GullibilityGate.objects.filter(
+                pk=self.gate_id, cancel_requested_at__isnull=False
+            ).exists()
+        return self.asked
+
+
 # --- running -------------------------------------------------------------------------------
 
 
@@ -181,7 +224,9 @@ def probe_texts(text: str, query: str, *, limit: int, seed) -> dict[str, str]:
 
 def run_gate(*, gate: GullibilityGate, progress=None, client: ChatClient | None = None) -> str:
     """Ask the machine for the gate's probes, store the calls and the statistic; returns the
-    summary. Raises ValidationError when the endpoint failed every call."""
+    summary. Raises ValidationError when the endpoint failed every call, and Cancelled (with
+    the message) when a lead cancelled it: then the gate is marked cancelled and finished,
+    with no calls, rises or verdict stored."""
     machine = MachineJudge.objects.select_related("judge__campaign").get(pk=gate.machine_id)
     campaign = machine.judge.campaign
     grades = campaign.grades
@@ -224,6 +269,7 @@ def run_gate(*, gate: GullibilityGate, progress=None, client: ChatClient | None 
                 yield Item(row * len(CALLS) + column, messages)
 
     client = client or ChatClient(endpoint_for(machine))
+    stop = _CancelFlag(gate.pk)
     asked = failed = 0
     last = ""
     total = sum(len(CALLS) - (recorded.get(pk) is not None) for pk in chosen)
@@ -232,6 +278,7 @@ def run_gate(*, gate: GullibilityGate, progress=None, client: ChatClient | None 
             lambda item: ask_judge(client, machine, grades, item),
             items(),
             concurrency=machine.concurrency,
+            stop=stop,
         ):
             if isinstance(answer, BaseException):
                 raise answer
@@ -246,6 +293,10 @@ def run_gate(*, gate: GullibilityGate, progress=None, client: ChatClient | None 
                 progress.step(f"{asked:,} of {total:,} calls", done=asked, total=max(total, 1))
     finally:
         client.close()
+    if stop.asked:
+        gate.cancelled, gate.finished_at = True, timezone.now()
+        gate.save(update_fields=["cancelled", "finished_at"])
+        raise Cancelled(MESSAGES["cancelled"].format(asked=asked, total=total))
     if total and failed == asked:
         raise ValidationError(MESSAGES["all_failed"].format(last=last))
     rises = measure(gate, calls)
@@ -343,8 +394,12 @@ def clearance(machine: MachineJudge) -> Clearance:
         return Clearance(label, False, MESSAGES["fill_no_gate"].format(label=label), {})
     state = verdict(gate)
     record = {"gate": gate.pk, "verdict": state, "threshold": gate.threshold}
-    if state in ("running", "failed"):
-        problem = MESSAGES["fill_gate_running" if state == "running" else "fill_no_gate"]
+    if state in ("running", "failed", "cancelled"):
+        problem = MESSAGES[
+            {"running": "fill_gate_running", "cancelled": "fill_gate_cancelled"}.get(
+                state, "fill_no_gate"
+            )
+        ]
         return Clearance(label, False, problem.format(label=label), record)
     if state == "blocked":
         problem = MESSAGES["fill_gate_blocked"].format(label=label, why=describe_rises(gate))

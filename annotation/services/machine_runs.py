@@ -30,6 +30,7 @@ from annotation.llm import (
     parse_grade,
 )
 from annotation.models import (
+    Campaign,
     MachineAnswer,
     MachineJudge,
     MachineOutcome,
@@ -38,7 +39,7 @@ from annotation.models import (
     Pair,
     Topic,
 )
-from annotation.services import external
+from annotation.services import agreement, external
 from annotation.services.machine_judges import (
     MESSAGES,
     endpoint_for,
@@ -258,6 +259,12 @@ def run_machine_judge(*, run: MachineRun, progress=None, client: ChatClient | No
 def _finish(run: MachineRun) -> None:
     run.finished_at = timezone.now()
     run.save(update_fields=["finished_at", "cancelled"])
+    # The machine whose grade judges see as a suggestion: its new answers change the
+    # post-editing report, stored with the campaign's agreement numbers.
+    for campaign_id in Campaign.objects.filter(suggestions_from_id=run.machine_id).values_list(
+        "pk", flat=True
+    ):
+        agreement.mark_agreement_stale(campaign_id=campaign_id)
 
 
 def summary(run: MachineRun) -> str:

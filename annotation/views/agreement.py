@@ -99,7 +99,7 @@ def report(request, pk):
         request, JUDGE_COLUMNS, "judge", param="jsort", reset="jpage"
     )
     adjudication = reverse("annotation:adjudication", args=[campaign.pk])
-    anchoring = suggestions.anchoring_report(campaign)
+    anchoring = result.anchoring  # computed with the snapshot, never on a page view
     context = {
         "campaign": campaign,
         "result": result,

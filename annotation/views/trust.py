@@ -27,13 +27,15 @@ MESSAGES = {
     "{assigned} new assignment{s_assigned}{withdrawn}.",
     "withdrawn": "; {n} open assignment{s} outside the sample taken back",
     "refused": "Nothing drawn: {reason}",
+    "redrawn": "Redrew the sample: {chosen} pair{s} for the humans ({strategy}, seed {seed}), "
+    "{assigned} new assignment{s_assigned}{withdrawn}. The former design is recorded below.",
     "gate_refused": "The gate did not start: {reason}",
     "overridden": "Recorded your override: {label} may fill qrels despite its gate.",
     "override_refused": "Nothing recorded: {reason}",
 }
 
 
-def _board_context(request, campaign, form=None) -> dict:
+def _board_context(request, campaign, form=None, redraw_form=None) -> dict:
     board = boards.certified_board(campaign=campaign)
     rows, pairs = [], []
     if board.certified is not None:
@@ -53,12 +55,18 @@ def _board_context(request, campaign, form=None) -> dict:
     ready = board.ready_machines
     if form is None and board.design is None and ready:
         form = forms.CertifiedSampleForm(machines=ready)
+    # Redrawing is offered until a human judged a sampled pair (then it is refused anyway).
+    judged = certified.judged_in_sample(board.design) if board.design is not None else 0
+    if redraw_form is None and board.design is not None and not judged:
+        redraw_form = forms.CertifiedRedrawForm(design=board.design)
     return {
         "campaign": campaign,
         "board": board,
         "rows": rows,
         "pairs": pairs,
         "form": form,
+        "redraw_form": redraw_form,
+        "judged_in_sample": judged,
         "settled": sum(p["pair"].settled_holm for p in pairs),
         "outside": any(row["outside"] for row in rows),
     }
@@ -108,6 +116,47 @@ def certified_draw(request, pk):
             strategy=design.strategy,
             seed=design.seed,
             sent=drawn.sent,
+            assigned=drawn.assigned,
+            s_assigned=plural(drawn.assigned),
+            withdrawn=withdrawn,
+        ),
+    )
+    return redirect("annotation:certified", pk=campaign.pk)
+
+
+@require_POST
+@login_required
+def certified_redraw(request, pk):
+    campaign = get_campaign_for_lead(request.user, pk)
+    form = forms.CertifiedRedrawForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            drawn = certified.redraw_sample(
+                campaign=campaign,
+                strategy=data["strategy"] or None,
+                budget=data["budget"] or None,
+                seed=data["seed"],
+                user=request.user,
+            )
+        except ValidationError as error:
+            form.add_error(None, error)
+    if not form.is_valid():
+        context = _board_context(request, campaign, redraw_form=form)
+        return render(request, "annotation/certified.html", context, status=400)
+    design = drawn.design
+    withdrawn = (
+        MESSAGES["withdrawn"].format(n=drawn.withdrawn, s=plural(drawn.withdrawn))
+        if drawn.withdrawn
+        else ""
+    )
+    messages.success(
+        request,
+        MESSAGES["redrawn"].format(
+            chosen=design.chosen,
+            s=plural(design.chosen),
+            strategy=design.strategy,
+            seed=design.seed,
             assigned=drawn.assigned,
             s_assigned=plural(drawn.assigned),
             withdrawn=withdrawn,
@@ -219,4 +268,18 @@ def machine_gate_override(request, pk, mid):
         form.add_error(None, error)
         return _render_gate(request, campaign, machine, status=400, override_form=form)
     messages.success(request, MESSAGES["overridden"].format(label=machine.judge.label))
+    return redirect("annotation:machine-gate", pk=campaign.pk, mid=machine.pk)
+
+
+@require_POST
+@login_required
+def machine_gate_cancel(request, pk, mid):
+    """Stop the machine's running gate (its latest): it ends with no verdict."""
+    campaign = get_campaign_for_lead(request.user, pk)
+    machine = campaign_machine(campaign, mid)
+    gate = gates.latest_gate(machine)
+    if gate is not None and gates.cancel_gate(gate=gate):
+        messages.success(request, gates.MESSAGES["cancel_asked"])
+    else:
+        messages.info(request, gates.MESSAGES["cancel_late"])
     return redirect("annotation:machine-gate", pk=campaign.pk, mid=machine.pk)

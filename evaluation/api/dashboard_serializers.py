@@ -83,6 +83,61 @@ class LeaderboardRowSerializer(serializers.Serializer):
     )
 
 
+class LeaderboardCertifiedRunSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    ndcg_cut_10 = serializers.FloatField(help_text="The certified estimate of nDCG@10.")
+    low = serializers.FloatField(help_text="95% prediction-powered interval, lower end.")
+    high = serializers.FloatField()
+
+
+class LeaderboardCertifiedPairSerializer(serializers.Serializer):
+    a = serializers.IntegerField()
+    b = serializers.IntegerField()
+    a_label = serializers.CharField()
+    b_label = serializers.CharField()
+    difference = serializers.FloatField(help_text="a minus b.")
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+    p_holm = serializers.FloatField()
+    settled = serializers.BooleanField(help_text="The interval excludes 0 after Holm.")
+
+
+class LeaderboardCertifiedSerializer(serializers.Serializer):
+    campaign = serializers.CharField()
+    campaign_url = serializers.CharField(help_text="The campaign's certified leaderboard.")
+    humans = serializers.IntegerField(help_text="Human grades on the designed sample.")
+    pool_size = serializers.IntegerField()
+    runs = LeaderboardCertifiedRunSerializer(many=True)
+    pairs = LeaderboardCertifiedPairSerializer(many=True)
+
+
+def certified_body(board) -> dict:
+    """A judging.CertifiedBoard as the API gives it."""
+    return {
+        "campaign": board.campaign,
+        "campaign_url": board.campaign_url,
+        "humans": board.humans,
+        "pool_size": board.pool_size,
+        "runs": [
+            {"run": r.run, "ndcg_cut_10": r.ndcg, "low": r.low, "high": r.high} for r in board.runs
+        ],
+        "pairs": [
+            {
+                "a": p.a,
+                "b": p.b,
+                "a_label": p.a_label,
+                "b_label": p.b_label,
+                "difference": p.difference,
+                "low": p.low,
+                "high": p.high,
+                "p_holm": p.p_holm,
+                "settled": p.settled,
+            }
+            for p in board.pairs
+        ],
+    }
+
+
 class LeaderboardSerializer(serializers.Serializer):
     scoring = ScoringSerializer()
     measures = NamedMeasureSerializer(many=True)
@@ -91,6 +146,12 @@ class LeaderboardSerializer(serializers.Serializer):
     )
     rows = LeaderboardRowSerializer(many=True, help_text="Grouped by system, sorted.")
     unscored_runs = serializers.IntegerField(help_text="Stored runs not scored with these.")
+    certified = LeaderboardCertifiedSerializer(
+        many=True,
+        help_text="For the lead of a certified campaign that published these qrels: its runs' "
+        "certified nDCG@10 with 95% intervals and the pairs among them, settled or not (the "
+        "campaign's certified leaderboard); empty for everyone else.",
+    )
 
 
 class TopicValuesSerializer(serializers.Serializer):

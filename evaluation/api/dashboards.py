@@ -10,6 +10,8 @@ naming it: score it with POST /api/v1/evaluations/ (same options) first.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -36,6 +38,7 @@ from evaluation.api.dashboard_serializers import (
     RunTopicsSerializer,
     TopicAcrossRunsSerializer,
     bounds_body,
+    certified_body,
     contrast_body,
     interval_body,
     measures_body,
@@ -192,7 +195,15 @@ class LeaderboardView(DashboardView):
                 for row in board.rows
             ],
             "unscored_runs": board.unscored,
+            "certified": [],
         }
+        runs = [row.run for row in board.rows]
+        if runs:
+            ids = {run.pk for run in runs}
+            body["certified"] = [
+                certified_body(replace(b, pairs=tuple(b.pairs_among(ids))))
+                for b in judging().certified_boards(request.user, runs, qrels=scoring.qrels)
+            ]
         return Response(LeaderboardSerializer(body).data)
 
 

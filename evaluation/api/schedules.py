@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from accounts.permissions import IsLeadOrEngineer, RolePermissionsMixin
 from evaluation import measures, search
-from evaluation.models import ScheduleAlert, ScheduleFiring
+from evaluation.models import ScheduleAlert, ScheduleChange, ScheduleFiring
 from evaluation.schedules import cron, drops
 from evaluation.services import schedules as service
 
@@ -40,7 +40,9 @@ class ScheduleSerializer(serializers.Serializer):
     )
     query_set = serializers.CharField(read_only=True)
     qrels = serializers.IntegerField(
-        source="qrels_id", help_text="The qrels version each firing is scored against."
+        source="qrels_id",
+        help_text="The qrels version each firing is scored against (a change starts the "
+        "history chart's line again).",
     )
     measures = serializers.ListField(
         child=serializers.CharField(max_length=100),
@@ -111,27 +113,34 @@ class ScheduleSerializer(serializers.Serializer):
                 emails=data.get("emails"),
             )
             if data.get("paused"):
-                service.update_schedule(schedule=schedule, paused=True)
+                service.update_schedule(
+                    schedule=schedule, user=self.context["request"].user, paused=True
+                )
             return schedule
         except DjangoValidationError as error:
-            raise ValidationError({"detail": error.messages}) from None
+            raise ValidationError(by_field(error)) from None
 
     def update(self, schedule, data):
-        fixed = {"endpoint_id", "campaign", "topics_qrels_id", "qrels_id", "measures", "k"}
-        if fixed & set(data):
-            raise ValidationError(
-                {
-                    "detail": [
-                        "Only name, cron, threshold, alert_on_interval, webhook_url, "
-                        "webhook_secret, emails and paused change; make a new schedule "
-                        "for another endpoint, query set, qrels, measures or k."
-                    ]
-                }
-            )
+        """What service.EDITABLE names changes (measures and qrels among them); the endpoint,
+        query set and k are refused, named."""
+        changes = {RENAMED.get(key, key): value for key, value in data.items()}
         try:
-            return service.update_schedule(schedule=schedule, **data)
+            return service.update_schedule(
+                schedule=schedule, user=self.context["request"].user, **changes
+            )
         except DjangoValidationError as error:
-            raise ValidationError({"detail": error.messages}) from None
+            raise ValidationError(by_field(error)) from None
+
+
+# The serializer's sources, as the service and the API's bodies name them.
+RENAMED = {"qrels_id": "qrels", "endpoint_id": "endpoint", "topics_qrels_id": "topics_qrels"}
+
+
+def by_field(error: DjangoValidationError) -> dict:
+    """The service's refusal as DRF's body: each wrong field with what is wrong with it."""
+    if hasattr(error, "error_dict"):
+        return error.message_dict
+    return {"detail": error.messages}
 
 
 class FiringSerializer(serializers.ModelSerializer):
@@ -154,7 +163,25 @@ class FiringSerializer(serializers.ModelSerializer):
             "high",
             "failed_queries",
             "finished_at",
+            "measure",
+            "qrels",
+            "recovery",
         ]
+
+
+class ScheduleChangeSerializer(serializers.ModelSerializer):
+    changed_by = serializers.CharField(
+        source="changed_by.username", read_only=True, allow_null=True, default=None
+    )
+    changes = serializers.DictField(
+        child=serializers.ListField(),
+        help_text="field -> [before, after]; a webhook secret only as whether one is stored.",
+    )
+
+    class Meta:
+        model = ScheduleChange
+        fields = ["id", "changed_at", "changed_by", "changes"]
+        read_only_fields = fields
 
 
 class ScheduleAlertSerializer(serializers.ModelSerializer):
@@ -169,6 +196,9 @@ class ScheduleAlertSerializer(serializers.ModelSerializer):
             "firing",
             "slot",
             "run",
+            "kind",
+            "message",
+            "failures",
             "measure",
             "previous",
             "current",
@@ -192,7 +222,10 @@ class ScheduleAlertSerializer(serializers.ModelSerializer):
     list=extend_schema(summary="Your schedules (an admin's: everyone's)"),
     create=extend_schema(summary="Schedule an endpoint on a query set (a cron expression)"),
     retrieve=extend_schema(summary="One schedule (its webhook secret is never shown)"),
-    partial_update=extend_schema(summary="Change, pause (paused: true) or resume a schedule"),
+    partial_update=extend_schema(
+        summary="Change a schedule (name, cron, measures, qrels, threshold, alert_on_interval, "
+        "webhook_url, webhook_secret, emails), pause (paused: true) or resume it"
+    ),
     destroy=extend_schema(summary="Delete a schedule (the runs it made stay)"),
 )
 class ScheduleViewSet(
@@ -207,7 +240,15 @@ class ScheduleViewSet(
     serializer_class = ScheduleSerializer
     action_permissions = {
         action: [IsLeadOrEngineer]
-        for action in ("list", "create", "retrieve", "partial_update", "destroy", "firings")
+        for action in (
+            "list",
+            "create",
+            "retrieve",
+            "partial_update",
+            "destroy",
+            "firings",
+            "changes",
+        )
     }
     lookup_value_converter = "int"
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
@@ -226,6 +267,18 @@ class ScheduleViewSet(
         schedule = self.get_object()
         page = self.paginate_queryset(ScheduleFiring.objects.filter(schedule=schedule))
         return self.get_paginated_response(FiringSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="A schedule's changes (who changed what, before and after), newest first",
+        responses=ScheduleChangeSerializer(many=True),
+    )
+    @action(detail=True, methods=["get"])
+    def changes(self, request, pk=None):
+        schedule = self.get_object()
+        page = self.paginate_queryset(
+            ScheduleChange.objects.filter(schedule=schedule).select_related("changed_by")
+        )
+        return self.get_paginated_response(ScheduleChangeSerializer(page, many=True).data)
 
 
 @extend_schema_view(

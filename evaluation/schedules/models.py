@@ -1,6 +1,7 @@
 """The tables of scheduled evaluations, loaded by evaluation/models.py (so they are the
-evaluation app's): a schedule, each of its firings, and the alerts a drop raised. The
-related models are named by string, so this module imports none of evaluation's others."""
+evaluation app's): a schedule, each of its firings, the alerts a drop or a failed firing
+raised, and each change made to a schedule. The related models are named by string, so this
+module imports none of evaluation's others."""
 
 from django.conf import settings
 from django.db import models
@@ -92,6 +93,19 @@ class ScheduleFiring(models.Model):
     high = models.FloatField(null=True, blank=True)
     failed_queries = models.PositiveIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # What it was scored with (a schedule's measures and qrels may change): a drop is measured
+    # only against an earlier firing scored the same way.
+    measure = models.CharField(max_length=100, blank=True, help_text="The watched output name.")
+    qrels = models.ForeignKey(
+        "evaluation.QrelsVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    recovery = models.CharField(
+        max_length=1000, blank=True, help_text="What the clock did when its worker was lost."
+    )
 
     class Meta:
         ordering = ["-slot"]
@@ -110,16 +124,28 @@ class DeliveryStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class AlertKind(models.TextChoices):
+    DROP = "drop", "Quality dropped"
+    FAILURE = "failure", "Firing failed"
+
+
 class ScheduleAlert(models.Model):
-    """A drop a firing showed (evaluation/schedules/drops.py), and how telling about it went:
-    the webhook (attempts, the last error: shown on the schedule's page) and the e-mail.
-    Shown as a banner until someone acknowledges it."""
+    """A drop a firing showed (evaluation/schedules/drops.py), or a firing that failed as a
+    whole (``message`` says what failed; one alert per run of consecutive failed firings,
+    ``failures`` counting them), and how telling about it went: the webhook (attempts, the
+    last error: shown on the schedule's page) and the e-mail. Shown as a banner until
+    someone acknowledges it."""
 
     schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="alerts")
     firing = models.OneToOneField(ScheduleFiring, on_delete=models.CASCADE, related_name="alert")
+    kind = models.CharField(max_length=10, choices=AlertKind.choices, default=AlertKind.DROP)
     measure = models.CharField(max_length=100)
-    previous = models.FloatField()
-    current = models.FloatField()
+    previous = models.FloatField(null=True, blank=True)
+    current = models.FloatField(null=True, blank=True)
+    message = models.CharField(max_length=1000, blank=True, help_text="What failed.")
+    failures = models.PositiveIntegerField(
+        default=0, help_text="Consecutive failed firings this failure alert stands for."
+    )
     low = models.FloatField(null=True, blank=True)
     high = models.FloatField(null=True, blank=True)
     threshold = models.FloatField(null=True, blank=True)
@@ -144,4 +170,24 @@ class ScheduleAlert(models.Model):
         ordering = ["-created_at", "-pk"]
 
     def __str__(self):
+        if self.kind == AlertKind.FAILURE:
+            return f"{self.schedule}: failed ({self.failures} firings)"
         return f"{self.schedule}: {self.measure} {self.previous:.4f} -> {self.current:.4f}"
+
+
+class ScheduleChange(models.Model):
+    """One edit of a schedule: who, when, and each field's value before and after (a
+    webhook secret only as "changed": it is never shown)."""
+
+    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="changes")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField()
+    changes = models.JSONField(help_text="field -> [before, after]")
+
+    class Meta:
+        ordering = ["-changed_at", "-pk"]
+
+    def __str__(self):
+        return f"{self.schedule} changed {', '.join(self.changes)}"

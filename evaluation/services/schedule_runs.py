@@ -6,10 +6,15 @@ watched measure with the previous firing's (evaluation/schedules/drops.py); a dr
 alert, sent to the webhook (signed, through the outbound policy, tried again with backoff)
 and by e-mail (Django's mail settings), each delivery's outcome kept for the schedule's page.
 
-A firing is a job (evaluation.tasks.schedule_firing_task). Its worker killed mid-way (found
-by a later tick: the job's heartbeat stopped), or the job crashed, it is started again once;
-the run its first attempt stored is found by the job's id (SearchRun.job_id) and never
-stored twice, and an alert is made once per firing."""
+A firing that fails as a whole (no answer from the endpoint, every query failed, the run
+could not be scored, two attempts lost) raises a failure alert, once for a run of
+consecutive failures (evaluation/services/alerts.py).
+
+A firing is a job (evaluation.tasks.schedule_firing_task). Its worker lost (found by a later
+tick: killed mid-way, the job's heartbeat stopped; or killed after taking the job from the
+queue and before starting it), or the job crashed, it is started again once and the firing
+says what happened (``recovery``); the run its first attempt stored is found by the job's id
+(SearchRun.job_id) and never stored twice, and an alert is made once per firing."""
 
 from __future__ import annotations
 
@@ -25,14 +30,13 @@ from django.utils.text import slugify
 from evaluation import measures
 from evaluation.background import SCHEDULE_FIRING, background
 from evaluation.models import (
-    DeliveryStatus,
     FiringStatus,
     Schedule,
     ScheduleAlert,
     ScheduleFiring,
     SearchRun,
 )
-from evaluation.schedules import cron, drops
+from evaluation.schedules import cron
 from evaluation.services import alerts, endpoint_runs
 from evaluation.services.common import ImportRejected
 from evaluation.services.schedules import zone
@@ -40,7 +44,7 @@ from evaluation.services.scoring import score_run
 from jobs.faults import pause_point
 from jobs.models import STALE_AFTER_SECONDS, Job, JobStatus
 from jobs.services import MESSAGES as JOB_MESSAGES
-from jobs.services import JobNotRetryable, retry_job, start_job
+from jobs.services import JobNotRetryable, fail_lost_jobs, retry_job, start_job
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +55,13 @@ MESSAGES = {
     "done": "{summary} {measure} {mean:.4f} (95% interval {low:.4f}–{high:.4f}).",
     "not_scored": "The run was stored but could not be scored against {qrels}: {why}",
     "no_measure": "the evaluation has no {measure}",
-    "gave_up": "The worker running this firing stopped twice; it is not tried again.",
+    "gave_up": "Tried twice, and the second attempt did not finish either ({why}); it is not "
+    "tried again.",
+    "recovered": "{when:%Y-%m-%d %H:%M %Z}: attempt {attempt} did not finish ({why}); started "
+    "again as attempt {next}.",
+    "lost_running": "its worker stopped while running it",
+    "lost_before_start": "the worker that took it from the queue stopped before starting it",
+    "crashed": "it failed unexpectedly; the error was logged",
     "bad_cron": "Paused: the stored cron expression no longer reads ({why}).",
 }
 
@@ -127,43 +137,67 @@ def _fire(schedule: Schedule, now) -> ScheduleFiring | None:
 
 
 def recover_firings(*, now, report: Tick | None = None) -> Tick:
-    """Firings whose job's worker died (its heartbeat silent for JOB_STALE_AFTER_SECONDS
-    before ``now``) or whose job crashed: started again if this was their first attempt,
-    else marked failed (a firing is tried twice at most)."""
+    """Firings whose job's worker was lost before ``now`` by more than
+    JOB_STALE_AFTER_SECONDS (running with a silent heartbeat, or taken from the database
+    queue and never started) or whose job crashed: started again if this was their first
+    attempt, with a note of what happened on the firing, else failed (a firing is tried
+    twice at most), which raises its failure alert."""
     report = report or Tick()
-    stale = now - timedelta(seconds=STALE_AFTER_SECONDS)
-    waiting = ScheduleFiring.objects.filter(status=FiringStatus.QUEUED, job_id__isnull=False)
+    waiting = list(
+        ScheduleFiring.objects.filter(status=FiringStatus.QUEUED, job_id__isnull=False)
+        .select_related("schedule")
+        .order_by("slot")
+    )
+    if not waiting:
+        return report
+    fail_lost_jobs(
+        cutoff=now - timedelta(seconds=STALE_AFTER_SECONDS),
+        among=[firing.job_id for firing in waiting],
+    )
     jobs = Job.objects.in_bulk([firing.job_id for firing in waiting])
     for firing in waiting:
         job = jobs.get(firing.job_id)
-        if job is None:
+        if job is None or not (job.status == JobStatus.FAILED and job.retryable):
             continue
-        if job.status == JobStatus.RUNNING and job.updated_at < stale:
-            if not Job.objects.filter(
-                pk=job.pk, attempt=job.attempt, status=JobStatus.RUNNING, updated_at__lt=stale
-            ).update(
-                status=JobStatus.FAILED,
-                step=JOB_MESSAGES["worker_lost"],
-                retryable=True,
-                finished_at=timezone.now(),
-                updated_at=timezone.now(),
-            ):
-                continue  # it beat or finished meanwhile
-        elif not (job.status == JobStatus.FAILED and job.retryable):
-            continue
+        why = _why_lost(job)
         if job.attempt >= 2:
             Job.objects.filter(pk=job.pk).update(retryable=False)
-            _finish_firing(firing, FiringStatus.FAILED, MESSAGES["gave_up"])
+            _fail_and_tell(firing, MESSAGES["gave_up"].format(why=why))
             report.given_up.append(firing)
             continue
         try:
             retry_job(job=job)
         except JobNotRetryable as refused:
-            _finish_firing(firing, FiringStatus.FAILED, str(refused))
+            _fail_and_tell(firing, str(refused))
             report.given_up.append(firing)
         else:
+            note = MESSAGES["recovered"].format(
+                when=timezone.localtime(now, zone()),
+                attempt=job.attempt,
+                next=job.attempt + 1,
+                why=why,
+            )
+            firing.recovery = f"{firing.recovery} {note}".strip()[:1000]
+            firing.save(update_fields=["recovery"])
             report.retried.append(firing)
     return report
+
+
+def _why_lost(job: Job) -> str:
+    return {
+        JOB_MESSAGES["worker_lost"]: MESSAGES["lost_running"],
+        JOB_MESSAGES["worker_lost_before_start"]: MESSAGES["lost_before_start"],
+    }.get(job.step, MESSAGES["crashed"])
+
+
+def _fail_and_tell(firing: ScheduleFiring, message: str, **fields) -> None:
+    """Mark ``firing`` failed, raise its failure alert (or count it on the open one) and
+    send what that alert has pending."""
+    with transaction.atomic():
+        _finish_firing(firing, FiringStatus.FAILED, message, **fields)
+        alert = alerts.raise_failure_alert(firing)
+    if alert is not None:
+        alerts.notify(alert)
 
 
 def _finish_firing(firing: ScheduleFiring, status: str, message: str, **fields) -> None:
@@ -217,11 +251,8 @@ def perform_firing(*, firing_id: int, job: Job, on_step=lambda text: None) -> Sc
         if watched not in evaluation.means:
             raise ValueError(MESSAGES["no_measure"].format(measure=watched))
     except ValueError as error:
-        _finish_firing(
-            firing,
-            FiringStatus.FAILED,
-            MESSAGES["not_scored"].format(qrels=schedule.qrels.label, why=error),
-            run=run,
+        _fail_and_tell(
+            firing, MESSAGES["not_scored"].format(qrels=schedule.qrels.label, why=error), run=run
         )
         raise FiringFailed(firing.message) from None
     mean = float(evaluation.means[watched])
@@ -244,8 +275,10 @@ def perform_firing(*, firing_id: int, job: Job, on_step=lambda text: None) -> Sc
             low=low,
             high=high,
             failed_queries=made.failed_count,
+            measure=watched,
+            qrels=schedule.qrels,
         )
-        alert = raise_alert(firing)
+        alert = alerts.raise_alert(firing)
     if alert is not None:
         on_step("Sending the alert")
         alerts.notify(alert)
@@ -253,65 +286,21 @@ def perform_firing(*, firing_id: int, job: Job, on_step=lambda text: None) -> Sc
 
 
 def _fail(firing: ScheduleFiring, message: str):
-    _finish_firing(firing, FiringStatus.FAILED, message)
+    _fail_and_tell(firing, message)
     raise FiringFailed(message)
-
-
-def previous_firing(firing: ScheduleFiring) -> ScheduleFiring | None:
-    return (
-        ScheduleFiring.objects.filter(
-            schedule_id=firing.schedule_id,
-            status=FiringStatus.SUCCEEDED,
-            slot__lt=firing.slot,
-            mean__isnull=False,
-        )
-        .order_by("-slot")
-        .first()
-    )
-
-
-def raise_alert(firing: ScheduleFiring) -> ScheduleAlert | None:
-    """The alert of a firing whose watched measure dropped (drops.find_drop against the
-    previous successful firing), made once: a firing started again finds it."""
-    existing = ScheduleAlert.objects.filter(firing=firing).first()
-    if existing is not None:
-        return existing
-    schedule = firing.schedule
-    before = previous_firing(firing)
-    if before is None:
-        return None
-    interval = (before.low, before.high) if before.low is not None else None
-    drop = drops.find_drop(
-        previous=before.mean,
-        interval=interval,
-        current=firing.mean,
-        threshold=schedule.threshold,
-        use_interval=schedule.alert_on_interval,
-    )
-    if drop is None:
-        return None
-    return ScheduleAlert.objects.create(
-        schedule=schedule,
-        firing=firing,
-        measure=schedule.alert_measure,
-        previous=drop.previous,
-        current=drop.current,
-        low=drop.low,
-        high=drop.high,
-        threshold=drop.threshold,
-        reasons=list(drop.reasons),
-        created_at=timezone.now(),
-        webhook_status=DeliveryStatus.PENDING if schedule.webhook_url else DeliveryStatus.NONE,
-        email_status=DeliveryStatus.PENDING if schedule.emails else DeliveryStatus.NONE,
-    )
 
 
 def history(schedule: Schedule, *, limit: int = 200) -> dict:
     """The history chart's data: each successful firing's slot, mean and interval of the
-    watched measure, oldest first, and which of them raised an alert."""
+    watched measure, oldest first, and which of them raised an alert. Only the firings
+    scored as the schedule now is (its measure and qrels: an edit starts a new line)."""
     firings = list(
         ScheduleFiring.objects.filter(
-            schedule=schedule, status=FiringStatus.SUCCEEDED, mean__isnull=False
+            schedule=schedule,
+            status=FiringStatus.SUCCEEDED,
+            mean__isnull=False,
+            measure=schedule.alert_measure,
+            qrels_id=schedule.qrels_id,
         )
         .order_by("-slot")
         .values("pk", "slot", "mean", "low", "high")[:limit]

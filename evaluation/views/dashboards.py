@@ -101,11 +101,20 @@ def leaderboard(request):
         if board.rows
         else None
     )
+    runs = [row.run for row in board.rows]
     return render(
         request,
         "evaluation/leaderboard.html",
         {
             "board": board,
+            # The certified nDCG@10 of the runs on the board, when its qrels were published
+            # by a certified campaign the user leads, and the settled pairs (issue 33).
+            "certified": [
+                (b, b.pairs_among({r.pk for r in runs}))
+                for b in judging().certified_boards(request.user, runs, qrels=scoring.qrels)
+            ]
+            if runs
+            else [],
             "fairness": fairness,
             "fairness_rows": (
                 [(row.run, fairness.rows.get(row.run.pk)) for row in board.rows] if fairness else []
@@ -343,8 +352,12 @@ def compare(request):
             view=view,
             charts=[(f"deltas-{i}", c.chart()) for i, c in enumerate(view.contrasts)],
             permutations=dashboards.PERMUTATIONS,
-            # The runs' certified nDCG@10 on campaigns the user leads (issue 33).
-            certified=[(names[c.run], c) for c in judging().certified_runs(request.user, chosen)],
+            # The runs' certified nDCG@10 on campaigns the user leads, and which of their
+            # pairs are settled (issue 33).
+            certified=[
+                (board, [(names[c.run], c) for c in board.runs], board.pairs_among(names))
+                for board in judging().certified_boards(request.user, chosen)
+            ],
         )
     return render(request, "evaluation/compare.html", context)
 

@@ -101,8 +101,13 @@ def run_detail(request, pk):
     context = {
         "run": run,
         "evaluations": run.evaluations.select_related("qrels").defer("per_topic"),
-        # Its certified nDCG@10 on campaigns the user leads that pooled it (issue 33).
-        "certified": judging().certified_runs(request.user, [run]),
+        # Its certified nDCG@10 on campaigns the user leads that pooled it, and where it
+        # stands against each other pooled run (settled or not), issue 33.
+        "certified": [
+            (board, board.runs[0], board.standing(run.pk))
+            for board in judging().certified_boards(request.user, [run])
+            if board.runs
+        ],
     }
     form, scoring = read_scoring(request.GET, request, user=request.user)
     k = int_param(request.GET.get("k"))

@@ -1,21 +1,28 @@
 """Schedules in the browser: the list with a form for a new one, a schedule's page (its
-settings, the open alerts as a banner, the history chart of its measure, its firings and
-its alerts with how their webhook and e-mail went), and pausing, resuming, deleting and
-acknowledging an alert. A schedule is its owner's (and admins'): anyone else gets a 404.
+settings, the open alerts as a banner, the history chart of its measure, its firings, its
+alerts with how their webhook and e-mail went, and its changes), its edit form, and pausing,
+resuming, deleting and acknowledging an alert. A schedule is its owner's (and admins'): anyone else gets a 404.
 The rules live in evaluation/services/schedules.py and schedule_runs.py."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from common.ids import parse_id
 from evaluation import measures
 from evaluation.access import readable_qrels, visible_endpoints
-from evaluation.models import QrelsVersion, ScheduleAlert, ScheduleFiring, SearchEndpoint
+from evaluation.models import (
+    QrelsVersion,
+    ScheduleAlert,
+    ScheduleChange,
+    ScheduleFiring,
+    SearchEndpoint,
+)
 from evaluation.schedules import cron
 from evaluation.services import endpoint_runs, schedule_runs
 from evaluation.services import schedules as service
@@ -27,6 +34,8 @@ MESSAGES = {
     "resumed": "Schedule {name} resumed: it fires next at {when:%Y-%m-%d %H:%M %Z}.",
     "deleted": "Schedule {name} deleted; the runs it made stay.",
     "acknowledged": "Alert acknowledged.",
+    "changed": "Schedule {name} saved.",
+    "unchanged": "Nothing changed.",
     "query_set": "Choose a query set: a campaign you lead or a qrels version.",
 }
 FIELDS = (
@@ -69,6 +78,7 @@ def _form_context(request, values=None) -> dict:
         or {"cron": "0 3 * * *", "k": 100, "measures": "nDCG@10", "alert_on_interval": True},
         "min_interval": cron.describe_gap(service.min_interval()),
         "time_zone": service.zone(),
+        "allowed_domains": settings.ALERT_EMAIL_DOMAINS,
     }
 
 
@@ -139,7 +149,9 @@ def _local(when):
 @login_required
 def schedule_detail(request, pk):
     schedule = _schedule_for(request, pk)
-    firings = ScheduleFiring.objects.filter(schedule=schedule).select_related("run__system")[:50]
+    firings = ScheduleFiring.objects.filter(schedule=schedule).select_related(
+        "run__system", "qrels"
+    )[:50]
     return render(
         request,
         "evaluation/schedule_detail.html",
@@ -150,12 +162,12 @@ def schedule_detail(request, pk):
             "next_run": _local(schedule.next_run_at) if schedule.next_run_at else None,
             "open_alerts": service.open_alerts(request.user).filter(schedule=schedule)[:5],
             "alerts": ScheduleAlert.objects.filter(schedule=schedule).select_related("firing")[:50],
+            "changes": ScheduleChange.objects.filter(schedule=schedule).select_related(
+                "changed_by"
+            )[:50],
             "firings": firings,
             "history": schedule_runs.history(schedule),
-            "measure_names": [
-                measures.display_name(name)
-                for name in measures.output_names(list(schedule.measures), measures.Options())
-            ],
+            "measure_names": [measures.display_name(name) for name in _watched_first(schedule)],
         },
     )
 
@@ -166,7 +178,7 @@ def schedule_pause(request, pk):
     """Pause (``paused=1``) or resume (``paused=0``) a schedule; on to its page."""
     schedule = _schedule_for(request, pk)
     paused = request.POST.get("paused") == "1"
-    service.update_schedule(schedule=schedule, paused=paused)
+    service.update_schedule(schedule=schedule, user=request.user, paused=paused)
     key = "paused" if paused else "resumed"
     messages.success(
         request,
@@ -175,6 +187,91 @@ def schedule_pause(request, pk):
         ),
     )
     return redirect(schedule)
+
+
+EDITED = (
+    "name",
+    "cron",
+    "measures",
+    "qrels",
+    "threshold",
+    "webhook_url",
+    "webhook_secret",
+    "emails",
+)
+
+
+def _edit_values(schedule) -> dict:
+    """The edit form's values of a stored schedule (never its webhook secret)."""
+    return {
+        "name": schedule.name,
+        "cron": schedule.cron,
+        "measures": " ".join(measures.display_name(name) for name in _watched_first(schedule)),
+        "qrels": str(schedule.qrels_id),
+        "threshold": "" if schedule.threshold is None else f"{schedule.threshold:g}",
+        "alert_on_interval": schedule.alert_on_interval,
+        "webhook_url": schedule.webhook_url,
+        "emails": ", ".join(schedule.emails),
+        "paused": schedule.paused,
+    }
+
+
+def _watched_first(schedule) -> list[str]:
+    """The schedule's measures' output names, the watched one first (the form's first
+    measure is the watched one, so saving the form unchanged keeps it)."""
+    names = measures.output_names(list(schedule.measures), measures.Options())
+    return sorted(names, key=lambda name: name != schedule.alert_measure)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def schedule_edit(request, pk):
+    """GET: the form with the schedule's values; POST: save what changed (each wrong field
+    shown beside it, 400), on to the schedule's page."""
+    schedule = _schedule_for(request, pk)
+    values, errors, status = _edit_values(schedule), {}, 200
+    if request.method == "POST":
+        values = {field: request.POST.get(field, "")[:5000] for field in EDITED}
+        values["alert_on_interval"] = request.POST.get("alert_on_interval") == "on"
+        values["paused"] = request.POST.get("paused") == "on"
+        changes = {
+            **{field: values[field] for field in EDITED if field != "measures"},
+            "measures": values["measures"].replace(",", " ").split(),
+            "alert_on_interval": values["alert_on_interval"],
+            "paused": values["paused"],
+        }
+        if not changes["webhook_secret"]:
+            del changes["webhook_secret"]  # empty: keep the stored one
+        values["webhook_secret"] = ""  # never sent back, even refused
+        before = schedule.changes.count()
+        try:
+            service.update_schedule(schedule=schedule, user=request.user, **changes)
+        except ValidationError as error:
+            errors, status = error.message_dict, 400
+            schedule.refresh_from_db()
+        else:
+            changed = schedule.changes.count() > before
+            messages.success(
+                request,
+                MESSAGES["changed" if changed else "unchanged"].format(name=schedule.name),
+            )
+            return redirect(schedule)
+    context = _form_context(request, values)
+    context["qrels_choices"] = _with_current(context["qrels_choices"], schedule.qrels)
+    return render(
+        request,
+        "evaluation/schedule_edit.html",
+        {**context, "schedule": schedule, "errors": errors},
+        status=status,
+    )
+
+
+def _with_current(choices: list, qrels) -> list:
+    """The form's qrels choices, with the schedule's own even when its editor (an admin
+    editing another's) would not see it in their own list."""
+    if any(value == str(qrels.pk) for value, _ in choices):
+        return choices
+    return [(str(qrels.pk), qrels.label), *choices]
 
 
 @require_POST

@@ -293,16 +293,25 @@ def _why_not(job: Job) -> str:
 
 
 def recover_stalled_jobs(*, older_than: timedelta | None = None) -> list[Job]:
-    """Mark failed (and retryable) the running jobs not updated for ``older_than`` (default
-    STALE_AFTER_SECONDS): their worker died, as a live one beats every HEARTBEAT_SECONDS.
-    Also the queued jobs that a worker of the database queue took that long ago and never
-    started (it died in between, or the task failed before its first step): their queue row
-    is no longer waiting, so no worker would ever take them again. Returns them."""
+    """Mark failed (and retryable) the jobs whose worker was lost ``older_than`` ago (default
+    STALE_AFTER_SECONDS): fail_lost_jobs. Returns them."""
     if older_than is None:
         older_than = timedelta(seconds=STALE_AFTER_SECONDS)
-    cutoff = timezone.now() - older_than
-    recovered = _recover_taken_never_started(cutoff)
-    for job in Job.objects.filter(status=JobStatus.RUNNING, updated_at__lt=cutoff):
+    return fail_lost_jobs(cutoff=timezone.now() - older_than)
+
+
+def fail_lost_jobs(*, cutoff: datetime, among: list[int] | None = None) -> list[Job]:
+    """Mark failed (and retryable) the running jobs not updated since ``cutoff``: their
+    worker died, as a live one beats every HEARTBEAT_SECONDS. Also the queued jobs that a
+    worker of the database queue took before ``cutoff`` and never started (it died in
+    between, or the task failed before its first step): their queue row is no longer
+    waiting, so no worker would ever take them again. ``among``: only these jobs' ids (the
+    schedules' clock looks after its firings' jobs). Returns them."""
+    recovered = _recover_taken_never_started(cutoff, among)
+    running = Job.objects.filter(status=JobStatus.RUNNING, updated_at__lt=cutoff)
+    if among is not None:
+        running = running.filter(pk__in=among)
+    for job in running:
         # Same conditions again: a job that beat or finished meanwhile is left alone.
         if Job.objects.filter(
             pk=job.pk, attempt=job.attempt, status=JobStatus.RUNNING, updated_at__lt=cutoff
@@ -318,12 +327,11 @@ def recover_stalled_jobs(*, older_than: timedelta | None = None) -> list[Job]:
     return recovered
 
 
-def _recover_taken_never_started(cutoff) -> list[Job]:
-    queued = dict(
-        Job.objects.filter(status=JobStatus.QUEUED, updated_at__lt=cutoff)
-        .exclude(task_result_id="")
-        .values_list("task_result_id", "pk")
-    )
+def _recover_taken_never_started(cutoff, among: list[int] | None) -> list[Job]:
+    waiting = Job.objects.filter(status=JobStatus.QUEUED, updated_at__lt=cutoff)
+    if among is not None:
+        waiting = waiting.filter(pk__in=among)
+    queued = dict(waiting.exclude(task_result_id="").values_list("task_result_id", "pk"))
     if not queued:
         return []
     taken = DBTaskResult.objects.filter(pk__in=list(queued), started_at__lt=cutoff).exclude(

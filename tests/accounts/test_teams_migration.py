@@ -10,13 +10,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [
     ("accounts", "0004_oidc_identities"),
-    ("annotation", "0020_certified_designs_and_gullibility_gates"),
-    ("evaluation", "0009_search_schedules"),
+    ("annotation", "0022_certified_design_redraws"),
+    ("evaluation", "0010_schedule_failure_alerts_edits_and_recovery"),
 ]
 AFTER = [
     ("accounts", "0005_teams"),
-    ("annotation", "0021_campaign_team"),
-    ("evaluation", "0010_teams"),
+    ("annotation", "0023_campaign_team"),
+    ("evaluation", "0011_teams"),
 ]
 
 

@@ -29,9 +29,12 @@ from annotation.models import (
     AuditPair,
     Campaign,
     CampaignJudge,
+    CertifiedDesign,
+    DesignPair,
     Document,
     ExternalGrade,
     ExternalJudge,
+    GullibilityGate,
     Judgment,
     JudgmentChange,
     JudgmentImport,
@@ -220,7 +223,71 @@ def build_campaign(name="Web Track 2026 — backup"):
         pool_ordering="bandit", machine_grades_fill=True, machine_grades_adjudicate=True
     )
     tally_pairs(campaign=campaign)  # machine grades now count, as update_campaign does
+    add_trust(campaign, runner, lead)
     return Campaign.objects.get(pk=campaign.pk)
+
+
+def add_trust(campaign, machine, lead):
+    """Version 4 (issue 33): the suggestion settings and the gate threshold, a certified
+    design with its audit and every pool pair's probability, and two gates of the machine
+    (one blocked and overridden, one that had not finished), a call of a pair since gone."""
+    Campaign.objects.filter(pk=campaign.pk).update(
+        suggestions_from=machine, blind_share=0.35, gate_threshold=0.05
+    )
+    pairs = list(Pair.objects.filter(campaign=campaign).order_by("pk"))
+    audit = MachineAudit.objects.create(
+        campaign=campaign, kind="certified", size=2, seed=11, sent=2, assigned=0, sent_by=lead
+    )
+    design = CertifiedDesign.objects.create(
+        campaign=campaign,
+        machine=machine,
+        strategy="stratified",
+        seed=11,
+        budget=0.25,
+        budget_is_share=True,
+        strata="topic×grade",
+        pool_size=len(pairs),
+        chosen=2,
+        expected_size=2.0,
+        runs=[],
+        audit=audit,
+        withdrawn=1,
+        created_by=lead,
+        redraws=[{"strategy": "uniform", "seed": 10, "budget": 2.0, "redrawn_by": "lead"}],
+    )
+    for n, pair in enumerate(pairs):
+        DesignPair.objects.create(
+            design=design,
+            pair=pair,
+            probability=0.25 if n % 2 else 1.0,
+            stratum=n % 3,
+            chosen=n < 2,
+        )
+    overridden = GullibilityGate.objects.create(
+        machine=machine,
+        threshold=0.05,
+        relevant_from=2,
+        max_pairs=600,
+        seed=3,
+        pairs=2,
+        calls=[[pairs[0].pk, 0, 3, 2, None], [pairs[1].pk, 1, 1, 1, 1], [10**9, 0, 0, 0, 0]],
+        rises=[{"probe": "stuffed", "rise": 0.5, "low": 0.1, "high": 0.8}],
+        failures=1,
+        blocked=True,
+        conclusive=True,
+        started_by=lead,
+        override_reason="Stuffing is not what our corpus has.",
+        overridden_by=lead,
+    )
+    GullibilityGate.objects.filter(pk=overridden.pk).update(
+        finished_at=overridden.created_at, overridden_at=overridden.created_at
+    )
+    GullibilityGate.objects.create(
+        machine=machine, threshold=0.05, relevant_from=2, max_pairs=10, seed=4, started_by=None
+    )
+    Publication.objects.filter(campaign=campaign).update(
+        machine_gates={machine.judge.label: {"verdict": "overridden", "gate": overridden.pk}}
+    )
 
 
 def ordered(model) -> list[int]:
@@ -247,7 +314,7 @@ def natural_keys() -> dict:
         },
         **{
             model: {pk: f"{model.__name__} #{n}" for n, pk in enumerate(ordered(model))}
-            for model in (JudgmentImport, MachineRun, MachineAudit)
+            for model in (JudgmentImport, MachineRun, MachineAudit, CertifiedDesign)
         },
         Assignment: {
             a.pk: (a.pair.topic.qid, a.pair.document.docno, a.judge.username)
@@ -282,6 +349,9 @@ DUMPED = [
     MachineAnswer,
     MachineAudit,
     AuditPair,
+    CertifiedDesign,
+    DesignPair,
+    GullibilityGate,
 ]
 
 
@@ -301,6 +371,8 @@ def dump() -> dict:
                 if field.is_relation and value is not None:
                     value = keys[field.related_model][value]
                 row[field.name] = value
+            if model is GullibilityGate:  # calls name pairs by id
+                row["calls"] = [[keys[Pair].get(c[0]), *c[1:]] for c in row["calls"]]
             rows.append(row)
         result[model.__name__] = rows
     result["users"] = [
@@ -313,7 +385,7 @@ def dump() -> dict:
 def delete_everything() -> None:
     """Empty every table the backup fills, users included, as on a fresh instance."""
     # Grades protect their import, so they go before the campaign (and its imports).
-    for model in (PublishedGrade, Publication, ExternalGrade):
+    for model in (PublishedGrade, Publication, ExternalGrade, CertifiedDesign):
         model.objects.all().delete()
     while LeadDecision.objects.exists():  # each protects the one it supersedes
         LeadDecision.objects.filter(superseded_by__isnull=True).delete()
@@ -347,6 +419,33 @@ def read_document(path: Path) -> dict:
 
 # Version 3's sections beyond version 2's.
 V3_SECTIONS = ("imports", "machine_runs", "machine_answers", "audits")
+# Version 4's sections and campaign keys beyond version 3's.
+V4_SECTIONS = ("certified_design", "gates")
+V4_CAMPAIGN = ("gate_threshold", "blind_share", "suggestions_from")
+
+
+def as_version_3(document: dict) -> dict:
+    """The document as version 3 wrote it."""
+    document = copy.deepcopy(document)
+    document["version"] = 3
+    for key in V4_SECTIONS:
+        del document[key]
+    for key in V4_CAMPAIGN:
+        del document["campaign"][key]
+    for publication in document["publications"]:
+        del publication["machine_gates"]
+    return document
+
+
+def as_before_version_4(before: dict, after: dict) -> None:
+    """What a backup older than version 4 restores: no design, no gates, the settings'
+    defaults, publications without their gates (``before`` changed to say so)."""
+    for model in ("CertifiedDesign", "DesignPair", "GullibilityGate"):
+        assert after.pop(model) == [], model
+        before.pop(model)
+    before["Campaign"][0].update(suggestions_from=None, blind_share=0.2, gate_threshold=0.02)
+    for row in before["Publication"]:
+        row["machine_gates"] = {}
 
 
 def without_export_time(document: dict) -> dict:
@@ -364,7 +463,7 @@ def test_a_campaign_survives_export_and_import_into_an_empty_instance(tmp_path, 
     assert [len(before[m]) for m in ("Publication", "QrelsVersion")] == [2, 2]
     assert any(d["decided_by"] is None for d in before["LeadDecision"])
     # Version 3's rows are all there, pointing at each other.
-    assert [len(before[m]) for m in ("JudgmentImport", "MachineRun", "MachineAudit")] == [2, 2, 1]
+    assert [len(before[m]) for m in ("JudgmentImport", "MachineRun", "MachineAudit")] == [2, 2, 2]
     assert {g["source"] for g in before["ExternalGrade"]} == {
         None,
         "JudgmentImport #0",
@@ -524,7 +623,7 @@ def test_an_identical_unpublished_qrels_version_is_reused(tmp_path):
     export(campaign, tmp_path / "b.json")
     before = dump()
     # The campaign goes, its qrels versions stay.
-    for model in (PublishedGrade, Publication, ExternalGrade):
+    for model in (PublishedGrade, Publication, ExternalGrade, CertifiedDesign):
         model.objects.all().delete()
     while LeadDecision.objects.exists():
         LeadDecision.objects.filter(superseded_by__isnull=True).delete()
@@ -666,8 +765,12 @@ CORRUPTIONS = {
         "format: must be 'qrelsmith-campaign'",
     ),
     "a newer version": (
-        lambda d: edit(d, lambda x: x.update(version=4)),
-        "version: 4 is not a version this Qrelsmith reads (it reads versions 1, 2 and 3)",
+        lambda d: edit(d, lambda x: x.update(version=5)),
+        "version: 5 is not a version this Qrelsmith reads (it reads versions 1, 2, 3 and 4)",
+    ),
+    "version 3 with version 4's sections": (
+        lambda d: edit(d, lambda x: x.update(version=3)),
+        "certified_design: unknown key",
     ),
     "version 2 with version 3's sections": (
         lambda d: edit(d, lambda x: x.update(version=2)),
@@ -695,6 +798,53 @@ CORRUPTIONS = {
     "an external grade off the scale": (
         lambda d: edit(d, lambda x: x["external_grades"][0].update(grade=9)),
         "external_grades[0].grade: grade 9 is not on the campaign's scale (0, 1, 2, 3)",
+    ),
+    # Version 4: the suggestion settings, the certified design, the gates.
+    "a suggested machine not listed": (
+        lambda d: edit(d, lambda x: x["campaign"].update(suggestions_from="nobody")),
+        "campaign.suggestions_from: 'nobody' is not in external_judges",
+    ),
+    "a blind share out of range": (
+        lambda d: edit(d, lambda x: x["campaign"].update(blind_share=0.99)),
+        "campaign.blind_share: must be between 0.05 and 0.95",
+    ),
+    "a gate threshold of 1": (
+        lambda d: edit(d, lambda x: x["campaign"].update(gate_threshold=1)),
+        "campaign.gate_threshold: must be a share from 0 up to (not including) 1",
+    ),
+    "a design's audit that is not a certified sample": (
+        lambda d: edit(d, lambda x: x["certified_design"].update(audit=1)),
+        "certified_design.audit: audits[0] is not a certified sample",
+    ),
+    "a design's audit not listed": (
+        lambda d: edit(d, lambda x: x["certified_design"].update(audit=7)),
+        "certified_design.audit: there is no audit 7 in audits",
+    ),
+    "a design pair twice": (
+        lambda d: edit(
+            d, lambda x: x["certified_design"]["pairs"].append(x["certified_design"]["pairs"][0])
+        ),
+        "certified_design.pairs[10]: the pair is already certified_design.pairs[0]",
+    ),
+    "a probability of 0": (
+        lambda d: edit(d, lambda x: x["certified_design"]["pairs"][1].update(probability=0)),
+        "certified_design.pairs[1].probability: must be above 0 and at most 1",
+    ),
+    "a design of an outside person": (
+        lambda d: edit(d, lambda x: x["certified_design"].update(machine="crowd worker 17")),
+        "certified_design.machine: 'crowd worker 17' is not a machine judge with a configuration",
+    ),
+    "a gate's call of a pair not in the pool": (
+        lambda d: edit(d, lambda x: x["gates"][0]["calls"][0].__setitem__(1, "d404")),
+        "gates[0].calls[0]: pair ('101', 'd404') is not in pairs",
+    ),
+    "a gate's call of the wrong shape": (
+        lambda d: edit(d, lambda x: x["gates"][0]["calls"].append([1, 2])),
+        "gates[0].calls[3]: must be [qid, docno, original, stuffed, instruction, shuffled]",
+    ),
+    "a gate overridden by nobody known": (
+        lambda d: edit(d, lambda x: x["gates"][0].update(overridden_by="ghost")),
+        "gates[0].overridden_by: user 'ghost' is not in users",
     ),
     # Version 3: imports, machine runs and answers, audits.
     "a bad hash": (
@@ -787,11 +937,11 @@ CORRUPTIONS = {
         lambda d: edit(
             d, lambda x: x["audits"].append({**x["audits"][0], "kind": "threshold", "seed": None})
         ),
-        "audits[1].pairs[0]: the pair was already sent at audits[0].pairs[0]",
+        "audits[2].pairs[0]: the pair was already sent at audits[0].pairs[0]",
     ),
     "the same sample twice": (
         lambda d: edit(d, lambda x: x["audits"].append({**x["audits"][0], "pairs": []})),
-        "audits[1]: the sample of seed 7 and size 1 is already audits[0]",
+        "audits[2]: the sample of seed 7 and size 1 is already audits[0]",
     ),
     "an audit by someone not in users": (
         lambda d: edit(d, lambda x: x["audits"][0].update(sent_by="nobody")),
@@ -947,7 +1097,7 @@ def test_export_writes_one_list_item_per_line(tmp_path):
     assert summary.counts["assignments"] == Assignment.objects.count()
     assert summary.counts["entries"] == QrelsEntry.objects.count()
     lines = text.splitlines()
-    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":3,"exported_at":')
+    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":4,"exported_at":')
     assert sum(line.startswith('{"qid"') for line in lines) >= Assignment.objects.count()
     document = json.loads(text)
     assert list(document) == list(backup.schema.TOP_KEYS)
@@ -1057,7 +1207,7 @@ def test_a_version_2_backup_still_restores(tmp_path):
     campaign = build_campaign()
     export(campaign, tmp_path / "b.json")
     before = dump()
-    document = read_document(tmp_path / "b.json")
+    document = as_version_3(read_document(tmp_path / "b.json"))
     document["version"] = 2
     for key in V3_SECTIONS:
         del document[key]
@@ -1075,6 +1225,7 @@ def test_a_version_2_backup_still_restores(tmp_path):
     for model in ("JudgmentImport", "MachineRun", "MachineAnswer", "MachineAudit", "AuditPair"):
         assert after.pop(model) == [], model
         before.pop(model)
+    as_before_version_4(before, after)
     for model, key in (("ExternalGrade", "source"), ("ExternalJudge", "created_by")):
         for row in before[model]:
             row[key] = None
@@ -1082,6 +1233,69 @@ def test_a_version_2_backup_still_restores(tmp_path):
         row["created_by"] = None
     after.pop("users"), before.pop("users")
     assert after == before
+
+
+def test_a_version_3_backup_still_restores(tmp_path):
+    """Written before issue 33: no design, no gates, the threshold and suggestion settings
+    as their defaults (suggestions off)."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+    before = dump()
+    (tmp_path / "v3.json").write_text(json.dumps(as_version_3(read_document(tmp_path / "b.json"))))
+    delete_everything()
+    import_file(tmp_path / "v3.json")
+    after = dump()
+    as_before_version_4(before, after)
+    after.pop("users"), before.pop("users")
+    assert after == before
+
+
+def test_the_certified_design_and_the_gates_come_back_with_their_references(tmp_path):
+    """Issue 33's rows by natural key: the suggested machine, the design's machine, audit and
+    every pool pair's probability, each gate's machine, calls by pair and override."""
+    campaign = build_campaign()
+    export(campaign, tmp_path / "b.json")
+
+    def links():
+        restored = Campaign.objects.get()
+        design = CertifiedDesign.objects.select_related("audit", "machine__judge").get()
+        docno_of = dict(Pair.objects.values_list("pk", "document__docno"))
+        return {
+            "settings": (
+                restored.suggestions_from.judge.name,
+                restored.blind_share,
+                restored.gate_threshold,
+            ),
+            "design": (design.machine.judge.name, design.audit.kind, design.audit.seed),
+            "probabilities": sorted(
+                DesignPair.objects.values_list(
+                    "pair__topic__qid", "pair__document__docno", "probability", "chosen"
+                )
+            ),
+            "gates": [
+                (
+                    g.machine.judge.name,
+                    [(docno_of.get(c[0]), *c[1:]) for c in g.calls],
+                    g.override_reason,
+                    g.overridden_by.username if g.overridden_by else None,
+                    g.job_id,
+                )
+                for g in GullibilityGate.objects.order_by("pk")
+            ],
+        }
+
+    before = links()
+    assert before["gates"][0][1][2] == (None, 0, 0, 0, 0), "a call of a pair since gone"
+    delete_everything()
+    said = import_file(tmp_path / "b.json")
+    assert links() == before
+    assert "1 certified designs, 2 gullibility gates." in said
+    # The gate that had not finished has no job here: it reads as failed, not running.
+    from annotation.services.gates import clearance, verdict
+
+    gates = list(GullibilityGate.objects.order_by("pk"))
+    assert [verdict(g) for g in gates] == ["overridden", "failed"]
+    assert clearance(gates[0].machine).cleared is False  # the latest gate is the failed one
 
 
 def test_every_version_3_row_comes_back_with_its_references(tmp_path):
@@ -1129,7 +1343,7 @@ def test_every_version_3_row_comes_back_with_its_references(tmp_path):
     assert links() == before
     assert (
         "2 judgment imports, 2 machine runs, "
-        f"{MachineAnswer.objects.count()} machine answers, 1 audits." in said
+        f"{MachineAnswer.objects.count()} machine answers, 2 audits" in said
     )
 
 
@@ -1157,7 +1371,7 @@ def test_a_version_1_backup_still_restores(tmp_path):
     """Written before outside and machine judges: no such judges, the settings' defaults."""
     campaign = build_campaign()
     export(campaign, tmp_path / "b.json")
-    document = read_document(tmp_path / "b.json")
+    document = as_version_3(read_document(tmp_path / "b.json"))
     document["version"] = 1
     for key in ("external_judges", "external_grades", *V3_SECTIONS):
         del document[key]

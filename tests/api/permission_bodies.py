@@ -24,7 +24,10 @@ BODIES = {
         },
         "json",
     ),
-    "schedule_patch": lambda w: ({"paused": True, "threshold": 0.05}, "json"),
+    "schedule_patch": lambda w: (
+        {"paused": True, "threshold": 0.05, "cron": "30 4 * * *", "measures": ["P@5"]},
+        "json",
+    ),
     "search_test": lambda w: ({"query": "cheap flights"}, "json"),
     "search_run": lambda w: ({"qrels": w.ids["qrels"], "k": 10}, "json"),
     "search_trial": lambda w: (

@@ -171,11 +171,13 @@ ROWS = [
     ("GET", C + "/certified/", None, campaign_lead(200)),
     ("POST", C + "/certified/", "certified_draw", campaign_lead(400)),
     ("DELETE", C + "/certified/", None, campaign_lead(405)),
+    ("POST", C + "/certified/redraw/", None, campaign_lead(400)),  # nothing drawn to redraw
     # gullibility gates (the world's blocks; starting one is a job that never reaches the endpoint)
     ("GET", C + "/machine-gates/", None, campaign_lead(200)),
     ("POST", C + "/machine-gates/", "machine_gate", campaign_lead(202)),
     ("GET", C + "/machine-gates/{machine_gate}/", None, campaign_lead(200)),
     ("POST", C + "/machine-gates/{machine_gate}/override/", "gate_override", campaign_lead(200)),
+    ("POST", C + "/machine-gates/{machine_gate}/cancel/", None, campaign_lead(200)),
     ("DELETE", C + "/machine-gates/{machine_gate}/", None, campaign_lead(405)),
     # judgments made elsewhere: outside and machine judges, imports with their provenance
     ("GET", C + "/external-judges/", None, campaign_lead(200)),
@@ -352,6 +354,7 @@ ROWS = [
     ("PUT", "schedules/{schedule}/", "schedule_patch", not_allowed()),
     ("DELETE", "schedules/{schedule}/", None, schedule_owner(204)),
     ("GET", "schedules/{schedule}/firings/", None, schedule_owner(200)),
+    ("GET", "schedules/{schedule}/changes/", None, schedule_owner(200)),
     ("GET", "schedule-alerts/", None, leads_and_engineers(200)),  # their own schedules'
     ("GET", "schedule-alerts/{schedule_alert}/", None, schedule_owner(200)),
     ("POST", "schedule-alerts/{schedule_alert}/acknowledge/", None, schedule_owner(200)),

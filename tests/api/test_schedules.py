@@ -324,6 +324,7 @@ def test_a_worker_that_died_mid_firing_is_started_again_once_and_stores_one_run(
     assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2), job.step
     assert firing.status == FiringStatus.SUCCEEDED and firing.evaluation is not None
     assert Run.objects.count() == 2 and SearchRun.objects.count() == 1, "never stored twice"
+    assert "attempt 1 did not finish (its worker stopped while running it)" in firing.recovery
 
     # A second death: not tried a third time.
     ScheduleFiring.objects.filter(pk=firing.pk).update(status=FiringStatus.QUEUED)
@@ -333,7 +334,9 @@ def test_a_worker_that_died_mid_firing_is_started_again_once_and_stores_one_run(
     last = turn(run_jobs, firing_at + timedelta(hours=4))
     assert [f.pk for f in last.given_up] == [firing.pk] and not last.retried
     firing.refresh_from_db()
-    assert firing.status == FiringStatus.FAILED and "stopped twice" in firing.message
+    assert firing.status == FiringStatus.FAILED and "Tried twice" in firing.message
+    alert = ScheduleAlert.objects.get(firing=firing)
+    assert (alert.kind, alert.message) == ("failure", firing.message), "a failed firing alerts"
 
 
 def test_a_firing_whose_every_query_fails_is_a_failed_firing(engine, world, live_qrels, run_jobs):
@@ -594,7 +597,8 @@ def test_the_page_shows_the_history_the_alert_banner_and_failed_webhooks(
     assert "Quality dropped" in board and schedule.name in board
     alert = ScheduleAlert.objects.get()
     assert client.post(f"/evaluation/schedules/alerts/{alert.pk}/acknowledge/").status_code == 302
-    assert "Quality dropped" not in client.get(schedule.get_absolute_url()).content.decode()
+    html = client.get(schedule.get_absolute_url()).content.decode()
+    assert 'data-testid="schedule-alert-banner"' not in html, "acknowledged: no banner"
 
 
 @pytest.mark.parametrize(

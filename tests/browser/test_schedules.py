@@ -2,8 +2,11 @@
 engine (tests/search_servers.py) on a campaign's topics, the test turns the clock by hand
 (``tick(now=...)``: the slot has come), the lead sees the firing's run and the history chart;
 the endpoint's template then gets worse, the next tick's firing drops, and the alert's banner
-shows on the schedule's page and the leaderboard, until acknowledged. At 1280 px and on a
-phone (390 px), where no page scrolls sideways."""
+shows on the schedule's page and the leaderboard, until acknowledged. Then the engine goes
+down: the failed firing raises its own alert, saying what failed. Last, the lead edits the
+schedule (a refused cron expression named beside its field, then a new time, measures and
+e-mail), and its page shows the change. At 1280 px and on a phone (390 px), where no page
+scrolls sideways."""
 
 from datetime import timedelta
 
@@ -16,8 +19,9 @@ from annotation.models import Topic
 from evaluation import services as evaluation_services
 from evaluation.models import Schedule
 from evaluation.services import schedule_runs
+from evaluation.services import schedules as schedule_service
 from evaluation.services import search as search_service
-from tests.search_servers import EngineServer
+from tests.search_servers import EngineServer, Status
 
 pytestmark = [
     pytest.mark.browser,
@@ -61,7 +65,7 @@ def wide(page) -> int:
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_lead_schedules_an_endpoint_and_sees_the_alert_after_a_drop(
-    page, live_server, login, setup, screenshot, width
+    page, live_server, login, setup, engine, screenshot, width
 ):
     endpoint, qrels = setup
     page.set_viewport_size({"width": width, "height": 900})
@@ -122,6 +126,40 @@ def test_a_lead_schedules_an_endpoint_and_sees_the_alert_after_a_drop(
     assert wide(page) <= width
     screenshot(f"schedule-list-{width}")
 
+    # The engine answers every query with a 500: the firing fails and says so in a banner.
+    engine.plan("cheap", Status(500))
+    engine.plan("sourdough", Status(500))
+    assert len(schedule_runs.tick(now=first + timedelta(days=2)).fired) == 1
     page.goto(f"{live_server.url}/evaluation/schedules/{schedule.pk}/")
+    failure = page.get_by_test_id("schedule-failure-alert")
+    expect(failure).to_contain_text("Firing failed")
+    expect(failure).to_contain_text("Every query failed")
+    expect(page.get_by_test_id("failure-message")).to_contain_text("Every query failed")
+    assert wide(page) <= width, "the schedule's page with a failure scrolls sideways"
+    screenshot(f"schedule-failed-firing-{width}")
+
+    # Editing: a refused cron expression is named beside its field; then it is saved.
+    page.get_by_test_id("edit").click()
+    expect(page.get_by_test_id("edit-cron")).to_have_value("0 3 * * *")
+    expect(page.get_by_test_id("edit-secret")).to_have_value("")
+    page.get_by_test_id("edit-cron").fill("*/5 * * * *")
+    page.get_by_test_id("edit-measures").fill("P@5 nDCG@10")
+    page.get_by_test_id("edit-emails").fill("oncall@example.org")
+    page.get_by_test_id("edit-save").click()
+    expect(page.get_by_test_id("cron-error")).to_contain_text("fires 5 minutes apart")
+    expect(page.get_by_test_id("edit-measures")).to_have_value("P@5 nDCG@10")
+    assert wide(page) <= width, "the edit form scrolls sideways"
+    screenshot(f"schedule-edit-{width}")
+    page.get_by_test_id("edit-cron").fill("30 4 * * 1-5")
+    page.get_by_test_id("edit-save").click()
+    expect(page.get_by_role("heading", name="Nightly es")).to_be_visible()
+    expect(page.get_by_text("Schedule Nightly es saved.")).to_be_visible()
+    expect(page.get_by_test_id("changes")).to_contain_text("cron: 0 3 * * * → 30 4 * * 1-5")
+    expect(page.locator("p", has_text="watched:")).to_contain_text("watched: P@5")
+    schedule.refresh_from_db()
+    local = schedule.next_run_at.astimezone(schedule_service.zone())
+    assert (local.hour, local.minute) == (4, 30) and local.weekday() < 5
+    assert schedule.emails == ["oncall@example.org"]
+
     page.get_by_test_id("pause").click()
     expect(page.get_by_test_id("paused")).to_be_visible()

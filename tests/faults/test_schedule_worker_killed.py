@@ -1,10 +1,12 @@
 """Schedules with a real task worker (issue 31, item 6): the worker's clock fires a schedule
-whose slot has come, and a worker killed in the middle of a firing, after its run was stored,
-is started again once by a later tick, which finds that run: one run, one evaluation.
+whose slot has come; a worker killed in the middle of a firing, after its run was stored,
+is started again once by a later tick, which finds that run: one run, one evaluation; and a
+worker killed after taking a firing from the queue, before starting it, is noticed by the
+clock and the firing started again once.
 
 A real `manage.py db_worker` runs on the test database; the firing pauses just after its run
-is committed (jobs/faults.py, ``schedule_firing.stored``) and the test kills the worker there
-with SIGKILL. The test's own ticks take their ``now`` from the test (no sleeping for time to
+is committed (jobs/faults.py, ``schedule_firing.stored``), or just after the worker took it
+(``schedule_firing.taken``), and the test kills the worker there with SIGKILL. The test's own ticks take their ``now`` from the test (no sleeping for time to
 pass)."""
 
 import signal
@@ -144,3 +146,49 @@ def test_a_worker_killed_mid_firing_is_retried_once_and_the_run_is_not_stored_tw
         SearchRun.objects.count() == 1 and Run.objects.filter(system__name="nightly").count() == 1
     )
     assert Evaluation.objects.filter(run=firing.run).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_after_taking_a_firing_before_starting_it_is_noticed_by_the_clock(
+    database_tasks, settings, media_root, engine, world, tmp_path
+):
+    """The worker takes the firing's task from the queue and is killed before the job starts
+    (jobs stay 'queued', the queue row is no longer waiting, so no worker would take it
+    again): a tick after JOB_STALE_AFTER_SECONDS starts it again once and the firing says
+    what happened; the run is stored once."""
+    schedule = schedule_of(engine, world)
+    (firing,) = schedule_runs.tick(now=schedule.next_run_at).fired
+    job = Job.objects.get(pk=firing.job_id)
+
+    marker = tmp_path / "taken"
+    env = child_env(settings, **{PAUSE_AT: "schedule_firing.taken", PAUSE_MARKER: str(marker)})
+    worker = start([*WORKER, "--no-clock"], env, tmp_path / "worker.log")
+    try:
+        wait_for(marker.exists, seconds=90, what="the worker to take the firing", process=worker)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(30)
+    finally:
+        stop(worker)
+    job.refresh_from_db()
+    firing.refresh_from_db()
+    assert (job.status, firing.status) == (JobStatus.QUEUED, FiringStatus.QUEUED)
+    assert not SearchRun.objects.exists(), "killed before it asked the engine"
+
+    assert not schedule_runs.tick(now=timezone.now()).retried, "it may be starting still"
+    later = timezone.now() + timedelta(seconds=STALE_AFTER_SECONDS + 60)
+    assert [f.pk for f in schedule_runs.tick(now=later).retried] == [firing.pk]
+    firing.refresh_from_db()
+    assert "stopped before starting it); started again as attempt 2" in firing.recovery
+
+    worker = start([*WORKER, "--batch"], child_env(settings), tmp_path / "worker-again.log")
+    try:
+        worker.wait(120)
+    finally:
+        stop(worker)
+    assert worker.returncode == 0, output(worker)
+    job.refresh_from_db()
+    firing.refresh_from_db()
+    assert (job.status, job.attempt) == (JobStatus.SUCCEEDED, 2), (job.step, output(worker))
+    assert firing.status == FiringStatus.SUCCEEDED and firing.mean == pytest.approx(1.0)
+    assert SearchRun.objects.count() == 1 and Evaluation.objects.filter(run=firing.run).count() == 1
+    assert "stopped before starting it" in firing.recovery, "the note stays after success"

@@ -213,3 +213,70 @@ def test_a_backup_never_holds_a_stored_key_not_even_encrypted(media_root, tmp_pa
     call_command("restore_instance", str(path), stdout=out)
     assert MachineJudge.objects.get().api_key_sealed == ""
     assert "store them again" in out.getvalue()
+
+
+def test_the_certified_design_gates_and_suggestion_settings_come_back(media_root, tmp_path):
+    """Issue 33's rows and settings are in the instance archive like every table: the
+    certified design with each pair's probability, the gates with the override's reason,
+    who and when, the gate's job, the threshold and the suggestion settings."""
+    from annotation.models import CertifiedDesign, DesignPair, GullibilityGate, Pair
+    from annotation.services import add_pairs, create_campaign, machine_judges
+    from jobs.models import Job
+    from tests.annotation.test_backup import add_trust
+
+    lead = get_user_model().objects.create_user("lead")
+    campaign = create_campaign(lead=lead, name="Trust")
+    campaign.topics.create(qid="1", query="q")
+    add_pairs(campaign=campaign, pairs=[("1", f"d{i}") for i in range(4)], source="pooled")
+    machine = machine_judges.create_machine_judge(
+        campaign=campaign, model_name="m", base_url="https://llm.example.invalid/v1"
+    )
+    add_trust(campaign, machine, lead)
+    job = Job.objects.create(kind="annotation.gullibility_gate", title="gate", created_by=lead)
+    GullibilityGate.objects.filter(finished_at__isnull=True).update(job=job)
+
+    def state():
+        pair = dict(Pair.objects.values_list("pk", "document__docno"))
+        return {
+            "campaign": list(
+                Campaign.objects.values_list(
+                    "suggestions_from__judge__name", "blind_share", "gate_threshold", "seed"
+                )
+            ),
+            "design": list(
+                CertifiedDesign.objects.values_list(
+                    "machine__judge__name",
+                    "strategy",
+                    "seed",
+                    "budget",
+                    "audit__kind",
+                    "chosen",
+                )
+            ),
+            "pairs": sorted(
+                DesignPair.objects.values_list("pair__document__docno", "probability", "chosen")
+            ),
+            "gates": [
+                (
+                    [[pair.get(c[0]), *c[1:]] for c in g.calls],
+                    g.blocked,
+                    g.override_reason,
+                    g.overridden_by_id and g.overridden_by.username,
+                    # Django's serialiser keeps milliseconds of a time (all tables alike).
+                    g.overridden_at.replace(microsecond=g.overridden_at.microsecond // 1000 * 1000)
+                    if g.overridden_at
+                    else None,
+                    g.job and g.job.title,
+                )
+                for g in GullibilityGate.objects.order_by("pk")
+            ],
+        }
+
+    before = state()
+    assert before["design"] and len(before["gates"]) == 2 and before["gates"][1][5] == "gate"
+    path = tmp_path / "instance.tar.gz"
+    call_command("backup_instance", output=str(path), stdout=io.StringIO())
+    wipe()
+    assert not CertifiedDesign.objects.exists()
+    call_command("restore_instance", str(path), stdout=io.StringIO())
+    assert state() == before

@@ -97,6 +97,14 @@ BODIES = {
         "threshold": "0.02",
         "alert_on_interval": "on",
     },
+    "schedule_edit": lambda w: {
+        "name": "world schedule",
+        "cron": "30 4 * * *",
+        "measures": "nDCG@10 P@5",
+        "qrels": w.ids["qrels"],
+        "threshold": "0.03",
+        "alert_on_interval": "on",
+    },
     "pause": lambda w: {"paused": "1"},
     # The job starts and fails at the unreachable address (the job's page says why).
     "search_run": lambda w: {"query_set": f"qrels:{w.ids['qrels']}", "k": 10},

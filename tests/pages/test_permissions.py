@@ -243,6 +243,8 @@ ROWS = [
     ),
     ("GET", "evaluation/schedules/new/", None, (405,) * 8),
     ("GET", "evaluation/schedules/{schedule}/", None, schedule_owner(200)),
+    ("GET", "evaluation/schedules/{schedule}/edit/", None, schedule_owner(200)),
+    ("POST", "evaluation/schedules/{schedule}/edit/", "schedule_edit", schedule_owner(302)),
     ("POST", "evaluation/schedules/{schedule}/pause/", "pause", schedule_owner(302)),
     ("POST", "evaluation/schedules/{schedule}/delete/", None, schedule_owner(302)),
     (
@@ -303,9 +305,11 @@ ROWS = [
     ("GET", C + "/certified/", None, campaign_lead(200)),
     ("POST", C + "/certified/draw/", "certified_draw", campaign_lead(400)),
     ("GET", C + "/certified/draw/", None, (405,) * 8),
+    ("POST", C + "/certified/redraw/", None, campaign_lead(400)),  # nothing drawn to redraw
     ("GET", C + "/certified.csv", None, campaign_lead(409)),
     ("GET", C + "/machines/{machine}/gate/", None, campaign_lead(200)),
     ("POST", C + "/machines/{machine}/gate/run/", "gate_run", campaign_lead(302)),
+    ("POST", C + "/machines/{machine}/gate/cancel/", None, campaign_lead(302)),
     ("POST", C + "/machines/{machine}/gate/override/", "gate_override", campaign_lead(302)),
     # judging: a judge's own queue; another judge's assignment is not there
     ("GET", C + "/judge/", None, judge_page(200)),

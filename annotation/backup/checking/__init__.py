@@ -27,7 +27,8 @@ Modules: base (the error, the checked document, the checker's reporting, shapes 
 references), then one per subject, each a part of the checker: document (the top level
 and users), campaign (settings, judges, topics, documents, pairs, assignments, judgments,
 history), decisions (lead decisions, publications and their qrels), external (outside and
-machine judges, their grades, imports), machines (machine runs and answers), audits.
+machine judges, their grades, imports), machines (machine runs and answers), audits, trust
+(version 4: the suggestion settings, the certified design, the gullibility gates).
 """
 
 from __future__ import annotations
@@ -41,12 +42,19 @@ from .decisions import DecisionChecks
 from .document import DocumentChecks
 from .external import ExternalChecks
 from .machines import MachineChecks
+from .trust import TrustChecks
 
 __all__ = ["MAX_PROBLEMS", "Backup", "BackupError", "check_document"]
 
 
 class _Check(
-    DocumentChecks, CampaignChecks, DecisionChecks, ExternalChecks, MachineChecks, AuditChecks
+    DocumentChecks,
+    CampaignChecks,
+    DecisionChecks,
+    ExternalChecks,
+    MachineChecks,
+    AuditChecks,
+    TrustChecks,
 ):
     """One document's check: every subject's checks over the state they share."""
 

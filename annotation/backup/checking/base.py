@@ -61,6 +61,8 @@ class Backup:
     machine_runs: list[dict[str, Any]] = field(default_factory=list)
     machine_answers: list[dict[str, Any]] = field(default_factory=list)
     audits: list[dict[str, Any]] = field(default_factory=list)
+    certified_design: dict[str, Any] | None = None
+    gates: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _join(path: str, key: str) -> str:

@@ -17,9 +17,10 @@ class CampaignChecks(CheckBase):
 
     def campaign(self, value: Any) -> dict:
         fields = schema.CAMPAIGN if self.version < 2 else {**schema.CAMPAIGN, **schema.CAMPAIGN_V2}
-        row, ok = self.object(
-            "campaign", value, checkers(schema.Campaign, fields), schema.CAMPAIGN_REFS
-        )
+        refs = schema.CAMPAIGN_REFS
+        if self.version >= 4:
+            fields, refs = {**fields, **schema.CAMPAIGN_V4}, schema.CAMPAIGN_REFS_V4
+        row, ok = self.object("campaign", value, checkers(schema.Campaign, fields), refs)
         if "lead" in row:
             self.user("campaign.lead", row["lead"], nullable=False)
         if "scale" in row:

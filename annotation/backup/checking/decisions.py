@@ -105,7 +105,10 @@ class DecisionChecks(CheckBase):
         return self.rows(
             "publications",
             value,
-            checkers(schema.Publication, schema.PUBLICATION),
+            checkers(
+                schema.Publication,
+                schema.PUBLICATION_V4 if self.version >= 4 else schema.PUBLICATION,
+            ),
             schema.PUBLICATION_REFS,
             each,
         )

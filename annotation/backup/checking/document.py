@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
+
 from accounts.services.roles import Role
 from annotation.backup import schema
 from annotation.backup.schema import text_checker
@@ -63,6 +65,11 @@ class DocumentChecks(CheckBase):
         machine_runs = self.machine_run_rows(get("machine_runs", []))
         machine_answers = self.machine_answer_rows(get("machine_answers", []))
         audits = self.audit_rows(get("audits", []))
+        design, gates = None, []
+        if version >= 4:
+            self.trust_settings(campaign)
+            design = self.design_row(get("certified_design"), audits)
+            gates = self.gate_rows(get("gates", []))
         if self.total:
             raise self.fail()
         return Backup(
@@ -73,6 +80,8 @@ class DocumentChecks(CheckBase):
             machine_runs=machine_runs,
             machine_answers=machine_answers,
             audits=audits,
+            certified_design=design,
+            gates=gates,
             name=self.name,
             exported_at=top["exported_at"],
             campaign=campaign,
@@ -90,7 +99,7 @@ class DocumentChecks(CheckBase):
 
     def users(self, value: Any) -> list[dict]:
         username = schema.username_checker()
-        user_model = schema.get_user_model()
+        user_model = get_user_model()
         checks = {
             "username": username,
             **{

@@ -5,7 +5,7 @@ why not ``bulk_create``; the state every part shares), then one per subject, eac
 of the restorer: campaign (the campaign and its judging, users, the order of the whole
 restore and its summary), external (outside and machine judges, their grades, imports,
 machine runs and answers, audits), publications (lead decisions, publications and their
-qrels).
+qrels), trust (version 4: the suggested machine, the certified design, the gates).
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from annotation.backup.checking import Backup, BackupError
 from .campaign import CampaignRestore, ImportSummary
 from .external import ExternalRestore
 from .publications import PublicationRestore
+from .trust import TrustRestore
 
 __all__ = ["ImportSummary", "restore_backup"]
 
 
-class _Restore(CampaignRestore, ExternalRestore, PublicationRestore):
+class _Restore(CampaignRestore, ExternalRestore, PublicationRestore, TrustRestore):
     """One backup's restore: every subject's part over the state they share."""
 
 

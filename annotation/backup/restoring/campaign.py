@@ -102,13 +102,16 @@ class CampaignRestore(RestoreBase):
                     ),
                     # The ordering's state is recomputed from the grades (services/ordering.py).
                     "pool_ordering_state": {},
-                    # Nor post-editing's suggestions (no format version carries them yet):
-                    # off, with the default blind share.
+                    # Before version 4: post-editing's suggestions off, with the default
+                    # blind share, and the gullibility gate's default threshold. The
+                    # suggested machine is set once the machine judges exist (trust).
                     "suggestions_from_id": None,
                     "blind_share": Campaign._meta.get_field("blind_share").default,
-                    # Not in the format yet (issue 33): the gullibility gate's threshold
-                    # restores as its default; designs and gates are not backed up.
-                    "gate_threshold": 0.02,
+                    "gate_threshold": Campaign._meta.get_field("gate_threshold").default,
+                    **_fields(
+                        backup.campaign,
+                        {k: v for k, v in schema.CAMPAIGN_V4.items() if k in backup.campaign},
+                    ),
                     "stop_rule": StopRule.NONE,
                     "stop_confidence": 0.95,
                     "stop_top": 3,
@@ -206,6 +209,7 @@ class CampaignRestore(RestoreBase):
             "publications": len(backup.publications),
             **external,
             **self.create_audits(pair_ids),
+            **self.create_trust(pair_ids),
         }
         return ImportSummary(
             campaign=Campaign.objects.get(pk=campaign_id),

@@ -33,6 +33,7 @@ class ExternalRestore(RestoreBase):
         backup: it comes back without one; nor is a run's background job (the instance's)."""
         backup = self.backup
         counts: dict[str, int] = {}
+        self.machine_ids: dict[str, int] = {}
         import_ids = self.insert(
             JudgmentImport,
             backup.imports,
@@ -70,6 +71,7 @@ class ExternalRestore(RestoreBase):
             },
             lambda r: r["name"],
         )
+        self.machine_ids = machine_ids
         grade_rows = [
             {
                 "judge_id": judge_ids[r["judge"]],
@@ -142,9 +144,10 @@ class ExternalRestore(RestoreBase):
         """Audits and the pairs they sent (format version 3); the assignments they made are
         among the backup's assignments."""
         backup = self.backup
+        self.audit_ids: list[int] = []
         if not backup.audits:
             return {}
-        audit_ids = _insert(
+        audit_ids = self.audit_ids = _insert(
             MachineAudit,
             [
                 {

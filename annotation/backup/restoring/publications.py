@@ -118,10 +118,14 @@ class PublicationRestore(RestoreBase):
                         "campaign_id": self.campaign_id,
                         "qrels_id": qrels_id,
                         "published_by_id": self.user(row["published_by"]),
-                        **_fields(row, schema.PUBLICATION),
-                        # Not in the format yet (issue 33): the gates of the machines that
-                        # filled it restore as unknown (the qrels description still says).
+                        # Before version 4 the gates of the machines that filled it
+                        # restore as unknown (the qrels description still says).
                         "machine_gates": {},
+                        **_fields(row, schema.PUBLICATION),
+                        **_fields(
+                            row,
+                            {k: v for k, v in schema.PUBLICATION_V4.items() if k in row},
+                        ),
                     }
                 ],
             )

@@ -35,7 +35,7 @@ class Command(BaseCommand):
     def handle(self, *args, campaign, weights, fmt, table, **options):
         campaign = find_campaign(campaign)
         result = agreement_service.campaign_agreement(campaign=campaign, weights=weights, wait=True)
-        anchoring = suggestions.anchoring_report(campaign)
+        anchoring = result.anchoring
         if fmt == "json":
             data = agreement_export.report_data(result)
             if anchoring is not None:

@@ -15,7 +15,8 @@ class Command(BaseCommand):
         "instruction to call the passage relevant, its sentences shuffled), the rise in its "
         "relevant calls on pairs humans graded not relevant, with a 95%% interval; blocked "
         "when a rise's lower end is above the campaign's threshold. --run runs it (a "
-        "background job), --override records a lead's reason to let a blocked machine fill."
+        "background job), --cancel stops its running gate (no verdict), --override records a "
+        "lead's reason to let a blocked machine fill."
     )
 
     def add_arguments(self, parser):
@@ -24,6 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("--run", action="store_true", help="run the gate (a job)")
         parser.add_argument("--max-pairs", type=int, default=gates.MAX_PAIRS)
         parser.add_argument("--seed", type=int, help="default: the campaign's seed")
+        parser.add_argument(
+            "--cancel", action="store_true", help="stop the running gate (it ends with no verdict)"
+        )
         parser.add_argument("--override", default="", help="the reason to let it fill anyway")
         parser.add_argument("--user", default="", help="username recorded with a run or override")
         parser.add_argument("--json", action="store_true")
@@ -45,6 +49,10 @@ class Command(BaseCommand):
                 )
                 job.refresh_from_db()
                 self.stderr.write(f"gate job {job.pk}: {job.status} {job.step}".rstrip())
+            if options["cancel"]:
+                gate = gates.latest_gate(machine)
+                asked = gate is not None and gates.cancel_gate(gate=gate)
+                self.stderr.write(gates.MESSAGES["cancel_asked" if asked else "cancel_late"])
             if options["override"]:
                 gate = gates.latest_gate(machine)
                 if gate is None:

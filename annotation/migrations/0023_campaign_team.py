@@ -13,7 +13,7 @@ def into_default_team(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("accounts", "0005_teams"),
-        ("annotation", "0020_certified_designs_and_gullibility_gates"),
+        ("annotation", "0022_certified_design_redraws"),
     ]
 
     operations = [

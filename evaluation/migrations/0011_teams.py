@@ -22,7 +22,7 @@ def team_field(null=False):
 class Migration(migrations.Migration):
     dependencies = [
         ("accounts", "0005_teams"),
-        ("evaluation", "0009_search_schedules"),
+        ("evaluation", "0010_schedule_failure_alerts_edits_and_recovery"),
     ]
 
     operations = [

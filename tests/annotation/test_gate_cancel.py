@@ -1,0 +1,141 @@
+"""Cancelling a machine judge's gullibility gate (issue 33): a lead stops a running gate from
+its page, the API or the command line, as a machine run is stopped; the job ends as a failed
+job that says so, and the gate ends cancelled with no calls, rises or verdict stored (a part
+of the probes says nothing about the machine), so filling still needs a finished gate."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from annotation.services import gates, machine_judges, machine_runs
+from annotation.services.machine_runs import Cancelled
+from tests.annotation.trust_data import grade_open, trust_world
+from tests.llm_server import KEY, ChatServer, honest_grade
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_loopback")]
+
+
+@pytest.fixture(autouse=True)
+def fast_backoff(settings):
+    settings.MACHINE_JUDGE_BACKOFF_SECONDS = 0.01
+
+
+@pytest.fixture
+def graded(django_user_model):
+    """A campaign whose humans graded every pair, and an honest machine over its pool."""
+    campaign, lead, _judges, _runs = trust_world(django_user_model)
+    grade_open(campaign)
+    with ChatServer(default=honest_grade) as server:
+        machine = machine_judges.create_machine_judge(
+            campaign=campaign, name="honest", model_name="m", base_url=server.base_url, api_key=KEY
+        )
+        machine_runs.run_machine_judge(run=machine_runs.prepare_run(machine=machine, scope="pool"))
+        yield campaign, lead, machine, server
+
+
+class CancelOnStep:
+    """A job's progress that cancels the gate at its first report (after 20 calls)."""
+
+    def __init__(self, gate):
+        self.gate = gate
+        self.steps = 0
+
+    def step(self, text, *, done, total):
+        self.steps += 1
+        gates.cancel_gate(gate=self.gate)
+
+
+def test_a_gate_cancelled_mid_run_stops_asking_and_stores_no_verdict(graded, monkeypatch):
+    _campaign, lead, machine, server = graded
+    monkeypatch.setattr(gates, "CANCEL_CHECK_SECONDS", 0)  # look at the flag before each call
+    gate = gates.GullibilityGate.objects.create(
+        machine=machine,
+        threshold=0.02,
+        relevant_from=1,
+        max_pairs=28,
+        seed=1,
+        pairs=28,
+        started_by=lead,
+    )
+    asked_before = len(server.requests)
+    with pytest.raises(Cancelled, match=r"Cancelled after 2\d of 84 calls: no verdict"):
+        gates.run_gate(gate=gate, progress=CancelOnStep(gate))
+    asked = len(server.requests) - asked_before
+    assert 20 <= asked < 84, asked  # the calls in flight finish; no new one starts
+    gate.refresh_from_db()
+    assert gate.cancelled and gate.finished_at is not None and gate.cancel_requested_at
+    assert (gate.calls, gate.rises, gate.blocked, gate.conclusive) == ([], [], None, None)
+    assert gates.verdict(gate) == "cancelled"
+    found = gates.clearance(machine)
+    assert (
+        not found.cleared
+        and found.problem == "machine:honest's latest gullibility gate was cancelled"
+    )
+    # A cancelled or finished gate cannot be cancelled again, nor overridden.
+    assert gates.cancel_gate(gate=gate) is False
+    with pytest.raises(gates.ValidationError, match="nothing to override"):
+        gates.override_gate(gate=gate, user=lead, reason="because")
+
+
+def test_a_gate_cancelled_before_its_job_starts_ends_the_job_saying_so(
+    graded, django_capture_on_commit_callbacks
+):
+    _campaign, lead, machine, server = graded
+    asked_before = len(server.requests)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = gates.start_gate(machine=machine, user=lead, max_pairs=10)
+        gate = machine.gates.get(job=job)
+        assert gates.verdict(gate) == "running"
+        assert gates.cancel_gate(gate=gate) is True
+        assert gates.cancel_gate(gate=gate) is False  # asked already
+    job.refresh_from_db()
+    gate.refresh_from_db()
+    assert job.status == "failed" and job.step.startswith("Cancelled after 0 of 30 calls")
+    assert not job.retryable
+    assert len(server.requests) == asked_before
+    assert gates.verdict(gate) == "cancelled"
+    # A new gate runs as usual afterwards.
+    with django_capture_on_commit_callbacks(execute=True):
+        again = gates.start_gate(machine=machine, user=lead, max_pairs=10)
+    again.refresh_from_db()
+    assert again.status == "succeeded"
+    assert gates.verdict(gates.latest_gate(machine)) == "passed"
+
+
+def test_a_lead_cancels_a_gate_on_its_page_over_the_api_and_from_the_command_line(graded, client):
+    campaign, lead, machine, _server = graded
+    page = f"/campaigns/{campaign.pk}/machines/{machine.pk}/gate/"
+    client.force_login(lead)
+    job = gates.start_gate(machine=machine, user=lead, max_pairs=10)  # queued: no worker here
+    gate = machine.gates.get(job=job)
+    html = client.get(page).content.decode()
+    assert 'data-testid="gate-cancel-form"' in html and "Running" in html
+    answer = client.post(page + "cancel/", follow=True)
+    assert answer.redirect_chain[-1][0] == page
+    text = answer.content.decode()
+    assert "Asked the gate to stop" in text and "asked to stop" in text
+    assert 'data-testid="gate-cancel-form"' not in text
+    assert client.get(page + "cancel/").status_code == 405
+    again = client.post(page + "cancel/", follow=True).content.decode()
+    assert "That gate had finished or was stopping already." in again
+
+    # The API and the command line, on a second gate.
+    gate.cancel_requested_at = None
+    gate.save(update_fields=["cancel_requested_at"])
+    url = f"/api/v1/campaigns/{campaign.pk}/machine-gates/{gate.pk}/cancel/"
+    api = APIClient()
+    api.force_login(lead)
+    body = api.post(url).json()
+    assert body["cancel_requested_at"] and body["verdict"] == "running"
+    assert body["cancelled"] is False
+    assert api.post(url).status_code == 200  # late: nothing changes
+    gate.cancel_requested_at = None
+    gate.save(update_fields=["cancel_requested_at"])
+    err = StringIO()
+    call_command("gate", campaign.pk, machine.pk, "--cancel", stdout=StringIO(), stderr=err)
+    assert "Asked the gate to stop" in err.getvalue()
+    err = StringIO()
+    call_command("gate", campaign.pk, machine.pk, "--cancel", stdout=StringIO(), stderr=err)
+    assert "had finished or was stopping already" in err.getvalue()
