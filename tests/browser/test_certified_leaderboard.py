@@ -5,9 +5,6 @@ judges grade it, reads each run's nDCG@10 with its interval and the settled pair
 the machine's gullibility gate; and a gullible machine's gate blocks it until the lead
 overrides it with a reason. At 1280 px and on a 390 px phone, without sideways scrolling."""
 
-import shutil
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import expect
 
@@ -24,7 +21,6 @@ pytestmark = [
 
 PASSWORD = "a-long-demo-password"
 PHONE = {"width": 390, "height": 844}
-SHOTS = Path("/work/shots/trustwire")
 
 
 @pytest.fixture(autouse=True)
@@ -37,10 +33,7 @@ def shot(screenshot):
     """A screenshot for the test's artifacts, copied where people look at them."""
 
     def take(name: str) -> None:
-        path = screenshot(name)
-        if SHOTS.parent.is_dir():
-            SHOTS.mkdir(exist_ok=True)
-            shutil.copy(path, SHOTS / path.name)
+        screenshot(name)
 
     return take
 

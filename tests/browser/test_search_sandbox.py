@@ -4,8 +4,6 @@ means and per-query deltas, opens the run diff from the trial, saves the edit as
 and diffs the two versions' templates; at 1280 px and on a phone (390 px), where no page
 scrolls sideways. Against the loopback Elasticsearch (tests/search_servers.py)."""
 
-from pathlib import Path
-
 import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
@@ -15,6 +13,7 @@ from annotation.models import Topic
 from evaluation import services as evaluation
 from evaluation.models import SearchEndpoint
 from evaluation.services import search as search_service
+from tests.browser.conftest import SCREENSHOTS
 from tests.search_servers import EngineServer
 
 pytestmark = [
@@ -27,7 +26,7 @@ PASSWORD = "a-long-demo-password"
 QUERIES = {"1": "heat pumps", "2": "sourdough starter", "3": "storm drains"}
 # Topic 2's best document is d5 ("Air source"), which only the edit (adding "air") finds.
 QRELS = b"1 0 d1 2\n1 0 d5 1\n2 0 d2 1\n2 0 d5 3\n3 0 d4 2\n"
-SHOTS = Path("/work/shots/sandbox")
+SHOTS = SCREENSHOTS / "sandbox"
 
 
 @pytest.fixture

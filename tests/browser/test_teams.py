@@ -3,8 +3,6 @@ and qrels, neither listed nor by address (404); A's lead shares the qrels versio
 page, and B's lead then reads it, read-only. B's lead makes a service token on the Teams page
 and sees its key once. At 1280 px and on a phone (390 px), where no page scrolls sideways."""
 
-from pathlib import Path
-
 import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
@@ -13,11 +11,12 @@ from accounts.models import Membership, Team
 from annotation import services as annotation
 from evaluation import services as evaluation
 from tests.api.conftest import QRELS, RUN
+from tests.browser.conftest import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "a-long-demo-password"
-SHOTS = Path("/work/shots/teams")
+SHOTS = SCREENSHOTS / "teams"
 
 
 @pytest.fixture
