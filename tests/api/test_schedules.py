@@ -43,12 +43,21 @@ START = datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
 SECRET = "a-shared-secret-of-some-length"
 
 
+@pytest.fixture
+def world(module_world, db):
+    """One world for the module (tests/api/conftest.py, ``module_world``): each test's
+    schedules, endpoints, firings and alerts are rolled back to it when the test ends."""
+    return module_world
+
+
 @pytest.fixture(autouse=True)
 def _worlds_schedule_paused(request):
     """The world's own schedule (tests/api/conftest.py) stays out of these clocks' ticks and
     counts (its firing and alert go with it)."""
     if "world" in request.fixturenames:
-        request.getfixturevalue("world").schedule.delete()
+        schedule = request.getfixturevalue("world").schedule
+        # by its id: the module's world object keeps its own for the next test
+        Schedule.objects.filter(pk=schedule.pk).delete()
 
 
 @pytest.fixture
