@@ -6,6 +6,7 @@ a loopback search engine (tests/search_servers.py)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import socket
 from datetime import UTC, datetime, timedelta
@@ -46,8 +47,9 @@ SECRET = "a-shared-secret-of-some-length"
 @pytest.fixture
 def world(module_world, db):
     """One world for the module (tests/api/conftest.py, ``module_world``): each test's
-    schedules, endpoints, firings and alerts are rolled back to it when the test ends."""
-    return module_world
+    schedules, endpoints, firings and alerts are rolled back to it when the test ends, and
+    each test has its own copy of the objects (deleting the world's schedule clears its id)."""
+    return copy.deepcopy(module_world)
 
 
 @pytest.fixture(autouse=True)
@@ -55,9 +57,7 @@ def _worlds_schedule_paused(request):
     """The world's own schedule (tests/api/conftest.py) stays out of these clocks' ticks and
     counts (its firing and alert go with it)."""
     if "world" in request.fixturenames:
-        schedule = request.getfixturevalue("world").schedule
-        # by its id: the module's world object keeps its own for the next test
-        Schedule.objects.filter(pk=schedule.pk).delete()
+        request.getfixturevalue("world").schedule.delete()
 
 
 @pytest.fixture
