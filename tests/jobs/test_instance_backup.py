@@ -229,6 +229,7 @@ def test_a_backup_never_holds_a_stored_key_not_even_encrypted(media_root, tmp_pa
     assert "store them again" in out.getvalue()
 
 
+@restores
 def test_the_certified_design_gates_and_suggestion_settings_come_back(media_root, tmp_path):
     """Issue 33's rows and settings are in the instance archive like every table: the
     certified design with each pair's probability, the gates with the override's reason,
