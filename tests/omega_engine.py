@@ -95,7 +95,9 @@ def gateway(root: Path) -> ThreadingHTTPServer:
 def serve(root: Path):
     """The gateway in this process; yields the search address."""
     server = gateway(root)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}{PATH}"

@@ -70,12 +70,26 @@ def _frame(ranking: Sequence[str], qid: str = "q") -> pl.DataFrame:
 
 
 def rbo_ext(a: Sequence[str], b: Sequence[str], p: float = DEFAULT_P) -> float:
-    """RBO_ext of two rankings (documents, best first, each once): see the module's doc."""
+    """RBO_ext of two rankings (documents, best first, each once): see the module's doc.
+    The same arithmetic as topic_similarity's (_rbo_matrix) for one topic, without building
+    and joining frames: the bootstraps of ranking_agreement call it for every draw."""
     _check_p(p)
-    table = topic_similarity(_frame(a), _frame(b), p=p)
-    if table.height == 0:
+    a, b = list(a), list(b)
+    for ranking in (a, b):
+        if len(set(ranking)) != len(ranking):
+            raise ValueError("a ranking lists each document once")
+    if not a and not b:
         return 1.0
-    return float(table["rbo"][0])
+    rank_b = {docno: rank for rank, docno in enumerate(b, start=1)}
+    deepest = [max(rank, rank_b[d]) for rank, d in enumerate(a, start=1) if d in rank_b]
+    value = _rbo_matrix(
+        np.zeros(len(deepest), dtype=np.int64),
+        np.array(deepest, dtype=np.int64),
+        np.array([len(a)], dtype=np.int64),
+        np.array([len(b)], dtype=np.int64),
+        p,
+    )
+    return float(value[0])
 
 
 def tau_ap(reference: Sequence[str], other: Sequence[str]) -> float:

@@ -2,6 +2,7 @@
 judging through assignments. Who may call what is in test_permissions.py; this is what each
 call does, including every refusal."""
 
+import copy
 import uuid
 
 import pytest
@@ -28,6 +29,14 @@ pytestmark = pytest.mark.django_db
 CAMPAIGNS_URL = "/api/v1/campaigns/"
 ASSIGNMENTS_URL = "/api/v1/assignments/"
 JUDGMENTS_URL = "/api/v1/judgments/"
+
+
+@pytest.fixture
+def world(module_world, db):
+    """One world for the module (tests/api/conftest.py, ``module_world``), rolled back to
+    after each test; each test gets its own copy of the objects, so one that changes them in
+    memory (a campaign's overlap) leaves the next test the world as it was made."""
+    return copy.deepcopy(module_world)
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ a loopback search engine (tests/search_servers.py)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import socket
 from datetime import UTC, datetime, timedelta
@@ -41,6 +42,14 @@ LIVE_QRELS = b"1 0 d3 3\n2 0 d2 3\n"
 WORSE = '{"query": {"multi_match": {"query": "{{query}} heat pump air", "fields": ["title", "text"]}}, "size": {{k}}}'
 START = datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
 SECRET = "a-shared-secret-of-some-length"
+
+
+@pytest.fixture
+def world(module_world, db):
+    """One world for the module (tests/api/conftest.py, ``module_world``): each test's
+    schedules, endpoints, firings and alerts are rolled back to it when the test ends, and
+    each test has its own copy of the objects (deleting the world's schedule clears its id)."""
+    return copy.deepcopy(module_world)
 
 
 @pytest.fixture(autouse=True)

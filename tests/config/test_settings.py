@@ -68,17 +68,27 @@ def test_production_start_accepts_a_real_secret():
     assert result.returncode == 0, result.stderr
 
 
-def test_development_start_accepts_the_development_secret():
-    result = run_python("import config.wsgi", DEBUG="1")
-    assert result.returncode == 0, result.stderr
+# A development server process's start (import config.wsgi with DEBUG on), then which of
+# these modules it has imported: one interpreter for the two tests below (each start imports
+# Django and the whole project, ~2.5 s of CPU).
+VIEWS = ["config.urls", "annotation.views.judging", "evaluation.api.runs", "jobs.api"]
 
 
-def test_a_server_process_imports_every_view_before_its_first_request():
+@pytest.fixture(scope="module")
+def development_start() -> subprocess.CompletedProcess:
+    code = f"import sys, config.wsgi; print([m in sys.modules for m in {VIEWS}])"
+    return run_python(code, DEBUG="1")
+
+
+def test_development_start_accepts_the_development_secret(development_start):
+    assert development_start.returncode == 0, development_start.stderr
+
+
+def test_a_server_process_imports_every_view_before_its_first_request(development_start):
     # /readyz answers before URL resolution: a node that imported its views on the first
     # request would say it is ready and then keep its first requests waiting for seconds.
-    views = ["config.urls", "annotation.views.judging", "evaluation.api.runs", "jobs.api"]
-    code = f"import sys, config.wsgi; print([m in sys.modules for m in {views}])"
-    result = run_python(code, DEBUG="1")
+    views = VIEWS
+    result = development_start
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str([True] * len(views)), (
         f"config.wsgi must load the URLconf (config.startup.load_urls) so that these are "

@@ -11,13 +11,17 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import transaction
 
 from annotation.models import Campaign, Judgment
 from evaluation import measures, services
 from evaluation.models import Evaluation, Run
 from jobs.backup import MESSAGES, _stored_files
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Tests refused before anything is written run in a rolled-back transaction; the ones that
+# restore (loaddata, the flush in wipe) commit, as the command does, and end with a flush.
+pytestmark = pytest.mark.django_db
+restores = pytest.mark.django_db(transaction=True)
 
 
 def snapshot() -> dict:
@@ -70,20 +74,28 @@ _MADE: dict = {}  # the demo's archive and snapshot, made once for the module (d
 
 @pytest.fixture
 def backup(media_root, tmp_path):
-    """The demo instance, backed up, in an empty database and empty storage."""
+    """The demo instance, backed up, in an empty database and empty storage. The demo is
+    made in one transaction (make_demo), here inside a savepoint rolled back once the archive
+    is written: the database is as empty as a flush would leave it, in the refusals' rolled
+    back tests as in the restores' committed ones."""
     path = tmp_path / "instance.tar.gz"
     if not _MADE:
-        call_command("demo", "--source", "fallback", stdout=io.StringIO())
-        before = snapshot()
-        out = io.StringIO()
-        call_command("backup_instance", output=str(path), stdout=out)
+        with transaction.atomic():
+            call_command("demo", "--source", "fallback", stdout=io.StringIO())
+            before = snapshot()
+            out = io.StringIO()
+            call_command("backup_instance", output=str(path), stdout=out)
+            transaction.set_rollback(True)
         assert "rows of" in out.getvalue()
-        wipe()
+        for name in _stored_files():
+            default_storage.delete(name)
+        assert not Run.objects.exists() and _stored_files() == []
         _MADE.update(archive=path.read_bytes(), before=before)
     path.write_bytes(_MADE["archive"])
     return path, _MADE["before"]
 
 
+@restores
 def test_an_instance_comes_back_whole_in_a_new_database(backup):
     path, before = backup
     assert not Run.objects.exists() and _stored_files() == []
@@ -110,6 +122,7 @@ def test_an_instance_comes_back_whole_in_a_new_database(backup):
     assert Campaign.objects.create(name="after restore", lead=lead).pk > 0
 
 
+@restores
 def test_restoring_twice_is_refused_and_changes_nothing(backup):
     path, _ = backup
     call_command("restore_instance", str(path), stdout=io.StringIO())
@@ -181,6 +194,7 @@ def test_messages_name_the_archive():
     )
 
 
+@restores
 def test_a_backup_never_holds_a_stored_key_not_even_encrypted(media_root, tmp_path, settings):
     """A machine judge's key stays in the instance: the archive says a key was stored, the
     restore says to store it again (issue 27, finding 13)."""
@@ -215,6 +229,7 @@ def test_a_backup_never_holds_a_stored_key_not_even_encrypted(media_root, tmp_pa
     assert "store them again" in out.getvalue()
 
 
+@restores
 def test_the_certified_design_gates_and_suggestion_settings_come_back(media_root, tmp_path):
     """Issue 33's rows and settings are in the instance archive like every table: the
     certified design with each pair's probability, the gates with the override's reason,

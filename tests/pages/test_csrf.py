@@ -14,6 +14,14 @@ pytestmark = pytest.mark.django_db
 POSTS = [row for row in MATRIX if row[0] == "POST" and any(status < 400 for status in row[3][1:])]
 
 
+@pytest.fixture
+def world(module_world, db):
+    """One world for the module (tests/api/conftest.py, ``module_world``), rolled back to
+    after each test: every request here is refused or rolled back, none needs a world of its
+    own."""
+    return module_world
+
+
 def _allowed_role(statuses) -> str:
     """A role the matrix lets through (so only the missing token can refuse it)."""
     for role, status in zip(ALL_ROLES, statuses, strict=True):
