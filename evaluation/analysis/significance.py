@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 __all__ = [
     "RESAMPLES",
@@ -397,6 +397,10 @@ def _t_test(d: np.ndarray) -> tuple[PairedTest, float | None, str | None]:
 def _wilcoxon(d: np.ndarray) -> PairedTest:
     if not np.any(d):
         return PairedTest(None, None, NO_DIFFERENCES)
+    # scipy.stats is imported here, not with the module: it costs about a second of every
+    # process's start (the agreement package, which the models import, imports this module).
+    from scipy import stats
+
     result = stats.wilcoxon(
         d, zero_method="wilcox", correction=False, alternative="two-sided", method="auto"
     )
