@@ -29,6 +29,11 @@ def pytest_configure(config):
     settings.SESSION_COOKIE_SECURE = False
     settings.CSRF_COOKIE_SECURE = False
     settings.SECURE_HSTS_SECONDS = 0
+    # Passwords hashed with MD5 in the tests' own process: production's hasher spends about
+    # 0.3 s of CPU on each user made with a password and on each login, which tests do by the
+    # hundred. Servers the tests start as processes (gunicorn, `make run`) hash as in
+    # production; a test that needs another hasher sets its own (test_password_change).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     _flush_by_delete()
 
 

@@ -236,7 +236,7 @@ def test_other_saves_of_the_user_keep_the_tokens(ann, keys, django_assert_num_qu
 
 
 def test_a_password_hash_upgraded_at_login_keeps_the_tokens(ann, keys, settings):
-    # The user's hash was made with MD5 (the fixture's hasher); PBKDF2 is now preferred.
+    # The user's hash was made with MD5 (the tests' hasher, tests/conftest.py); PBKDF2 is now preferred.
     settings.PASSWORD_HASHERS = [
         "django.contrib.auth.hashers.PBKDF2PasswordHasher",
         "django.contrib.auth.hashers.MD5PasswordHasher",

@@ -24,8 +24,6 @@ pytestmark = pytest.mark.django_db
 def data_dir(settings, tmp_path, media_root):
     settings.DATA_DIR = tmp_path / "data"
     settings.LLM_BASE_URL = settings.LLM_MODEL = ""
-    # The demo's four logins are hashed as in production otherwise (about 3 s here).
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return settings.DATA_DIR
 
 
