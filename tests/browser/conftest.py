@@ -33,6 +33,15 @@ def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 800}}
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    """The production hasher spends ~0.35 s of CPU on each password set or checked (every
+    user a test makes with a password, every login through the form); these tests are about
+    pages, not hashing, as tests/accounts/conftest.py's are about logins. The live server
+    runs in this process and sees the setting."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def screenshot(page, request):
     """Save a full-page screenshot under test-artifacts/screenshots/ for people to look at."""
