@@ -44,17 +44,20 @@ def _flush_by_delete():
     empties the few rows a test leaves in milliseconds. The flush runs in one transaction
     (execute_sql_flush) and every foreign key is DEFERRABLE INITIALLY DEFERRED (Django makes
     them so; tests/test_flush.py checks), so the order of the DELETEs does not matter. A flush
-    that must also restart the sequences keeps Django's TRUNCATE ... RESTART IDENTITY."""
+    that restarts the sequences or cascades keeps Django's TRUNCATE."""
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     truncate = DatabaseOperations.sql_flush
 
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
-        if reset_sequences:
+        if reset_sequences or allow_cascade or not tables:
             return truncate(
                 self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
             )
-        return [f"{style.SQL_KEYWORD('DELETE FROM')} {self.quote_name(table)};" for table in tables]
+        return ["SET CONSTRAINTS ALL DEFERRED;"] + [
+            f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};"
+            for table in tables
+        ]
 
     DatabaseOperations.sql_flush = sql_flush
 

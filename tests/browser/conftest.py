@@ -1,11 +1,12 @@
-"""Playwright drives Debian's Chromium (`playwright install` cannot download here)."""
+"""Playwright drives Debian's Chromium (`playwright install` cannot download here): its
+headless shell, as Playwright's own headless runs do (scripts/ensure-chromium says why)."""
 
 import os
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium-headless-shell")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
