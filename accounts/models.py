@@ -8,6 +8,11 @@ from django.utils import timezone
 from accounts.services.roles import DEFAULT_TEAM_SLUG, Role
 
 
+class TeamManager(models.Manager):
+    def get_by_natural_key(self, slug):
+        return self.get(slug=slug)
+
+
 class Team(models.Model):
     """A group of people and what they work on: campaigns, systems (with their runs and
     evaluations), qrels versions and search endpoints belong to one team, and a user sees
@@ -22,11 +27,19 @@ class Team(models.Model):
     slug = models.SlugField(max_length=50, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    # A team is known by its slug in an instance backup (jobs/backup.py), as groups are by
+    # their name: the default team, which `migrate` makes, is then the backup's default team
+    # instead of a second row with its id.
+    objects = TeamManager()
+
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def natural_key(self) -> tuple[str]:
+        return (self.slug,)
 
     @property
     def is_default(self) -> bool:

@@ -61,12 +61,16 @@ def get_assignment_for_judge(user, campaign: Campaign, pk) -> Assignment:
 def campaigns_led_by(user):
     if user.is_superuser:
         return Campaign.objects.all()
+    if not user.is_authenticated:
+        return Campaign.objects.none()
     return in_teams(Campaign.objects.filter(lead=user), user, Role.LEAD)
 
 
 def campaigns_judged_by(user):
     """The campaigns ``user`` judges. A lead makes judges of their campaign's team only
     (:func:`judge_users`), so judging one is the team's access its lead gave."""
+    if not user.is_authenticated:
+        return Campaign.objects.none()
     return Campaign.objects.filter(judges=user)
 
 
