@@ -70,16 +70,11 @@ class Membership(models.Model):
         return f"{self.user} is {self.role} in {self.team}"
 
 
-class PersonalToken(models.Model):
-    """A key a user made in the browser (or with ``manage.py create_token``) to call the API.
-    Only the key's SHA-256 hash is stored; ``prefix`` (its first characters) tells tokens
-    apart on the page. A revoked token keeps its row, so the page can say when it was
-    revoked and what it was last used for."""
+class Key(models.Model):
+    """What personal and service tokens share: only the key's SHA-256 hash is stored, and
+    ``prefix`` (its first characters) tells keys apart on the pages. A revoked key keeps its
+    row, so the pages can say when it was revoked and when it was last used."""
 
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="personal_tokens"
-    )
-    name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=16)
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -87,21 +82,36 @@ class PersonalToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created_at", "-pk"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["user", "name"],
-                condition=models.Q(revoked_at__isnull=True),
-                name="accounts_token_name_unique_while_active",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"
 
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @staticmethod
+    def unique_name_while_active(owner: str, name: str) -> models.UniqueConstraint:
+        """One active key of a name per ``owner`` (a revoked one frees its name)."""
+        return models.UniqueConstraint(
+            fields=[owner, "name"], condition=models.Q(revoked_at__isnull=True), name=name
+        )
+
+
+class PersonalToken(Key):
+    """A key a user made in the browser (or with ``manage.py create_token``) to call the API."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="personal_tokens"
+    )
+    name = models.CharField(max_length=100)
+
+    class Meta(Key.Meta):
+        constraints = [
+            Key.unique_name_while_active("user", "accounts_token_name_unique_while_active")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
 
 
 class ServiceScope(models.TextChoices):
@@ -109,12 +119,11 @@ class ServiceScope(models.TextChoices):
     UPLOAD_RUNS = "upload_runs", "Read, and upload runs"
 
 
-class ServiceToken(models.Model):
+class ServiceToken(Key):
     """A team's key for a machine (a CI gate), not a person: it acts as ``user``, a service
     account made with it that is an engineer of ``team`` alone and cannot log in, so it sees
     what the team's engineers see; ``scope`` limits what it may do (READ: GET requests;
-    UPLOAD_RUNS: those and uploading runs). Made by an admin or a lead of the team; only the
-    key's SHA-256 hash is kept, as for personal tokens."""
+    UPLOAD_RUNS: those and uploading runs). Made by an admin or a lead of the team."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="service_tokens")
     name = models.CharField(max_length=100)
@@ -122,31 +131,17 @@ class ServiceToken(models.Model):
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="service_token"
     )
-    prefix = models.CharField(max_length=16)
-    key_hash = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(default=timezone.now)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-pk"]
+    class Meta(Key.Meta):
         constraints = [
-            models.UniqueConstraint(
-                fields=["team", "name"],
-                condition=models.Q(revoked_at__isnull=True),
-                name="accounts_service_token_name_unique_while_active",
-            )
+            Key.unique_name_while_active("team", "accounts_service_token_name_unique_while_active")
         ]
 
     def __str__(self) -> str:
         return f"{self.name} of {self.team} ({self.prefix}…)"
-
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None
 
 
 class LoginFailure(models.Model):

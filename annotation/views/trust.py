@@ -102,25 +102,7 @@ def certified_draw(request, pk):
         form.add_error(None, error)
         context = _board_context(request, campaign, form=form)
         return render(request, "annotation/certified.html", context, status=400)
-    design = drawn.design
-    withdrawn = (
-        MESSAGES["withdrawn"].format(n=drawn.withdrawn, s=plural(drawn.withdrawn))
-        if drawn.withdrawn
-        else ""
-    )
-    messages.success(
-        request,
-        MESSAGES["drawn"].format(
-            chosen=design.chosen,
-            s=plural(design.chosen),
-            strategy=design.strategy,
-            seed=design.seed,
-            sent=drawn.sent,
-            assigned=drawn.assigned,
-            s_assigned=plural(drawn.assigned),
-            withdrawn=withdrawn,
-        ),
-    )
+    messages.success(request, _drawn_message("drawn", drawn))
     return redirect("annotation:certified", pk=campaign.pk)
 
 
@@ -144,25 +126,28 @@ def certified_redraw(request, pk):
     if not form.is_valid():
         context = _board_context(request, campaign, redraw_form=form)
         return render(request, "annotation/certified.html", context, status=400)
+    messages.success(request, _drawn_message("redrawn", drawn))
+    return redirect("annotation:certified", pk=campaign.pk)
+
+
+def _drawn_message(key: str, drawn) -> str:
+    """What a draw or a redraw of the human sample did (MESSAGES[key])."""
     design = drawn.design
     withdrawn = (
         MESSAGES["withdrawn"].format(n=drawn.withdrawn, s=plural(drawn.withdrawn))
         if drawn.withdrawn
         else ""
     )
-    messages.success(
-        request,
-        MESSAGES["redrawn"].format(
-            chosen=design.chosen,
-            s=plural(design.chosen),
-            strategy=design.strategy,
-            seed=design.seed,
-            assigned=drawn.assigned,
-            s_assigned=plural(drawn.assigned),
-            withdrawn=withdrawn,
-        ),
+    return MESSAGES[key].format(
+        chosen=design.chosen,
+        s=plural(design.chosen),
+        strategy=design.strategy,
+        seed=design.seed,
+        sent=drawn.sent,
+        assigned=drawn.assigned,
+        s_assigned=plural(drawn.assigned),
+        withdrawn=withdrawn,
     )
-    return redirect("annotation:certified", pk=campaign.pk)
 
 
 CSV_HEADER = ["run", "ndcg_cut_10", "low", "high", "se", "machine_only", "topics"]
