@@ -75,6 +75,20 @@ def child_env(settings, **extra):
     )
 
 
+def kill_worker_at(pause: str, settings, tmp_path, *, what: str) -> None:
+    """Start a worker (no clock) that pauses at ``pause`` (jobs/faults.py), and SIGKILL it
+    there."""
+    marker = tmp_path / "paused"
+    env = child_env(settings, **{PAUSE_AT: pause, PAUSE_MARKER: str(marker)})
+    worker = start([*WORKER, "--no-clock"], env, tmp_path / "worker.log")
+    try:
+        wait_for(marker.exists, seconds=90, what=what, process=worker)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(30)
+    finally:
+        stop(worker)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_workers_clock_fires_a_schedule_whose_slot_has_come(
     database_tasks, settings, media_root, engine, world, tmp_path
@@ -110,15 +124,7 @@ def test_a_worker_killed_mid_firing_is_retried_once_and_the_run_is_not_stored_tw
     job = Job.objects.get(pk=firing.job_id)
 
     # 1. A worker takes the firing, stores its run, and is killed before scoring it.
-    marker = tmp_path / "paused"
-    env = child_env(settings, **{PAUSE_AT: "schedule_firing.stored", PAUSE_MARKER: str(marker)})
-    worker = start([*WORKER, "--no-clock"], env, tmp_path / "worker.log")
-    try:
-        wait_for(marker.exists, seconds=90, what="the firing to pause", process=worker)
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(30)
-    finally:
-        stop(worker)
+    kill_worker_at("schedule_firing.stored", settings, tmp_path, what="the firing to pause")
     job.refresh_from_db()
     firing.refresh_from_db()
     assert job.status == JobStatus.RUNNING and firing.status == FiringStatus.QUEUED
@@ -160,15 +166,9 @@ def test_a_worker_killed_after_taking_a_firing_before_starting_it_is_noticed_by_
     (firing,) = schedule_runs.tick(now=schedule.next_run_at).fired
     job = Job.objects.get(pk=firing.job_id)
 
-    marker = tmp_path / "taken"
-    env = child_env(settings, **{PAUSE_AT: "schedule_firing.taken", PAUSE_MARKER: str(marker)})
-    worker = start([*WORKER, "--no-clock"], env, tmp_path / "worker.log")
-    try:
-        wait_for(marker.exists, seconds=90, what="the worker to take the firing", process=worker)
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(30)
-    finally:
-        stop(worker)
+    kill_worker_at(
+        "schedule_firing.taken", settings, tmp_path, what="the worker to take the firing"
+    )
     job.refresh_from_db()
     firing.refresh_from_db()
     assert (job.status, firing.status) == (JobStatus.QUEUED, FiringStatus.QUEUED)
