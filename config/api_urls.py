@@ -10,11 +10,12 @@ from django.conf import settings
 from django.urls import path
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.routers import DefaultRouter
 
 from annotation.api import urls as annotation_api
+from config.api_schema import SchemaView
 from evaluation.api import urls as evaluation_api
 from jobs import api as jobs
 
@@ -41,7 +42,7 @@ DOCS_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]}
 
 urlpatterns = [
     *evaluation_api.urlpatterns,
-    path("schema/", SpectacularAPIView.as_view(**DOCS), name="schema"),
+    path("schema/", SchemaView.as_view(**DOCS), name="schema"),
     path(
         "docs/",
         csp_override(DOCS_CSP)(SpectacularSwaggerSplitView.as_view(url_name="api:schema", **DOCS)),

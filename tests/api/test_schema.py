@@ -59,6 +59,33 @@ def test_a_logged_in_user_downloads_the_schema_as_json(api, make_user):
     assert json.loads(response.content)["info"]["title"] == "Qrelsmith API"
 
 
+def test_the_schema_is_built_once_whatever_the_query_asks(api, make_user, monkeypatch):
+    """Building the schema costs about a second of CPU: a user asking again, in another
+    format, or with ``?lang=`` and ``?version=`` (which drf-spectacular would honour with a
+    fresh build each) gets the one built first (config/api_schema.py)."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    from config import api_schema
+
+    monkeypatch.setattr(api_schema, "_schema", {})
+    monkeypatch.setattr(api_schema, "_rendered", {})
+    built = []
+    build = SchemaGenerator.get_schema
+    monkeypatch.setattr(
+        SchemaGenerator, "get_schema", lambda self, **kw: built.append(1) or build(self, **kw)
+    )
+    client = api(make_user("reader"))
+    bodies = [
+        client.get("/api/v1/schema/" + query, HTTP_ACCEPT="application/json")
+        for query in ("", "?lang=de", "?version=7", "?lang=zz&version=x")
+    ]
+    yaml_body = client.get("/api/v1/schema/")
+    assert [body.status_code for body in bodies] == [200] * 4 and yaml_body.status_code == 200
+    assert len({body.content for body in bodies}) == 1 and len(built) == 1
+    assert yaml.safe_load(yaml_body.content) == json.loads(bodies[0].content)
+    assert json.loads(bodies[0].content)["info"]["version"] == "1"
+
+
 def test_the_docs_page_loads_its_start_up_script_from_the_server_not_inline(api, make_user):
     client = api(make_user("ann", "judge"))
 
