@@ -19,7 +19,6 @@ every pair sampled, each expansion point is the all-human grades and the estimat
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .pool import Pool, discounts
 from .sampling import Sample
@@ -171,6 +170,9 @@ def expected_ideal(lower, unjudged, at_least, k) -> tuple[np.ndarray, np.ndarray
     disc, cum = discounts(k)
     top = int(min(k, lower.max(initial=0) + unjudged.sum(axis=1).max(initial=0)))
     support = np.arange(top + 1)
+    # scipy.stats is imported here: it costs about a second of every process's start.
+    from scipy import stats
+
     pmf = stats.binom.pmf(
         support, unjudged.astype(np.int64)[:, :, None, None], np.clip(at_least, 0, 1)[..., None]
     )  # topics x levels x G x (top + 1)

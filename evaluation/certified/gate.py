@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 __all__ = [
     "INSTRUCTION",
@@ -174,7 +174,7 @@ def measure_rise(
     b = int((original & ~probe).sum())
     c = int((~original & probe).sum())
     d = n - a - b - c
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = float(special.ndtri(0.5 + level / 2))
     p1, p2 = (a + c) / n, (a + b) / n
     l1, u1 = _wilson(a + c, n, z)
     l2, u2 = _wilson(a + b, n, z)

@@ -61,7 +61,7 @@ most 1 - level.
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from evaluation.analysis.significance import adjust_holm
 
@@ -154,7 +154,7 @@ def certify_means(
     estimate, contribution = estimate_runs(parts)
     covariance = _covariance(contribution, sample)
     se = np.sqrt(np.maximum(np.diag(covariance), 0.0))
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = float(special.ndtri(0.5 + level / 2))
     machine_only = ndcg_means(pool, machine)
 
     # The order: the certified estimate shrunk towards the filled-in qrels (humans' grades
@@ -197,7 +197,7 @@ def _settle(pool, order, estimate, covariance, z, level) -> tuple[Settlement, ..
             var = covariance[a, a] + covariance[b, b] - 2 * covariance[a, b]
             se = float(np.sqrt(max(var, 0.0)))
             if se > 0:
-                p = float(2 * stats.norm.sf(abs(difference) / se))
+                p = float(2 * special.ndtr(-abs(difference) / se))
             else:
                 p = 0.0 if difference != 0 else 1.0
             found.append((a, b, difference, se, p))
