@@ -3,6 +3,11 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Python writes the bytecode of what it imports (into .venv and the checkout, both ours) even
+# where the environment says not to (PYTHONDONTWRITEBYTECODE, set in CI and containers): the
+# packages are installed without it (scripts/setup), and every process would otherwise
+# compile what it imports again, about a second of each.
+export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: run test setup chromium lint format bench bench-load bench-dashboards bench-mixed bench-cluster bench-leads bench-judging-cost bench-machine-trust bench-search-qps worker
 
