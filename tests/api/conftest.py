@@ -1,11 +1,14 @@
 """Fixtures for the API tests: users by role, API clients logged in as them, and ``world``, a
 small instance with one of everything (made on demand, per test)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -123,6 +126,7 @@ class World:
     schedule_alert: ScheduleAlert | None = None  # its alert, not acknowledged
     machine_gate: GullibilityGate | None = None  # a finished gate of the machine that blocks
     other_team: Team | None = None  # the other team's: its users see nothing of the above
+    sessions: dict = field(default_factory=dict)  # role -> session key (``module_world``)
 
     @property
     def ids(self) -> dict:
@@ -175,8 +179,29 @@ def module_world(django_db_setup, django_db_blocker, tmp_path_factory) -> World:
 
     media = override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("media"))
     with django_db_blocker.unblock(), media, transaction.atomic():
-        yield build_world(user_maker(get_user_model()))
+        world = build_world(user_maker(get_user_model()))
+        world.sessions = {role: session_of(user) for role, user in world.users.items()}
+        yield world
         transaction.set_rollback(True)
+
+
+def session_of(user) -> str:
+    """The key of a session ``user`` is logged in with, as ``force_login`` makes one."""
+    client = Client()
+    client.force_login(user)
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
+def signed_in(client, world, role: str):
+    """``client`` with no cookie but the session ``module_world`` logged ``role`` in with
+    once (none for "anonymous"): what ``force_login`` gives, without its dozen milliseconds
+    (a session row, the user's last login, the signals) before each of a matrix's requests.
+    A request that changes the session changes it inside the test's transaction, which is
+    rolled back."""
+    client.cookies = SimpleCookie()
+    if role in world.sessions:
+        client.cookies[settings.SESSION_COOKIE_NAME] = world.sessions[role]
+    return client
 
 
 def build_world(make_user) -> World:

@@ -18,7 +18,9 @@ credentials were not provided.": the session authenticator comes first in settin
 
 import pytest
 from django.db import transaction
+from rest_framework.test import APIClient
 
+from tests.api.conftest import signed_in
 from tests.api.permission_bodies import BODIES
 
 pytestmark = pytest.mark.django_db
@@ -404,14 +406,14 @@ def world(module_world, db):
     ("method", "path", "body", "statuses"),
     [pytest.param(*row, id=f"{row[0]} {row[1]}") for row in MATRIX],
 )
-def test_permission_matrix(api, world, subtests, method, path, body, statuses):
+def test_permission_matrix(world, subtests, method, path, body, statuses):
     """One subtest per role. Each role's request runs in a transaction rolled back
     afterwards, so every role meets the same world (a deletion by one is not a 404 for the
     next)."""
     url = "/api/v1/" + path.format(**world.ids)
     for role, expected in zip(ALL_ROLES, statuses, strict=True):
         with subtests.test(msg=f"as {role}"), transaction.atomic():
-            client = api(world.users.get(role))  # "anonymous" is no user
+            client = signed_in(APIClient(), world, role)
             data, fmt = BODIES[body](world) if body else (None, None)
             call = getattr(client, method.lower())
             response = call(url) if data is None else call(url, data, format=fmt)

@@ -27,6 +27,7 @@ from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from annotation.models import Document
+from tests.api.conftest import signed_in
 from tests.api.test_permissions import ALL_ROLES, other_teams
 from tests.pages.permission_bodies import BODIES
 
@@ -356,9 +357,7 @@ def test_page_permission_matrix(
         Document.objects.filter(pk=world.assignment.pair.document_id).update(text="A passage.")
     for role, expected in zip(ALL_ROLES, statuses, strict=True):
         with subtests.test(msg=f"as {role}"), transaction.atomic():
-            client.logout()
-            if role != "anonymous":
-                client.force_login(world.users[role])
+            signed_in(client, world, role)
             data = BODIES[body](world) if body else {}
             with run_jobs():
                 response = getattr(client, method.lower())(url, data)
