@@ -1,8 +1,11 @@
 """Fixtures for the API tests: users by role, API clients logged in as them, and ``world``, a
 small instance with one of everything (made on demand, per test)."""
 
+import copy
+import shutil
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -127,6 +130,7 @@ class World:
     machine_gate: GullibilityGate | None = None  # a finished gate of the machine that blocks
     other_team: Team | None = None  # the other team's: its users see nothing of the above
     sessions: dict = field(default_factory=dict)  # role -> session key (``module_world``)
+    media: Path | None = None  # where ``module_world`` stored its files
 
     @property
     def ids(self) -> dict:
@@ -177,12 +181,25 @@ def module_world(django_db_setup, django_db_blocker, tmp_path_factory) -> World:
     from django.db import transaction
     from django.test import override_settings
 
-    media = override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("media"))
-    with django_db_blocker.unblock(), media, transaction.atomic():
+    folder = tmp_path_factory.mktemp("media")
+    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=folder), transaction.atomic():
         world = build_world(user_maker(get_user_model()))
         world.sessions = {role: session_of(user) for role, user in world.users.items()}
+        world.media = folder
         yield world
         transaction.set_rollback(True)
+
+
+@pytest.fixture
+def shared_world(module_world, db, media_root) -> World:
+    """The world as ``build_world()`` makes it, for the price of a copy: ``module_world``'s
+    rows (the test's transaction is rolled back to them), a copy of its objects (what a test
+    changes on them stays in its copy) and of its files, in the test's own MEDIA_ROOT (a file
+    a test deletes or adds stays there). A module whose tests need no transaction of their own
+    opts in with ``def world(shared_world): return shared_world``; from its first test that
+    asks for the world on, its other tests meet the world's rows too."""
+    shutil.copytree(module_world.media, settings.MEDIA_ROOT, dirs_exist_ok=True)
+    return copy.deepcopy(module_world)
 
 
 def session_of(user) -> str:

@@ -8,6 +8,13 @@ from tests.api.conftest import upload
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 CROWD = b"qid,docno,judge,grade,note\n1,d1,w1,2,fine\n1,d2,w1,0,\n2,d3,w2,1,\n"
 
 

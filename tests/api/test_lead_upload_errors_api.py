@@ -12,6 +12,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
+@pytest.fixture
 def lead(api, world):
     return api(world.users["lead"])
 

@@ -13,6 +13,12 @@ from evaluation.models import QrelsVersion
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 def close_for(user):
     """Grade every open assignment of the user: the campaign closes for them."""
     for assignment in Assignment.objects.filter(judge=user, status=AssignmentStatus.OPEN):

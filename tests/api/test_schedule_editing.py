@@ -26,6 +26,13 @@ from tests.search_servers import Status
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 # test_schedules.py's fixtures: a loopback engine, a webhook receiver, the live qrels, and
 # the world's own schedule kept out of these ticks.
 engine = base.engine

@@ -22,6 +22,13 @@ from tests.search_servers import EngineServer, Status
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 # The loopback engine ranks by term overlap: adding "heat storm" to every query brings d1
 # (topic 1's relevant document) and d4 (topic 2's best) into the lists.
 BETTER = (

@@ -18,6 +18,12 @@ from tests.api.conftest import OTHER_RUN, QRELS, RUN, upload
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 def bearer(key: str) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")

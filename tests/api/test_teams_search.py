@@ -20,6 +20,12 @@ from evaluation.services.search import MESSAGES as SEARCH_MESSAGES
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 def ids(answer) -> list[int]:
     assert answer.status_code == 200, answer.content
     return [row["id"] for row in answer.json()["results"]]

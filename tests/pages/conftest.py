@@ -6,7 +6,14 @@ from accounts.services.service_tokens import create_service_token
 from accounts.services.tokens import create_token
 from evaluation.views.upload import JOB_KIND as UPLOAD_JOB
 from jobs.models import Job
-from tests.api.conftest import api, make_user, module_world, run_jobs, world  # noqa: F401 (fixtures)
+from tests.api.conftest import (  # noqa: F401 (fixtures)
+    api,
+    make_user,
+    module_world,
+    run_jobs,
+    shared_world,
+    world,
+)
 
 
 @pytest.fixture

@@ -8,6 +8,13 @@ import pytest
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 # Every entry of annotation/_campaign_nav.html: (the page's path under the campaign, label).
 ENTRIES = [
     ("", "Overview"),

@@ -9,6 +9,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 def upload(name: str, data: bytes) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data, content_type="text/tab-separated-values")
 

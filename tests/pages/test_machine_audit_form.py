@@ -13,6 +13,12 @@ from annotation.services.imports import import_judgments
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 def machines_page(client, user, campaign) -> str:
     client.force_login(user)
     response = client.get(f"/campaigns/{campaign.pk}/machines/")

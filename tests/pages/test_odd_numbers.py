@@ -6,6 +6,13 @@ from django.test import Client
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 BIG = "99999999999999999999999"
 C = "/campaigns/{campaign}"
 

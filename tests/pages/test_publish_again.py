@@ -14,6 +14,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
+@pytest.fixture
 def lead(client, world):
     client.force_login(world.users["lead"])
     return client

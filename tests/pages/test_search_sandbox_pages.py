@@ -16,6 +16,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
+@pytest.fixture
 def endpoint(outbound_allows_loopback, settings, world):
     settings.SEARCH_BACKOFF_SECONDS = 0.0
     with EngineServer("elasticsearch") as server:

@@ -16,6 +16,12 @@ from annotation.models import Campaign
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 def logged_in(user) -> Client:
     client = Client()
     client.force_login(user)
