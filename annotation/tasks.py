@@ -458,11 +458,16 @@ def machine_judge_job(*, job_id: int, run_id: int) -> None:
 @task
 def gullibility_gate_job(*, job_id: int, gate_id: int) -> None:
     """Run a machine judge's gullibility gate (annotation/services/gates.py). A cancelled
-    gate ends as a failed job that says so, like a cancelled machine run."""
+    gate ends as a failed job that says so, like a cancelled machine run. A gate cancelled
+    while its job waited for a worker has ended already, its job with it: nothing to do."""
+    if GullibilityGate.objects.filter(pk=gate_id, cancelled=True).exists():
+        return
     with running(job_id) as progress:
         gate = GullibilityGate.objects.select_related("machine__judge").filter(pk=gate_id).first()
         if gate is None:
             raise JobFailed(MESSAGES["campaign_gone"])
+        if gate.cancelled:  # cancelled between the look above and this job marked running
+            raise JobFailed(gates.MESSAGES["cancel_ended"])
         url = reverse(
             "annotation:machine-gate", args=[gate.machine.judge.campaign_id, gate.machine_id]
         )

@@ -154,6 +154,8 @@ def bench_means(replays, topics, budgets):
                             [np.mean([r.low <= exact[r.run] <= r.high for r in certified.runs])],
                         ),
                         ("error", [(r.estimate - exact[r.run]) / r.se for r in certified.runs]),
+                        ("miss", [{r.run: r.estimate - exact[r.run] for r in certified.runs}]),
+                        ("se", [{r.run: r.se for r in certified.runs}]),
                         ("tau", [tau(exact, certified.ranking_scores())]),
                         ("estimate_tau", [tau(exact, certified.estimates())]),
                         ("filled_tau", [tau(exact, ndcg_means(pool, filled))]),
@@ -171,6 +173,8 @@ def bench_means(replays, topics, budgets):
             # standard error is the spread of the replays' coverages over sqrt(replays).
             "coverage_se": float(np.std(v["replay_cover"]) / np.sqrt(len(v["replay_cover"]))),
             "error": float(np.mean(v["error"])),
+            "error_sd": float(np.std(v["error"])),
+            "se_ratio": se_ratio(v["miss"], v["se"]),
             "tau_mean": float(np.mean(v["tau"])),
             "tau_worst": float(np.min(v["tau"])),
             "estimate_tau": float(np.mean(v["estimate_tau"])),
@@ -183,6 +187,19 @@ def bench_means(replays, topics, budgets):
         }
         for key, v in rows.items()
     }
+
+
+def se_ratio(misses, ses):
+    """Whether the standard errors are as large as the estimates' spread: per run, its mean
+    standard error over the standard deviation of its errors across replays (each replay a
+    new sample and machine), the median over runs. Near 1 with coverage short of 95%: the
+    intervals miss because the estimates are biased, not because they are too narrow."""
+    runs = sorted(misses[0])
+    miss = np.array([[m[r] for r in runs] for m in misses])
+    se = np.array([[s[r] for r in runs] for s in ses])
+    if len(miss) < 2:
+        return float("nan")
+    return float(np.median(se.mean(axis=0) / miss.std(axis=0, ddof=1)))
 
 
 # -- the gate -------------------------------------------------------------------------------
@@ -255,16 +272,17 @@ def report(means, gate, args, seconds, load):
         f"pairs), nDCG@10, 95% intervals; {seconds:.0f} s on {platform.machine()} "
         f"({os.cpu_count()} cores, load average {load[0]:.1f} before, {load[1]:.1f} after).",
         "",
-        "| machine | strategy | humans (share of pool) | coverage (+- se) | error (se) "
-        "| tau ranked (worst) | tau estimates | tau filled-in | tau machine only "
+        "| machine | strategy | humans (share of pool) | coverage (+- se) | error (se; sd) "
+        "| se / spread | tau ranked (worst) | tau estimates | tau filled-in | tau machine only "
         "| median width | settled pairs (Holm) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for (machine, strategy, budget), v in means.items():
         lines.append(
             f"| {machine} | {strategy} | {v['humans']:.0f} ({budget:.0%}) "
             f"| {v['coverage']:.1%} ({v['coverage_se']:.1%}) "
-            f"| {v['error']:+.2f} | {v['tau_mean']:.3f} ({v['tau_worst']:.3f}) "
+            f"| {v['error']:+.2f}; {v['error_sd']:.2f} | {v['se_ratio']:.2f} "
+            f"| {v['tau_mean']:.3f} ({v['tau_worst']:.3f}) "
             f"| {v['estimate_tau']:.3f} | {v['filled_tau']:.3f} | {v['machine_tau']:.3f} "
             f"| {v['width']:.3f} | {v['settled']:.1%} |"
         )

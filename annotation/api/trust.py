@@ -351,8 +351,9 @@ class GullibilityGateViewSet(
         return Response(GateSerializer(gate).data)
 
     @extend_schema(
-        summary="Cancel a running gate: no new calls start; it ends with no verdict (200 with "
-        "the gate, also when it had finished already: then nothing changes)",
+        summary="Cancel a gate: one whose job has not started ends cancelled at once, a "
+        "running one starts no new call and ends with no verdict (200 with the gate, also "
+        "when it had finished already: then nothing changes)",
         request=None,
         responses={200: GateSerializer},
     )

@@ -6,9 +6,10 @@ campaign is made of: topics, documents, the pool, assignments, judgments with th
 history, lead decisions, publications with their qrels versions and provenance, outside and
 machine judges with their grades and the imports those came from, machine runs and answers,
 the audits sent to human judges, the certified design with its inclusion probabilities, the
-gullibility gates with their overrides, the gate threshold and the suggestion settings.
+gullibility gates with their overrides, the gate threshold and the suggestion settings, and
+the stop rule with what it did (paused, resumed).
 
-Format ``qrelsmith-campaign``, version 4
+Format ``qrelsmith-campaign``, version 5
 ----------------------------------------
 One UTF-8 JSON object (gzip-compressed when the file name ends in ``.gz``; the importer
 recognises gzip by its first bytes). Database ids never appear: rows name each other by
@@ -20,7 +21,9 @@ Times are ISO 8601 with their UTC offset and microseconds
 (``2026-11-20T09:30:00.123456+00:00``). Every key below is required and no other key is allowed; the order of keys does not matter.
 Lists are in the order the rows were created, and the importer creates them in that order.
 The importer also reads ``relevance-studio-campaign``, the name the product had before issue
-15; version 3: version 4 without ``certified_design`` and ``gates``, without the campaign's
+15; version 4: version 5 without the campaign's ``stop_rule``, ``stop_confidence``,
+``stop_top``, ``paused_at`` and ``stop_event`` (restored as ``none``, 0.95, 3, not paused, no
+event); version 3: version 4 without ``certified_design`` and ``gates``, without the campaign's
 ``gate_threshold``, ``blind_share`` and ``suggestions_from`` (restored as 0.02, 0.2 and
 none: suggestions off) and without a publication's ``machine_gates`` (restored as empty);
 version 2: the same document without ``imports``, ``machine_runs``,
@@ -32,13 +35,17 @@ import, judges created by nobody); and version 1: version 2 without the campaign
 
     {
       "format": "qrelsmith-campaign",
-      "version": 4,
+      "version": 5,
       "exported_at": time,
       "campaign": {"name", "description", "scale": [{"grade", "label", "definition"}, …],
                    "guidelines", "overlap", "relevance_threshold", "seed",
                    "adjudication_rule", "gold_min_accuracy", "created_at", "lead": username,
                    "pool_ordering", "machine_grades_adjudicate", "machine_grades_fill",
-                   "gate_threshold", "blind_share", "suggestions_from": name | null},
+                   "gate_threshold", "blind_share", "suggestions_from": name | null,
+                   "stop_rule", "stop_confidence", "stop_top", "paused_at": time | null,
+                   "stop_event": {} | {"rule", "confidence", "top", "measure",
+                                       "described", "spent", "undecided", "at": time,
+                                       "resumed_at": time, "resumed_by": username}},
       "users": [{"username", "first_name", "last_name", "email",
                  "roles": ["judge" | "lead" | "engineer", …]}],
       "judges": [{"username", "added_at"}],
@@ -101,7 +108,10 @@ pair in ``external_grades`` (the grade the answer recorded). A machine run's bac
 belongs to the instance (its log, its worker) and is not carried: a restored run has none.
 Not carried: the pool ordering's state, recomputed from the grades; a design's pooled run
 ids (evaluation's runs are the instance's: a restored design names none); a gate's job (a
-gate that had not finished restores as failed). A gate's calls name pairs by qid and docno. An external grade's
+gate that had not finished restores as failed). A gate's calls name pairs by qid and docno. The stop
+rule's record is kept as it was: a restored campaign is paused, or its rule quiet after a
+resume, as on the instance that wrote it (its ``resumed_by`` is the name recorded then, not a
+reference to a user). An external grade's
 ``details`` are kept as they were, also where they mention ids of the instance that made them
 (a machine's grade names its machine and run there).
 

@@ -183,7 +183,7 @@ def _snapshot() -> Iterator[None]:
 
 
 def _campaign(campaign: Campaign) -> dict:
-    fields = {**schema.CAMPAIGN, **schema.CAMPAIGN_V2, **schema.CAMPAIGN_V4}
+    fields = {**schema.CAMPAIGN, **schema.CAMPAIGN_V2, **schema.CAMPAIGN_V4, **schema.CAMPAIGN_V5}
     row = {key: _json_value(getattr(campaign, name)) for key, name in fields.items()}
     row["lead"] = campaign.lead.get_username()
     row["suggestions_from"] = (

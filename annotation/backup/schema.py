@@ -1,4 +1,4 @@
-"""The keys of a campaign backup (format versions 1 to 4) and how one JSON value is checked against
+"""The keys of a campaign backup (format versions 1 to 5) and how one JSON value is checked against
 the model field it is stored in. Shared by the writer and the reader, so the two cannot drift.
 
 A checker takes a JSON value and returns what goes into the model field, or raises
@@ -54,7 +54,7 @@ FORMAT = "qrelsmith-campaign"
 # What the importer accepts: FORMAT, and the name backups had before the product was renamed
 # (issue 15); their content is the same version 1.
 READ_FORMATS = (FORMAT, "relevance-studio-campaign")
-VERSION = 4
+VERSION = 5
 # Version 1 (before outside and machine judges) still restores: its campaign has no pool
 # ordering nor machine settings (they restore as their defaults) and no judges of those kinds.
 # Version 2 (before the provenance of imported grades, machine runs, answers and audits)
@@ -62,7 +62,8 @@ VERSION = 4
 # Version 3 (before issue 33's certified design, gullibility gates, gate threshold and
 # suggestion settings) restores with no design and no gates, the threshold and the
 # suggestion settings as their defaults (suggestions off).
-READ_VERSIONS = (1, 2, 3, 4)
+# Version 4 (before the stop rule was carried) restores with no stop rule: judging not paused.
+READ_VERSIONS = (1, 2, 3, 4, 5)
 
 # Version 2's top-level keys, in the order its writer put them.
 TOP_KEYS_V2 = (
@@ -96,7 +97,8 @@ TOP_KEYS_V3 = (
 )
 # Version 4's: the certified design after the audit it sent, the gates after the machines.
 TOP_KEYS = (*TOP_KEYS_V3, "certified_design", "gates")
-TOP_KEYS_OF = {1: TOP_KEYS_V1, 2: TOP_KEYS_V2, 3: TOP_KEYS_V3, 4: TOP_KEYS}
+# Version 5 adds campaign keys only.
+TOP_KEYS_OF = {1: TOP_KEYS_V1, 2: TOP_KEYS_V2, 3: TOP_KEYS_V3, 4: TOP_KEYS, 5: TOP_KEYS}
 
 # Each section: (JSON key, model field name). Keys naming people (usernames), pairs
 # (qid + docno) and decisions (file-local ids) are references, checked by the reader.
@@ -122,6 +124,16 @@ CAMPAIGN_V2 = {
 # pairs are drawn on the campaign's seed); the machine judge whose grade is suggested is a
 # reference (its name, or null).
 CAMPAIGN_V4 = {"gate_threshold": "gate_threshold", "blind_share": "blind_share"}
+# Version 5's: the stop rule (annotation/services/stopping.py), and what it did: whether it
+# paused judging and its record (who resumed is a name in that record, not a reference), so a
+# restored campaign is paused, or quiet after a resume, as it was.
+CAMPAIGN_V5 = {
+    "stop_rule": "stop_rule",
+    "stop_confidence": "stop_confidence",
+    "stop_top": "stop_top",
+    "paused_at": "paused_at",
+    "stop_event": "stop_event",
+}
 CAMPAIGN_REFS = ("lead",)
 CAMPAIGN_REFS_V4 = (*CAMPAIGN_REFS, "suggestions_from")
 USER = ("username", "first_name", "last_name", "email")

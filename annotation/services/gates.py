@@ -41,7 +41,7 @@ from annotation.services.machine_runs import CANCEL_CHECK_SECONDS, Cancelled, It
 from common import text_limits
 from evaluation.certified import gate as probes
 from jobs.models import JobStatus
-from jobs.services import start_job
+from jobs.services import end_queued_job, start_job
 
 MAX_PAIRS = 600  # about what catches a 10-point rise 19 times in 20 (bench/machine_trust.py)
 MAX_PAIRS_LIMIT = 5000
@@ -65,6 +65,8 @@ MESSAGES = {
     "cancel_asked": "Asked the gate to stop: the calls in flight finish, then it ends without "
     "a verdict (a part of the probes says nothing); run it again when you want one.",
     "cancel_late": "That gate had finished or was stopping already.",
+    "cancel_ended": "Cancelled before it started: no probe was asked and no verdict is stored; "
+    "run the gate again when you want one.",
     "cancelled": "Cancelled after {asked:,} of {total:,} calls: no verdict is stored (a part "
     "of the probes says nothing about the machine); run the gate again for one.",
     "not_blocking": "This gate does not block the machine: there is nothing to override.",
@@ -173,18 +175,38 @@ def start_gate(
     return job
 
 
-def cancel_gate(*, gate: GullibilityGate) -> bool:
-    """Ask a running (or queued) gate to stop; its job ends at its next look (between calls)
-    with no statistic stored. False when it had finished or was asked already."""
-    return bool(
-        GullibilityGate.objects.filter(
+# What cancel_gate did; MESSAGES["cancel_" + outcome] says it to the lead.
+CANCEL_ENDED = "ended"  # its job had not started: the gate ended cancelled at once
+CANCEL_ASKED = "asked"  # its job runs: it stops at its next look, between calls
+CANCEL_LATE = "late"  # it had finished, or was asked already: nothing changed
+
+
+def cancel_gate(*, gate: GullibilityGate) -> str:
+    """Stop a gate that has not finished, with no statistic stored. A gate whose job no
+    worker has started ends cancelled now, its job failed saying so (a queued job may wait
+    for a worker a long time, or forever, and the gate would show "asked to stop" until
+    then; the job, if a worker takes it later, finds the gate cancelled and does nothing).
+    A running one is asked to stop: its job ends at its next look (between calls).
+    Returns CANCEL_ENDED, CANCEL_ASKED or CANCEL_LATE."""
+    now = timezone.now()
+    with transaction.atomic():
+        asked = GullibilityGate.objects.filter(
             pk=gate.pk,
             cancel_requested_at__isnull=True,
             finished_at__isnull=True,
             blocked__isnull=True,
             cancelled=False,
-        ).update(cancel_requested_at=timezone.now())
-    )
+        ).update(cancel_requested_at=now)
+        if not asked:
+            return CANCEL_LATE
+        job_id = GullibilityGate.objects.filter(pk=gate.pk).values_list("job_id", flat=True)[0]
+        # Only while the job row is still queued: a worker marks it running first, so a
+        # job that has started is asked instead (and one that starts after this commits
+        # reads the gate cancelled: gullibility_gate_job).
+        if job_id is not None and end_queued_job(job_id=job_id, step=MESSAGES["cancel_ended"]):
+            GullibilityGate.objects.filter(pk=gate.pk).update(cancelled=True, finished_at=now)
+            return CANCEL_ENDED
+    return CANCEL_ASKED
 
 
 class _CancelFlag:

@@ -263,8 +263,7 @@ def machine_gate_cancel(request, pk, mid):
     campaign = get_campaign_for_lead(request.user, pk)
     machine = campaign_machine(campaign, mid)
     gate = gates.latest_gate(machine)
-    if gate is not None and gates.cancel_gate(gate=gate):
-        messages.success(request, gates.MESSAGES["cancel_asked"])
-    else:
-        messages.info(request, gates.MESSAGES["cancel_late"])
+    outcome = gates.CANCEL_LATE if gate is None else gates.cancel_gate(gate=gate)
+    say = messages.info if outcome == gates.CANCEL_LATE else messages.success
+    say(request, gates.MESSAGES[f"cancel_{outcome}"])
     return redirect("annotation:machine-gate", pk=campaign.pk, mid=machine.pk)

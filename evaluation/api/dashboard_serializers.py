@@ -269,6 +269,12 @@ class ComparisonSerializer(serializers.Serializer):
     permutations = serializers.IntegerField()
     seed = serializers.IntegerField()
     comparisons = ContrastSerializer(many=True)
+    certified = LeaderboardCertifiedSerializer(
+        many=True,
+        help_text="For the lead of a certified campaign that pooled one of the compared runs: "
+        "their certified nDCG@10 with 95% intervals and the pairs among them, settled or not "
+        "(as the comparison page shows them); empty for everyone else.",
+    )
 
 
 class NotFoundSerializer(serializers.Serializer):

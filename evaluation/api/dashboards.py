@@ -199,12 +199,19 @@ class LeaderboardView(DashboardView):
         }
         runs = [row.run for row in board.rows]
         if runs:
-            ids = {run.pk for run in runs}
-            body["certified"] = [
-                certified_body(replace(b, pairs=tuple(b.pairs_among(ids))))
-                for b in judging().certified_boards(request.user, runs, qrels=scoring.qrels)
-            ]
+            body["certified"] = certified_among(request.user, runs, qrels=scoring.qrels)
         return Response(LeaderboardSerializer(body).data)
+
+
+def certified_among(user, runs, *, qrels=None) -> list[dict]:
+    """The certified boards of the campaigns ``user`` leads that pooled one of ``runs``
+    (with ``qrels``: only the campaign that published it), each with its estimates of those
+    runs and the pairs among them, as the API gives them (empty for everyone else)."""
+    ids = {run.pk for run in runs}
+    return [
+        certified_body(replace(b, pairs=tuple(b.pairs_among(ids))))
+        for b in judging().certified_boards(user, runs, qrels=qrels)
+    ]
 
 
 def run_topics_response(request, run: Run) -> Response:
@@ -362,6 +369,11 @@ class ComparisonView(DashboardView):
             "permutations": dashboards.PERMUTATIONS,
             "seed": dashboards.COMPARISON_SEED,
             "comparisons": [contrast_body(contrast) for contrast in view.contrasts],
+            # The compared runs' certified nDCG@10 on campaigns the user leads, and the
+            # pairs among them (the comparison page's, issue 33).
+            "certified": certified_among(
+                request.user, [view.baseline, *(c.run for c in view.contrasts)]
+            ),
         }
         return Response(ComparisonSerializer(body).data)
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Count
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -30,7 +35,9 @@ from evaluation.api.common import (
     measures_field,
     whole_number,
 )
+from evaluation.api.dashboard_serializers import LeaderboardCertifiedSerializer, certified_body
 from evaluation.api.dashboards import RUN_TOPICS_SCHEMA, run_topics_response
+from evaluation.judging import judging
 from evaluation.models import QrelsVersion, Run, System
 from evaluation.services import sha256_of
 from evaluation.services.run_files import delete_run_files
@@ -209,6 +216,28 @@ class RunSerializer(serializers.ModelSerializer):
         }
 
 
+class RunDetailSerializer(RunSerializer):
+    """One run, with what the run page shows beside its file (issue 33)."""
+
+    certified = serializers.SerializerMethodField(
+        help_text="For the lead of a certified campaign that pooled the run: the run's "
+        "certified nDCG@10 with its 95% interval and every pair of pooled runs that holds it, "
+        "settled or not (as the run page shows them); empty for everyone else."
+    )
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "certified"]
+        read_only_fields = fields
+
+    @extend_schema_field(LeaderboardCertifiedSerializer(many=True))
+    def get_certified(self, run) -> list[dict]:
+        return [
+            certified_body(board)
+            for board in judging().certified_boards(self.context["request"].user, [run])
+            if board.runs
+        ]
+
+
 class RunUploadSerializer(ScoringOptionsSerializer):
     file = serializers.FileField(
         help_text="A TREC run file (qid Q0 docno rank score tag), gzip ok."
@@ -308,6 +337,9 @@ class RunViewSet(
         "topics": [IsLeadOrEngineer],
     }
     upload_actions = frozenset({"create"})
+
+    def get_serializer_class(self):
+        return RunDetailSerializer if self.action == "retrieve" else RunSerializer
 
     def get_queryset(self):
         runs = Run.objects.select_related("system", "uploaded_by", "search")

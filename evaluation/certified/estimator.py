@@ -14,6 +14,13 @@ first-order term; what is left is second order in how far the prediction is from
 
 A pair sampled with certainty (pi = 1) is in no fold and in every expansion point: with
 every pair sampled, each expansion point is the all-human grades and the estimate is exact.
+
+The anticipated covariance (means.py says why it is used): the covariance the correction
+would have under Poisson sampling if every pool pair's human grade were drawn from its
+predicted distribution, sum over pool pairs d of (1 / pi_d - 1) E[u_r,d u_s,d], u being the
+pair's first-order term (its residuals on the DCG and on the ideal, over the ideal). Its
+moments come from the same predictions as the estimate, per topic and machine grade, so the
+pool's pairs enter only through per-cell sums of their weights (``unsampled``).
 """
 
 from dataclasses import dataclass
@@ -50,6 +57,11 @@ class Parts:
     known_dcg_out: np.ndarray  # folds x runs x topics: their W h summed
     lower_out: np.ndarray  # folds x topics x G: their count graded >= g
     scored: np.ndarray  # runs x topics
+    # Over all pool pairs, per topic x machine grade, with f = 1 / pi - 1: sum f, sum f W_r
+    # (runs x ...) and sum f W_r W_s (runs x runs x ...): the anticipated covariance's input.
+    f_count: np.ndarray
+    f_weight: np.ndarray
+    f_products: np.ndarray
 
 
 def gather_parts(
@@ -81,6 +93,18 @@ def gather_parts(
         for r in range(runs):
             np.add.at(sampled_w_out[k, r], (t, m), weights[r, out])
             np.add.at(known_dcg_out[k, r], t, weights[r, out] * h)
+    f = 1.0 / sample.probability - 1.0  # 0 for a pair sampled with certainty
+    cell = pool.topic * levels + machine  # topic x machine grade, flattened
+    size = topics * levels
+
+    def per_cell(values):
+        return np.bincount(cell, weights=values, minlength=size)
+
+    weighted = pool.weights * f[None, :]
+    f_products = np.zeros((runs, runs, size))
+    for r in range(runs):  # one pass over the pool per run: no runs x runs x pairs array
+        for s in range(r, runs):
+            f_products[r, s] = f_products[s, r] = per_cell(weighted[r] * pool.weights[s])
     return Parts(
         levels,
         pool.k,
@@ -99,6 +123,9 @@ def gather_parts(
         known_dcg_out,
         lower_out,
         pool.scored,
+        per_cell(f).reshape(topics, levels),
+        np.stack([per_cell(w) for w in weighted]).reshape(runs, topics, levels),
+        f_products.reshape(runs, runs, topics, levels),
     )
 
 
@@ -115,13 +142,16 @@ def _folds(topic: np.ndarray, pi: np.ndarray, seed) -> np.ndarray:
     return np.where(pi >= 1.0, -1, (rank + first[topic]) % FOLDS)
 
 
-def estimate(parts: Parts) -> tuple[np.ndarray, np.ndarray]:
-    """(estimates, contributions): each run's estimate, and each sampled pair's first-order
-    contribution to it (runs x sampled; the delta method's input, see means._covariance)."""
+def estimate(parts: Parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(estimates, contributions, anticipated): each run's estimate, each sampled pair's
+    first-order contribution to it (runs x sampled; the delta method's input, see
+    means._covariance), and the anticipated covariance of the estimates (runs x runs, see
+    the module), the mean over the folds' predictions."""
     runs, topics = parts.scored.shape
     grades = np.arange(parts.levels, dtype=np.float64)
     per_topic = np.zeros((runs, topics))
     contribution = np.zeros((runs, parts.fold.size))
+    anticipated = np.zeros((runs, runs))
     for k in range(FOLDS):
         inside = np.flatnonzero(parts.fold == k)
         local = _topic_shift(_calibration(parts, parts.fold != k), parts.seen_out[k])
@@ -152,11 +182,34 @@ def estimate(parts: Parts) -> tuple[np.ndarray, np.ndarray]:
             # own fold, 1 in each of the other K - 1 folds' expansion points).
             contribution[:, inside] = terms * (1.0 / parts.pi[inside] / weight)[None, :]
         per_topic += point / FOLDS
+        anticipated += _anticipated(parts, local, gain, at_least, slope, dcg_0, positive, safe)
     counted = parts.scored.sum(axis=1)
     share = np.divide(1.0, counted, out=np.zeros(runs), where=counted > 0)
     estimates = np.where(parts.scored, per_topic, 0.0).sum(axis=1) * share
     contribution *= share[:, None] * parts.scored[:, parts.topic]
-    return estimates, contribution
+    anticipated *= np.outer(share, share) / FOLDS
+    return estimates, contribution, anticipated
+
+
+def _anticipated(parts, local, gain, at_least, slope, dcg_0, positive, safe) -> np.ndarray:
+    """runs x runs: sum over pool pairs of (1 / pi - 1) E[u_r u_s] under one fold's
+    predictions, u = (W_r a - c_r b) / ideal with a = h - E[h] (the DCG's residual), b the
+    ideal's residual through its slope, c_r the run's predicted DCG over the ideal; each
+    topic counted for the runs it scores (the same topics as the estimate)."""
+    grades = np.arange(parts.levels, dtype=np.float64)
+    a = grades[None, None, :] - gain[:, :, None]  # topics x machine grade x human grade
+    reaches = (grades[:, None] >= np.arange(1, parts.levels)[None, :]).astype(np.float64)
+    b = np.einsum("tg,tmhg->tmh", slope, reaches[None, None] - at_least[:, :, None, :])
+    aa, ab, bb = ((local * x * y).sum(axis=-1) for x, y in ((a, a), (a, b), (b, b)))
+    c = np.where(parts.scored & positive[None, :], dcg_0 / safe[None, :], 0.0)  # runs x topics
+    on = (parts.scored & positive[None, :]) / safe[None, :]  # runs x topics: 1 / ideal or 0
+    moments = (
+        np.einsum("rstm,tm->rst", parts.f_products, aa)
+        - np.einsum("rtm,st,tm->rst", parts.f_weight, c, ab)
+        - np.einsum("stm,rt,tm->rst", parts.f_weight, c, ab)
+        + np.einsum("rt,st,tm,tm->rst", c, c, parts.f_count, bb)
+    )
+    return np.einsum("rst,rt,st->rs", moments, on, on)
 
 
 def expected_ideal(lower, unjudged, at_least, k) -> tuple[np.ndarray, np.ndarray]:

@@ -30,9 +30,10 @@ the model's predicted grades are from the truth. It does not vanish with more to
 fixed number of human grades a topic; it vanishes when every pair is sampled (each
 expansion point is then the all-human grades and the estimate is exact, interval width 0).
 bench/machine_trust.py measures it: about -0.3 standard errors on average with 5-20% of a
-3,000-pair pool over 50 topics (the estimates lean low), which puts the 95% intervals'
-coverage at 87-98% by setting instead of 95%. There is no unbiased estimator of a ratio
-under sampling; README, "Certified means", says when not to trust the intervals.
+3,000-pair pool over 50 topics (the estimates lean low); with the interval below, the 95%
+intervals' coverage is 91.5-99.2% by setting (87-98% with the design's variance alone).
+There is no unbiased estimator of a ratio under sampling; README, "What the certified
+intervals mean, and when not to trust them", says when not to trust the intervals.
 
 The interval. The estimate is linear in the weighted residuals to first order; each sampled
 pair d contributes v[r, d] (its residual terms over the topic's expected ideal, times
@@ -42,16 +43,29 @@ pair d contributes v[r, d] (its residual terms over the topic's expected ideal, 
     Var = sum over strata h of (1 - n_h / N_h) n_h / (n_h - 1) sum over the stratum's
           sampled d of (v[r, d] - mean_h v[r, .])^2             (fixed-size strata)
 
-(the Horvitz-Thompson variance estimators). The interval is estimate +- z sqrt(Var). With
-a fixed truth and many samples, the standard error matches the estimates' spread (ratio
-0.91-1.16 in the measurements bench/README.md reports).
+(the Horvitz-Thompson variance estimators). With a fixed truth and many samples, this
+standard error matches the estimates' spread (ratio 0.91-1.16 in the measurements
+bench/README.md reports), but from one sample it is noisy in the wrong direction: the
+residuals are skewed (most pairs agree with the prediction, a few disagree by grades), so a
+sample that missed the disagreements of a topic both leans low and claims a small variance
+(the bench measured the errors' spread at up to 1.28 standard errors, with the standard
+errors matching the spread across samples). So the interval also takes the *anticipated*
+variance (Isaki and Fuller, JASA 1982): the same sum over every pool pair, not only the
+sampled ones, of (1 / pi - 1) times the expected square of its term when its human grade is
+drawn from its predicted distribution (estimator.py). It comes from the calibration, which
+pools every topic, so it does not collapse with a topic's few pairs. The interval is
+estimate +- z sqrt(max(Var, anticipated Var)): the larger of two estimates of the same
+variance, the design's (valid whatever the model) and the model's (stable), so it is never
+narrower than the design's. Both are 0 when every pair is sampled or the machine agrees with
+every human grade.
 
 The order (``ranking.py``). The leaderboard is sorted by a ranking score: the nDCG of the
 filled-in qrels (the humans' grades where they judged, the machine's elsewhere: filling holes,
 arXiv 2405.04727) plus the certified correction shrunk by empirical Bayes as far as it is
 noise. The intervals and settled pairs stay the certified estimate's; the score has none.
 
-Which pairs of runs are settled: the difference's interval excludes 0. With many runs,
+Which pairs of runs are settled: the difference's interval excludes 0 (its variance, too,
+the larger of the two). With many runs,
 many pairs are tested at once, so some "settled" pairs are settled by chance (about 5% of
 the truly tied ones); ``settled_holm`` applies Holm's step-down correction to the
 two-sided normal p-values over all pairs, which holds the chance of any false "settled" at
@@ -151,9 +165,11 @@ def certify_means(
     """
     machine, human = _check(pool, machine, sample, human, level)
     parts = gather_parts(pool, machine, sample, human, calibrate, seed)
-    estimate, contribution = estimate_runs(parts)
+    estimate, contribution, anticipated = estimate_runs(parts)
     covariance = _covariance(contribution, sample)
-    se = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    # The interval's variance: the larger of the design's estimate and the anticipated one
+    # (see the module); the order's shrinking keeps the design's covariance.
+    se = np.sqrt(np.maximum(np.maximum(np.diag(covariance), np.diag(anticipated)), 0.0))
     z = float(special.ndtri(0.5 + level / 2))
     machine_only = ndcg_means(pool, machine)
 
@@ -180,7 +196,7 @@ def certify_means(
     )
     return Certified(
         runs,
-        _settle(pool, order, estimate, covariance, z, level),
+        _settle(pool, order, estimate, (covariance, anticipated), z, level),
         level,
         pool.k,
         int(sample.chosen.size),
@@ -189,12 +205,14 @@ def certify_means(
     )
 
 
-def _settle(pool, order, estimate, covariance, z, level) -> tuple[Settlement, ...]:
+def _settle(pool, order, estimate, covariances, z, level) -> tuple[Settlement, ...]:
+    """Every pair of runs; a difference's variance is the larger of its estimates under
+    ``covariances`` (the design's and the anticipated one)."""
     found = []
     for i, a in enumerate(order):
         for b in order[i + 1 :]:
             difference = float(estimate[a] - estimate[b])
-            var = covariance[a, a] + covariance[b, b] - 2 * covariance[a, b]
+            var = max(c[a, a] + c[b, b] - 2 * c[a, b] for c in covariances)
             se = float(np.sqrt(max(var, 0.0)))
             if se > 0:
                 p = float(2 * special.ndtr(-abs(difference) / se))

@@ -249,6 +249,20 @@ def _finish(job: Job, status: JobStatus, **fields) -> bool:
     return bool(patiently(record, what=f"job {job.pk}"))
 
 
+def end_queued_job(*, job_id: int, step: str) -> bool:
+    """Mark failed, not to be tried again, a job no worker has started (its user cancelled
+    the work before it began), with ``step`` saying so. False when a worker started it (or it
+    had finished): then only the work can stop itself. The task may still wait in its
+    queue; a worker that takes it later must find in the work's own record that it was
+    cancelled and do nothing (jobs know only their row)."""
+    now = timezone.now()
+    return bool(
+        Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
+            status=JobStatus.FAILED, step=step, finished_at=now, updated_at=now, retryable=False
+        )
+    )
+
+
 # --- starting again ----------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@ the round trip keeps every field of every row, timestamps and history order incl
 corrupt file is refused with its JSON path and leaves the database as it was."""
 
 import copy
+import datetime as dt
 import gzip
 import io
 import json
@@ -224,6 +225,7 @@ def build_campaign(name="Web Track 2026 — backup"):
     )
     tally_pairs(campaign=campaign)  # machine grades now count, as update_campaign does
     add_trust(campaign, runner, lead)
+    add_stop_rule(campaign)
     return Campaign.objects.get(pk=campaign.pk)
 
 
@@ -287,6 +289,28 @@ def add_trust(campaign, machine, lead):
     )
     Publication.objects.filter(campaign=campaign).update(
         machine_gates={machine.judge.label: {"verdict": "overridden", "gate": overridden.pk}}
+    )
+
+
+def add_stop_rule(campaign):
+    """Version 5: a stop rule other than the defaults that has paused judging, with its
+    record (services/stopping.apply_stop_rule writes it so)."""
+    at = "2026-11-27T10:15:00.250000+00:00"
+    Campaign.objects.filter(pk=campaign.pk).update(
+        stop_rule="top",
+        stop_confidence=0.9,
+        stop_top=2,
+        paused_at=dt.datetime.fromisoformat(at),
+        stop_event={
+            "rule": "top",
+            "confidence": 0.9,
+            "top": 2,
+            "measure": "ndcg_cut_10",
+            "described": "the top 2 runs settled at 90% (nDCG@10)",
+            "spent": 7,
+            "undecided": 3,
+            "at": at,
+        },
     )
 
 
@@ -422,11 +446,30 @@ V3_SECTIONS = ("imports", "machine_runs", "machine_answers", "audits")
 # Version 4's sections and campaign keys beyond version 3's.
 V4_SECTIONS = ("certified_design", "gates")
 V4_CAMPAIGN = ("gate_threshold", "blind_share", "suggestions_from")
+# Version 5's campaign keys beyond version 4's (its sections are version 4's).
+V5_CAMPAIGN = ("stop_rule", "stop_confidence", "stop_top", "paused_at", "stop_event")
+
+
+def as_version_4(document: dict) -> dict:
+    """The document as version 4 wrote it."""
+    document = copy.deepcopy(document)
+    document["version"] = 4
+    for key in V5_CAMPAIGN:
+        del document["campaign"][key]
+    return document
+
+
+def as_before_version_5(before: dict) -> None:
+    """What a backup older than version 5 restores: no stop rule, judging not paused
+    (``before`` changed to say so)."""
+    before["Campaign"][0].update(
+        stop_rule="none", stop_confidence=0.95, stop_top=3, paused_at=None, stop_event={}
+    )
 
 
 def as_version_3(document: dict) -> dict:
     """The document as version 3 wrote it."""
-    document = copy.deepcopy(document)
+    document = as_version_4(document)
     document["version"] = 3
     for key in V4_SECTIONS:
         del document[key]
@@ -439,7 +482,8 @@ def as_version_3(document: dict) -> dict:
 
 def as_before_version_4(before: dict, after: dict) -> None:
     """What a backup older than version 4 restores: no design, no gates, the settings'
-    defaults, publications without their gates (``before`` changed to say so)."""
+    defaults, publications without their gates, no stop rule (``before`` changed to say so)."""
+    as_before_version_5(before)
     for model in ("CertifiedDesign", "DesignPair", "GullibilityGate"):
         assert after.pop(model) == [], model
         before.pop(model)
@@ -765,8 +809,33 @@ CORRUPTIONS = {
         "format: must be 'qrelsmith-campaign'",
     ),
     "a newer version": (
-        lambda d: edit(d, lambda x: x.update(version=5)),
-        "version: 5 is not a version this Qrelsmith reads (it reads versions 1, 2, 3 and 4)",
+        lambda d: edit(d, lambda x: x.update(version=6)),
+        "version: 6 is not a version this Qrelsmith reads (it reads versions 1, 2, 3, 4 and 5)",
+    ),
+    "version 4 with version 5's campaign keys": (
+        lambda d: edit(d, lambda x: x.update(version=4)),
+        "campaign.stop_rule: unknown key",
+    ),
+    "a stop rule nobody can choose": (
+        lambda d: edit(d, lambda x: x["campaign"].update(stop_rule="never")),
+        "campaign.stop_rule: 'never' is not one of none, adjacent, top",
+    ),
+    "a stop confidence of 1": (
+        lambda d: edit(d, lambda x: x["campaign"].update(stop_confidence=1)),
+        "campaign.stop_confidence: The confidence must be a number above 0.5 and below 1 "
+        "(e.g. 0.95), got 1.0.",
+    ),
+    "a top-k rule with k 0": (
+        lambda d: edit(d, lambda x: x["campaign"].update(stop_top=0)),
+        "campaign.stop_top: k must be a whole number from 1 to 1,000, got 0.",
+    ),
+    "a stop record that is not an object": (
+        lambda d: edit(d, lambda x: x["campaign"].update(stop_event=["paused"])),
+        "campaign.stop_event: must be an object",
+    ),
+    "a stop record whose resume is not a time": (
+        lambda d: edit(d, lambda x: x["campaign"]["stop_event"].update(resumed_at="yesterday")),
+        "campaign.stop_event.resumed_at: 'yesterday' is not a date and time in ISO 8601",
     ),
     "version 3 with version 4's sections": (
         lambda d: edit(d, lambda x: x.update(version=3)),
@@ -1097,7 +1166,7 @@ def test_export_writes_one_list_item_per_line(tmp_path):
     assert summary.counts["assignments"] == Assignment.objects.count()
     assert summary.counts["entries"] == QrelsEntry.objects.count()
     lines = text.splitlines()
-    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":4,"exported_at":')
+    assert lines[0].startswith('{"format":"qrelsmith-campaign","version":5,"exported_at":')
     assert sum(line.startswith('{"qid"') for line in lines) >= Assignment.objects.count()
     document = json.loads(text)
     assert list(document) == list(backup.schema.TOP_KEYS)

@@ -98,10 +98,11 @@ def test_redraw_cancel_anchoring_and_the_certified_evaluation_pages(
     no_sideways_scroll(page)
     shot(f"trust-gate-running-{width}")
     page.get_by_role("button", name="Cancel the gate").click()
-    expect(page.get_by_role("status").first).to_contain_text("Asked the gate to stop")
-    expect(page.get_by_test_id("gate-verdict")).to_contain_text("asked to stop")
+    # Its job had not started: the gate ends now, not "asked to stop" until a worker comes.
+    expect(page.get_by_role("status").first).to_contain_text("Cancelled before it started")
+    expect(page.get_by_test_id("gate-verdict")).to_have_attribute("data-verdict", "cancelled")
     expect(page.get_by_test_id("gate-cancel-form")).to_have_count(0)
-    shot(f"trust-gate-cancel-asked-{width}")
+    shot(f"trust-gate-cancelled-queued-{width}")
 
     # The evaluation side: the campaign's qrels, the runs scored on them.
     published = adjudication.publish(campaign=campaign, user=lead, leave_out_undecided=True)

@@ -115,3 +115,60 @@ def test_a_comparison_shows_the_pairs_among_its_runs(certified_world, client):
     [pair] = [p for p in board.certified.pairs if {p.a, p.b} == {str(runs[0].pk), str(runs[1].pk)}]
     assert f"{pair.low:.4f} – {pair.high:.4f}" in page
     assert page.count('data-settled="') == 1  # only the pair of the two compared runs
+
+
+def test_the_run_api_carries_the_run_pages_certified_numbers(certified_world, client):
+    _campaign, lead, engineer, runs, board, _published, _imported = certified_world
+    best = runs[0]
+    client.force_login(lead)
+    body = client.get(f"/api/v1/runs/{best.pk}/").json()
+    [given] = body["certified"]
+    assert (given["campaign"], given["humans"], given["pool_size"]) == (
+        "Trust 2026",
+        board.certified.humans,
+        board.certified.pool_size,
+    )
+    [estimate] = [e for e in board.certified.runs if e.run == str(best.pk)]
+    assert given["runs"] == [
+        {
+            "run": best.pk,
+            "ndcg_cut_10": estimate.estimate,
+            "low": estimate.low,
+            "high": estimate.high,
+        }
+    ]
+    # Every pair that holds the run, as the run page's standing lists them.
+    mine = [p for p in board.certified.pairs if str(best.pk) in (p.a, p.b)]
+    assert [(str(p["a"]), str(p["b"]), p["settled"], p["p_holm"]) for p in given["pairs"]] == [
+        (p.a, p.b, p.settled_holm, p.p_holm) for p in mine
+    ]
+    # The list stays cheap: no certified board per row.
+    assert "certified" not in client.get("/api/v1/runs/").json()["results"][0]
+    # Not the engineer's campaign: not theirs to see.
+    client.force_login(engineer)
+    assert client.get(f"/api/v1/runs/{best.pk}/").json()["certified"] == []
+
+
+def test_the_comparison_api_carries_the_pairs_among_its_runs(certified_world, client):
+    _campaign, lead, engineer, runs, board, published, _imported = certified_world
+    url = (
+        f"/api/v1/comparison/?qrels={published.pk}&measures=ndcg_cut.10"
+        f"&baseline={runs[0].pk}&runs={runs[1].pk}"
+    )
+    client.force_login(lead)
+    [given] = client.get(url).json()["certified"]
+    assert sorted(r["run"] for r in given["runs"]) == sorted([runs[0].pk, runs[1].pk])
+    by_run = {r["run"]: r for r in given["runs"]}
+    for estimate in board.certified.runs:
+        if int(estimate.run) in by_run:
+            assert (by_run[int(estimate.run)]["low"], by_run[int(estimate.run)]["high"]) == (
+                estimate.low,
+                estimate.high,
+            )
+    # Only the pair of the two compared runs, as the comparison page shows it.
+    [pair] = [p for p in board.certified.pairs if {p.a, p.b} == {str(runs[0].pk), str(runs[1].pk)}]
+    assert [(p["difference"], p["low"], p["high"], p["settled"]) for p in given["pairs"]] == [
+        (pair.difference, pair.low, pair.high, pair.settled_holm)
+    ]
+    client.force_login(engineer)
+    assert client.get(url).json()["certified"] == []

@@ -339,3 +339,20 @@ def test_a_job_the_immediate_backend_ran_keeps_no_queue_row(start_import):
     job = start_import(run=True)
     assert job.status == JobStatus.SUCCEEDED
     assert job.task_result_id == ""
+
+
+@pytest.mark.parametrize("status", [JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.FAILED])
+def test_only_a_job_no_worker_started_is_ended_as_cancelled(engineer, status):
+    queued = Job.objects.create(kind="k", title="t", created_by=engineer, task=RUN)
+    assert services.end_queued_job(job_id=queued.pk, step="Cancelled before it started.")
+    queued.refresh_from_db()
+    assert (queued.status, queued.step, queued.retryable) == (
+        JobStatus.FAILED,
+        "Cancelled before it started.",
+        False,
+    )
+    assert queued.finished_at is not None and not queued.can_retry
+    taken = Job.objects.create(kind="k", title="t", created_by=engineer, task=RUN, status=status)
+    assert not services.end_queued_job(job_id=taken.pk, step="Cancelled before it started.")
+    taken.refresh_from_db()
+    assert (taken.status, taken.step) == (status, "")

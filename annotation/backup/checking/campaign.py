@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from annotation.backup import schema
-from annotation.backup.schema import checkers
+from annotation.backup.schema import checkers, field_checker
 from annotation.scales import validate_scale
+from annotation.services.stopping import read_stop_settings
 
 from .base import _DOCNO, _QID, CheckBase, _show
+
+_TIME = field_checker(schema.Campaign._meta.get_field("created_at"))
 
 
 class CampaignChecks(CheckBase):
@@ -20,7 +25,10 @@ class CampaignChecks(CheckBase):
         refs = schema.CAMPAIGN_REFS
         if self.version >= 4:
             fields, refs = {**fields, **schema.CAMPAIGN_V4}, schema.CAMPAIGN_REFS_V4
+        if self.version >= 5:
+            fields = {**fields, **schema.CAMPAIGN_V5}
         row, ok = self.object("campaign", value, checkers(schema.Campaign, fields), refs)
+        self.stop_settings(row)
         if "lead" in row:
             self.user("campaign.lead", row["lead"], nullable=False)
         if "scale" in row:
@@ -38,6 +46,28 @@ class CampaignChecks(CheckBase):
         if accuracy is not None and not 0 <= accuracy <= 1:
             self.add("campaign.gold_min_accuracy", "must be a fraction between 0 and 1")
         return row if ok else {}
+
+    def stop_settings(self, row: dict) -> None:
+        """Version 5's stop rule: what a lead may choose (services/stopping.py, the same
+        words), and a record of what it did that the pages can read (an object whose
+        ``at`` and ``resumed_at``, when there, are times)."""
+        if {"stop_rule", "stop_confidence", "stop_top"} <= row.keys():
+            try:
+                read_stop_settings(
+                    rule=row["stop_rule"], confidence=row["stop_confidence"], top=row["stop_top"]
+                )
+            except ValidationError as error:
+                for key, messages in error.message_dict.items():
+                    self.add(f"campaign.stop_{key}", " ".join(messages))
+        event = row.get("stop_event")
+        if event is None:
+            return
+        if not isinstance(event, dict):
+            self.add("campaign.stop_event", "must be an object")
+            return
+        for key in ("at", "resumed_at"):
+            if key in event:
+                self.check(f"campaign.stop_event.{key}", _TIME, event[key])
 
     def judges(self, value: Any) -> list[dict]:
         first: dict[str, str] = {}

@@ -91,8 +91,7 @@ class CampaignRestore(RestoreBase):
                     **_fields(backup.campaign, schema.CAMPAIGN),
                     # Format version 1 carries no outside or machine judges, so their
                     # settings restore as off (their defaults); nor the pool ordering, which
-                    # restores as today's random order (the lead may choose it again);
-                    # nor the stop rule, which restores as none, judging not paused.
+                    # restores as today's random order (the lead may choose it again).
                     "machine_grades_adjudicate": False,
                     "machine_grades_fill": False,
                     "pool_ordering": PoolOrdering.RANDOM,
@@ -112,11 +111,16 @@ class CampaignRestore(RestoreBase):
                         backup.campaign,
                         {k: v for k, v in schema.CAMPAIGN_V4.items() if k in backup.campaign},
                     ),
+                    # Before version 5: no stop rule (its defaults), judging not paused.
                     "stop_rule": StopRule.NONE,
-                    "stop_confidence": 0.95,
-                    "stop_top": 3,
+                    "stop_confidence": Campaign._meta.get_field("stop_confidence").default,
+                    "stop_top": Campaign._meta.get_field("stop_top").default,
                     "paused_at": None,
                     "stop_event": {},
+                    **_fields(
+                        backup.campaign,
+                        {k: v for k, v in schema.CAMPAIGN_V5.items() if k in backup.campaign},
+                    ),
                 }
             ],
         )

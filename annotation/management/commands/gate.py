@@ -51,8 +51,8 @@ class Command(BaseCommand):
                 self.stderr.write(f"gate job {job.pk}: {job.status} {job.step}".rstrip())
             if options["cancel"]:
                 gate = gates.latest_gate(machine)
-                asked = gate is not None and gates.cancel_gate(gate=gate)
-                self.stderr.write(gates.MESSAGES["cancel_asked" if asked else "cancel_late"])
+                outcome = gates.CANCEL_LATE if gate is None else gates.cancel_gate(gate=gate)
+                self.stderr.write(gates.MESSAGES[f"cancel_{outcome}"])
             if options["override"]:
                 gate = gates.latest_gate(machine)
                 if gate is None:
