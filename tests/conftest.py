@@ -86,6 +86,16 @@ def media_root(settings, tmp_path):
     return stored_files
 
 
+@pytest.fixture
+def world_copy(world_made, db, media_root):
+    """The module's ``world_made`` as it was made, for this test (tests/worlds.py)."""
+    from django.conf import settings
+
+    from tests.worlds import copy_of
+
+    return copy_of(world_made.world, world_made.media, settings.MEDIA_ROOT)
+
+
 @pytest.fixture(autouse=True)
 def _role_groups(request):
     """Transactional tests (browser tests, races) end by flushing every table, which also
@@ -173,10 +183,33 @@ def plan_lanes(items, lanes: list[str]) -> list[list]:
     return planned
 
 
+# The fixtures that make a world once per module (tests/worlds.py, tests/api/conftest.py):
+# its rows stay until the module's last test.
+MODULE_WORLDS = {"world_made", "module_world"}
+
+
+def before_the_world(items) -> None:
+    """In a module that makes its world once, the tests that do not ask for it run first, so
+    they meet the database without it, as they would alone (the order within each group,
+    and of the modules, is kept)."""
+    position = {}
+    for index, item in enumerate(items):
+        module = item.nodeid.split("::")[0]
+        position.setdefault(module, index)
+    items.sort(
+        key=lambda item: (
+            position[item.nodeid.split("::")[0]],
+            bool(MODULE_WORLDS & set(getattr(item, "fixturenames", ()))),
+        )
+    )
+
+
 def pytest_collection_modifyitems(config, items):
     """``DATABASE_TESTS_ONLY=1`` keeps only the tests that reach the database: the others
     (pure computation, parsers, measures) give the same result whatever DATABASE_URL says.
-    ``TEST_LANES``/``TEST_LANE`` keep this lane's share (see ``plan_lanes``)."""
+    ``TEST_LANES``/``TEST_LANE`` keep this lane's share (see ``plan_lanes``). In each module,
+    the tests that do not ask for a world made once for it come first (``before_the_world``)."""
+    before_the_world(items)
     if os.environ.get("TEST_LANES"):
         lanes = os.environ["TEST_LANES"].split()
         lane = int(os.environ["TEST_LANE"])

@@ -1,8 +1,6 @@
 """Fixtures for the API tests: users by role, API clients logged in as them, and ``world``, a
 small instance with one of everything (made on demand, per test)."""
 
-import copy
-import shutil
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -48,6 +46,7 @@ from evaluation.models import (
 from evaluation.services import schedules as schedule_service
 from evaluation.services import search as search_service
 from jobs.models import Job
+from tests.worlds import copy_of
 
 QRELS = b"1 0 d1 2\n1 0 d2 0\n2 0 d3 1\n2 0 d4 3\n"
 RUN = b"1 Q0 d1 1 3.0 bm25\n1 Q0 d2 2 2.0 bm25\n2 Q0 d4 1 5.5 bm25\n2 Q0 d3 2 1.5 bm25\n"
@@ -198,8 +197,7 @@ def shared_world(module_world, db, media_root) -> World:
     a test deletes or adds stays there). A module whose tests need no transaction of their own
     opts in with ``def world(shared_world): return shared_world``; from its first test that
     asks for the world on, its other tests meet the world's rows too."""
-    shutil.copytree(module_world.media, settings.MEDIA_ROOT, dirs_exist_ok=True)
-    return copy.deepcopy(module_world)
+    return copy_of(module_world, module_world.media, settings.MEDIA_ROOT)
 
 
 def session_of(user) -> str:

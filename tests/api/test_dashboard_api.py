@@ -19,6 +19,7 @@ from jobs.models import Job, JobStatus
 from jobs.services import start_job
 from tests.api.conftest import upload
 from tests.evaluation.dashboard_data import BM25, DENSE, small_world
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
@@ -30,9 +31,13 @@ def client(api, make_user):
     return api(make_user("eng", "engineer"))
 
 
+world_made = made_once(small_world)
+
+
 @pytest.fixture
-def world(media_root):
-    return small_world()
+def world(world_copy):
+    """small_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 def evaluate_json(qrels, run) -> dict:

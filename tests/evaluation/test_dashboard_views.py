@@ -18,15 +18,20 @@ from evaluation.collection import synthetic
 from evaluation.models import Evaluation, Run
 from jobs.models import Job, JobStatus
 from tests.evaluation.dashboard_data import demo_world, small_world, user
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 MEASURES = list(services.DASHBOARD_MEASURES)
 
 
+world_made = made_once(small_world)
+
+
 @pytest.fixture
-def world(media_root):
-    return small_world()
+def world(world_copy):
+    """small_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 @pytest.fixture

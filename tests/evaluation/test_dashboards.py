@@ -14,15 +14,20 @@ from evaluation import dashboards, measures, services
 from evaluation.analysis import significance
 from evaluation.models import Evaluation
 from tests.evaluation.dashboard_data import demo_world, small_world, user
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 DEFAULT = list(services.DASHBOARD_MEASURES)
 
 
+world_made = made_once(small_world)
+
+
 @pytest.fixture
-def world(media_root):
-    return small_world()
+def world(world_copy):
+    """small_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 def scoring_of(qrels, **kwargs):

@@ -11,6 +11,12 @@ from evaluation import services
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def world(shared_world):
+    """build_world()'s world, made once for the module (tests/api/conftest.py)."""
+    return shared_world
+
+
 def page(client, user, url: str) -> str:
     client.force_login(user)
     response = client.get(url)
