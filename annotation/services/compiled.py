@@ -37,8 +37,11 @@ class Statement:
     (for a queryset of model instances) gives them as the ORM would.
     """
 
-    def __init__(self, name: str, build: Callable[..., QuerySet], arity: int):
+    def __init__(self, name: str, build: Callable[..., QuerySet], arity: int, lock_of: tuple = ()):
         self.name, self.build, self.arity = name, build, arity
+        # Models whose rows the statement locks (FOR UPDATE OF their tables, each joined once;
+        # where the database has row locks: SQLite's IMMEDIATE transactions serialise writers).
+        self.lock_of = lock_of
 
     def _compiled(self) -> tuple:
         key = (connection.alias, connection.vendor, self.name)
@@ -47,6 +50,9 @@ class Statement:
             compiler = queryset.query.get_compiler(connection=connection)
             sql, params = compiler.as_sql()
             params = list(params)
+            if self.lock_of and connection.features.has_select_for_update_of:
+                tables = (connection.ops.quote_name(m._meta.db_table) for m in self.lock_of)
+                sql += f" FOR UPDATE OF {', '.join(tables)}"
             places = [
                 [at for at, param in enumerate(params) if param == sentinel]
                 for sentinel in SENTINELS[: self.arity]

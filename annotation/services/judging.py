@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, Min, QuerySet
+from django.db.models import BooleanField, Exists, ExpressionWrapper, F, Min, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
@@ -24,6 +24,7 @@ from annotation.models import (
     JudgmentAction,
     JudgmentChange,
     Pair,
+    Topic,
     TopicTally,
     lacking_text,
 )
@@ -32,7 +33,7 @@ from annotation.services.agreement import mark_agreement_stale, tasks_inline
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
 from annotation.services.compiled import Statement, prepared_cursor
 from annotation.services.ordering import queue_order
-from annotation.services.tallies import shift_judge_tally, tally_pairs
+from annotation.services.tallies import shift_judge_tally, tally_locked_pair
 from common import text_limits
 
 # --- judging -------------------------------------------------------------------------------
@@ -117,9 +118,37 @@ _CAMPAIGN = Statement("judging.campaign", lambda pk: Campaign.objects.filter(pk=
 _JUDGMENT = Statement(
     "judging.judgment", lambda pk: Judgment.objects.filter(assignment_id=pk).order_by(), 1
 )
+_CAMPAIGN_FIELDS = tuple(f.attname for f in Campaign._meta.concrete_fields)
+_JUDGMENT_FIELDS = tuple(f.attname for f in Judgment._meta.concrete_fields)
 
 
-def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -> Assignment:
+def _pair_state(assignment_id):
+    """What a change to a judgment needs once its assignment is locked, in one statement:
+    its pair's and topic's rows locked (the tallies it recounts), the campaign, the judgment
+    (or NULLs), and whether an agreement refresh is queued (mark_agreement_stale)."""
+    queued = AgreementRefresh.objects.filter(
+        campaign_id=OuterRef("pair__campaign_id"), requested_at__isnull=False
+    )
+    return (
+        Assignment.objects.filter(pk=assignment_id)
+        .order_by()
+        .annotate(refresh_queued=Exists(queued))
+        .values_list(
+            *(f"pair__campaign__{name}" for name in _CAMPAIGN_FIELDS),
+            # A column of the topic's row, so the topic is joined (and locked).
+            "pair__topic__campaign_id",
+            *(f"judgment__{name}" for name in _JUDGMENT_FIELDS),
+            "refresh_queued",
+        )
+    )
+
+
+_PAIR_STATE = Statement("judging.pair_state", _pair_state, 1, lock_of=(Pair, Topic))
+
+
+def _own_assignment(
+    assignment_id: int, judge, campaign_id: int | None = None, *, lock_pair: bool = False
+) -> Assignment:
     """The judge's assignment, locked until the change commits (only the assignment row:
     judges grading other pairs of the campaign never wait for each other).
 
@@ -130,6 +159,13 @@ def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -
     Its statements are compiled once (services.compiled); the assignment comes with its id,
     pair, judge and status, its other fields are read if asked for (deferred), and its pair
     with its campaign and topic.
+
+    ``lock_pair`` (a grade, a skip, an undo: they recount the pair's and topic's tallies):
+    the second statement also locks the pair's and the topic's rows, reads the judgment
+    (``assignment.found_judgment``) and whether an agreement refresh is queued
+    (``assignment.refresh_queued``), so the grade sends none of these again. Locks are
+    taken in the order assignment, pair, topic, as before (the judge's tally, an UPDATE,
+    comes after the pair, as when work is assigned: pairs, then judges' tallies).
     """
     if campaign_id is None:
         found = _LOCKED[False].rows(assignment_id)
@@ -148,19 +184,49 @@ def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -
     assignment.pair = pair
     # The campaign is read after the lock, in a statement of its own, so it is never older
     # than the lock: update_campaign locks every assignment of the campaign before it
-    # changes the scale, so a grade is checked against the scale it is stored under.
-    pair.campaign = _CAMPAIGN.instances(campaign)[0]
+    # changes the scale, so a grade is checked against the scale it is stored under. The
+    # judgment too: only a holder of the assignment's lock writes it, so a retry that
+    # waited for the lock sees the judgment the first attempt committed. (Should the
+    # statement wait for the pair's or topic's lock, PostgreSQL reads the campaign and the
+    # judgment as they were when it started, after the assignment's lock: still current.)
+    if not lock_pair:
+        pair.campaign = _CAMPAIGN.instances(campaign)[0]
+        return assignment
+    row = _PAIR_STATE.rows(assignment.pk)[0]
+    width = len(_CAMPAIGN_FIELDS)
+    pair.campaign = Campaign.from_db(connection.alias, _CAMPAIGN_FIELDS, row[:width])
+    judgment = row[width + 1 : width + 1 + len(_JUDGMENT_FIELDS)]
+    assignment.found_judgment = None
+    if judgment[0] is not None:
+        assignment.found_judgment = Judgment.from_db(connection.alias, _JUDGMENT_FIELDS, judgment)
+        assignment.found_judgment.assignment = assignment
+    assignment.refresh_queued = bool(row[-1])
     return assignment
 
 
 def _own_judgment(assignment: Assignment) -> Judgment | None:
     # A statement of its own after the lock (not a join in it): a retry that waited for the
     # lock must see the judgment the first attempt committed.
+    if hasattr(assignment, "found_judgment"):  # read with the pair's lock (_own_assignment)
+        return assignment.found_judgment
     found = _JUDGMENT.instances(assignment.pk)
     judgment = found[0] if found else None
     if judgment is not None:
         judgment.assignment = assignment  # the locked instance, not a fresh query's
     return judgment
+
+
+def _tally(assignment: Assignment) -> None:
+    """Recount the pair's and its topic's tallies (their rows locked by _own_assignment's
+    lock_pair) and mark the campaign's agreement stale."""
+    campaign = assignment.pair.campaign
+    tally_locked_pair(
+        pair_id=assignment.pair_id,
+        topic_id=assignment.pair.topic_id,
+        campaign_id=campaign.pk,
+        rule=campaign.adjudication_rule,
+    )
+    mark_agreement_stale(campaign_id=campaign.pk, queued=assignment.refresh_queued)
 
 
 def _set_status(assignment: Assignment, status: str) -> None:
@@ -201,7 +267,7 @@ def record_judgment(
     API, pass True; callers that stand in for judges (the demo, tests) may grade any pair."""
     request_id = _request_uuid(request_id)
     with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        assignment = _own_assignment(assignment_id, judge, campaign_id, lock_pair=True)
         if needs_text and assignment.lacks_text:
             raise ValidationError(MESSAGES["document_lacks_text"].format(docno=assignment.docno))
         grades = assignment.pair.campaign.grades
@@ -238,8 +304,7 @@ def record_judgment(
             )
         if assignment.status != AssignmentStatus.DONE:
             _set_status(assignment, AssignmentStatus.DONE)
-        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
-        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
+        _tally(assignment)
     return judgment
 
 
@@ -261,7 +326,7 @@ def skip_assignment(
     if too_long:
         raise ValidationError(too_long)
     with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        assignment = _own_assignment(assignment_id, judge, campaign_id, lock_pair=True)
         judgment = _own_judgment(assignment) or Judgment(assignment=assignment)
         if judgment.pk and request_id is not None and judgment.last_request == request_id:
             return judgment
@@ -279,15 +344,14 @@ def skip_assignment(
             changed_by=judge,
         )
         _set_status(assignment, AssignmentStatus.SKIPPED)
-        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
-        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
+        _tally(assignment)
     return judgment
 
 
 def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) -> Assignment:
     """Take back a grade or a skip: the pair is open again; the history keeps what it was."""
     with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        assignment = _own_assignment(assignment_id, judge, campaign_id, lock_pair=True)
         judgment = _own_judgment(assignment)
         if judgment is None:
             return assignment
@@ -301,8 +365,7 @@ def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) 
         )
         judgment.delete()
         _set_status(assignment, AssignmentStatus.OPEN)
-        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
-        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
+        _tally(assignment)
     return assignment
 
 

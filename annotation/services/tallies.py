@@ -305,6 +305,80 @@ def _tally_one(pair_id: int) -> None:
     _count_one(found[0][0])
 
 
+def _locked_pair_statements(rule: str) -> tuple:
+    """A grade's two tally statements (tally_locked_pair), written once per database and
+    rule: the pair's judges' and counted outside grades in one read (a UNION of the two
+    queries tally_pairs runs), and its topic's counts stored by one INSERT … SELECT."""
+    key = (connection.vendor, connection.alias, "locked", rule)
+    if key not in _STATEMENTS:
+        quote = connection.ops.quote_name
+        judges = _compiled(
+            Assignment.objects.filter(pair_id=_SENTINEL)
+            .order_by()
+            .annotate(tally_status=F("status"), tally_grade=F("judgment__grade"))
+            .values_list("tally_status", "tally_grade")
+        )
+        outside = _compiled(
+            ExternalGrade.objects.filter(adjudicating_grades(), pair_id=_SENTINEL)
+            .order_by()
+            .annotate(tally_grade=F("grade"), tally_kind=F("judge__kind"))
+            .values_list("tally_grade", "tally_kind")
+        )
+        # Outside grades come with no status (every judge's row has one).
+        read = (
+            f"SELECT j.{quote('tally_status')}, j.{quote('tally_grade')}, NULL FROM "
+            f"({judges[0]}) j UNION ALL SELECT NULL, o.{quote('tally_grade')}, "
+            f"o.{quote('tally_kind')} FROM ({outside[0]}) o",
+            judges[1] + outside[1],
+            [judges[2], len(judges[1]) + outside[2]],
+        )
+        update = _pair_statements()[3]
+        (counts_sql, counts_params, at), _, _ = _statements(rule)
+        table = quote(TopicTally._meta.db_table)
+        columns = ["topic_id", "campaign_id", *TOPIC_FIELDS]
+        # Stored only while the campaign's rule is still the one these counts apply (read
+        # afresh by this statement, after the topic's lock): a rule changed meanwhile leaves
+        # nothing written, and the topic is recounted under the rule it has now.
+        store = (
+            f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) SELECT %s, %s, "
+            + ", ".join(f"COALESCE(x.{quote(f)}, 0)" for f in TOPIC_FIELDS)
+            + f" FROM ({counts_sql}) x WHERE (SELECT c.{quote('adjudication_rule')} FROM "
+            f"{quote(Campaign._meta.db_table)} c WHERE c.{quote('id')} = %s) = %s "
+            f"ON CONFLICT ({quote('topic_id')}) DO UPDATE SET "
+            + ", ".join(f"{quote(f)} = EXCLUDED.{quote(f)}" for f in TOPIC_FIELDS)
+        )
+        _STATEMENTS[key] = (read, update, (store, counts_params, at))
+    return _STATEMENTS[key]
+
+
+def tally_locked_pair(*, pair_id: int, topic_id: int, campaign_id: int, rule: str) -> None:
+    """tally_pairs and count_topics of one pair whose row and whose topic's row the caller
+    locked in this transaction (a grade, a skip, an undo: services.judging), in three
+    statements: read its judges' and counted outside grades, store its tally, count its
+    topic's pairs and store them. ``rule`` is the campaign's adjudication rule as the caller
+    read it; if it changed since, the topic is recounted as count_topics does."""
+    (read, read_params, places), update, (store, counts_params, at) = _locked_pair_statements(rule)
+    params = list(read_params)
+    for place in places:
+        params[place] = pair_id
+    counts = list(counts_params)
+    counts[at] = topic_id
+    with prepared_cursor() as cursor:
+        cursor.execute(read, params)
+        judges, outside = [], []
+        for status, grade, kind in cursor.fetchall():
+            if status is None:
+                outside.append((pair_id, grade, kind))
+            else:
+                judges.append((status, grade))
+        tally = _tallies({pair_id: judges}, outside)[pair_id]
+        cursor.execute(update, [*tally, pair_id])
+        cursor.execute(store, [topic_id, campaign_id, *counts, campaign_id, rule])
+        stored = cursor.rowcount
+    if not stored:  # the rule changed, or the topic has no pairs (then zeros are stored)
+        _count_one(topic_id)
+
+
 def _statements(rule: str) -> tuple:
     key = (connection.vendor, connection.alias, rule)
     if key not in _STATEMENTS:
