@@ -58,8 +58,8 @@ from annotation.models import (
     Judgment,
     MachineAnswer,
 )
-from annotation.services.compiled import Statement
 from annotation.services.suggestions import anchoring_report
+from common.compiled import Statement
 
 # The lead's choice of weights for pairwise kappa, as the page and the API name them.
 WEIGHTS = {"quadratic": "quadratic", "linear": "linear", "none": None}

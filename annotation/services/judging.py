@@ -28,13 +28,13 @@ from annotation.models import (
     TopicTally,
     lacking_text,
 )
-from annotation.services import compiled
 from annotation.services.agreement import mark_agreement_stale, tasks_inline
 from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
-from annotation.services.compiled import Statement, prepared_cursor
+from annotation.services.judge_tallies import shift_judge_tally
 from annotation.services.ordering import queue_order
-from annotation.services.tallies import shift_judge_tally, tally_locked_pair
-from common import text_limits
+from annotation.services.tallies import tally_locked_pair
+from common import compiled, text_limits
+from common.compiled import Statement, prepared_cursor
 
 # --- judging -------------------------------------------------------------------------------
 
@@ -156,7 +156,7 @@ def _own_assignment(
     campaign, or of a campaign the judge no longer judges is ``Assignment.DoesNotExist``;
     without it, another judge's assignment is PermissionDenied (the API's contract).
 
-    Its statements are compiled once (services.compiled); the assignment comes with its id,
+    Its statements are compiled once (common.compiled); the assignment comes with its id,
     pair, judge and status, its other fields are read if asked for (deferred), and its pair
     with its campaign and topic.
 
@@ -287,7 +287,7 @@ def record_judgment(
         judgment.skip_reason = ""
         judgment.seconds += max(0.0, float(seconds))
         judgment.last_request = request_id
-        # Written with SQL compiled once (services.compiled), as save() and create() would.
+        # Written with SQL compiled once (common.compiled), as save() and create() would.
         if judgment.pk is None:
             compiled.insert(judgment)
         else:

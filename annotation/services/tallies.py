@@ -19,10 +19,7 @@ transaction: by tally_pairs for the topics of the pairs it counted, and by the s
 change what decides a pair without touching its judges (a lead's decision, a gold grade, the
 campaign's rule) or add pairs. The lead's pages add up one row per topic.
 
-Each judge's tally in a campaign (JudgeTally: open, graded, skipped) is kept the same way:
-a grade, a skip or an undo shifts one count of one row (:func:`shift_judge_tally`); the
-services that assign, remove or move work in bulk recount their campaign's judges
-(:func:`tally_judges`, one aggregate query).
+Each judge's tally in a campaign (JudgeTally) is kept by annotation/services/judge_tallies.py.
 """
 
 from __future__ import annotations
@@ -40,13 +37,12 @@ from annotation.models import (
     Campaign,
     ExternalGrade,
     JudgeKind,
-    JudgeTally,
     LeadDecision,
     Pair,
     Topic,
     TopicTally,
 )
-from annotation.services.compiled import prepared_cursor
+from common.compiled import prepared_cursor
 
 FIELDS = (
     "judges_assigned",
@@ -464,65 +460,3 @@ def topic_sums(queryset) -> dict[str, int]:
     """TOPIC_FIELDS summed over a TopicTally queryset (0 where it has no rows)."""
     sums = queryset.aggregate(**{field: Sum(field) for field in TOPIC_FIELDS})
     return {field: value or 0 for field, value in sums.items()}
-
-
-# JudgeTally's count of each assignment status.
-STATUS_FIELD = {
-    AssignmentStatus.OPEN: "open",
-    AssignmentStatus.DONE: "graded",
-    AssignmentStatus.SKIPPED: "skipped",
-}
-
-
-def tally_judges(*, campaign_id: int, judge_ids: Iterable[int] | None = None) -> None:
-    """Recount the JudgeTally of ``judge_ids`` (default: every judge holding work in the
-    campaign) from their assignments; a judge left without any loses the row. The rows
-    are locked first, so a grade committing meanwhile is either counted here or shifts the
-    count after it (never lost)."""
-    holders = Assignment.objects.filter(pair__campaign_id=campaign_id)
-    rows = JudgeTally.objects.filter(campaign_id=campaign_id)
-    if judge_ids is not None:
-        judge_ids = list(judge_ids)
-        holders = holders.filter(judge_id__in=judge_ids)
-        rows = rows.filter(judge_id__in=judge_ids)
-    list(rows.select_for_update().values_list("pk"))
-    counts = {
-        row.pop("judge_id"): row
-        for row in holders.order_by()
-        .values("judge_id")
-        .annotate(
-            **{
-                field: Count("pk", filter=Q(status=status))
-                for status, field in STATUS_FIELD.items()
-            }
-        )
-    }
-    rows.exclude(judge_id__in=list(counts)).delete()
-    JudgeTally.objects.bulk_create(
-        [
-            JudgeTally(campaign_id=campaign_id, judge_id=judge_id, **figures)
-            for judge_id, figures in counts.items()
-        ],
-        update_conflicts=True,
-        unique_fields=["campaign", "judge"],
-        update_fields=list(STATUS_FIELD.values()),
-    )
-
-
-def shift_judge_tally(*, campaign_id: int, judge_id: int, old: str, new: str) -> None:
-    """One of the judge's assignments went from status ``old`` to ``new``: move one count
-    (one UPDATE of one row; a row missing, from before the tallies, is counted afresh)."""
-    if old == new:
-        return
-    before, after = (connection.ops.quote_name(STATUS_FIELD[s]) for s in (old, new))
-    quote = connection.ops.quote_name
-    # Written out, not compiled from the ORM's F() expressions on every grade.
-    with prepared_cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(JudgeTally._meta.db_table)} SET {before} = {before} - 1, "
-            f"{after} = {after} + 1 WHERE {quote('campaign_id')} = %s AND {quote('judge_id')} = %s",
-            [campaign_id, judge_id],
-        )
-        shifted = cursor.rowcount
-    if not shifted:
-        tally_judges(campaign_id=campaign_id, judge_ids=[judge_id])
