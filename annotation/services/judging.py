@@ -143,6 +143,10 @@ def _pair_state(assignment_id):
     )
 
 
+# PostgreSQL locks a row's tables in the order the FROM clause joins them: the pair, then its
+# topic, as every other change to both does (a lead's decision, a gold grade, work assigned:
+# the pair's row first, then the topic's recount), so the two never wait for each other in
+# opposite orders.
 _PAIR_STATE = Statement("judging.pair_state", _pair_state, 1, lock_of=(Pair, Topic))
 
 
