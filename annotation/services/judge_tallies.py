@@ -57,20 +57,33 @@ def tally_judges(*, campaign_id: int, judge_ids: Iterable[int] | None = None) ->
     )
 
 
-def shift_judge_tally(*, campaign_id: int, judge_id: int, old: str, new: str) -> None:
+def shift_judge_tally(
+    *, campaign_id: int, judge_id: int, old: str, new: str, along: tuple[str, list] | None = None
+) -> None:
     """One of the judge's assignments went from status ``old`` to ``new``: move one count
-    (one UPDATE of one row; a row missing, from before the tallies, is counted afresh)."""
-    if old == new:
-        return
-    before, after = (connection.ops.quote_name(STATUS_FIELD[s]) for s in (old, new))
+    (one UPDATE of one row; a row missing, from before the tallies, is counted afresh).
+
+    ``along``: the statement (SQL, parameters) that stores the assignment's new status, sent
+    with the shift: on PostgreSQL inside it (a data-modifying WITH, one round trip for both),
+    elsewhere just before it."""
     quote = connection.ops.quote_name
-    # Written out, not compiled from the ORM's F() expressions on every grade.
     with prepared_cursor() as cursor:
-        cursor.execute(
+        if old == new:
+            if along:
+                cursor.execute(*along)
+            return
+        before, after = (quote(STATUS_FIELD[s]) for s in (old, new))
+        # Written out, not compiled from the ORM's F() expressions on every grade.
+        sql = (
             f"UPDATE {quote(JudgeTally._meta.db_table)} SET {before} = {before} - 1, "
-            f"{after} = {after} + 1 WHERE {quote('campaign_id')} = %s AND {quote('judge_id')} = %s",
-            [campaign_id, judge_id],
+            f"{after} = {after} + 1 WHERE {quote('campaign_id')} = %s AND {quote('judge_id')} = %s"
         )
-        shifted = cursor.rowcount
+        params = [campaign_id, judge_id]
+        if along and connection.vendor == "postgresql":
+            sql, params = f"WITH stored AS ({along[0]}) {sql}", [*along[1], *params]
+        elif along:
+            cursor.execute(*along)
+        cursor.execute(sql, params)
+        shifted = cursor.rowcount  # the shift's rows (a WITH's own are not counted)
     if not shifted:
         tally_judges(campaign_id=campaign_id, judge_ids=[judge_id])

@@ -34,7 +34,7 @@ from annotation.services.judge_tallies import shift_judge_tally
 from annotation.services.ordering import queue_order
 from annotation.services.tallies import tally_locked_pair
 from common import compiled, text_limits
-from common.compiled import Statement, prepared_cursor
+from common.compiled import Statement
 
 # --- judging -------------------------------------------------------------------------------
 
@@ -235,17 +235,20 @@ def _tally(assignment: Assignment) -> None:
 
 def _set_status(assignment: Assignment, status: str) -> None:
     """Store the assignment's new status and shift its judge's tally to match (two UPDATEs
-    written out: nothing listens for an assignment's save)."""
+    written out, one statement on PostgreSQL: nothing listens for an assignment's save)."""
     old, assignment.status = assignment.status, status
     quote = connection.ops.quote_name
-    with prepared_cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(Assignment._meta.db_table)} SET {quote('status')} = %s "
-            f"WHERE {quote('id')} = %s",
-            [status, assignment.pk],
-        )
+    store = (
+        f"UPDATE {quote(Assignment._meta.db_table)} SET {quote('status')} = %s "
+        f"WHERE {quote('id')} = %s",
+        [status, assignment.pk],
+    )
     shift_judge_tally(
-        campaign_id=assignment.pair.campaign_id, judge_id=assignment.judge_id, old=old, new=status
+        campaign_id=assignment.pair.campaign_id,
+        judge_id=assignment.judge_id,
+        old=old,
+        new=status,
+        along=store,
     )
 
 
