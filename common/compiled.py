@@ -101,11 +101,17 @@ def prepared_cursor() -> Iterator:
         return
     import psycopg  # only where PostgreSQL is the database
 
+    # As Django's cursor() does (BaseDatabaseWrapper._cursor): the request's health check
+    # first (CONN_HEALTH_CHECKS: a connection the database dropped, as a restart does, is
+    # replaced before it is used; the session's lookup is a request's first statement), then
+    # a server-side binding cursor on the connection: psycopg prepares its statements (at the
+    # connection's prepare_threshold); Django's _prepare_cursor wraps it as it wraps its own
+    # (the public cursor() would make a client-binding one).
+    connection.close_if_health_check_failed()
     connection.ensure_connection()
-    # A server-side binding cursor on Django's connection: psycopg prepares its statements
-    # (at the connection's prepare_threshold); Django's _prepare_cursor wraps it as it wraps
-    # its own (the public cursor() would make a client-binding one).
-    with connection._prepare_cursor(psycopg.Cursor(connection.connection)) as cursor:
+    with connection.wrap_database_errors:
+        created = connection._prepare_cursor(psycopg.Cursor(connection.connection))
+    with created as cursor:
         yield cursor
 
 
