@@ -3,12 +3,14 @@
 and the password backend, which LOCAL_LOGIN=0 closes to all but superusers."""
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
 
 from accounts.services import service_tokens
 from accounts.services.tokens import find_active_token, note_token_use
+from common.compiled import Statement
 
 KEYWORDS = (b"bearer", b"token")
 MESSAGES = {
@@ -68,10 +70,21 @@ class PasswordBackend(ModelBackend):
     LOCAL_LOGIN is off (single sign-on only). Superusers keep the admin site's login as the
     way in when the provider is down; the login page itself takes no password then
     (accounts/views.py). Users who signed in through the provider have no usable password.
-    Sessions of either kind load their user through this backend's ``get_user``."""
+    Sessions of either kind load their user through this backend's ``get_user``, on every
+    logged-in request: its query is compiled once and, on PostgreSQL, prepared
+    (common.compiled; issue 34), the user the same as Django's ``get_user`` gives."""
 
     def authenticate(self, request, username=None, password=None, **kwargs):
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is not None and not settings.LOCAL_LOGIN and not user.is_superuser:
             return None
         return user
+
+    def get_user(self, user_id):
+        found = _USER.instances(user_id)
+        if not found:
+            return None
+        return found[0] if self.user_can_authenticate(found[0]) else None
+
+
+_USER = Statement("accounts.user", lambda pk: get_user_model()._default_manager.filter(pk=pk), 1)

@@ -129,7 +129,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # The grade path's statements are prepared: PostgreSQL plans each once per connection
-    # (annotation/services/compiled.py; planning them cost it more than running them). Django's
+    # (common/compiled.py; planning them cost it more than running them). Django's
     # own cursors bind on the client and never prepare. Turn it off behind a pooler in
     # transaction mode that cannot keep prepared statements (PgBouncer before 1.21).
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
@@ -393,6 +393,9 @@ SECRETS_KEYS = env_list("SECRETS_KEYS", [])
 BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# Django's database sessions, their per-request lookup compiled once
+# (accounts/services/sessions.py).
+SESSION_ENGINE = "accounts.services.sessions"
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)

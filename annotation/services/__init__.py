@@ -3,7 +3,7 @@ and tasks call these; the rules live here (HackSoft style, STYLE.md).
 
 campaigns.py holds the lead's operations on campaigns and pools, assignments.py who judges
 what, gold.py the gold (calibration) pairs, judging.py the judge's (grading, skipping,
-undoing, notes) and the progress leads read.
+undoing, notes), progress.py the progress leads read.
 """
 
 from annotation.scales import SCALES
@@ -34,19 +34,21 @@ from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
 from annotation.services.gold import clear_gold, mark_gold, set_gold
 from annotation.services.judging import (
     WAITING_FOR_TEXT,
-    JudgeProgress,
     judge_assignments,
-    judge_progress,
     judge_queue,
-    median_times,
     next_open_assignment,
     record_judgment,
     set_note,
     skip_assignment,
-    store_judge_medians,
-    topic_progress,
     undo_judgment,
     waiting_for_text,
+)
+from annotation.services.progress import (
+    JudgeProgress,
+    judge_progress,
+    median_times,
+    store_judge_medians,
+    topic_progress,
 )
 
 __all__ = [

@@ -58,8 +58,8 @@ from annotation.models import (
     Judgment,
     MachineAnswer,
 )
-from annotation.services.compiled import Statement
 from annotation.services.suggestions import anchoring_report
+from common.compiled import Statement
 
 # The lead's choice of weights for pairwise kappa, as the page and the API name them.
 WEIGHTS = {"quadratic": "quadratic", "linear": "linear", "none": None}
@@ -371,16 +371,18 @@ def _store(campaign, weights, resamples, fingerprint, now, seconds, numbers) -> 
         AgreementSnapshot.objects.filter(**key).update(**fields)
 
 
-def mark_agreement_stale(*, campaign_id: int) -> None:
+def mark_agreement_stale(*, campaign_id: int, queued: bool | None = None) -> None:
     """Called in the transaction of every change to a judgment: queue one recomputation of
     the campaign's agreement for after the commit, unless one is queued already (then this
     is one UPDATE that changes nothing). With inline tasks nothing is queued: the next page
-    computes the numbers, so a grade never waits for them."""
+    computes the numbers, so a grade never waits for them. ``queued``: whether a refresh
+    was queued as the caller read it earlier in this transaction (a grade reads it with its
+    pair's lock, services.judging), saving the SELECT."""
     if tasks_inline():
         return
     # While a refresh is queued (the common case during a burst of grades) one SELECT, which
     # takes no lock, is all a grade pays.
-    if _REFRESH_QUEUED.rows(campaign_id):
+    if queued if queued is not None else _REFRESH_QUEUED.rows(campaign_id):
         return
     queue_agreement_refresh(campaign_id=campaign_id)
 

@@ -25,8 +25,9 @@ from annotation.models import (
     Topic,
 )
 from annotation.services.common import MESSAGES, set_positions
+from annotation.services.judge_tallies import tally_judges
 from annotation.services.ordering import queue_reorder
-from annotation.services.tallies import tally_judges, tally_pairs
+from annotation.services.tallies import tally_pairs
 
 
 def assign_pending(*, campaign: Campaign, pair_ids: Iterable[int] | None = None) -> int:

@@ -45,7 +45,8 @@ from annotation.models import (
     SampleStrategy,
 )
 from annotation.services.assignments import assign_pending
-from annotation.services.tallies import tally_judges, tally_pairs
+from annotation.services.judge_tallies import tally_judges
+from annotation.services.tallies import tally_pairs
 from evaluation import certified as stats
 
 K = 10  # nDCG@10, the measure the intervals are about

@@ -1,39 +1,33 @@
-"""The judge's operations: their queue, grading, skipping, undoing, notes, and the
-progress leads read."""
+"""The judge's operations: their queue, grading, skipping, undoing and notes (the progress
+leads read is services/progress.py)."""
 
 from __future__ import annotations
 
-import datetime as dt
-import statistics
 import uuid
-from collections import defaultdict
-from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, Min, QuerySet
-from django.utils import timezone
+from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, QuerySet
 
 from annotation.models import (
     AgreementRefresh,
     Assignment,
     AssignmentStatus,
     Campaign,
-    JudgeTally,
     Judgment,
     JudgmentAction,
     JudgmentChange,
     Pair,
-    TopicTally,
+    Topic,
     lacking_text,
 )
-from annotation.services import compiled
-from annotation.services.agreement import mark_agreement_stale, tasks_inline
-from annotation.services.common import MESSAGES, SUSPICIOUSLY_FAST_SECONDS
-from annotation.services.compiled import Statement, prepared_cursor
+from annotation.services.agreement import mark_agreement_stale
+from annotation.services.common import MESSAGES
+from annotation.services.judge_tallies import shift_judge_tally
 from annotation.services.ordering import queue_order
-from annotation.services.tallies import shift_judge_tally, tally_pairs
-from common import text_limits
+from annotation.services.tallies import tally_locked_pair
+from common import compiled, text_limits
+from common.compiled import Statement
 
 # --- judging -------------------------------------------------------------------------------
 
@@ -117,9 +111,41 @@ _CAMPAIGN = Statement("judging.campaign", lambda pk: Campaign.objects.filter(pk=
 _JUDGMENT = Statement(
     "judging.judgment", lambda pk: Judgment.objects.filter(assignment_id=pk).order_by(), 1
 )
+_CAMPAIGN_FIELDS = tuple(f.attname for f in Campaign._meta.concrete_fields)
+_JUDGMENT_FIELDS = tuple(f.attname for f in Judgment._meta.concrete_fields)
 
 
-def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -> Assignment:
+def _pair_state(assignment_id):
+    """What a change to a judgment needs once its assignment is locked, in one statement:
+    its pair's and topic's rows locked (the tallies it recounts), the campaign, the judgment
+    (or NULLs), and whether an agreement refresh is queued (mark_agreement_stale)."""
+    queued = AgreementRefresh.objects.filter(
+        campaign_id=OuterRef("pair__campaign_id"), requested_at__isnull=False
+    )
+    return (
+        Assignment.objects.filter(pk=assignment_id)
+        .order_by()
+        .annotate(refresh_queued=Exists(queued))
+        .values_list(
+            *(f"pair__campaign__{name}" for name in _CAMPAIGN_FIELDS),
+            # A column of the topic's row, so the topic is joined (and locked).
+            "pair__topic__campaign_id",
+            *(f"judgment__{name}" for name in _JUDGMENT_FIELDS),
+            "refresh_queued",
+        )
+    )
+
+
+# PostgreSQL locks a row's tables in the order the FROM clause joins them: the pair, then its
+# topic, as every other change to both does (a lead's decision, a gold grade, work assigned:
+# the pair's row first, then the topic's recount), so the two never wait for each other in
+# opposite orders.
+_PAIR_STATE = Statement("judging.pair_state", _pair_state, 1, lock_of=(Pair, Topic))
+
+
+def _own_assignment(
+    assignment_id: int, judge, campaign_id: int | None = None, *, lock_pair: bool = False
+) -> Assignment:
     """The judge's assignment, locked until the change commits (only the assignment row:
     judges grading other pairs of the campaign never wait for each other).
 
@@ -127,9 +153,16 @@ def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -
     campaign, or of a campaign the judge no longer judges is ``Assignment.DoesNotExist``;
     without it, another judge's assignment is PermissionDenied (the API's contract).
 
-    Its statements are compiled once (services.compiled); the assignment comes with its id,
+    Its statements are compiled once (common.compiled); the assignment comes with its id,
     pair, judge and status, its other fields are read if asked for (deferred), and its pair
     with its campaign and topic.
+
+    ``lock_pair`` (a grade, a skip, an undo: they recount the pair's and topic's tallies):
+    the second statement also locks the pair's and the topic's rows, reads the judgment
+    (``assignment.found_judgment``) and whether an agreement refresh is queued
+    (``assignment.refresh_queued``), so the grade sends none of these again. Locks are
+    taken in the order assignment, pair, topic, as before (the judge's tally, an UPDATE,
+    comes after the pair, as when work is assigned: pairs, then judges' tallies).
     """
     if campaign_id is None:
         found = _LOCKED[False].rows(assignment_id)
@@ -148,14 +181,31 @@ def _own_assignment(assignment_id: int, judge, campaign_id: int | None = None) -
     assignment.pair = pair
     # The campaign is read after the lock, in a statement of its own, so it is never older
     # than the lock: update_campaign locks every assignment of the campaign before it
-    # changes the scale, so a grade is checked against the scale it is stored under.
-    pair.campaign = _CAMPAIGN.instances(campaign)[0]
+    # changes the scale, so a grade is checked against the scale it is stored under. The
+    # judgment too: only a holder of the assignment's lock writes it, so a retry that
+    # waited for the lock sees the judgment the first attempt committed. (Should the
+    # statement wait for the pair's or topic's lock, PostgreSQL reads the campaign and the
+    # judgment as they were when it started, after the assignment's lock: still current.)
+    if not lock_pair:
+        pair.campaign = _CAMPAIGN.instances(campaign)[0]
+        return assignment
+    row = _PAIR_STATE.rows(assignment.pk)[0]
+    width = len(_CAMPAIGN_FIELDS)
+    pair.campaign = Campaign.from_db(connection.alias, _CAMPAIGN_FIELDS, row[:width])
+    judgment = row[width + 1 : width + 1 + len(_JUDGMENT_FIELDS)]
+    assignment.found_judgment = None
+    if judgment[0] is not None:
+        assignment.found_judgment = Judgment.from_db(connection.alias, _JUDGMENT_FIELDS, judgment)
+        assignment.found_judgment.assignment = assignment
+    assignment.refresh_queued = bool(row[-1])
     return assignment
 
 
 def _own_judgment(assignment: Assignment) -> Judgment | None:
     # A statement of its own after the lock (not a join in it): a retry that waited for the
     # lock must see the judgment the first attempt committed.
+    if hasattr(assignment, "found_judgment"):  # read with the pair's lock (_own_assignment)
+        return assignment.found_judgment
     found = _JUDGMENT.instances(assignment.pk)
     judgment = found[0] if found else None
     if judgment is not None:
@@ -163,19 +213,35 @@ def _own_judgment(assignment: Assignment) -> Judgment | None:
     return judgment
 
 
+def _tally(assignment: Assignment) -> None:
+    """Recount the pair's and its topic's tallies (their rows locked by _own_assignment's
+    lock_pair) and mark the campaign's agreement stale."""
+    campaign = assignment.pair.campaign
+    tally_locked_pair(
+        pair_id=assignment.pair_id,
+        topic_id=assignment.pair.topic_id,
+        campaign_id=campaign.pk,
+        rule=campaign.adjudication_rule,
+    )
+    mark_agreement_stale(campaign_id=campaign.pk, queued=assignment.refresh_queued)
+
+
 def _set_status(assignment: Assignment, status: str) -> None:
     """Store the assignment's new status and shift its judge's tally to match (two UPDATEs
-    written out: nothing listens for an assignment's save)."""
+    written out, one statement on PostgreSQL: nothing listens for an assignment's save)."""
     old, assignment.status = assignment.status, status
     quote = connection.ops.quote_name
-    with prepared_cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(Assignment._meta.db_table)} SET {quote('status')} = %s "
-            f"WHERE {quote('id')} = %s",
-            [status, assignment.pk],
-        )
+    store = (
+        f"UPDATE {quote(Assignment._meta.db_table)} SET {quote('status')} = %s "
+        f"WHERE {quote('id')} = %s",
+        [status, assignment.pk],
+    )
     shift_judge_tally(
-        campaign_id=assignment.pair.campaign_id, judge_id=assignment.judge_id, old=old, new=status
+        campaign_id=assignment.pair.campaign_id,
+        judge_id=assignment.judge_id,
+        old=old,
+        new=status,
+        along=store,
     )
 
 
@@ -201,7 +267,7 @@ def record_judgment(
     API, pass True; callers that stand in for judges (the demo, tests) may grade any pair."""
     request_id = _request_uuid(request_id)
     with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        assignment = _own_assignment(assignment_id, judge, campaign_id, lock_pair=True)
         if needs_text and assignment.lacks_text:
             raise ValidationError(MESSAGES["document_lacks_text"].format(docno=assignment.docno))
         grades = assignment.pair.campaign.grades
@@ -221,7 +287,7 @@ def record_judgment(
         judgment.skip_reason = ""
         judgment.seconds += max(0.0, float(seconds))
         judgment.last_request = request_id
-        # Written with SQL compiled once (services.compiled), as save() and create() would.
+        # Written with SQL compiled once (common.compiled), as save() and create() would.
         if judgment.pk is None:
             compiled.insert(judgment)
         else:
@@ -238,8 +304,7 @@ def record_judgment(
             )
         if assignment.status != AssignmentStatus.DONE:
             _set_status(assignment, AssignmentStatus.DONE)
-        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
-        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
+        _tally(assignment)
     return judgment
 
 
@@ -261,7 +326,7 @@ def skip_assignment(
     if too_long:
         raise ValidationError(too_long)
     with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        assignment = _own_assignment(assignment_id, judge, campaign_id, lock_pair=True)
         judgment = _own_judgment(assignment) or Judgment(assignment=assignment)
         if judgment.pk and request_id is not None and judgment.last_request == request_id:
             return judgment
@@ -279,15 +344,14 @@ def skip_assignment(
             changed_by=judge,
         )
         _set_status(assignment, AssignmentStatus.SKIPPED)
-        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
-        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
+        _tally(assignment)
     return judgment
 
 
 def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) -> Assignment:
     """Take back a grade or a skip: the pair is open again; the history keeps what it was."""
     with transaction.atomic():
-        assignment = _own_assignment(assignment_id, judge, campaign_id)
+        assignment = _own_assignment(assignment_id, judge, campaign_id, lock_pair=True)
         judgment = _own_judgment(assignment)
         if judgment is None:
             return assignment
@@ -301,8 +365,7 @@ def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) 
         )
         judgment.delete()
         _set_status(assignment, AssignmentStatus.OPEN)
-        tally_pairs(pair_ids=[assignment.pair_id], lock=True)
-        mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
+        _tally(assignment)
     return assignment
 
 
@@ -331,104 +394,3 @@ def set_note(
             )
             mark_agreement_stale(campaign_id=assignment.pair.campaign_id)
     return judgment
-
-
-# --- progress ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JudgeProgress:
-    judge_id: int
-    username: str
-    done: int
-    total: int
-    median_seconds: float | None
-    too_fast: bool
-
-
-def judge_medians(*, campaign: Campaign) -> dict[int, float]:
-    """The median active seconds of each judge's graded judgments (reads them all)."""
-    seconds: dict[int, list[float]] = defaultdict(list)
-    for judge_id, value in Judgment.objects.filter(
-        assignment__pair__campaign=campaign, grade__isnull=False
-    ).values_list("assignment__judge_id", "seconds"):
-        seconds[judge_id].append(value)
-    return {judge_id: statistics.median(values) for judge_id, values in seconds.items()}
-
-
-def store_judge_medians(*, campaign: Campaign) -> dict[int, float]:
-    """Recompute every judge's median seconds and store them in their JudgeTally (the
-    background refresh does, before the agreement numbers); returns them by judge id."""
-    now = timezone.now()
-    medians = judge_medians(campaign=campaign)
-    rows = list(JudgeTally.objects.filter(campaign=campaign))
-    for row in rows:
-        row.median_seconds, row.medians_at = medians.get(row.judge_id), now
-    JudgeTally.objects.bulk_update(rows, ["median_seconds", "medians_at"])
-    return medians
-
-
-def judge_progress(*, campaign: Campaign) -> list[JudgeProgress]:
-    """Each judge holding work in the campaign: done (graded or skipped) and assigned, from
-    their JudgeTally (no assignment is read), and the median seconds of their graded
-    judgments as last computed in the background (median_times says when). With inline
-    tasks (no worker) the medians are computed here; before the first background
-    computation they are computed here once and stored."""
-    tallies = list(
-        JudgeTally.objects.filter(campaign=campaign)
-        .select_related("judge")
-        .order_by("judge__username")
-    )
-    if tasks_inline():
-        medians = judge_medians(campaign=campaign)
-    elif not any(t.medians_at for t in tallies):
-        # The first look before any background refresh: computed once, and kept.
-        medians = store_judge_medians(campaign=campaign)
-    else:
-        medians = {t.judge_id: t.median_seconds for t in tallies}
-    result = []
-    for t in tallies:
-        median = medians.get(t.judge_id)
-        result.append(
-            JudgeProgress(
-                judge_id=t.judge_id,
-                username=t.judge.username,
-                done=t.graded + t.skipped,
-                total=t.assigned,
-                median_seconds=median,
-                too_fast=median is not None and median < SUSPICIOUSLY_FAST_SECONDS,
-            )
-        )
-    return [row for row in result if row.total]
-
-
-def median_times(*, campaign: Campaign) -> tuple[dt.datetime | None, bool]:
-    """When the medians judge_progress shows were computed (None: just now, on the page),
-    and whether a recomputation is pending (a judgment changed since)."""
-    if tasks_inline():
-        return None, False
-    at = JudgeTally.objects.filter(campaign=campaign).aggregate(at=Min("medians_at"))["at"]
-    pending = AgreementRefresh.objects.filter(
-        campaign=campaign, requested_at__isnull=False
-    ).exists()
-    return at, pending
-
-
-def topic_progress(*, campaign: Campaign) -> list[dict]:
-    """Done and assigned judgments per topic that has any assignment, from the topics'
-    tallies (one row per topic, not per pair or assignment)."""
-    rows = (
-        TopicTally.objects.filter(campaign=campaign, assigned__gt=0)
-        .order_by("topic_id")
-        .values_list("topic_id", "topic__qid", "topic__query", "assigned", "open")
-    )
-    return [
-        {
-            "pair__topic_id": topic_id,
-            "pair__topic__qid": qid,
-            "pair__topic__query": query,
-            "total": assigned,
-            "done": assigned - open_,
-        }
-        for topic_id, qid, query, assigned, open_ in rows
-    ]

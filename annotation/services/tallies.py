@@ -19,10 +19,7 @@ transaction: by tally_pairs for the topics of the pairs it counted, and by the s
 change what decides a pair without touching its judges (a lead's decision, a gold grade, the
 campaign's rule) or add pairs. The lead's pages add up one row per topic.
 
-Each judge's tally in a campaign (JudgeTally: open, graded, skipped) is kept the same way:
-a grade, a skip or an undo shifts one count of one row (:func:`shift_judge_tally`); the
-services that assign, remove or move work in bulk recount their campaign's judges
-(:func:`tally_judges`, one aggregate query).
+Each judge's tally in a campaign (JudgeTally) is kept by annotation/services/judge_tallies.py.
 """
 
 from __future__ import annotations
@@ -40,13 +37,12 @@ from annotation.models import (
     Campaign,
     ExternalGrade,
     JudgeKind,
-    JudgeTally,
     LeadDecision,
     Pair,
     Topic,
     TopicTally,
 )
-from annotation.services.compiled import prepared_cursor
+from common.compiled import prepared_cursor
 
 FIELDS = (
     "judges_assigned",
@@ -305,6 +301,80 @@ def _tally_one(pair_id: int) -> None:
     _count_one(found[0][0])
 
 
+def _locked_pair_statements(rule: str) -> tuple:
+    """A grade's two tally statements (tally_locked_pair), written once per database and
+    rule: the pair's judges' and counted outside grades in one read (a UNION of the two
+    queries tally_pairs runs), and its topic's counts stored by one INSERT … SELECT."""
+    key = (connection.vendor, connection.alias, "locked", rule)
+    if key not in _STATEMENTS:
+        quote = connection.ops.quote_name
+        judges = _compiled(
+            Assignment.objects.filter(pair_id=_SENTINEL)
+            .order_by()
+            .annotate(tally_status=F("status"), tally_grade=F("judgment__grade"))
+            .values_list("tally_status", "tally_grade")
+        )
+        outside = _compiled(
+            ExternalGrade.objects.filter(adjudicating_grades(), pair_id=_SENTINEL)
+            .order_by()
+            .annotate(tally_grade=F("grade"), tally_kind=F("judge__kind"))
+            .values_list("tally_grade", "tally_kind")
+        )
+        # Outside grades come with no status (every judge's row has one).
+        read = (
+            f"SELECT j.{quote('tally_status')}, j.{quote('tally_grade')}, NULL FROM "
+            f"({judges[0]}) j UNION ALL SELECT NULL, o.{quote('tally_grade')}, "
+            f"o.{quote('tally_kind')} FROM ({outside[0]}) o",
+            judges[1] + outside[1],
+            [judges[2], len(judges[1]) + outside[2]],
+        )
+        update = _pair_statements()[3]
+        (counts_sql, counts_params, at), _, _ = _statements(rule)
+        table = quote(TopicTally._meta.db_table)
+        columns = ["topic_id", "campaign_id", *TOPIC_FIELDS]
+        # Stored only while the campaign's rule is still the one these counts apply (read
+        # afresh by this statement, after the topic's lock): a rule changed meanwhile leaves
+        # nothing written, and the topic is recounted under the rule it has now.
+        store = (
+            f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) SELECT %s, %s, "
+            + ", ".join(f"COALESCE(x.{quote(f)}, 0)" for f in TOPIC_FIELDS)
+            + f" FROM ({counts_sql}) x WHERE (SELECT c.{quote('adjudication_rule')} FROM "
+            f"{quote(Campaign._meta.db_table)} c WHERE c.{quote('id')} = %s) = %s "
+            f"ON CONFLICT ({quote('topic_id')}) DO UPDATE SET "
+            + ", ".join(f"{quote(f)} = EXCLUDED.{quote(f)}" for f in TOPIC_FIELDS)
+        )
+        _STATEMENTS[key] = (read, update, (store, counts_params, at))
+    return _STATEMENTS[key]
+
+
+def tally_locked_pair(*, pair_id: int, topic_id: int, campaign_id: int, rule: str) -> None:
+    """tally_pairs and count_topics of one pair whose row and whose topic's row the caller
+    locked in this transaction (a grade, a skip, an undo: services.judging), in three
+    statements: read its judges' and counted outside grades, store its tally, count its
+    topic's pairs and store them. ``rule`` is the campaign's adjudication rule as the caller
+    read it; if it changed since, the topic is recounted as count_topics does."""
+    (read, read_params, places), update, (store, counts_params, at) = _locked_pair_statements(rule)
+    params = list(read_params)
+    for place in places:
+        params[place] = pair_id
+    counts = list(counts_params)
+    counts[at] = topic_id
+    with prepared_cursor() as cursor:
+        cursor.execute(read, params)
+        judges, outside = [], []
+        for status, grade, kind in cursor.fetchall():
+            if status is None:
+                outside.append((pair_id, grade, kind))
+            else:
+                judges.append((status, grade))
+        tally = _tallies({pair_id: judges}, outside)[pair_id]
+        cursor.execute(update, [*tally, pair_id])
+        cursor.execute(store, [topic_id, campaign_id, *counts, campaign_id, rule])
+        stored = cursor.rowcount
+    if not stored:  # the rule changed, or the topic has no pairs (then zeros are stored)
+        _count_one(topic_id)
+
+
 def _statements(rule: str) -> tuple:
     key = (connection.vendor, connection.alias, rule)
     if key not in _STATEMENTS:
@@ -390,65 +460,3 @@ def topic_sums(queryset) -> dict[str, int]:
     """TOPIC_FIELDS summed over a TopicTally queryset (0 where it has no rows)."""
     sums = queryset.aggregate(**{field: Sum(field) for field in TOPIC_FIELDS})
     return {field: value or 0 for field, value in sums.items()}
-
-
-# JudgeTally's count of each assignment status.
-STATUS_FIELD = {
-    AssignmentStatus.OPEN: "open",
-    AssignmentStatus.DONE: "graded",
-    AssignmentStatus.SKIPPED: "skipped",
-}
-
-
-def tally_judges(*, campaign_id: int, judge_ids: Iterable[int] | None = None) -> None:
-    """Recount the JudgeTally of ``judge_ids`` (default: every judge holding work in the
-    campaign) from their assignments; a judge left without any loses the row. The rows
-    are locked first, so a grade committing meanwhile is either counted here or shifts the
-    count after it (never lost)."""
-    holders = Assignment.objects.filter(pair__campaign_id=campaign_id)
-    rows = JudgeTally.objects.filter(campaign_id=campaign_id)
-    if judge_ids is not None:
-        judge_ids = list(judge_ids)
-        holders = holders.filter(judge_id__in=judge_ids)
-        rows = rows.filter(judge_id__in=judge_ids)
-    list(rows.select_for_update().values_list("pk"))
-    counts = {
-        row.pop("judge_id"): row
-        for row in holders.order_by()
-        .values("judge_id")
-        .annotate(
-            **{
-                field: Count("pk", filter=Q(status=status))
-                for status, field in STATUS_FIELD.items()
-            }
-        )
-    }
-    rows.exclude(judge_id__in=list(counts)).delete()
-    JudgeTally.objects.bulk_create(
-        [
-            JudgeTally(campaign_id=campaign_id, judge_id=judge_id, **figures)
-            for judge_id, figures in counts.items()
-        ],
-        update_conflicts=True,
-        unique_fields=["campaign", "judge"],
-        update_fields=list(STATUS_FIELD.values()),
-    )
-
-
-def shift_judge_tally(*, campaign_id: int, judge_id: int, old: str, new: str) -> None:
-    """One of the judge's assignments went from status ``old`` to ``new``: move one count
-    (one UPDATE of one row; a row missing, from before the tallies, is counted afresh)."""
-    if old == new:
-        return
-    before, after = (connection.ops.quote_name(STATUS_FIELD[s]) for s in (old, new))
-    quote = connection.ops.quote_name
-    # Written out, not compiled from the ORM's F() expressions on every grade.
-    with prepared_cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(JudgeTally._meta.db_table)} SET {before} = {before} - 1, "
-            f"{after} = {after} + 1 WHERE {quote('campaign_id')} = %s AND {quote('judge_id')} = %s",
-            [campaign_id, judge_id],
-        )
-        shifted = cursor.rowcount
-    if not shifted:
-        tally_judges(campaign_id=campaign_id, judge_ids=[judge_id])

@@ -144,3 +144,20 @@ def test_a_refresh_that_died_after_it_started_leaves_the_numbers_pending(lead, j
         assert agreement_service.campaign_agreement(campaign=campaign).pending
         refresh_agreement_task.call(campaign_id=campaign.pk)
         assert not agreement_service.campaign_agreement(campaign=campaign).pending
+
+
+def test_a_grade_while_a_refresh_is_queued_sends_no_statement_for_it(
+    lead, judges, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    campaign = make_campaign(lead, judges, GRADES)
+    with override_settings(TASKS=WORKER):
+        with django_capture_on_commit_callbacks(execute=True):
+            regrade(campaign, judges[0], "d1", 0)  # queues the refresh
+        mine = Assignment.objects.get(pair__document__docno="d2", judge=judges[1])
+        # 1 savepoint, 2 the locked assignment, 3 its pair and topic locked with the
+        # campaign, the judgment and whether a refresh is queued (it is: nothing more for
+        # the agreement), 4 update the judgment, 5 its history, 6-7 the pair's tally (read,
+        # update), 8 its topic's, 9 release.
+        with django_assert_num_queries(9):
+            services.record_judgment(assignment_id=mine.pk, judge=judges[1], grade=3)
+        assert len(queued(campaign)) == 1

@@ -21,13 +21,8 @@ from annotation.models import (
 )
 from annotation.services import adjudication as adj
 from annotation.services import final_grades
-from annotation.services.tallies import (
-    FIELDS,
-    TOPIC_FIELDS,
-    count_topics,
-    tally_judges,
-    tally_pairs,
-)
+from annotation.services.judge_tallies import tally_judges
+from annotation.services.tallies import FIELDS, TOPIC_FIELDS, count_topics, tally_pairs
 
 pytestmark = pytest.mark.django_db
 

@@ -140,3 +140,34 @@ def test_stored_tallies_equal_recounts_after_any_sequence_of_changes():
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     )
     CampaignMachine.TestCase().runTest()
+
+
+def test_a_grade_that_read_the_rule_before_it_changed_counts_its_topic_under_the_new_one(
+    django_user_model,
+):
+    # A grade reads the campaign's rule with its pair's lock and stores its topic's counts
+    # in one statement, which checks the rule again: if a lead changed it in between (the
+    # change recounts the topics, but may commit before the grade's count), the topic is
+    # recounted under the rule as it now stands.
+    from annotation.models import Campaign, TopicTally
+    from annotation.services.tallies import tally_locked_pair
+
+    lead = django_user_model.objects.create_user("lead")
+    judges = [django_user_model.objects.create_user(name) for name in ("ann", "bob")]
+    c = services.create_campaign(lead=lead, name="Rule", overlap=2, judges=judges)
+    Topic.objects.create(campaign=c, qid="1", query="query 1")
+    services.add_pairs(campaign=c, pairs=[("1", "d0")], source="imported")
+    for judge, grade in zip(judges, (1, 2), strict=True):
+        mine = Assignment.objects.get(judge=judge)
+        services.record_judgment(assignment_id=mine.pk, judge=judge, grade=grade)
+    pair = Pair.objects.get()
+    # Two grades tied: the majority leaves the pair to the lead, the median settles it.
+    assert TopicTally.objects.get().queue == 1
+    Campaign.objects.filter(pk=c.pk).update(adjudication_rule=AdjudicationRule.MEDIAN)
+
+    tally_locked_pair(
+        pair_id=pair.pk, topic_id=pair.topic_id, campaign_id=c.pk, rule=AdjudicationRule.MAJORITY
+    )
+
+    assert (TopicTally.objects.get().queue, TopicTally.objects.get().by_rule) == (0, 1)
+    assert_tallies_current(Campaign.objects.get(pk=c.pk))

@@ -28,7 +28,8 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import tallies
-from annotation.services.tallies import count_topics, tally_judges
+from annotation.services.judge_tallies import tally_judges
+from annotation.services.tallies import count_topics
 
 from .inserting import RestoreBase, _analyze, _fields, _insert
 

@@ -37,8 +37,11 @@ class Statement:
     (for a queryset of model instances) gives them as the ORM would.
     """
 
-    def __init__(self, name: str, build: Callable[..., QuerySet], arity: int):
+    def __init__(self, name: str, build: Callable[..., QuerySet], arity: int, lock_of: tuple = ()):
         self.name, self.build, self.arity = name, build, arity
+        # Models whose rows the statement locks (FOR UPDATE OF their tables, each joined once;
+        # where the database has row locks: SQLite's IMMEDIATE transactions serialise writers).
+        self.lock_of = lock_of
 
     def _compiled(self) -> tuple:
         key = (connection.alias, connection.vendor, self.name)
@@ -47,17 +50,26 @@ class Statement:
             compiler = queryset.query.get_compiler(connection=connection)
             sql, params = compiler.as_sql()
             params = list(params)
+            if self.lock_of and connection.features.has_select_for_update_of:
+                tables = (connection.ops.quote_name(m._meta.db_table) for m in self.lock_of)
+                sql += f" FOR UPDATE OF {', '.join(tables)}"
             places = [
                 [at for at, param in enumerate(params) if param == sentinel]
                 for sentinel in SENTINELS[: self.arity]
             ]
             if not all(places):
                 raise ValueError(f"{self.name}: a sentinel did not reach the SQL's parameters")
-            _CACHE[key] = (queryset.model, compiler, sql, params, places)
+            # The converters results_iter would look up again for every row set (about a
+            # tenth of a grade's CPU in the web process: issue 34), found once.
+            fields = [selected[0] for selected in compiler.select[: compiler.col_count]]
+            if compiler.has_composite_fields(fields):
+                raise ValueError(f"{self.name}: composite fields are not supported")
+            converters = compiler.get_converters(fields)
+            _CACHE[key] = (queryset.model, compiler, sql, params, places, converters)
         return _CACHE[key]
 
     def rows(self, *values: int) -> list[tuple]:
-        _, compiler, sql, params, places = self._compiled()
+        _, compiler, sql, params, places, converters = self._compiled()
         params = list(params)
         for where, value in zip(places, values, strict=True):
             for place in where:
@@ -65,7 +77,9 @@ class Statement:
         with prepared_cursor() as cursor:
             cursor.execute(sql, params)
             fetched = cursor.fetchall()
-        return [tuple(row) for row in compiler.results_iter([fetched])]
+        if converters:
+            fetched = compiler.apply_converters(fetched, converters)
+        return [tuple(row) for row in fetched]
 
     def instances(self, *values: int) -> list:
         model, *_ = self._compiled()
@@ -87,11 +101,17 @@ def prepared_cursor() -> Iterator:
         return
     import psycopg  # only where PostgreSQL is the database
 
+    # As Django's cursor() does (BaseDatabaseWrapper._cursor): the request's health check
+    # first (CONN_HEALTH_CHECKS: a connection the database dropped, as a restart does, is
+    # replaced before it is used; the session's lookup is a request's first statement), then
+    # a server-side binding cursor on the connection: psycopg prepares its statements (at the
+    # connection's prepare_threshold); Django's _prepare_cursor wraps it as it wraps its own
+    # (the public cursor() would make a client-binding one).
+    connection.close_if_health_check_failed()
     connection.ensure_connection()
-    # A server-side binding cursor on Django's connection: psycopg prepares its statements
-    # (at the connection's prepare_threshold); Django's _prepare_cursor wraps it as it wraps
-    # its own (the public cursor() would make a client-binding one).
-    with connection._prepare_cursor(psycopg.Cursor(connection.connection)) as cursor:
+    with connection.wrap_database_errors:
+        created = connection._prepare_cursor(psycopg.Cursor(connection.connection))
+    with created as cursor:
         yield cursor
 
 
