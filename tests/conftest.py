@@ -190,18 +190,26 @@ MODULE_WORLDS = {"world_made", "module_world"}
 
 def before_the_world(items) -> None:
     """In a module that makes its world once, the tests that do not ask for it run first, so
-    they meet the database without it, as they would alone (the order within each group,
-    and of the modules, is kept)."""
-    position = {}
-    for index, item in enumerate(items):
-        module = item.nodeid.split("::")[0]
-        position.setdefault(module, index)
-    items.sort(
-        key=lambda item: (
-            position[item.nodeid.split("::")[0]],
-            bool(MODULE_WORLDS & set(getattr(item, "fixturenames", ()))),
-        )
-    )
+    they meet the database without it, as they would alone. Only within each run of a
+    module's tests as they stand: pytest-django has already put every transactional test
+    after the others (their closing flush would take what the next ones expect)."""
+    ordered, start = [], 0
+    for end in range(1, len(items) + 1):
+        if end < len(items) and _module(items[end]) == _module(items[start]):
+            continue
+        run = items[start:end]
+        ordered += [i for i in run if not _uses_module_world(i)]
+        ordered += [i for i in run if _uses_module_world(i)]
+        start = end
+    items[:] = ordered
+
+
+def _module(item) -> str:
+    return item.nodeid.split("::")[0]
+
+
+def _uses_module_world(item) -> bool:
+    return bool(MODULE_WORLDS & set(getattr(item, "fixturenames", ())))
 
 
 def pytest_collection_modifyitems(config, items):

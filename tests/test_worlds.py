@@ -10,7 +10,7 @@ def item(nodeid, *fixtures):
     return SimpleNamespace(nodeid=nodeid, fixturenames=["db", *fixtures])
 
 
-def test_a_modules_tests_without_its_world_come_first_and_modules_keep_their_order():
+def test_a_modules_tests_without_its_world_come_first_and_the_order_is_otherwise_kept():
     items = [
         item("tests/a.py::one", "world_made"),
         item("tests/a.py::two"),
@@ -19,6 +19,8 @@ def test_a_modules_tests_without_its_world_come_first_and_modules_keep_their_ord
         item("tests/b.py::one", "module_world"),
         item("tests/b.py::two[x]"),
         item("tests/c.py::one"),
+        item("tests/a.py::five", "world_made"),  # transactional: pytest-django put it last
+        item("tests/a.py::six"),
     ]
     before_the_world(items)
     assert [i.nodeid for i in items] == [
@@ -29,4 +31,6 @@ def test_a_modules_tests_without_its_world_come_first_and_modules_keep_their_ord
         "tests/b.py::two[x]",
         "tests/b.py::one",
         "tests/c.py::one",
+        "tests/a.py::six",
+        "tests/a.py::five",
     ]
