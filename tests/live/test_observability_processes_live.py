@@ -1,7 +1,7 @@
 """What only other processes show of logs and metrics: the settings' log formats as a process
 starts, and gunicorn's workers summed by /metrics. None of these tests touches the test
-database (the gunicorn one migrates one of its own), so they run once in CI, not once per
-database as tests/config/test_observability.py's do."""
+database (the gunicorn one migrates one of its own), so they live outside tests/config (whose
+tests CI runs once per database, tests/conftest.py ``uses_database``) and run once."""
 
 import json
 import os
