@@ -93,7 +93,7 @@ def world_copy(world_made, db, media_root):
 
     from tests.worlds import copy_of
 
-    return copy_of(world_made.world, world_made.media, settings.MEDIA_ROOT)
+    return copy_of(world_made, settings.MEDIA_ROOT)
 
 
 @pytest.fixture(autouse=True)
@@ -183,9 +183,9 @@ def plan_lanes(items, lanes: list[str]) -> list[list]:
     return planned
 
 
-# The fixtures that make a world once per module (tests/worlds.py, tests/api/conftest.py):
-# its rows stay until the module's last test.
-MODULE_WORLDS = {"world_made", "module_world"}
+# The fixture that makes a world once per module (tests/worlds.py): its rows stay until the
+# module's last test.
+MODULE_WORLD = "world_made"
 
 
 def before_the_world(items) -> None:
@@ -209,7 +209,7 @@ def _module(item) -> str:
 
 
 def _uses_module_world(item) -> bool:
-    return bool(MODULE_WORLDS & set(getattr(item, "fixturenames", ())))
+    return MODULE_WORLD in getattr(item, "fixturenames", ())
 
 
 def pytest_collection_modifyitems(config, items):

@@ -36,6 +36,7 @@ from annotation.services import agreement_export
 from evaluation import services as evaluation
 from evaluation.models import QrelsVersion, Run, System
 from jobs.models import Job, JobStatus
+from tests.worlds import made_once
 
 CORPUS = Path(__file__).resolve().parent / "data" / "hostile"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))
@@ -65,27 +66,24 @@ def user_with(django_user_model, name, *roles):
     return user
 
 
-@pytest.fixture(scope="module")
-def module_place(django_db_setup, django_db_blocker) -> Place:
-    """The place, made once for the module (on PostgreSQL it took half a second per test,
-    most of the module's time): in a transaction held open until the module's last test and
-    then rolled back, as tests/api/conftest.py's module_world. Each test's own transaction
-    (pytest-django's) is rolled back to this place after it, so every test starts from the
-    same rows, as when each made its own."""
+def made_place() -> Place:
     from django.contrib.auth import get_user_model
-    from django.db import transaction
     from django.test import Client
 
-    with django_db_blocker.unblock(), transaction.atomic():
-        yield build_place(get_user_model(), Client)
-        transaction.set_rollback(True)
+    return build_place(get_user_model(), Client)
+
+
+# The place, made once for the module (tests/worlds.py; on PostgreSQL it took half a second
+# per test, most of the module's time): each test's transaction is rolled back to it.
+world_made = made_once(made_place)
 
 
 @pytest.fixture
-def place(module_place, settings, media_root, db) -> Place:
+def place(world_made, settings, media_root, db) -> Place:
     """The module's place, with this test's upload limit and MEDIA_ROOT, its objects read
     afresh from the database."""
     settings.MAX_UPLOAD_MB = MANIFEST["max_upload_mb"]
+    module_place = world_made.world
     for row in (module_place.campaign, module_place.lead, module_place.engineer):
         row.refresh_from_db()
     for row in (*module_place.judges, module_place.system):

@@ -16,7 +16,7 @@ def test_a_modules_tests_without_its_world_come_first_and_the_order_is_otherwise
         item("tests/a.py::two"),
         item("tests/a.py::three", "world_made"),
         item("tests/a.py::four"),
-        item("tests/b.py::one", "module_world"),
+        item("tests/b.py::one", "module_world", "world_made"),
         item("tests/b.py::two[x]"),
         item("tests/c.py::one"),
         item("tests/a.py::five", "world_made"),  # transactional: pytest-django put it last

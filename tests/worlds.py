@@ -51,8 +51,8 @@ def made_once(build):
     return world_made
 
 
-def copy_of(world, media: Path, media_root: Path):
-    """``world`` as it was made, for one test: its files (in ``media``) copied into the
-    test's MEDIA_ROOT and its objects copied."""
-    shutil.copytree(media, media_root, dirs_exist_ok=True)
-    return copy.deepcopy(world)
+def copy_of(made: Made, media_root: Path):
+    """The world as it was made, for one test: its files copied into the test's MEDIA_ROOT
+    and its objects copied."""
+    shutil.copytree(made.media, media_root, dirs_exist_ok=True)
+    return copy.deepcopy(made.world)

@@ -16,15 +16,15 @@ from annotation import services
 from annotation.models import AgreementRefresh, MachineAnswer, MachineRun
 from annotation.services import agreement, machine_runs, suggestions
 from tests.annotation.test_suggestions import grade_everything_by_machine, suggest
-from tests.api.conftest import api, make_user, module_world, shared_world  # noqa: F401 (fixtures)
+from tests.api.conftest import api, make_user, world_made  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(shared_world):
+def world(world_copy):
     """build_world()'s world, made once for the module (tests/api/conftest.py)."""
-    return shared_world
+    return world_copy
 
 
 WORKER = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}

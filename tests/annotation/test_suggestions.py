@@ -15,15 +15,15 @@ from annotation import services
 from annotation.agreement.anchoring import Judged, anchoring, is_blind
 from annotation.models import Assignment, MachineAnswer, MachineOutcome
 from annotation.services import suggestions
-from tests.api.conftest import api, make_user, module_world, shared_world  # noqa: F401 (fixtures)
+from tests.api.conftest import api, make_user, world_made  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(shared_world):
+def world(world_copy):
     """build_world()'s world, made once for the module (tests/api/conftest.py)."""
-    return shared_world
+    return world_copy
 
 
 def grade_everything_by_machine(world, grade=2):

@@ -3,7 +3,6 @@ small instance with one of everything (made on demand, per test)."""
 
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -46,7 +45,7 @@ from evaluation.models import (
 from evaluation.services import schedules as schedule_service
 from evaluation.services import search as search_service
 from jobs.models import Job
-from tests.worlds import copy_of
+from tests.worlds import made_once
 
 QRELS = b"1 0 d1 2\n1 0 d2 0\n2 0 d3 1\n2 0 d4 3\n"
 RUN = b"1 Q0 d1 1 3.0 bm25\n1 Q0 d2 2 2.0 bm25\n2 Q0 d4 1 5.5 bm25\n2 Q0 d3 2 1.5 bm25\n"
@@ -128,8 +127,7 @@ class World:
     schedule_alert: ScheduleAlert | None = None  # its alert, not acknowledged
     machine_gate: GullibilityGate | None = None  # a finished gate of the machine that blocks
     other_team: Team | None = None  # the other team's: its users see nothing of the above
-    sessions: dict = field(default_factory=dict)  # role -> session key (``module_world``)
-    media: Path | None = None  # where ``module_world`` stored its files
+    sessions: dict = field(default_factory=dict)  # role -> session key (``logged_in_world``)
 
     @property
     def ids(self) -> dict:
@@ -169,35 +167,26 @@ def world(make_user, media_root) -> World:
     return build_world(make_user)
 
 
-@pytest.fixture(scope="module")
-def module_world(django_db_setup, django_db_blocker, tmp_path_factory) -> World:
-    """``build_world()`` once for a whole module whose tests only use the world's ids and
-    users (and change rows inside their own transaction, which pytest-django rolls back to
-    this world after each test): made in a transaction held open until the module's last test
-    and then rolled back, with a MEDIA_ROOT of the module's own. A module opts in with a
-    ``world`` fixture of its own that returns it."""
+def logged_in_world() -> World:
+    """``build_world()`` with a session per role (``signed_in``)."""
     from django.contrib.auth import get_user_model
-    from django.db import transaction
-    from django.test import override_settings
 
-    folder = tmp_path_factory.mktemp("media")
-    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=folder), transaction.atomic():
-        world = build_world(user_maker(get_user_model()))
-        world.sessions = {role: session_of(user) for role, user in world.users.items()}
-        world.media = folder
-        yield world
-        transaction.set_rollback(True)
+    world = build_world(user_maker(get_user_model()))
+    world.sessions = {role: session_of(user) for role, user in world.users.items()}
+    return world
 
 
-@pytest.fixture
-def shared_world(module_world, db, media_root) -> World:
-    """The world as ``build_world()`` makes it, for the price of a copy: ``module_world``'s
-    rows (the test's transaction is rolled back to them), a copy of its objects (what a test
-    changes on them stays in its copy) and of its files, in the test's own MEDIA_ROOT (a file
-    a test deletes or adds stays there). A module whose tests need no transaction of their own
-    opts in with ``def world(shared_world): return shared_world``; from its first test that
-    asks for the world on, its other tests meet the world's rows too."""
-    return copy_of(module_world, module_world.media, settings.MEDIA_ROOT)
+# build_world()'s world made once for a module (tests/worlds.py): a module whose tests need
+# no transaction of their own opts in with ``def world(world_copy): return world_copy`` (each
+# test gets its own copy), or, when its tests only read the world's ids and users, with
+# ``def world(module_world, db): return module_world``.
+world_made = made_once(logged_in_world)
+
+
+@pytest.fixture(scope="module")
+def module_world(world_made) -> World:
+    """The module's one world itself, not a copy (the permission matrices, the contract)."""
+    return world_made.world
 
 
 def session_of(user) -> str:
@@ -208,7 +197,7 @@ def session_of(user) -> str:
 
 
 def signed_in(client, world, role: str):
-    """``client`` with no cookie but the session ``module_world`` logged ``role`` in with
+    """``client`` with no cookie but the session ``logged_in_world`` logged ``role`` in with
     once (none for "anonymous"): what ``force_login`` gives, without its dozen milliseconds
     (a session row, the user's last login, the signals) before each of a matrix's requests.
     A request that changes the session changes it inside the test's transaction, which is

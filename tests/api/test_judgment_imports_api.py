@@ -10,9 +10,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(shared_world):
+def world(world_copy):
     """build_world()'s world, made once for the module (tests/api/conftest.py)."""
-    return shared_world
+    return world_copy
 
 
 CROWD = b"qid,docno,judge,grade,note\n1,d1,w1,2,fine\n1,d2,w1,0,\n2,d3,w2,1,\n"

@@ -28,9 +28,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(shared_world):
+def world(world_copy):
     """build_world()'s world, made once for the module (tests/api/conftest.py)."""
-    return shared_world
+    return world_copy
 
 
 # test_schedules.py's fixtures: a loopback engine, a webhook receiver, the live qrels, and

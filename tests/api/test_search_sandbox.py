@@ -24,9 +24,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(shared_world):
+def world(world_copy):
     """build_world()'s world, made once for the module (tests/api/conftest.py)."""
-    return shared_world
+    return world_copy
 
 
 # The loopback engine ranks by term overlap: adding "heat storm" to every query brings d1

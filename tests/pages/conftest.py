@@ -11,8 +11,8 @@ from tests.api.conftest import (  # noqa: F401 (fixtures)
     make_user,
     module_world,
     run_jobs,
-    shared_world,
     world,
+    world_made,
 )
 
 

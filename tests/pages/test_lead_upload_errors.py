@@ -10,9 +10,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(shared_world):
+def world(world_copy):
     """build_world()'s world, made once for the module (tests/api/conftest.py)."""
-    return shared_world
+    return world_copy
 
 
 def upload(name: str, data: bytes) -> SimpleUploadedFile:

@@ -8,9 +8,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(shared_world):
+def world(world_copy):
     """build_world()'s world, made once for the module (tests/api/conftest.py)."""
-    return shared_world
+    return world_copy
 
 
 BIG = "99999999999999999999999"
