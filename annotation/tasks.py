@@ -436,13 +436,19 @@ def refresh_live_board_task(*, campaign_id: int, measure: str) -> None:
 def machine_judge_job(*, job_id: int, run_id: int) -> None:
     """Run a machine judge (annotation/services/machine_runs.py). A cancelled run, or one
     that gave up on a failing endpoint, ends as a failed job that says so (not retryable:
-    running the judge again resumes it); a crash is retryable and resumes likewise."""
+    running the judge again resumes it); a crash is retryable and resumes likewise. A run
+    cancelled while its job waited for a worker has ended already, its job with it: nothing
+    to do (machine_runs.cancel_run)."""
+    if MachineRun.objects.filter(pk=run_id, cancelled=True).exists():
+        return
     with running(job_id) as progress:
         run = (
             MachineRun.objects.select_related("machine__judge__campaign").filter(pk=run_id).first()
         )
         if run is None:
             raise JobFailed(MESSAGES["campaign_gone"])
+        if run.cancelled:  # cancelled between the look above and this job marked running
+            raise JobFailed(machine_runs.MESSAGES["cancel_ended"])
         url = run.machine.get_absolute_url()
         progress.result = {"url": url, "label": "See the machine judge", "summary": ""}
         Job.objects.filter(pk=progress.job.pk).update(result=progress.result)

@@ -309,7 +309,9 @@ class MachineRunViewSet(
         )
 
     @extend_schema(
-        summary="Cancel a run: no new requests start; those in flight are recorded",
+        summary="Cancel a run: one whose job has not started ends cancelled at once, with no "
+        "pair asked; a running one starts no new request and those in flight are recorded (200 "
+        "with the run, also when it had finished already: then nothing changes)",
         request=None,
         responses={200: MachineRunSerializer},
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.background import GULLIBILITY_GATE, background
@@ -41,7 +42,7 @@ from annotation.services.machine_runs import CANCEL_CHECK_SECONDS, Cancelled, It
 from common import text_limits
 from evaluation.certified import gate as probes
 from jobs.models import JobStatus
-from jobs.services import end_queued_job, start_job
+from jobs.services import cancellation, start_job
 
 MAX_PAIRS = 600  # about what catches a 10-point rise 19 times in 20 (bench/machine_trust.py)
 MAX_PAIRS_LIMIT = 5000
@@ -175,38 +176,26 @@ def start_gate(
     return job
 
 
-# What cancel_gate did; MESSAGES["cancel_" + outcome] says it to the lead.
-CANCEL_ENDED = "ended"  # its job had not started: the gate ended cancelled at once
-CANCEL_ASKED = "asked"  # its job runs: it stops at its next look, between calls
-CANCEL_LATE = "late"  # it had finished, or was asked already: nothing changed
+# What cancel_gate did (jobs.services.cancellation's); MESSAGES["cancel_" + outcome] says it.
+CANCEL_ENDED, CANCEL_ASKED, CANCEL_LATE = (
+    cancellation.CANCEL_ENDED,
+    cancellation.CANCEL_ASKED,
+    cancellation.CANCEL_LATE,
+)
 
 
 def cancel_gate(*, gate: GullibilityGate) -> str:
-    """Stop a gate that has not finished, with no statistic stored. A gate whose job no
-    worker has started ends cancelled now, its job failed saying so (a queued job may wait
-    for a worker a long time, or forever, and the gate would show "asked to stop" until
-    then; the job, if a worker takes it later, finds the gate cancelled and does nothing).
-    A running one is asked to stop: its job ends at its next look (between calls).
-    Returns CANCEL_ENDED, CANCEL_ASKED or CANCEL_LATE."""
-    now = timezone.now()
-    with transaction.atomic():
-        asked = GullibilityGate.objects.filter(
-            pk=gate.pk,
-            cancel_requested_at__isnull=True,
-            finished_at__isnull=True,
-            blocked__isnull=True,
-            cancelled=False,
-        ).update(cancel_requested_at=now)
-        if not asked:
-            return CANCEL_LATE
-        job_id = GullibilityGate.objects.filter(pk=gate.pk).values_list("job_id", flat=True)[0]
-        # Only while the job row is still queued: a worker marks it running first, so a
-        # job that has started is asked instead (and one that starts after this commits
-        # reads the gate cancelled: gullibility_gate_job).
-        if job_id is not None and end_queued_job(job_id=job_id, step=MESSAGES["cancel_ended"]):
-            GullibilityGate.objects.filter(pk=gate.pk).update(cancelled=True, finished_at=now)
-            return CANCEL_ENDED
-    return CANCEL_ASKED
+    """Stop a gate that has not finished, with no statistic stored (cancel_work). A gate
+    whose job no worker has started ends cancelled now, its job failed saying so (the job,
+    if a worker takes it later, finds the gate cancelled and does nothing:
+    gullibility_gate_job). A running one is asked to stop: its job ends at its next look
+    (between calls). Returns CANCEL_ENDED, CANCEL_ASKED or CANCEL_LATE."""
+    return cancellation.cancel_work(
+        model=GullibilityGate,
+        pk=gate.pk,
+        step=MESSAGES["cancel_ended"],
+        still_open=Q(blocked__isnull=True),
+    )
 
 
 class _CancelFlag:

@@ -83,6 +83,7 @@ MESSAGES = {
         "{graded} graded)"
     ),
     "cancelled": "Cancelled after {done:,} of {total:,} pairs: run it again to resume.",
+    "cancel_ended": "Cancelled before it started: no pair was asked. Run it again to grade them.",
     "summary": "{graded:,} pair{s} graded, {failed:,} failed{already}{tokens}{cost}.",
     "nothing": "Nothing to do: {judge} has graded every pair of this scope already.",
     "range": "{field} must be between {low} and {high}.",

@@ -48,7 +48,7 @@ from annotation.services.machine_judges import (
     template_of,
 )
 from jobs.models import JobStatus
-from jobs.services import start_job
+from jobs.services import cancellation, start_job
 
 BATCH = 200  # pairs read from the database at a time
 # Answers are stored (with the run's figures and the progress bar) in one transaction per
@@ -62,6 +62,13 @@ GIVE_UP_AFTER = 10
 
 
 # --- starting, cancelling ------------------------------------------------------------------
+
+# What cancel_run did (jobs.services.cancellation's).
+CANCEL_ENDED, CANCEL_ASKED, CANCEL_LATE = (
+    cancellation.CANCEL_ENDED,
+    cancellation.CANCEL_ASKED,
+    cancellation.CANCEL_LATE,
+)
 
 
 def active_run(machine: MachineJudge) -> MachineRun | None:
@@ -97,14 +104,27 @@ def prepare_run(
     )
 
 
-def cancel_run(*, run: MachineRun) -> bool:
-    """Ask the run to stop starting requests (the answers in flight are still recorded).
-    False when it had finished or was asked already."""
-    return bool(
-        MachineRun.objects.filter(
-            pk=run.pk, cancel_requested_at__isnull=True, finished_at__isnull=True
-        ).update(cancel_requested_at=timezone.now())
+def cancel_run(*, run: MachineRun) -> str:
+    """Stop a run that has not finished (jobs.services.cancellation.cancel_work). A run
+    whose job no worker has started ends cancelled now, with no pair asked, its job failed
+    saying so (a queued job may wait for a worker a long time, or forever, and the run would
+    show "asked to stop" until then; the job, if a worker takes it later, finds the run
+    cancelled and does nothing: annotation.tasks.machine_judge_job). A running one, or one
+    run in a process of its own (``manage.py run_machine_judge``: no job), is asked to stop
+    starting requests; the answers in flight are still recorded. Returns CANCEL_ENDED,
+    CANCEL_ASKED or CANCEL_LATE (it had finished, or was asked already)."""
+    return cancellation.cancel_work(model=MachineRun, pk=run.pk, step=MESSAGES["cancel_ended"])
+
+
+def end_interrupted_run(*, run: MachineRun) -> None:
+    """End a run whose own process was interrupted (Ctrl-C on ``manage.py
+    run_machine_judge``, which has no job): nothing will ever read a request to stop, so it
+    ends cancelled now; the answers it recorded are kept, and running again resumes."""
+    MachineRun.objects.filter(pk=run.pk, cancel_requested_at__isnull=True).update(
+        cancel_requested_at=timezone.now()
     )
+    run.cancelled = True
+    _finish(run)
 
 
 # --- running -------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ MESSAGES = {
     "saved": "Saved where {label} is served.",
     "cancel_asked": "Asked the run to stop: the requests in flight finish and are recorded.",
     "cancel_late": "That run had finished or was stopping already.",
+    "cancel_ended": machine_judges.MESSAGES["cancel_ended"],
     "audit_sent": (
         "Sent {sent} pair{s} to the human judges ({kind}): {assigned} new assignment{s_assigned}."
     ),
@@ -226,10 +227,9 @@ def machine_cancel(request, pk, mid, run):
     campaign = get_campaign_for_lead(request.user, pk)
     machine = campaign_machine(campaign, mid)
     run = get_object_or_404(MachineRun, pk=run, machine=machine)
-    if machine_runs.cancel_run(run=run):
-        messages.success(request, MESSAGES["cancel_asked"])
-    else:
-        messages.info(request, MESSAGES["cancel_late"])
+    outcome = machine_runs.cancel_run(run=run)
+    say = messages.info if outcome == machine_runs.CANCEL_LATE else messages.success
+    say(request, MESSAGES[f"cancel_{outcome}"])
     return redirect(machine)
 
 

@@ -62,7 +62,7 @@ every human grade.
 The order (``ranking.py``). The leaderboard is sorted by a ranking score: the nDCG of the
 filled-in qrels (the humans' grades where they judged, the machine's elsewhere: filling holes,
 arXiv 2405.04727) plus the certified correction shrunk by empirical Bayes as far as it is
-noise. The intervals and settled pairs stay the certified estimate's; the score has none.
+noise, runs that rank the same unjudged documents sharing their corrections. The intervals and settled pairs stay the certified estimate's; the score has none.
 
 Which pairs of runs are settled: the difference's interval excludes 0 (its variance, too,
 the larger of the two). With many runs,
@@ -82,7 +82,7 @@ from evaluation.analysis.significance import adjust_holm
 from .estimator import estimate as estimate_runs
 from .estimator import gather_parts
 from .pool import Pool, check_grades, mean_over_scored, ndcg_means, ndcg_per_topic
-from .ranking import shrink_corrections
+from .ranking import shared_documents, shrink_corrections
 from .sampling import Sample
 
 __all__ = ["Certified", "RunEstimate", "Settlement", "certify_means"]
@@ -174,11 +174,13 @@ def certify_means(
     machine_only = ndcg_means(pool, machine)
 
     # The order: the certified estimate shrunk towards the filled-in qrels (humans' grades
-    # where they judged, the machine's elsewhere) as far as its correction is noise.
+    # where they judged, the machine's elsewhere) as far as its correction is noise, the
+    # runs that share unjudged documents sharing their corrections (ranking.py).
     filled = machine.copy()
     filled[sample.chosen] = human
     hybrid = mean_over_scored(pool, ndcg_per_topic(pool, filled))
-    score = hybrid + shrink_corrections(estimate - hybrid, covariance)
+    prior = shared_documents(pool, filled, sample.chosen)
+    score = hybrid + shrink_corrections(estimate - hybrid, covariance, prior)
 
     order = sorted(range(len(pool.runs)), key=lambda r: (-score[r], pool.runs[r]))
     runs = tuple(

@@ -1,6 +1,6 @@
 """Issue 33's finishing touches in the browser, at 1280 px and on a 390 px phone without
 sideways scrolling: a lead redraws the certified sample before humans judge it; cancels a
-running gullibility gate; reads the post-editing comparison on the agreement page (from the
+queued gullibility gate and a queued machine run; reads the post-editing comparison on the agreement page (from the
 stored snapshot); and sees the certified intervals and settled pairs on the evaluation
 leaderboard of the campaign's qrels, on a run's page and in a comparison."""
 
@@ -103,6 +103,17 @@ def test_redraw_cancel_anchoring_and_the_certified_evaluation_pages(
     expect(page.get_by_test_id("gate-verdict")).to_have_attribute("data-verdict", "cancelled")
     expect(page.get_by_test_id("gate-cancel-form")).to_have_count(0)
     shot(f"trust-gate-cancelled-queued-{width}")
+
+    # A machine run that is still queued ends the same way (jobs.services.cancellation).
+    machine_runs.start_runner(machine=machine, scope="pool", user=lead)
+    page.goto(f"{live_server.url}{machine.get_absolute_url()}")
+    expect(page.get_by_test_id("machine-cancel")).to_have_text("Cancel the run")
+    page.get_by_test_id("machine-cancel").click()
+    expect(page.get_by_role("status").first).to_contain_text("Cancelled before it started")
+    expect(page.get_by_test_id("machine-cancel")).to_have_count(0)  # not "Stopping…"
+    expect(page.locator("#machine-runs tbody tr").first).to_contain_text("(cancelled)")
+    no_sideways_scroll(page)
+    shot(f"trust-machine-run-cancelled-queued-{width}")
 
     # The evaluation side: the campaign's qrels, the runs scored on them.
     published = adjudication.publish(campaign=campaign, user=lead, leave_out_undecided=True)

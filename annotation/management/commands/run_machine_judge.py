@@ -73,7 +73,7 @@ class Command(BaseCommand):
         try:
             summary = machine_runs.run_machine_judge(run=run, progress=Progress(self.stdout))
         except KeyboardInterrupt:
-            machine_runs.cancel_run(run=run)
+            machine_runs.end_interrupted_run(run=run)
             raise CommandError("interrupted: run it again to resume") from None
         except (machine_runs.Cancelled, machine_runs.GaveUp) as stopped:
             raise CommandError(f"\n{stopped}") from None
