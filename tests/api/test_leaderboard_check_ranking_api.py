@@ -16,6 +16,7 @@ from scipy import stats
 
 from evaluation.analysis import ranking_agreement as ra
 from tests.evaluation.dashboard_data import demo_world, user
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
@@ -29,10 +30,18 @@ SYSTEMS = {  # name: (how strongly the score follows the grade, noise), as evalu
 FLAT = "1003"  # the topic where every run gets the same value in theirs
 
 
-@pytest.fixture
-def world(media_root):
+def made_world():
     qrels, _, runs = demo_world(topics=8, systems=SYSTEMS, depth=20)
     return qrels, runs
+
+
+world_made = made_once(made_world)
+
+
+@pytest.fixture
+def world(world_copy):
+    """made_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 @pytest.fixture

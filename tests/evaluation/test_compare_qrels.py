@@ -14,6 +14,7 @@ from scipy import stats
 
 from evaluation import services
 from evaluation.models import Evaluation
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
@@ -40,8 +41,7 @@ def run_text(scores, tag: str) -> bytes:
     ).encode()
 
 
-@pytest.fixture
-def world(media_root):
+def made_world():
     old = services.import_qrels(source=qrels_text(HUMANS), filename="h.qrels", name="humans")
     new = services.import_qrels(source=qrels_text(MACHINE), filename="m.qrels", name="machine")
     runs = [
@@ -49,6 +49,15 @@ def world(media_root):
         for name, scores in SCORES.items()
     ]
     return old, new, runs
+
+
+world_made = made_once(made_world)
+
+
+@pytest.fixture
+def world(world_copy):
+    """made_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 def compare(*args) -> dict:

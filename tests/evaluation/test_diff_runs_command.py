@@ -8,13 +8,22 @@ from django.core.management import CommandError, call_command
 
 from evaluation.models import Evaluation
 from tests.evaluation.dashboard_data import small_world
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def world(media_root):
+def made_world():
     return small_world(score=False)
+
+
+world_made = made_once(made_world)
+
+
+@pytest.fixture
+def world(world_copy):
+    """made_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 def run(*args) -> str:

@@ -7,6 +7,7 @@ from rest_framework.test import APIClient
 
 from evaluation import services
 from tests.evaluation.dashboard_data import small_world, user
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
@@ -16,11 +17,19 @@ UPLOAD = "/evaluation/runs/upload/"
 FIVE_TOPICS = b"".join(f"{qid} 0 d{qid} 1\n".encode() for qid in range(1, 6))
 
 
-@pytest.fixture
-def world(media_root):
+def made_world():
     qrels, bm25, dense = small_world()  # dl v1, both runs scored against it
     newer = services.import_qrels(source=FIVE_TOPICS, filename="panel.qrels", name=qrels.name)
     return qrels, newer, bm25, dense
+
+
+world_made = made_once(made_world)
+
+
+@pytest.fixture
+def world(world_copy):
+    """made_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 @pytest.fixture

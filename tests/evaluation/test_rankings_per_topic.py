@@ -20,14 +20,14 @@ from evaluation.models import Evaluation
 from evaluation.views import rankings as rankings_view
 from tests.evaluation.dashboard_data import user
 from tests.evaluation.test_compare_qrels import HUMANS, MACHINE, SCORES, qrels_text, run_text
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 EMPTY = "10"  # the machine judges nothing relevant on this topic: every run scores 0 there
 
 
-@pytest.fixture
-def world(media_root):
+def made_world():
     machine = MACHINE.copy()
     machine[9, :] = 0
     old = services.import_qrels(source=qrels_text(HUMANS), filename="h.qrels", name="humans")
@@ -35,6 +35,15 @@ def world(media_root):
     for name, scores in SCORES.items():
         services.import_run(source=run_text(scores, name), filename=f"{name}.run", system=name)
     return old, new
+
+
+world_made = made_once(made_world)
+
+
+@pytest.fixture
+def world(world_copy):
+    """made_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 def compare_json(*args) -> dict:

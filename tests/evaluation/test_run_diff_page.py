@@ -8,13 +8,18 @@ import pytest
 
 from evaluation.models import Evaluation
 from tests.evaluation.dashboard_data import small_world, user
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 
+world_made = made_once(small_world)
+
+
 @pytest.fixture
-def world(media_root):
-    return small_world()
+def world(world_copy):
+    """small_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 @pytest.fixture

@@ -6,15 +6,20 @@ import pytest
 from annotation import services as annotation
 from annotation.models import Pair, Topic
 from tests.evaluation.dashboard_data import small_world, user
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 SEND = "/evaluation/diff/send/"
 
 
+world_made = made_once(small_world)
+
+
 @pytest.fixture
-def world(media_root):
-    return small_world()
+def world(world_copy):
+    """small_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 @pytest.fixture
