@@ -8,8 +8,13 @@ from annotation.models import PairSource, Topic
 def setup(django_user_model):
     """A lead, three judges and a campaign with overlap 3: two topics of three pairs each
     (grade them with tests/annotation/adjudication_data.grade_all)."""
-    lead = django_user_model.objects.create_user("lead")
-    judges = [django_user_model.objects.create_user(f"j{i}") for i in range(3)]
+    return three_judges(django_user_model)
+
+
+def three_judges(user_model):
+    """``setup``'s campaign, lead and judges (for a world made once, tests/worlds.py)."""
+    lead = user_model.objects.create_user("lead")
+    judges = [user_model.objects.create_user(f"j{i}") for i in range(3)]
     campaign = services.create_campaign(lead=lead, name="Web Track 2026", overlap=3, judges=judges)
     for qid in ("1", "2"):
         Topic.objects.create(campaign=campaign, qid=qid, query=f"query {qid}")

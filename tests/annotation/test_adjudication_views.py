@@ -5,6 +5,7 @@ import csv
 import io
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
@@ -12,17 +13,30 @@ from accounts.services.roles import Role
 from annotation.models import LeadDecision, Pair, Publication
 from evaluation.models import QrelsVersion
 from tests.annotation.adjudication_data import GRADES, grade_all
+from tests.annotation.conftest import three_judges
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def world(setup, client):
-    campaign, lead, judges = setup
+def graded():
+    """tests/annotation/conftest.py's campaign with its lead and judges in their roles, every
+    pair graded (GRADES)."""
+    campaign, lead, judges = three_judges(get_user_model())
     lead.groups.add(Group.objects.get(name=Role.LEAD))
     for judge in judges:
         judge.groups.add(Group.objects.get(name=Role.JUDGE))
     grade_all(campaign, judges, GRADES)
+    return campaign, lead, judges
+
+
+world_made = made_once(graded)
+
+
+@pytest.fixture
+def world(world_copy, client):
+    """graded(), made once for the module (tests/worlds.py), and the lead's client."""
+    campaign, lead, judges = world_copy
     client.force_login(lead)
     return campaign, lead, judges, client
 

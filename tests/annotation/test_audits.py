@@ -2,6 +2,7 @@
 each machine's agreement on the audit in the report's Machines section."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
@@ -21,6 +22,7 @@ from annotation.models import (
 )
 from annotation.services import audits, machine_agreement
 from annotation.services.external import add_external_judge, record_machine_grade
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
@@ -39,13 +41,13 @@ def graded_elsewhere(campaign, qid, docnos):
     return made
 
 
-@pytest.fixture
-def world(django_user_model):
+def audit_world():
     """Two judges, overlap 2, threshold 2; topic 1 has three pairs the judges hold, and
     twenty pairs graded elsewhere (ten per topic) that only machines graded."""
-    lead = django_user_model.objects.create_user("lead")
+    User = get_user_model()
+    lead = User.objects.create_user("lead")
     lead.groups.add(Group.objects.get_or_create(name="lead")[0])
-    judges = [django_user_model.objects.create_user(f"j{i}") for i in range(2)]
+    judges = [User.objects.create_user(f"j{i}") for i in range(2)]
     campaign = services.create_campaign(
         lead=lead, name="Audit", overlap=2, judges=judges, relevance_threshold=2
     )
@@ -63,6 +65,15 @@ def world(django_user_model):
         # llm-b agrees with llm-a except on every fifth pair
         record_machine_grade(judge=b, pair_id=pair.pk, grade=(index + (index % 5 == 0)) % 4)
     return campaign, lead, judges, elsewhere, (a, b)
+
+
+world_made = made_once(audit_world)
+
+
+@pytest.fixture
+def world(world_copy):
+    """audit_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 def test_a_sample_goes_to_the_judges_with_the_overlap_and_only_it(world):

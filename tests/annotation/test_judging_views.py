@@ -6,6 +6,7 @@ import uuid
 
 import polars as pl
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
@@ -23,6 +24,7 @@ from annotation.models import (
 from annotation.services import campaign_files
 from annotation.services.common import MESSAGES
 from common import text_limits
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
@@ -33,14 +35,14 @@ GUIDELINES = """Grade **what the page says**, not what you know.
 """
 
 
-@pytest.fixture
-def world(django_user_model):
+def judging_world():
     """Two judges (judy, otto) who both judge every pair of a two-topic campaign (overlap 2),
     and a third user who judges nothing."""
-    lead = django_user_model.objects.create_user("lead")
-    judy = django_user_model.objects.create_user("judy")
-    otto = django_user_model.objects.create_user("otto")
-    stranger = django_user_model.objects.create_user("stranger")
+    User = get_user_model()
+    lead = User.objects.create_user("lead")
+    judy = User.objects.create_user("judy")
+    otto = User.objects.create_user("otto")
+    stranger = User.objects.create_user("stranger")
     campaign = services.create_campaign(
         lead=lead, name="Passports", overlap=2, judges=[judy, otto], guidelines=GUIDELINES
     )
@@ -72,6 +74,15 @@ def world(django_user_model):
         "stranger": stranger,
         "lead": lead,
     }
+
+
+world_made = made_once(judging_world)
+
+
+@pytest.fixture
+def world(world_copy):
+    """judging_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 def queue_of(world, who):

@@ -3,6 +3,7 @@ campaign twice as large with more judges (issue 18: a page reads the topics' tal
 one page of pairs, never every pair or judgment)."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
@@ -10,15 +11,28 @@ from accounts.services.roles import Role
 from annotation import services
 from annotation.models import Pair, PairSource, Topic
 from tests.annotation.adjudication_data import GRADES, grade_all
+from tests.annotation.conftest import three_judges
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def world(setup, client):
-    campaign, lead, judges = setup
+def graded():
+    """tests/annotation/conftest.py's campaign with its lead in the lead's role, every pair
+    graded (GRADES)."""
+    campaign, lead, judges = three_judges(get_user_model())
     lead.groups.add(Group.objects.get(name=Role.LEAD))
     grade_all(campaign, judges, GRADES)
+    return campaign, lead, judges
+
+
+world_made = made_once(graded)
+
+
+@pytest.fixture
+def world(world_copy, client):
+    """graded(), made once for the module (tests/worlds.py), and the lead's client."""
+    campaign, lead, judges = world_copy
     client.force_login(lead)
     return campaign, lead, judges, client
 

@@ -3,6 +3,7 @@ refreshed, it pauses handing out pairs once the ranking is settled, says so, and
 resumes."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
@@ -10,13 +11,22 @@ from annotation import tasks
 from annotation.models import Assignment, Campaign, LiveBoardSnapshot, StopRule
 from annotation.services import live, stopping
 from tests.annotation.live_data import grade, live_world
+from tests.worlds import made_once
 
 pytestmark = pytest.mark.django_db
 
 
+def made_world():
+    return live_world(get_user_model())
+
+
+world_made = made_once(made_world)
+
+
 @pytest.fixture
-def world(django_user_model, media_root):
-    return live_world(django_user_model)
+def world(world_copy):
+    """live_world(), made once for the module (tests/worlds.py)."""
+    return world_copy
 
 
 def choose(campaign, rule=StopRule.ADJACENT, confidence=0.95, top=3):
