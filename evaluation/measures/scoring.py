@@ -35,6 +35,7 @@ Sums run in rank order and means in topic order, in double precision, as trec_ev
 do: a different order could change the last bits and, rarely, a printed fourth decimal.
 """
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,16 +44,16 @@ import numpy as np
 import polars as pl
 
 from .binary import MIN_GEO_MEAN
-from .catalog import _KINDS, DEFAULT_MEASURES, GEOMETRIC_NAMES, Options, parse_measures
+from .catalog import _KINDS, DEFAULT_MEASURES, GEOMETRIC_NAMES, Measure, Options, parse_measures
 from .inputs import check_measures
 from .judged_only import keep_judged_only
-from .ranking import ORDERS, QidBlocks, rank_in_order, rank_judged_documents
+from .ranking import ORDERS, JudgedRanking, QidBlocks, rank_in_order, rank_judged_documents
 from .scorer import Scorer
 from .sequences import sequential_sum
 from .topics import TopicJudgments
 from .zscores import convert_to_zscores
 
-__all__ = ["Evaluation", "evaluate"]
+__all__ = ["Evaluation", "Prepared", "evaluate", "prepare", "score"]
 
 _MAX_EXP_GRADE = 62  # 2^g - 1 must fit in a signed 64-bit integer, as in trec_eval's long
 _COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
@@ -111,6 +112,52 @@ def evaluate(
     """
     parsed = parse_measures(measures, trec_eval_version=options.trec_eval_version)
     check_measures("qrels", parsed)
+    return score(prepare(qrels, run, options), parsed, options, zscores=zscores)
+
+
+@dataclass
+class Prepared:
+    """A run and its qrels made ready for scoring: checked, their topics found, the run
+    ranked. None of it depends on the relevance level or the measures, so measures scored
+    with other levels over the same frames (grouped.py) reuse it; `score` checks that the
+    options it is given were the ones it was prepared with, the level aside.
+
+    judgments: topic (index into `topics`), docno, grade: the qrels of the scored topics.
+    missing: per topic, whether the run lacks it (only with `complete`).
+    """
+
+    qrels: pl.DataFrame
+    run: pl.DataFrame
+    run_blocks: QidBlocks
+    topics: pl.Series
+    missing: np.ndarray
+    judgments: pl.DataFrame
+    ranking: JudgedRanking
+    key: Options  # the options prepared with, level and -J aside (_preparation_key)
+    _judged_order: JudgedRanking | None = None
+
+    def judged_order(self) -> JudgedRanking:
+        """The run ranked as ir_measures' judged provider ranks it (judged@k)."""
+        if self._judged_order is None:
+            self._judged_order = rank_in_order(
+                self.judgments,
+                self.run,
+                self.run_blocks,
+                self.topics,
+                ORDERS["Judged"],
+                trec_eval_version=self.key.trec_eval_version,
+                depth=self.key.depth,
+            )
+        return self._judged_order
+
+
+def _preparation_key(options: Options) -> Options:
+    """What of the options a Prepared depends on (everything but the measures' level)."""
+    return dataclasses.replace(options, relevance_level=1, judged_only=False)
+
+
+def prepare(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> Prepared:
+    """The frames checked, their topics found and the run ranked (ValueError as evaluate)."""
     qrels, run = _checked_frames(qrels, run, options)
     run_blocks, qrels_blocks = QidBlocks(run.get_column("qid")), QidBlocks(qrels.get_column("qid"))
     run_topics = run_blocks.unique.implode()
@@ -136,18 +183,28 @@ def evaluate(
         trec_eval_version=options.trec_eval_version,
         depth=options.depth,
     )
+    return Prepared(
+        qrels, run, run_blocks, topics, missing, judgments, ranking, _preparation_key(options)
+    )
+
+
+def score(
+    prepared: Prepared,
+    parsed: Sequence[Measure],
+    options: Options,
+    *,
+    zscores: pl.DataFrame | None = None,
+) -> Evaluation:
+    """evaluate's result for measures already read (parse_measures) over prepared frames.
+    `options` may differ from the ones `prepared` was made with in the level and -J only."""
+    if _preparation_key(options) != prepared.key:
+        raise ValueError("these frames were prepared with other options: prepare them again")
+    topics, missing, judgments = prepared.topics, prepared.missing, prepared.judgments
+    ranking = prepared.ranking
     judged_order = None
     if ranking.tied and any(m.name == "judged" for m in parsed):
         # judged@k is ir_measures' Judged@k: ties broken as its judged provider breaks them.
-        judged_order = rank_in_order(
-            judgments,
-            run,
-            run_blocks,
-            topics,
-            ORDERS["Judged"],
-            trec_eval_version=options.trec_eval_version,
-            depth=options.depth,
-        )
+        judged_order = prepared.judged_order()
     if options.judged_only:
         ranking = keep_judged_only(ranking)
         judged_order = judged_order and keep_judged_only(judged_order)
