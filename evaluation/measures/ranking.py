@@ -69,7 +69,7 @@ class JudgedRanking:
     tied: bool = True
 
 
-_FEW = 512  # qids and topics that topic_numbers looks up in a dict rather than joins
+_FEW = 512  # lines of a qid column read in Python rather than by polars (QidBlocks)
 
 
 class QidBlocks:
@@ -78,28 +78,51 @@ class QidBlocks:
     Run and qrels files are normally grouped by topic, so mapping qids to topic numbers
     costs one join per topic rather than one per line; a column that is not grouped falls
     back to joining every line.
+
+    A column of a few lines (Hypothesis' collections, a small upload) is read in Python:
+    there each polars call costs more than the work, and a dict gives the same numbers.
+    `few_unique` then lists its distinct qids (None for a longer column).
     """
 
     def __init__(self, qid: pl.Series) -> None:
+        self._lengths: np.ndarray | None = None
+        self.few_unique: list[str] | None = None
+        if qid.len() <= _FEW:
+            values = qid.to_list()
+            starts = [i for i in range(len(values)) if i == 0 or values[i] != values[i - 1]]
+            if len(starts) * 8 <= len(values):
+                lengths = np.diff(np.array([*starts, len(values)], dtype=np.int64))
+                values, self._lengths = [values[i] for i in starts], lengths
+            self._few: list[str] | None = values
+            self.few_unique = list(dict.fromkeys(values))
+            return
+        self._few = None
         blocks = qid.rle().struct.unnest()
         if blocks.height * 8 <= qid.len():
-            self._qids, self._lengths = blocks.get_column("value"), blocks.get_column("len")
+            self._qids = blocks.get_column("value")
+            self._lengths = blocks.get_column("len").to_numpy().astype(np.int64)
         else:
-            self._qids, self._lengths = qid, None
-        self.unique = self._qids.unique()
+            self._qids = qid
+        self._unique = self._qids.unique()
+
+    @property
+    def unique(self) -> pl.Series:
+        """The distinct qids, in no particular order."""
+        if self.few_unique is not None:
+            return pl.Series("qid", self.few_unique, dtype=pl.String)
+        return self._unique
 
     def topic_numbers(self, topics: pl.Series) -> tuple[np.ndarray, "_Blocks | None"]:
         """Per line, the index of its qid in `topics` or -1; and the blocks of lines of those
         topics, in order (None when the column is not grouped)."""
-        if self._qids.len() + topics.len() <= _FEW:
-            # A few qids (Hypothesis' collections, a small upload): a dict is a tenth of the
-            # join's cost there, and gives the same numbers.
+        if self._few is not None and topics.len() <= _FEW:
             index = {qid: number for number, qid in enumerate(topics.to_list())}
-            numbers = np.array([index.get(qid, -1) for qid in self._qids.to_list()], np.int64)
+            numbers = np.array([index.get(qid, -1) for qid in self._few], dtype=np.int64)
         else:
+            qids = self._qids if self._few is None else pl.Series(self._few, dtype=pl.String)
             index = pl.DataFrame({"qid": topics, "topic": np.arange(topics.len(), dtype=np.int64)})
             numbers = (
-                pl.DataFrame({"qid": self._qids})
+                pl.DataFrame({"qid": qids})
                 .join(index, on="qid", how="left", maintain_order="left")
                 .get_column("topic")
                 .fill_null(-1)
@@ -107,7 +130,7 @@ class QidBlocks:
             )
         if self._lengths is None:
             return numbers, None
-        lengths = self._lengths.to_numpy().astype(np.int64)
+        lengths = self._lengths
         kept = numbers >= 0
         # int32 halves the per-line array; topic numbers stay far below 2^31.
         return np.repeat(numbers.astype(np.int32), lengths), _Blocks(numbers[kept], lengths[kept])

@@ -160,12 +160,7 @@ def prepare(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> Prepare
     """The frames checked, their topics found and the run ranked (ValueError as evaluate)."""
     qrels, run = _checked_frames(qrels, run, options)
     run_blocks, qrels_blocks = QidBlocks(run.get_column("qid")), QidBlocks(qrels.get_column("qid"))
-    run_topics = run_blocks.unique.implode()
-    judged_topics = qrels_blocks.unique
-    if not options.complete:
-        judged_topics = judged_topics.filter(judged_topics.is_in(run_topics))
-    topics = judged_topics.sort()
-    missing = ~topics.is_in(run_topics).to_numpy()
+    topics, missing = _scored_topics(run_blocks, qrels_blocks, options.complete)
     counted_missing = options.complete and options.trec_eval_version == 10
     if topics.len() == 0 or (missing.all() and not counted_missing):
         raise ValueError(
@@ -186,6 +181,26 @@ def prepare(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> Prepare
     return Prepared(
         qrels, run, run_blocks, topics, missing, judgments, ranking, _preparation_key(options)
     )
+
+
+def _scored_topics(
+    run_blocks: QidBlocks, qrels_blocks: QidBlocks, complete: bool
+) -> tuple[pl.Series, np.ndarray]:
+    """The topics to score, in trec_eval's order (qid in byte order), and whether the run
+    lacks each (only with `complete`: otherwise the topics judged and retrieved)."""
+    if run_blocks.few_unique is not None and qrels_blocks.few_unique is not None:
+        retrieved = set(run_blocks.few_unique)
+        judged = qrels_blocks.few_unique
+        # Python orders str by code point, which is the byte order of their UTF-8.
+        names = sorted(judged if complete else [q for q in judged if q in retrieved])
+        missing = np.array([q not in retrieved for q in names], dtype=bool)
+        return pl.Series("qid", names, dtype=pl.String), missing
+    run_topics = run_blocks.unique.implode()
+    judged_topics = qrels_blocks.unique
+    if not complete:
+        judged_topics = judged_topics.filter(judged_topics.is_in(run_topics))
+    topics = judged_topics.sort()
+    return topics, ~topics.is_in(run_topics).to_numpy()
 
 
 def score(
