@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .judged_lookup import judged_lines, series_slices
+from .judged_lookup import few, judged_lines, series_slices
 
 __all__ = [
     "ORDERS",
@@ -69,9 +69,6 @@ class JudgedRanking:
     tied: bool = True
 
 
-_FEW = 512  # lines of a qid column read in Python rather than by polars (QidBlocks)
-
-
 class QidBlocks:
     """A qid column read as runs of equal values.
 
@@ -87,7 +84,7 @@ class QidBlocks:
     def __init__(self, qid: pl.Series) -> None:
         self._lengths: np.ndarray | None = None
         self.few_unique: list[str] | None = None
-        if qid.len() <= _FEW:
+        if few(qid.len()):
             values = qid.to_list()
             starts = [i for i in range(len(values)) if i == 0 or values[i] != values[i - 1]]
             if len(starts) * 8 <= len(values):
@@ -115,7 +112,7 @@ class QidBlocks:
     def topic_numbers(self, topics: pl.Series) -> tuple[np.ndarray, "_Blocks | None"]:
         """Per line, the index of its qid in `topics` or -1; and the blocks of lines of those
         topics, in order (None when the column is not grouped)."""
-        if self._few is not None and topics.len() <= _FEW:
+        if self._few is not None and few(topics.len()):
             index = {qid: number for number, qid in enumerate(topics.to_list())}
             numbers = np.array([index.get(qid, -1) for qid in self._few], dtype=np.int64)
         else:

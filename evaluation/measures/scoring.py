@@ -46,6 +46,7 @@ import polars as pl
 from .binary import MIN_GEO_MEAN
 from .catalog import _KINDS, DEFAULT_MEASURES, GEOMETRIC_NAMES, Measure, Options, parse_measures
 from .inputs import check_measures
+from .judged_lookup import few
 from .judged_only import keep_judged_only
 from .ranking import ORDERS, JudgedRanking, QidBlocks, rank_in_order, rank_judged_documents
 from .scorer import Scorer
@@ -169,7 +170,9 @@ def prepare(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> Prepare
         )
 
     judged_topic, _ = qrels_blocks.topic_numbers(topics)
-    judgments = qrels.with_columns(topic=judged_topic).filter(pl.col("topic") >= 0)
+    judgments = qrels.hstack([pl.Series("topic", judged_topic)])
+    if not (judged_topic >= 0).all():
+        judgments = judgments[np.flatnonzero(judged_topic >= 0)]
     ranking = rank_judged_documents(
         judgments,
         run,
@@ -286,7 +289,8 @@ def _checked_frames(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     qrels = _checked_frame(qrels, "qrels", "grade", pl.Int64)
     run = _checked_frame(run, "run", "score", pl.Float64)
-    if run.get_column("score").is_nan().any():
+    score = run.get_column("score")
+    if np.isnan(score.to_numpy()).any() if few(score.len()) else score.is_nan().any():
         raise ValueError("run: the score column contains NaN")
     if options.gain == "exp" and qrels.height and qrels.get_column("grade").max() > _MAX_EXP_GRADE:
         raise ValueError(f"qrels: exponential gain needs grades <= {_MAX_EXP_GRADE}")

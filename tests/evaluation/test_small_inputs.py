@@ -1,0 +1,74 @@
+"""Columns of a few hundred lines are read in Python (judged_lookup.FEW: the runs of qids,
+the topics to score, the judged lines, the NaN check), where each polars call costs more
+than the work. The Hypothesis properties elsewhere see only such collections, so here each
+one is scored both ways and the two must agree bit for bit, errors included."""
+
+from unittest import mock
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from evaluation.measures import Options, evaluate, judged_lookup
+from tests.evaluation.test_measures import collections, qrels_frame, run_frame
+
+PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+# trec_eval's measures with several cutoffs, and ours (each ranked in its provider's order).
+MEASURES = [
+    *("all_trec", "judged.1,3", "nDCG@3", "P(rel=2)@3", "AP(judged_only=True)", "RR@2"),
+    *("ERR@3", "Judged", "RBP(p=0.5)", "RBP(rel=2)", "nDCG(gains={0:1,2:5})@3"),
+]
+
+
+def scored(qrels: pl.DataFrame, run: pl.DataFrame, options: Options):
+    """(evaluation, None) or (None, the ValueError's text)."""
+    try:
+        return evaluate(qrels, run, MEASURES, options), None
+    except ValueError as error:
+        return None, str(error)
+
+
+@PROPERTY
+@given(
+    collections(),
+    st.integers(1, 2),
+    st.sampled_from([None, 2]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_few_lines_are_scored_as_polars_scores_many(
+    collection, level, depth, complete, judged_only, shuffled, repeated
+):
+    qrels, run = qrels_frame(collection[0]), run_frame(collection[1])
+    if shuffled:  # lines not grouped by topic
+        run = run.sample(fraction=1.0, shuffle=True, seed=7)
+    if repeated:  # a judgment given twice: refused, naming the first pair
+        qrels = pl.concat([qrels, qrels.tail(1)])
+    options = Options(
+        relevance_level=level,
+        trec_eval_version=10,
+        depth=depth,
+        complete=complete,
+        judged_only=judged_only,
+    )
+    few, few_error = scored(qrels, run, options)
+    with mock.patch.object(judged_lookup, "FEW", -1):
+        many, many_error = scored(qrels, run, options)
+    assert few_error == many_error
+    if few is None:
+        return
+    assert few.measures == many.measures
+    assert few.missing_topics == many.missing_topics
+    assert_frame_equal(few.per_topic, many.per_topic, check_exact=True)
+    values = few.per_topic.drop("qid").to_numpy()  # assert_frame_equal takes -0.0 for 0.0
+    assert values.tobytes() == many.per_topic.drop("qid").to_numpy().tobytes()
+    assert_frame_equal(few.strings, many.strings)
+    for name, value in few.means.items():
+        assert np.float64(value).tobytes() == np.float64(many.means[name]).tobytes(), name
