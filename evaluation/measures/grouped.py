@@ -32,6 +32,7 @@ from .catalog import DEFAULT_MEASURES, Options
 from .dialects import FAMILIES, MeasureRequest, parse_request
 from .families import Family, by_trec_name
 from .inputs import check_measures
+from .judged_lookup import few
 
 __all__ = ["Output", "evaluate", "output_names", "outputs", "parse_requests"]
 
@@ -312,6 +313,9 @@ def _shares_topics(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> 
     """Whether the group's run retrieves a judged document of some topic. When it does not
     (judged documents only, none retrieved), every topic scores 0, with `-c` too: the
     engine would refuse a run that shares no topic with the qrels."""
+    if few(qrels.height, run.height):
+        judged = {qid for qid, _, grade in _rows(qrels, "grade") if grade >= 0}
+        return any(qid in judged for qid in run.get_column("qid").to_list())
     judged = qrels.filter(pl.col("grade") >= 0).get_column("qid").unique()
     return bool(run.get_column("qid").is_in(judged.implode()).any())
 
@@ -341,11 +345,22 @@ def _with_gains(qrels: pl.DataFrame, gains: tuple[tuple[int, int], ...]) -> pl.D
 def _judged_only(run: pl.DataFrame, qrels: pl.DataFrame, options: Options) -> pl.DataFrame:
     """The run's lines (within -M's depth: trec_eval cuts the ranking first) whose document the qrels judge with a grade >= 0 (trec_eval -J, which
     also drops documents judged with a negative grade: to trec_eval they are not pooled)."""
-    judged = qrels.filter(pl.col("grade") >= 0).select("qid", "docno")
     if options.depth is not None:
         top = topk.top_k(run, options.depth, trec_eval_version=options.trec_eval_version)
         run = top.select("qid", "docno", "score")
+    if few(qrels.height, run.height):
+        judged = {(qid, docno) for qid, docno, grade in _rows(qrels, "grade") if grade >= 0}
+        pairs = ((qid, docno) for qid, docno, _ in _rows(run, "score"))
+        kept = [line for line, pair in enumerate(pairs) if pair in judged]
+        return run[np.array(kept, dtype=np.int64)]
+    judged = qrels.filter(pl.col("grade") >= 0).select("qid", "docno")
     return run.join(judged, on=["qid", "docno"], how="semi")
+
+
+def _rows(frame: pl.DataFrame, value: str):
+    """(qid, docno, value) of each line of a few (judged_lookup.few), as Python objects."""
+    columns = [frame.get_column(name).to_list() for name in ("qid", "docno", value)]
+    return zip(*columns, strict=True)
 
 
 def _float_column(name: str, column: pl.Series) -> pl.Series:
