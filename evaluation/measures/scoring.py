@@ -303,13 +303,12 @@ def _checked_frame(
     """The frame's qid, docno and value columns, the value cast to `dtype`."""
     if not isinstance(frame, pl.DataFrame):
         raise ValueError(f"{label} must be a polars DataFrame, got {type(frame).__name__}")
-    usual = [("qid", pl.String), ("docno", pl.String), (value, dtype)]
-    if list(frame.schema.items()) == usual and not any(c.null_count() for c in frame.get_columns()):
-        return frame  # the usual case, and what the select below would give
+    schema = frame.schema
+    columns = []
     for name in ("qid", "docno", value):
-        if name not in frame.columns:
+        if name not in schema:
             raise ValueError(f"{label}: column {name!r} is missing (columns: {frame.columns})")
-        column_type = frame.schema[name]
+        column_type = schema[name]
         if name == value:
             fits = column_type.is_integer() or (dtype == pl.Float64 and column_type.is_float())
             wanted = "an integer" if dtype == pl.Int64 else "a number"
@@ -317,9 +316,14 @@ def _checked_frame(
             fits, wanted = column_type == pl.String, "a string"
         if not fits:
             raise ValueError(f"{label}: column {name!r} must be {wanted}, not {column_type}")
-        if frame.get_column(name).null_count():
+        column = frame.get_column(name)
+        if column.null_count():
             raise ValueError(f"{label}: column {name!r} has missing values")
-    return frame.select("qid", "docno", pl.col(value).cast(dtype))
+        columns.append(column)
+    if columns[2].dtype != dtype:
+        columns[2] = columns[2].cast(dtype)
+    # A frame of the Series as they are: a select would cost a query plan on every call.
+    return pl.DataFrame(columns)
 
 
 def _mean(name: str, values: np.ndarray, missing: np.ndarray, options: Options) -> float:
