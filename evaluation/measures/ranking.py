@@ -371,6 +371,8 @@ def _places_among_ties(
     else:
         tie_keys = pl.Series(order.sorted[group_first])
         members = np.flatnonzero(pl.Series(order.keys).is_in(tie_keys.implode()).to_numpy())
+    if few(members.size):
+        return _few_places_among_ties(order.keys, scores, docno, members, lines, ties)
     group = pl.DataFrame(
         {
             "key": order.keys[members],
@@ -390,3 +392,24 @@ def _places_among_ties(
         .get_column("place")
         .to_numpy()
     )
+
+
+def _few_places_among_ties(
+    keys: np.ndarray,
+    scores: np.ndarray,
+    docno: pl.Series,
+    members: np.ndarray,
+    lines: np.ndarray,
+    ties: str,
+) -> np.ndarray:
+    """_places_among_ties for a few tied lines (`members`: every line sharing a key with one
+    of `lines`), sorted in Python: by the tie column first, then stably by key and score."""
+    key, score = keys[members].tolist(), scores[members].tolist()
+    tie = members.tolist() if ties == "line" else docno.gather(members).to_list()
+    order = sorted(range(members.size), key=tie.__getitem__, reverse=ties == "docno_desc")
+    order.sort(key=lambda i: (key[i], -score[i]))
+    place: dict[int, int] = {}
+    first_of: dict[int, int] = {}
+    for position, i in enumerate(order):
+        place[int(members[i])] = position - first_of.setdefault(key[i], position)
+    return np.array([place[line] for line in lines.tolist()], dtype=np.int64)
