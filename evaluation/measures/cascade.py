@@ -72,7 +72,8 @@ def score_ours(
         qrels, run = _checked_frames(qrels, run, options)
         run_blocks = QidBlocks(run.get_column("qid"))
     else:
-        if not prepared.topics.equals(topics) or prepared.key != _preparation_key(options):
+        same = _preparation_key(options) == _preparation_key(prepared.options)
+        if not same or not prepared.topics.equals(topics):
             raise ValueError("these frames were prepared for other topics or options")
         qrels, run, run_blocks = prepared.qrels, prepared.run, prepared.run_blocks
         rankings[ORDERS["graded RBP"]] = prepared.ranking  # trec_eval's order

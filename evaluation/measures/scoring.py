@@ -134,7 +134,7 @@ class Prepared:
     missing: np.ndarray
     judgments: pl.DataFrame
     ranking: JudgedRanking
-    key: Options  # the options prepared with, level and -J aside (_preparation_key)
+    options: Options  # the options prepared with (of which the level and -J do not count)
     _judged_order: JudgedRanking | None = None
 
     def judged_order(self) -> JudgedRanking:
@@ -146,15 +146,22 @@ class Prepared:
                 self.run_blocks,
                 self.topics,
                 ORDERS["Judged"],
-                trec_eval_version=self.key.trec_eval_version,
-                depth=self.key.depth,
+                trec_eval_version=self.options.trec_eval_version,
+                depth=self.options.depth,
             )
         return self._judged_order
 
 
-def _preparation_key(options: Options) -> Options:
-    """What of the options a Prepared depends on (everything but the measures' level)."""
-    return dataclasses.replace(options, relevance_level=1, judged_only=False)
+def _preparation_key(options: Options) -> tuple:
+    """What of the options a Prepared depends on: every option but the level and -J."""
+    return tuple(getattr(options, name) for name in _PREPARED_WITH)
+
+
+_PREPARED_WITH = tuple(
+    field.name
+    for field in dataclasses.fields(Options)
+    if field.name not in ("relevance_level", "judged_only")
+)
 
 
 def prepare(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> Prepared:
@@ -181,9 +188,7 @@ def prepare(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> Prepare
         trec_eval_version=options.trec_eval_version,
         depth=options.depth,
     )
-    return Prepared(
-        qrels, run, run_blocks, topics, missing, judgments, ranking, _preparation_key(options)
-    )
+    return Prepared(qrels, run, run_blocks, topics, missing, judgments, ranking, options)
 
 
 def _scored_topics(
@@ -215,7 +220,7 @@ def score(
 ) -> Evaluation:
     """evaluate's result for measures already read (parse_measures) over prepared frames.
     `options` may differ from the ones `prepared` was made with in the level and -J only."""
-    if _preparation_key(options) != prepared.key:
+    if _preparation_key(options) != _preparation_key(prepared.options):
         raise ValueError("these frames were prepared with other options: prepare them again")
     topics, missing, judgments = prepared.topics, prepared.missing, prepared.judgments
     ranking = prepared.ranking
