@@ -91,11 +91,8 @@ def evaluate(
     means: dict[str, float] = {}
     topics = base.per_topic.get_column("qid")
     for name in main.names:
-        columns[name] = base.per_topic.get_column(name)
-        if name not in base.means:
-            means[name] = _mean(name, columns[name].to_numpy())
-        else:
-            means[name] = base.means[name]
+        column = columns[name] = base.per_topic.get_column(name)
+        means[name] = base.means[name] if name in base.means else _mean(name, column.to_numpy())
     for (rel, gains, judged_only, _), members in groups.items():
         group_options = dataclasses.replace(options, relevance_level=rel)
         group_qrels = _with_gains(qrels, gains) if gains else qrels
