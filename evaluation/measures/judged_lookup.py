@@ -130,7 +130,8 @@ class JudgedTable:
         self, topic: np.ndarray, hash_slices: Iterable[np.ndarray]
     ) -> tuple[np.ndarray, np.ndarray]:
         """As lookup, for the lines' docno hashes given in consecutive slices."""
-        lines, judgments, shared = [], [], []
+        # Empty to start with: a run with no line of a scored topic has no slice at all.
+        lines, judgments, shared = [np.empty(0, np.int64)], [np.empty(0, np.int64)], []
         start = 0
         for hashes in hash_slices:
             piece_topic = topic[start : start + hashes.size]

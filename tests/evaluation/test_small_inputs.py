@@ -79,3 +79,20 @@ def test_few_lines_are_scored_as_polars_scores_many(
     assert_frame_equal(few.strings, many.strings)
     for name, value in few.means.items():
         assert np.float64(value).tobytes() == np.float64(many.means[name]).tobytes(), name
+
+
+@pytest.mark.parametrize("few", [True, False])
+def test_a_run_without_a_judged_topic_scores_each_judged_topic_0_with_complete_in_10(few):
+    """trec_eval 10.0's -c scores the judged topics a run lacks against an empty ranking,
+    even when it lacks them all (9.0.8 and runs without -c stop: no topic in common)."""
+    qrels = qrels_frame({"1": {"a": 1}, "2": {"b": 0, "c": 2}})
+    run = run_frame({"9": {"a": 1.0}})
+    with mock.patch.object(judged_lookup, "FEW", judged_lookup.FEW if few else -1):
+        result = evaluate(
+            qrels, run, ["map", "P.5", "num_rel"], Options(complete=True, trec_eval_version=10)
+        )
+    assert result.missing_topics == ("1", "2")
+    assert result.per_topic.get_column("map").to_list() == [0.0, 0.0]
+    assert result.means == {"map": 0.0, "P_5": 0.0, "num_rel": 2.0}
+    with pytest.raises(ValueError, match="no topic has both"):
+        evaluate(qrels, run, ["map"], Options(complete=True, trec_eval_version=9))
