@@ -42,7 +42,7 @@ import polars as pl
 from .catalog import Options
 from .dialects import MeasureRequest
 from .ranking import ORDERS, JudgedRanking, QidBlocks, rank_in_order
-from .scoring import _checked_frames
+from .scoring import Prepared, _checked_frames, _preparation_key
 from .sequences import Events as _Events
 from .sequences import _running
 from .sequences import divide as _divide
@@ -60,11 +60,23 @@ def score_ours(
     requests: Sequence[MeasureRequest],
     options: Options,
     relevance_level: int,
+    *,
+    prepared: Prepared | None = None,
 ) -> list[np.ndarray]:
     """One array of per-topic values (in the order of `topics`) for each request, each one
-    of ours (ERR, RR with a cutoff, RBP). `relevance_level` is RR's rel."""
-    qrels, run = _checked_frames(qrels, run, options)
+    of ours (ERR, RR with a cutoff, RBP). `relevance_level` is RR's rel. `prepared`: the
+    same frames as scoring.prepare made them for these options and `topics`, whose ranking
+    (trec_eval's order) is reused."""
     rankings: dict = {}
+    if prepared is None:
+        qrels, run = _checked_frames(qrels, run, options)
+        run_blocks = QidBlocks(run.get_column("qid"))
+    else:
+        same = _preparation_key(options) == _preparation_key(prepared.options)
+        if not same or not prepared.topics.equals(topics):
+            raise ValueError("these frames were prepared for other topics or options")
+        qrels, run, run_blocks = prepared.qrels, prepared.run, prepared.run_blocks
+        rankings[ORDERS["graded RBP"]] = prepared.ranking  # trec_eval's order
 
     def ranking(measure: str) -> JudgedRanking:
         order = ORDERS[measure]
@@ -73,7 +85,7 @@ def score_ours(
             if first is not None and not first.tied:
                 rankings[order] = first  # no judged document tied: every order agrees
             else:
-                rankings[order] = _rank(qrels, run, topics, options, order)
+                rankings[order] = _rank(qrels, run, run_blocks, topics, options, order)
         return rankings[order]
 
     n = topics.len()
@@ -112,6 +124,7 @@ SCORERS = {"ERR": _score_err, "RR": _score_rr, "Judged": _score_judged, "RBP": _
 def _rank(
     qrels: pl.DataFrame,
     run: pl.DataFrame,
+    run_blocks: QidBlocks,
     topics: pl.Series,
     options: Options,
     order: tuple[bool, str] | None,
@@ -122,7 +135,7 @@ def _rank(
     return rank_in_order(
         judgments.select("topic", "docno", "grade"),
         run,
-        QidBlocks(run.get_column("qid")),
+        run_blocks,
         topics,
         order,
         trec_eval_version=options.trec_eval_version,

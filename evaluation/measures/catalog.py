@@ -22,6 +22,7 @@ number, and parameters on a measure that takes none, are errors rather than sile
 or ignored.
 """
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -302,6 +303,16 @@ def parse_measures(specs: Sequence[str], *, trec_eval_version: int = 10) -> list
     """
     if isinstance(specs, str):
         specs = [specs]
+    specs = tuple(specs)
+    if not all(isinstance(spec, str) for spec in specs):  # not kept: refused in order below
+        return list(_parse_measures.__wrapped__(specs, trec_eval_version))
+    return list(_parse_measures(specs, trec_eval_version))
+
+
+# The measures are a pure function of the arguments, read again on every evaluation
+# (thousands of times in a test run): the readings are kept (errors are raised again).
+@functools.lru_cache(maxsize=1024)
+def _parse_measures(specs: tuple[str, ...], trec_eval_version: int) -> tuple[Measure, ...]:
     marked: set[str] = set()
     parameters: dict[str, Measure] = {}
     for spec in specs:
@@ -333,11 +344,11 @@ def parse_measures(specs: Sequence[str], *, trec_eval_version: int = 10) -> list
             parameters[name] = _parse_parameters(spec, name, params, kind)
     if not marked:
         raise ValueError("no measure requested")
-    return [
+    return tuple(
         parameters.get(name) or Measure(name, kind.defaults)
         for name, kind in _KINDS.items()
         if name in marked
-    ]
+    )
 
 
 def _parse_parameters(spec: str, name: str, params: str, kind: _Kind) -> Measure:

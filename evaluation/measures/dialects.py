@@ -27,6 +27,7 @@ Measures that need other parameters than the request's are scored in a group of 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -163,6 +164,13 @@ def parse_request(spec: str) -> MeasureRequest:
     """One measure name in either dialect. ValueError (MESSAGES) when it cannot be read."""
     if not isinstance(spec, str):
         raise ValueError(MESSAGES["not_text"].format(spec=spec))
+    return _parse_request(spec)
+
+
+# A request is a pure function of its text, read again on every evaluation (thousands of
+# times in a test run): the readings are kept (errors are not, and are raised again).
+@functools.lru_cache(maxsize=4096)
+def _parse_request(spec: str) -> MeasureRequest:
     text = spec.strip()
     if catalog_name(text):
         return MeasureRequest(spec=text, trec=text)

@@ -31,6 +31,8 @@ from .cascade import score_ours
 from .catalog import DEFAULT_MEASURES, Options
 from .dialects import FAMILIES, MeasureRequest, parse_request
 from .families import Family, by_trec_name
+from .inputs import check_measures
+from .judged_lookup import few
 
 __all__ = ["Output", "evaluate", "output_names", "outputs", "parse_requests"]
 
@@ -84,21 +86,30 @@ def evaluate(
         )
     main = _score_group(qrels, run, main_requests, options, main=True)
     base = main.evaluation
-    columns: dict[str, np.ndarray] = {}
+    prepared = main.prepared
+    columns: dict[str, pl.Series] = {}
     means: dict[str, float] = {}
     topics = base.per_topic.get_column("qid")
     for name in main.names:
-        columns[name] = base.per_topic.get_column(name).to_numpy()
-        means[name] = base.means[name] if name in base.means else _mean(name, columns[name])
+        column = columns[name] = base.per_topic.get_column(name)
+        means[name] = base.means[name] if name in base.means else _mean(name, column.to_numpy())
     for (rel, gains, judged_only, _), members in groups.items():
         group_options = dataclasses.replace(options, relevance_level=rel)
         group_qrels = _with_gains(qrels, gains) if gains else qrels
         group_run = run
+        shared = prepared if not gains else None  # the same frames: checked and ranked once
         if judged_only:
             group_run = _judged_only(run, qrels, options)
             group_options = dataclasses.replace(group_options, depth=None)  # cut already
+            shared = None
         scored = _score_group(
-            group_qrels, group_run, members, group_options, main=False, zscores=zscores
+            group_qrels,
+            group_run,
+            members,
+            group_options,
+            main=False,
+            zscores=zscores,
+            prepared=shared,
         )
         frame = scored.evaluation.per_topic
         same_topics = frame.height == topics.len() and frame.get_column("qid").equals(topics)
@@ -106,16 +117,17 @@ def evaluate(
             if name in columns:
                 continue
             if same_topics:
-                columns[name] = frame.get_column(name).to_numpy()
+                columns[name] = frame.get_column(name)
                 means[name] = scored.evaluation.means[name]
             else:
                 aligned = pl.DataFrame({"qid": topics}).join(
                     frame.select("qid", name), on="qid", how="left", maintain_order="left"
                 )
-                columns[name] = aligned.get_column(name).fill_null(0.0).to_numpy()
-                means[name] = _mean(name, columns[name])
+                columns[name] = aligned.get_column(name).fill_null(0.0)
+                means[name] = _mean(name, columns[name].to_numpy())
+    # The groups' columns as they are (each a Float64 named for its value): no copies.
     per_topic = pl.DataFrame(
-        {"qid": topics, **{name: pl.Series(name, v, pl.Float64) for name, v in columns.items()}}
+        [topics, *(_float_column(name, column) for name, column in columns.items())]
     )
     extra = [name for name in columns if name not in base.measures]
     line_order = (*base.line_order, *extra) if base.line_order else ()
@@ -203,6 +215,7 @@ def output_names(specs: Sequence[str] | str, options: Options = _DEFAULT_OPTIONS
 class _Scored:
     evaluation: scoring.Evaluation  # per_topic holds the group's columns under `names`
     names: list[str]
+    prepared: scoring.Prepared | None = None  # the group's frames, ready to score again
 
 
 def _score_group(
@@ -213,14 +226,21 @@ def _score_group(
     *,
     main: bool,
     zscores: pl.DataFrame | None = None,
+    prepared: scoring.Prepared | None = None,
 ) -> _Scored:
     """Score one group: its trec_eval measures by the engine, then ours. In the main group
-    the engine's output names are kept; elsewhere each value is named by its request."""
+    the engine's output names are kept; elsewhere each value is named by its request.
+    `prepared`: the group's frames prepared already (another group's, with another level)."""
     specs = _engine_specs([r for r in requests if r.trec is not None], keep_trec_rule=main)
     placeholder = not specs
     if not main and not _shares_topics(qrels, run, options):
         return _empty(qrels, run, requests, options)
-    result = scoring.evaluate(qrels, run, specs or ["num_q"], options, zscores=zscores)
+    # scoring.evaluate's steps, keeping the prepared frames for the other groups and ours.
+    parsed = catalog.parse_measures(specs or ["num_q"], trec_eval_version=options.trec_eval_version)
+    check_measures("qrels", parsed)
+    if prepared is None:
+        prepared = scoring.prepare(qrels, run, options)
+    result = scoring.score(prepared, parsed, options, zscores=zscores)
     frame = result.per_topic
     renamed: dict[str, str] = {}
     names: list[str] = [] if placeholder else list(result.measures)
@@ -235,7 +255,13 @@ def _score_group(
     extra: dict[str, np.ndarray] = {}
     if ours:
         values = score_ours(
-            qrels, run, frame.get_column("qid"), ours, options, options.relevance_level
+            qrels,
+            run,
+            frame.get_column("qid"),
+            ours,
+            options,
+            options.relevance_level,
+            prepared=prepared,
         )
         for request, value in zip(ours, values, strict=True):
             name = request.name()
@@ -250,7 +276,7 @@ def _score_group(
     means = {renamed.get(k, k): v for k, v in result.means.items()}
     means.update({name: _mean(name, value) for name, value in extra.items()})
     evaluation = dataclasses.replace(result, per_topic=frame, means=means)
-    return _Scored(evaluation, names)
+    return _Scored(evaluation, names, prepared)
 
 
 def _engine_specs(requests: list[MeasureRequest], *, keep_trec_rule: bool) -> list[str]:
@@ -284,6 +310,9 @@ def _shares_topics(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> 
     """Whether the group's run retrieves a judged document of some topic. When it does not
     (judged documents only, none retrieved), every topic scores 0, with `-c` too: the
     engine would refuse a run that shares no topic with the qrels."""
+    if few(qrels.height, run.height):
+        judged = {qid for qid, _, grade in _rows(qrels, "grade") if grade >= 0}
+        return any(qid in judged for qid in run.get_column("qid").to_list())
     judged = qrels.filter(pl.col("grade") >= 0).get_column("qid").unique()
     return bool(run.get_column("qid").is_in(judged.implode()).any())
 
@@ -313,11 +342,28 @@ def _with_gains(qrels: pl.DataFrame, gains: tuple[tuple[int, int], ...]) -> pl.D
 def _judged_only(run: pl.DataFrame, qrels: pl.DataFrame, options: Options) -> pl.DataFrame:
     """The run's lines (within -M's depth: trec_eval cuts the ranking first) whose document the qrels judge with a grade >= 0 (trec_eval -J, which
     also drops documents judged with a negative grade: to trec_eval they are not pooled)."""
-    judged = qrels.filter(pl.col("grade") >= 0).select("qid", "docno")
     if options.depth is not None:
         top = topk.top_k(run, options.depth, trec_eval_version=options.trec_eval_version)
         run = top.select("qid", "docno", "score")
+    if few(qrels.height, run.height):
+        judged = {(qid, docno) for qid, docno, grade in _rows(qrels, "grade") if grade >= 0}
+        pairs = ((qid, docno) for qid, docno, _ in _rows(run, "score"))
+        kept = [line for line, pair in enumerate(pairs) if pair in judged]
+        return run[np.array(kept, dtype=np.int64)]
+    judged = qrels.filter(pl.col("grade") >= 0).select("qid", "docno")
     return run.join(judged, on=["qid", "docno"], how="semi")
+
+
+def _rows(frame: pl.DataFrame, value: str):
+    """(qid, docno, value) of each line of a few (judged_lookup.few), as Python objects."""
+    columns = [frame.get_column(name).to_list() for name in ("qid", "docno", value)]
+    return zip(*columns, strict=True)
+
+
+def _float_column(name: str, column: pl.Series) -> pl.Series:
+    if column.name != name:
+        column = column.alias(name)
+    return column if column.dtype == pl.Float64 else column.cast(pl.Float64)
 
 
 def _mean(name: str, values: np.ndarray) -> float:

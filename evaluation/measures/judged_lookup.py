@@ -3,10 +3,21 @@
 (open addressing, sized per topic), and every match is confirmed by comparing the docno
 strings, so a hash collision can never judge a line. Pure: numpy and polars."""
 
+import collections
 from collections.abc import Iterable
 
 import numpy as np
 import polars as pl
+
+# Columns of up to this many lines are read in Python rather than by polars (here, in
+# ranking.QidBlocks and in scoring): there each polars call costs more than the work.
+FEW = 512
+
+
+def few(*lengths: int) -> bool:
+    """Whether columns of these lengths, together, are few enough to read in Python."""
+    return sum(lengths) <= FEW
+
 
 _SPREAD = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it mixes topic numbers
 _HASH_SEED = 0x7EC
@@ -40,6 +51,8 @@ def judged_lines(
     hashes (see JudgedTable); a line whose topic and 64-bit hash match a judgment is judged
     once the docno strings agree too, so a mere hash collision never counts.
     """
+    if few(judgments.height, docno.len()):
+        return _few_judged_lines(judgments, topics, docno, line_topic)
     judged_docno = judgments.get_column("docno")
     judged_topic = judgments.get_column("topic").to_numpy()
     judged_hash = _docno_hashes(judged_docno)
@@ -48,6 +61,29 @@ def judged_lines(
     line, judgment = table.lookup(line_topic, docno)
     same = (docno.gather(line) == judged_docno.gather(judgment)).to_numpy()
     line, judgment = line[same], judgment[same]
+    return line, judgments.get_column("grade").to_numpy()[judgment]
+
+
+def _few_judged_lines(
+    judgments: pl.DataFrame, topics: pl.Series, docno: pl.Series, line_topic: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """judged_lines for a few lines and judgments: (topic, docno) looked up in a dict."""
+    topic, judged_docno = judgments.get_column("topic"), judgments.get_column("docno")
+    keys = list(zip(topic.to_list(), judged_docno.to_list(), strict=True))
+    index: dict[tuple[int, str], int] = {}
+    for number, key in enumerate(keys):
+        index.setdefault(key, number)
+    if len(index) < len(keys):
+        counts = collections.Counter(keys)
+        topic, repeated = next(key for key in keys if counts[key] > 1)
+        raise ValueError(f"qrels: topic {topics[topic]!r} judges document {repeated!r} twice")
+    found = [
+        (line, index[key])
+        for line, key in enumerate(zip(line_topic.tolist(), docno.to_list(), strict=True))
+        if key in index
+    ]
+    line = np.array([line for line, _ in found], dtype=np.int64)
+    judgment = np.array([number for _, number in found], dtype=np.int64)
     return line, judgments.get_column("grade").to_numpy()[judgment]
 
 
@@ -94,7 +130,8 @@ class JudgedTable:
         self, topic: np.ndarray, hash_slices: Iterable[np.ndarray]
     ) -> tuple[np.ndarray, np.ndarray]:
         """As lookup, for the lines' docno hashes given in consecutive slices."""
-        lines, judgments, shared = [], [], []
+        # Empty to start with: a run with no line of a scored topic has no slice at all.
+        lines, judgments, shared = [np.empty(0, np.int64)], [np.empty(0, np.int64)], []
         start = 0
         for hashes in hash_slices:
             piece_topic = topic[start : start + hashes.size]

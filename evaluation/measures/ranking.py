@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .judged_lookup import judged_lines, series_slices
+from .judged_lookup import few, judged_lines, series_slices
 
 __all__ = [
     "ORDERS",
@@ -75,30 +75,59 @@ class QidBlocks:
     Run and qrels files are normally grouped by topic, so mapping qids to topic numbers
     costs one join per topic rather than one per line; a column that is not grouped falls
     back to joining every line.
+
+    A column of a few lines (Hypothesis' collections, a small upload) is read in Python:
+    there each polars call costs more than the work, and a dict gives the same numbers.
+    `few_unique` then lists its distinct qids (None for a longer column).
     """
 
     def __init__(self, qid: pl.Series) -> None:
+        self._lengths: np.ndarray | None = None
+        self.few_unique: list[str] | None = None
+        if few(qid.len()):
+            values = qid.to_list()
+            starts = [i for i in range(len(values)) if i == 0 or values[i] != values[i - 1]]
+            if len(starts) * 8 <= len(values):
+                lengths = np.diff(np.array([*starts, len(values)], dtype=np.int64))
+                values, self._lengths = [values[i] for i in starts], lengths
+            self._few: list[str] | None = values
+            self.few_unique = list(dict.fromkeys(values))
+            return
+        self._few = None
         blocks = qid.rle().struct.unnest()
         if blocks.height * 8 <= qid.len():
-            self._qids, self._lengths = blocks.get_column("value"), blocks.get_column("len")
+            self._qids = blocks.get_column("value")
+            self._lengths = blocks.get_column("len").to_numpy().astype(np.int64)
         else:
-            self._qids, self._lengths = qid, None
-        self.unique = self._qids.unique()
+            self._qids = qid
+        self._unique = self._qids.unique()
+
+    @property
+    def unique(self) -> pl.Series:
+        """The distinct qids, in no particular order."""
+        if self.few_unique is not None:
+            return pl.Series("qid", self.few_unique, dtype=pl.String)
+        return self._unique
 
     def topic_numbers(self, topics: pl.Series) -> tuple[np.ndarray, "_Blocks | None"]:
         """Per line, the index of its qid in `topics` or -1; and the blocks of lines of those
         topics, in order (None when the column is not grouped)."""
-        index = pl.DataFrame({"qid": topics, "topic": np.arange(topics.len(), dtype=np.int64)})
-        numbers = (
-            pl.DataFrame({"qid": self._qids})
-            .join(index, on="qid", how="left", maintain_order="left")
-            .get_column("topic")
-            .fill_null(-1)
-            .to_numpy()
-        )
+        if self._few is not None and few(topics.len()):
+            index = {qid: number for number, qid in enumerate(topics.to_list())}
+            numbers = np.array([index.get(qid, -1) for qid in self._few], dtype=np.int64)
+        else:
+            qids = self._qids if self._few is None else pl.Series(self._few, dtype=pl.String)
+            index = pl.DataFrame({"qid": topics, "topic": np.arange(topics.len(), dtype=np.int64)})
+            numbers = (
+                pl.DataFrame({"qid": qids})
+                .join(index, on="qid", how="left", maintain_order="left")
+                .get_column("topic")
+                .fill_null(-1)
+                .to_numpy()
+            )
         if self._lengths is None:
             return numbers, None
-        lengths = self._lengths.to_numpy().astype(np.int64)
+        lengths = self._lengths
         kept = numbers >= 0
         # int32 halves the per-line array; topic numbers stay far below 2^31.
         return np.repeat(numbers.astype(np.int32), lengths), _Blocks(numbers[kept], lengths[kept])
@@ -342,6 +371,8 @@ def _places_among_ties(
     else:
         tie_keys = pl.Series(order.sorted[group_first])
         members = np.flatnonzero(pl.Series(order.keys).is_in(tie_keys.implode()).to_numpy())
+    if few(members.size):
+        return _few_places_among_ties(order.keys, scores, docno, members, lines, ties)
     group = pl.DataFrame(
         {
             "key": order.keys[members],
@@ -361,3 +392,24 @@ def _places_among_ties(
         .get_column("place")
         .to_numpy()
     )
+
+
+def _few_places_among_ties(
+    keys: np.ndarray,
+    scores: np.ndarray,
+    docno: pl.Series,
+    members: np.ndarray,
+    lines: np.ndarray,
+    ties: str,
+) -> np.ndarray:
+    """_places_among_ties for a few tied lines (`members`: every line sharing a key with one
+    of `lines`), sorted in Python: by the tie column first, then stably by key and score."""
+    key, score = keys[members].tolist(), scores[members].tolist()
+    tie = members.tolist() if ties == "line" else docno.gather(members).to_list()
+    order = sorted(range(members.size), key=tie.__getitem__, reverse=ties == "docno_desc")
+    order.sort(key=lambda i: (key[i], -score[i]))
+    place: dict[int, int] = {}
+    first_of: dict[int, int] = {}
+    for position, i in enumerate(order):
+        place[int(members[i])] = position - first_of.setdefault(key[i], position)
+    return np.array([place[line] for line in lines.tolist()], dtype=np.int64)

@@ -67,10 +67,11 @@ def format_ir_measures(
     qids = frame.get_column("qid").to_list()
     lacking = frame.get_column("qid").is_in(list(evaluation.missing_topics)).to_numpy()
     columns = {}
+    scored = set(frame.columns)
     for name in evaluation.measures:
         values = (
             frame.get_column(name).to_numpy().copy()
-            if name in frame.columns
+            if name in scored
             else (~lacking).astype(float)  # num_q: 1 for each topic the run has
         )
         values[lacking] = 0.0
@@ -107,10 +108,11 @@ def _per_topic_lines(evaluation: Evaluation, places: int | str) -> list[str]:
     qids = frame.get_column("qid").to_list()
     columns = []
     prefix = "Z" if evaluation.zscored else ""
+    schema = frame.schema  # made anew at each call: once, not once a measure
     for name in names:
         values = frame.get_column(name).to_list()
         tag = prefix
-        if frame.schema[name] == pl.String:  # relstring: printed quoted, no summary, no Z
+        if schema[name] == pl.String:  # relstring: printed quoted, no summary, no Z
             texts = [f"'{value}'" for value in values]
             tag = ""
         elif name in COUNT_NAMES and not evaluation.zscored:

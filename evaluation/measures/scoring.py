@@ -35,6 +35,7 @@ Sums run in rank order and means in topic order, in double precision, as trec_ev
 do: a different order could change the last bits and, rarely, a printed fourth decimal.
 """
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,16 +44,17 @@ import numpy as np
 import polars as pl
 
 from .binary import MIN_GEO_MEAN
-from .catalog import _KINDS, DEFAULT_MEASURES, GEOMETRIC_NAMES, Options, parse_measures
+from .catalog import _KINDS, DEFAULT_MEASURES, GEOMETRIC_NAMES, Measure, Options, parse_measures
 from .inputs import check_measures
+from .judged_lookup import few
 from .judged_only import keep_judged_only
-from .ranking import ORDERS, QidBlocks, rank_in_order, rank_judged_documents
+from .ranking import ORDERS, JudgedRanking, QidBlocks, rank_in_order, rank_judged_documents
 from .scorer import Scorer
 from .sequences import sequential_sum
 from .topics import TopicJudgments
 from .zscores import convert_to_zscores
 
-__all__ = ["Evaluation", "evaluate"]
+__all__ = ["Evaluation", "Prepared", "evaluate", "prepare", "score"]
 
 _MAX_EXP_GRADE = 62  # 2^g - 1 must fit in a signed 64-bit integer, as in trec_eval's long
 _COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
@@ -111,14 +113,62 @@ def evaluate(
     """
     parsed = parse_measures(measures, trec_eval_version=options.trec_eval_version)
     check_measures("qrels", parsed)
+    return score(prepare(qrels, run, options), parsed, options, zscores=zscores)
+
+
+@dataclass
+class Prepared:
+    """A run and its qrels made ready for scoring: checked, their topics found, the run
+    ranked. None of it depends on the relevance level or the measures, so measures scored
+    with other levels over the same frames (grouped.py) reuse it; `score` checks that the
+    options it is given were the ones it was prepared with, the level aside.
+
+    judgments: topic (index into `topics`), docno, grade: the qrels of the scored topics.
+    missing: per topic, whether the run lacks it (only with `complete`).
+    """
+
+    qrels: pl.DataFrame
+    run: pl.DataFrame
+    run_blocks: QidBlocks
+    topics: pl.Series
+    missing: np.ndarray
+    judgments: pl.DataFrame
+    ranking: JudgedRanking
+    options: Options  # the options prepared with (of which the level and -J do not count)
+    _judged_order: JudgedRanking | None = None
+
+    def judged_order(self) -> JudgedRanking:
+        """The run ranked as ir_measures' judged provider ranks it (judged@k)."""
+        if self._judged_order is None:
+            self._judged_order = rank_in_order(
+                self.judgments,
+                self.run,
+                self.run_blocks,
+                self.topics,
+                ORDERS["Judged"],
+                trec_eval_version=self.options.trec_eval_version,
+                depth=self.options.depth,
+            )
+        return self._judged_order
+
+
+def _preparation_key(options: Options) -> tuple:
+    """What of the options a Prepared depends on: every option but the level and -J."""
+    return tuple(getattr(options, name) for name in _PREPARED_WITH)
+
+
+_PREPARED_WITH = tuple(
+    field.name
+    for field in dataclasses.fields(Options)
+    if field.name not in ("relevance_level", "judged_only")
+)
+
+
+def prepare(qrels: pl.DataFrame, run: pl.DataFrame, options: Options) -> Prepared:
+    """The frames checked, their topics found and the run ranked (ValueError as evaluate)."""
     qrels, run = _checked_frames(qrels, run, options)
     run_blocks, qrels_blocks = QidBlocks(run.get_column("qid")), QidBlocks(qrels.get_column("qid"))
-    run_topics = run_blocks.unique.implode()
-    judged_topics = qrels_blocks.unique
-    if not options.complete:
-        judged_topics = judged_topics.filter(judged_topics.is_in(run_topics))
-    topics = judged_topics.sort()
-    missing = ~topics.is_in(run_topics).to_numpy()
+    topics, missing = _scored_topics(run_blocks, qrels_blocks, options.complete)
     counted_missing = options.complete and options.trec_eval_version == 10
     if topics.len() == 0 or (missing.all() and not counted_missing):
         raise ValueError(
@@ -127,7 +177,9 @@ def evaluate(
         )
 
     judged_topic, _ = qrels_blocks.topic_numbers(topics)
-    judgments = qrels.with_columns(topic=judged_topic).filter(pl.col("topic") >= 0)
+    judgments = qrels.hstack([pl.Series("topic", judged_topic)])
+    if not (judged_topic >= 0).all():
+        judgments = judgments[np.flatnonzero(judged_topic >= 0)]
     ranking = rank_judged_documents(
         judgments,
         run,
@@ -136,18 +188,46 @@ def evaluate(
         trec_eval_version=options.trec_eval_version,
         depth=options.depth,
     )
+    return Prepared(qrels, run, run_blocks, topics, missing, judgments, ranking, options)
+
+
+def _scored_topics(
+    run_blocks: QidBlocks, qrels_blocks: QidBlocks, complete: bool
+) -> tuple[pl.Series, np.ndarray]:
+    """The topics to score, in trec_eval's order (qid in byte order), and whether the run
+    lacks each (only with `complete`: otherwise the topics judged and retrieved)."""
+    if run_blocks.few_unique is not None and qrels_blocks.few_unique is not None:
+        retrieved = set(run_blocks.few_unique)
+        judged = qrels_blocks.few_unique
+        # Python orders str by code point, which is the byte order of their UTF-8.
+        names = sorted(judged if complete else [q for q in judged if q in retrieved])
+        missing = np.array([q not in retrieved for q in names], dtype=bool)
+        return pl.Series("qid", names, dtype=pl.String), missing
+    run_topics = run_blocks.unique.implode()
+    judged_topics = qrels_blocks.unique
+    if not complete:
+        judged_topics = judged_topics.filter(judged_topics.is_in(run_topics))
+    topics = judged_topics.sort()
+    return topics, ~topics.is_in(run_topics).to_numpy()
+
+
+def score(
+    prepared: Prepared,
+    parsed: Sequence[Measure],
+    options: Options,
+    *,
+    zscores: pl.DataFrame | None = None,
+) -> Evaluation:
+    """evaluate's result for measures already read (parse_measures) over prepared frames.
+    `options` may differ from the ones `prepared` was made with in the level and -J only."""
+    if _preparation_key(options) != _preparation_key(prepared.options):
+        raise ValueError("these frames were prepared with other options: prepare them again")
+    topics, missing, judgments = prepared.topics, prepared.missing, prepared.judgments
+    ranking = prepared.ranking
     judged_order = None
     if ranking.tied and any(m.name == "judged" for m in parsed):
         # judged@k is ir_measures' Judged@k: ties broken as its judged provider breaks them.
-        judged_order = rank_in_order(
-            judgments,
-            run,
-            run_blocks,
-            topics,
-            ORDERS["Judged"],
-            trec_eval_version=options.trec_eval_version,
-            depth=options.depth,
-        )
+        judged_order = prepared.judged_order()
     if options.judged_only:
         ranking = keep_judged_only(ranking)
         judged_order = judged_order and keep_judged_only(judged_order)
@@ -173,7 +253,10 @@ def evaluate(
         evaluated = ~missing if options.trec_eval_version == 9 else None
         columns = convert_to_zscores(topics, columns, zscores, evaluated)
 
-    per_topic = pl.DataFrame({"qid": topics, **columns})
+    # Series first: a frame made from a dict of arrays costs half again as much per column.
+    per_topic = pl.DataFrame(
+        [topics.alias("qid"), *(pl.Series(name, v) for name, v in columns.items())]
+    )
     means = {name: _mean(name, values, missing, options) for name, values in columns.items()}
     if options.complete and "num_rel" in means:
         # With -c both versions' summary num_rel goes back to the qrels (m_num_rel.c,
@@ -211,7 +294,8 @@ def _checked_frames(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     qrels = _checked_frame(qrels, "qrels", "grade", pl.Int64)
     run = _checked_frame(run, "run", "score", pl.Float64)
-    if run.get_column("score").is_nan().any():
+    score = run.get_column("score")
+    if np.isnan(score.to_numpy()).any() if few(score.len()) else score.is_nan().any():
         raise ValueError("run: the score column contains NaN")
     if options.gain == "exp" and qrels.height and qrels.get_column("grade").max() > _MAX_EXP_GRADE:
         raise ValueError(f"qrels: exponential gain needs grades <= {_MAX_EXP_GRADE}")
@@ -224,10 +308,12 @@ def _checked_frame(
     """The frame's qid, docno and value columns, the value cast to `dtype`."""
     if not isinstance(frame, pl.DataFrame):
         raise ValueError(f"{label} must be a polars DataFrame, got {type(frame).__name__}")
+    schema = frame.schema
+    columns = []
     for name in ("qid", "docno", value):
-        if name not in frame.columns:
+        if name not in schema:
             raise ValueError(f"{label}: column {name!r} is missing (columns: {frame.columns})")
-        column_type = frame.schema[name]
+        column_type = schema[name]
         if name == value:
             fits = column_type.is_integer() or (dtype == pl.Float64 and column_type.is_float())
             wanted = "an integer" if dtype == pl.Int64 else "a number"
@@ -235,9 +321,14 @@ def _checked_frame(
             fits, wanted = column_type == pl.String, "a string"
         if not fits:
             raise ValueError(f"{label}: column {name!r} must be {wanted}, not {column_type}")
-        if frame.get_column(name).null_count():
+        column = frame.get_column(name)
+        if column.null_count():
             raise ValueError(f"{label}: column {name!r} has missing values")
-    return frame.select("qid", "docno", pl.col(value).cast(dtype))
+        columns.append(column)
+    if columns[2].dtype != dtype:
+        columns[2] = columns[2].cast(dtype)
+    # A frame of the Series as they are: a select would cost a query plan on every call.
+    return pl.DataFrame(columns)
 
 
 def _mean(name: str, values: np.ndarray, missing: np.ndarray, options: Options) -> float:

@@ -447,6 +447,17 @@ def test_rbp_written_out():
     assert math.isclose(ours(qrels, run, ["RBP(rel=3)"])["RBP(rel=3)"]["1"], 0.2 * 0.64)
 
 
+def test_graded_rbp_keeps_trec_eval_ties_whatever_else_is_asked():
+    """Scores equal once rounded to float32 tie in trec_eval 9.0.8's order, which graded RBP
+    keeps (docno descending: b, grade 3, first); RR@10's provider compares doubles and finds
+    no tie, and asking for it first once lent graded RBP its order (0.2 * (1 + 0.8 * 3))."""
+    qrels = {"1": {"a": 1, "b": 3}}
+    run = {"1": {"a": 0.1 + 1e-12, "b": 0.1}}
+    for names in (["RBP(p=0.8)"], ["RR@10", "RBP(p=0.8)"], ["Judged", "RBP(p=0.8)"]):
+        graded = ours(qrels, run, names)["RBP"]["1"]
+        assert graded == pytest.approx(0.2 * (3 + 0.8 * 1), abs=TOLERANCE), names
+
+
 def test_z_scores_are_refused_for_measures_they_cannot_apply_to():
     qrels, run = {"1": {"a": 1}}, {"1": {"a": 1.0}}
     zscores = pl.DataFrame({"qid": ["1"], "measure": ["P_5"], "mean": [0.5], "stddev": [0.1]})

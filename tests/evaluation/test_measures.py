@@ -506,35 +506,40 @@ PYTREC_MEASURES = [
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@st.composite
-def collections(draw, scores=SCORES, run_size=(1, 10)):
+def collections(scores=SCORES, run_size=(1, 10)):
     """qrels and run mappings with ties, near-ties, negative grades, unjudged documents,
     topics only in the qrels and topics only in the run; at least one topic in both.
 
     Every qrels topic has a grade >= 0: trec_eval (so pytrec_eval) crashes on a topic judged
-    only with negative grades."""
-    topics = draw(st.lists(st.sampled_from(TOPICS), min_size=1, max_size=4, unique=True))
-    roles = [draw(st.sampled_from(["both", "both", "both", "qrels", "run"])) for _ in topics]
-    roles[0] = "both"
-    qrels, run = {}, {}
-    for topic, role in zip(topics, roles, strict=True):
-        if role != "run":
-            judged = draw(
-                st.dictionaries(st.sampled_from(DOCS), st.integers(-1, 3), min_size=1, max_size=7)
-            )
-            if max(judged.values()) < 0:
-                judged[next(iter(judged))] = 0
-            qrels[topic] = judged
-        if role != "qrels":
-            run[topic] = draw(
-                st.dictionaries(
-                    st.sampled_from(DOCS + UNJUDGED),
-                    scores,
-                    min_size=run_size[0],
-                    max_size=run_size[1],
-                )
-            )
-    return qrels, run
+    only with negative grades.
+
+    The strategies are made once, here, rather than at every draw: Hypothesis checks a new
+    strategy when it is first drawn from, which cost more than the drawing (the same seed
+    draws the same collections either way)."""
+    topic_lists = st.lists(st.sampled_from(TOPICS), min_size=1, max_size=4, unique=True)
+    role = st.sampled_from(["both", "both", "both", "qrels", "run"])
+    judgments = st.dictionaries(st.sampled_from(DOCS), st.integers(-1, 3), min_size=1, max_size=7)
+    ranked = st.dictionaries(
+        st.sampled_from(DOCS + UNJUDGED), scores, min_size=run_size[0], max_size=run_size[1]
+    )
+
+    @st.composite
+    def collection(draw):
+        topics = draw(topic_lists)
+        roles = [draw(role) for _ in topics]
+        roles[0] = "both"
+        qrels, run = {}, {}
+        for topic, topic_role in zip(topics, roles, strict=True):
+            if topic_role != "run":
+                judged = draw(judgments)
+                if max(judged.values()) < 0:
+                    judged[next(iter(judged))] = 0
+                qrels[topic] = judged
+            if topic_role != "qrels":
+                run[topic] = draw(ranked)
+        return qrels, run
+
+    return collection()
 
 
 def pytrec(qrels, run, measures, relevance_level=1):
