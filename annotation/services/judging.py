@@ -217,12 +217,7 @@ def _tally(assignment: Assignment) -> None:
     """Recount the pair's and its topic's tallies (their rows locked by _own_assignment's
     lock_pair) and mark the campaign's agreement stale."""
     campaign = assignment.pair.campaign
-    tally_locked_pair(
-        pair_id=assignment.pair_id,
-        topic_id=assignment.pair.topic_id,
-        campaign_id=campaign.pk,
-        rule=campaign.adjudication_rule,
-    )
+    tally_locked_pair(pair_id=assignment.pair_id, topic_id=assignment.pair.topic_id)
     mark_agreement_stale(campaign_id=campaign.pk, queued=assignment.refresh_queued)
 
 
