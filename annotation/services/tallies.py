@@ -27,7 +27,7 @@ Each judge's tally in a campaign (JudgeTally) is kept by annotation/services/jud
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from django.db import connection, transaction
 from django.db.models import F, Q, Sum
@@ -48,7 +48,7 @@ from annotation.services.topic_counts import (
     topic_counts,
     topic_share,
 )
-from common.compiled import prepared_cursor
+from common.compiled import Write, prepared_cursor, send_together
 
 FIELDS = (
     "judges_assigned",
@@ -226,11 +226,11 @@ def _tally_one(pair_id: int) -> None:
 
 
 def _locked_pair_statements() -> tuple:
-    """A grade's tally statements (tally_locked_pair), written once per database: the pair's
-    judges' and counted outside grades in one read (a UNION of the two queries tally_pairs
-    runs); the pair's new tally stored, returning what its topic's counts need of it as it
-    was (its tally, gold grade, current lead decision, its campaign's rule); and the
-    topic's counts shifted by the difference."""
+    """A grade's tally statements (tally_locked_pair), written once per database: one read
+    of the pair's judges' rows, its counted outside grades and what its topic's counts need
+    of the pair as it is (its tally, gold grade, current lead decision, its campaign's
+    rule), a UNION of three queries, its rows told apart by their first column; the pair's
+    new tally stored; and its topic's counts shifted by the difference."""
     key = (connection.vendor, connection.alias, "locked")
     if key not in _STATEMENTS:
         quote = connection.ops.quote_name
@@ -238,7 +238,7 @@ def _locked_pair_statements() -> tuple:
             Assignment.objects.filter(pair_id=_SENTINEL)
             .order_by()
             .annotate(tally_status=F("status"), tally_grade=F("judgment__grade"))
-            .values_list("tally_status", "tally_grade")
+            .values_list("id", "tally_status", "tally_grade")
         )
         outside = _compiled(
             ExternalGrade.objects.filter(adjudicating_grades(), pair_id=_SENTINEL)
@@ -246,88 +246,84 @@ def _locked_pair_statements() -> tuple:
             .annotate(tally_grade=F("grade"), tally_kind=F("judge__kind"))
             .values_list("tally_grade", "tally_kind")
         )
-        # Outside grades come with no status (every judge's row has one).
-        read = (
-            f"SELECT j.{quote('tally_status')}, j.{quote('tally_grade')}, NULL FROM "
-            f"({judges[0]}) j UNION ALL SELECT NULL, o.{quote('tally_grade')}, "
-            f"o.{quote('tally_kind')} FROM ({outside[0]}) o",
-            judges[1] + outside[1],
-            [judges[2], len(judges[1]) + outside[2]],
-        )
-        update = _pair_statements()[3]
-        was = _compiled(
+        pair = _compiled(
             Pair.objects.filter(pk=_SENTINEL)
             .order_by()
             .annotate(share_lead=lead_decided(), share_rule=F("campaign__adjudication_rule"))
-            .values_list("id", *FIELDS, "gold_grade", "share_lead", "share_rule")
+            .values_list(*FIELDS, "gold_grade", "share_lead", "share_rule")
         )
-        swap = None
-        if connection.vendor == "postgresql":
-            # One statement: its FROM reads the pair's row as it was before the SET (the
-            # statement's snapshot), and RETURNING gives that row.
-            table = quote(Pair._meta.db_table)
-            swap = (
-                f"UPDATE {table} AS t SET "
-                + ", ".join(f"{quote(f)} = %s" for f in FIELDS)
-                + f" FROM ({was[0]}) w WHERE t.{quote('id')} = w.{quote('id')} RETURNING w.*",
-                was[1],
-                len(FIELDS) + was[2],
-            )
+        rest = ", ".join(["NULL"] * (len(FIELDS) + 3))
+        # The pair's row first: PostgreSQL types a UNION's NULLs from the queries before them.
+        read = (
+            f"SELECT 'p', NULL, NULL, NULL, NULL, p.* FROM ({pair[0]}) p UNION ALL "
+            f"SELECT 'j', j.{quote('id')}, j.{quote('tally_status')}, j.{quote('tally_grade')}, "
+            f"NULL, {rest} FROM ({judges[0]}) j UNION ALL SELECT 'o', NULL, NULL, "
+            f"o.{quote('tally_grade')}, o.{quote('tally_kind')}, {rest} FROM ({outside[0]}) o",
+            pair[1] + judges[1] + outside[1],
+            [pair[2], len(pair[1]) + judges[2], len(pair[1] + judges[1]) + outside[2]],
+        )
+        update = _pair_statements()[3]
         shift = (
             f"UPDATE {quote(TopicTally._meta.db_table)} SET "
             + ", ".join(f"{quote(f)} = {quote(f)} + %s" for f in TOPIC_FIELDS)
             + f" WHERE {quote('topic_id')} = %s"
         )
-        _STATEMENTS[key] = (read, update, was, swap, shift)
+        _STATEMENTS[key] = (read, update, shift)
     return _STATEMENTS[key]
 
 
-def tally_locked_pair(*, pair_id: int, topic_id: int) -> None:
+def tally_locked_pair(
+    *,
+    pair_id: int,
+    topic_id: int,
+    own: tuple[int, str, int | None] | None = None,
+    along: Sequence[Write] = (),
+) -> list[tuple[int, object]]:
     """tally_pairs and count_topics of one pair whose row and whose topic's row the caller
-    locked in this transaction (a grade, a skip, an undo: services.judging), in three
-    statements on PostgreSQL (four elsewhere): read its judges' and counted outside grades;
-    store its tally, reading it as it was; shift its topic's counts by what the pair adds
-    to them now less what it added before (topic_counts.topic_share), instead of counting
-    the topic's pairs again (none is sent when nothing moves).
+    locked in this transaction (a grade, a skip, an undo: services.judging): read its
+    judges' and counted outside grades and the pair as it is (one statement), store its new
+    tally, and shift its topic's counts by what the pair adds to them now less what it
+    added before (topic_counts.topic_share) instead of counting the topic's pairs again
+    (no shift is sent when nothing moves).
+
+    ``own``: the caller's assignment (id, status, grade or None) as it is once ``along`` is
+    written: ``along``, the caller's own writes, go with the tally's (common.compiled.
+    send_together: one round trip on PostgreSQL). Returns their outcomes.
 
     The shift holds because every change to what a topic counts (a grade, a lead's
     decision, a gold grade, the campaign's rule, pairs added) takes the topic's lock in its
     transaction before it recounts or shifts, and the pair's lead decision, gold grade and
     rule are read here after the caller took that lock: the counts the shift starts from
     are those of the pair's state read here. A topic without its counts' row is counted."""
-    read, update, was, swap, shift = _locked_pair_statements()
+    read, update, shift = _locked_pair_statements()
     params = list(read[1])
     for place in read[2]:
         params[place] = pair_id
+    judges, outside, before = [], [], None
     with prepared_cursor() as cursor:
         cursor.execute(read[0], params)
-        judges, outside = [], []
-        for status, grade, kind in cursor.fetchall():
-            if status is None:
+        for part, assignment_id, status, grade, kind, *state in cursor.fetchall():
+            if part == "j":
+                if own is not None and assignment_id == own[0]:
+                    status, grade = own[1], own[2]
+                judges.append((status, grade))
+            elif part == "o":
                 outside.append((pair_id, grade, kind))
             else:
-                judges.append((status, grade))
-        tally = _tallies({pair_id: judges}, outside)[pair_id]
-        if swap is not None:
-            sql, at_params, at = swap
-            params = [*tally, *at_params]
-            params[at] = pair_id
-            cursor.execute(sql, params)
-            before = cursor.fetchone()
-        else:
-            before = _run(cursor, was, pair_id)[0]
-            cursor.execute(update, [*tally, pair_id])
-        _, *old, gold_grade, lead, rule = before
-        old[FIELDS.index("grades_tied")] = bool(old[FIELDS.index("grades_tied")])
-        now = topic_share(tally, gold_grade=gold_grade, lead=bool(lead), rule=rule)
-        then = topic_share(tuple(old), gold_grade=gold_grade, lead=bool(lead), rule=rule)
-        moved = [a - b for a, b in zip(now, then, strict=True)]
-        if not any(moved):
-            return
-        cursor.execute(shift, [*moved, topic_id])
-        shifted = cursor.rowcount
-    if not shifted:  # a topic whose counts were never stored
+                before = state
+    *old, gold_grade, lead, rule = before
+    old[FIELDS.index("grades_tied")] = bool(old[FIELDS.index("grades_tied")])
+    tally = _tallies({pair_id: judges}, outside)[pair_id]
+    now = topic_share(tally, gold_grade=gold_grade, lead=bool(lead), rule=rule)
+    then = topic_share(tuple(old), gold_grade=gold_grade, lead=bool(lead), rule=rule)
+    moved = [a - b for a, b in zip(now, then, strict=True)]
+    writes = [*along, Write(update, [*tally, pair_id])]
+    if any(moved):
+        writes.append(Write(shift, [*moved, topic_id]))
+    outcomes = send_together(writes)
+    if any(moved) and not outcomes[-1][0]:  # a topic whose counts were never stored
         _count_one(topic_id)
+    return outcomes[: len(along)]
 
 
 def _statements(rule: str) -> tuple:
