@@ -89,7 +89,10 @@ def _locked(campaign_scoped: bool) -> Statement:
     """The judge's assignment, locked, with what a grade needs of its pair and document."""
 
     def build(assignment_id, judge_id=None, campaign_id=None):
-        locked = Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment_id)
+        # No order (the model's would sort the one row by its pair's topic and position).
+        locked = (
+            Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment_id).order_by()
+        )
         if campaign_scoped:
             locked = locked.filter(
                 judge_id=judge_id,
