@@ -32,14 +32,8 @@ from annotation.models import (
 from annotation.services import gates
 from annotation.services.common import MESSAGES
 from annotation.services.final_grades import JudgeGrade, PairState, pair_states, states_of
-from annotation.services.tallies import (
-    by_rule,
-    count_topics,
-    disputed,
-    lead_decided,
-    to_decide,
-    topic_sums,
-)
+from annotation.services.tallies import count_topics, topic_sums
+from annotation.services.topic_counts import by_rule, disputed, lead_decided, to_decide
 from common import text_limits
 from evaluation.models import QrelsSource, QrelsVersion
 from evaluation.services import qrels_checksum, store_qrels

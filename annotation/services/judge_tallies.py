@@ -1,6 +1,6 @@
 """Each judge's tally in a campaign (JudgeTally: open, graded, skipped), kept up to date in
 the transaction of every change to the judge's assignments: a grade, a skip or an undo
-shifts one count of one row (:func:`shift_judge_tally`); the services that assign, remove or
+shifts one count of one row (:func:`judge_tally_shift`); the services that assign, remove or
 move work in bulk recount their campaign's judges (:func:`tally_judges`, one aggregate
 query). The pairs' and topics' tallies are annotation/services/tallies.py's."""
 
@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import Count, Q
 
 from annotation.models import Assignment, AssignmentStatus, JudgeTally
-from common.compiled import prepared_cursor
+from common.compiled import Write
 
 # JudgeTally's count of each assignment status.
 STATUS_FIELD = {
@@ -57,33 +57,16 @@ def tally_judges(*, campaign_id: int, judge_ids: Iterable[int] | None = None) ->
     )
 
 
-def shift_judge_tally(
-    *, campaign_id: int, judge_id: int, old: str, new: str, along: tuple[str, list] | None = None
-) -> None:
-    """One of the judge's assignments went from status ``old`` to ``new``: move one count
-    (one UPDATE of one row; a row missing, from before the tallies, is counted afresh).
-
-    ``along``: the statement (SQL, parameters) that stores the assignment's new status, sent
-    with the shift: on PostgreSQL inside it (a data-modifying WITH, one round trip for both),
-    elsewhere just before it."""
+def judge_tally_shift(*, campaign_id: int, judge_id: int, old: str, new: str) -> Write:
+    """One of the judge's assignments goes from status ``old`` to ``new``: the UPDATE that
+    moves one count of their row, for the caller to send with its other writes
+    (common.compiled.send_together). If it writes no row (a row missing, from before the
+    tallies), call :func:`tally_judges` for the judge."""
     quote = connection.ops.quote_name
-    with prepared_cursor() as cursor:
-        if old == new:
-            if along:
-                cursor.execute(*along)
-            return
-        before, after = (quote(STATUS_FIELD[s]) for s in (old, new))
-        # Written out, not compiled from the ORM's F() expressions on every grade.
-        sql = (
-            f"UPDATE {quote(JudgeTally._meta.db_table)} SET {before} = {before} - 1, "
-            f"{after} = {after} + 1 WHERE {quote('campaign_id')} = %s AND {quote('judge_id')} = %s"
-        )
-        params = [campaign_id, judge_id]
-        if along and connection.vendor == "postgresql":
-            sql, params = f"WITH stored AS ({along[0]}) {sql}", [*along[1], *params]
-        elif along:
-            cursor.execute(*along)
-        cursor.execute(sql, params)
-        shifted = cursor.rowcount  # the shift's rows (a WITH's own are not counted)
-    if not shifted:
-        tally_judges(campaign_id=campaign_id, judge_ids=[judge_id])
+    before, after = (quote(STATUS_FIELD[s]) for s in (old, new))
+    # Written out, not compiled from the ORM's F() expressions on every grade.
+    return Write(
+        f"UPDATE {quote(JudgeTally._meta.db_table)} SET {before} = {before} - 1, "
+        f"{after} = {after} + 1 WHERE {quote('campaign_id')} = %s AND {quote('judge_id')} = %s",
+        [campaign_id, judge_id],
+    )

@@ -4,6 +4,7 @@ leads read is services/progress.py)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
@@ -23,11 +24,11 @@ from annotation.models import (
 )
 from annotation.services.agreement import mark_agreement_stale
 from annotation.services.common import MESSAGES
-from annotation.services.judge_tallies import shift_judge_tally
+from annotation.services.judge_tallies import judge_tally_shift, tally_judges
 from annotation.services.ordering import queue_order
 from annotation.services.tallies import tally_locked_pair
 from common import compiled, text_limits
-from common.compiled import Statement
+from common.compiled import Statement, Write
 
 # --- judging -------------------------------------------------------------------------------
 
@@ -88,7 +89,10 @@ def _locked(campaign_scoped: bool) -> Statement:
     """The judge's assignment, locked, with what a grade needs of its pair and document."""
 
     def build(assignment_id, judge_id=None, campaign_id=None):
-        locked = Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment_id)
+        # No order (the model's would sort the one row by its pair's topic and position).
+        locked = (
+            Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment_id).order_by()
+        )
         if campaign_scoped:
             locked = locked.filter(
                 judge_id=judge_id,
@@ -213,36 +217,41 @@ def _own_judgment(assignment: Assignment) -> Judgment | None:
     return judgment
 
 
-def _tally(assignment: Assignment) -> None:
-    """Recount the pair's and its topic's tallies (their rows locked by _own_assignment's
-    lock_pair) and mark the campaign's agreement stale."""
+def _store(
+    assignment: Assignment, status: str, grade: int | None, along: Sequence[Write] = ()
+) -> list[tuple[int, object]]:
+    """Store the assignment's new ``status`` (its judgment's grade now ``grade``) with the
+    caller's writes ``along``, shift its judge's tally, recount the pair's and its topic's
+    tallies (their rows locked by _own_assignment's lock_pair), all sent together (one round
+    trip on PostgreSQL: common.compiled.send_together), and mark the campaign's agreement
+    stale. Returns the outcomes of ``along``."""
     campaign = assignment.pair.campaign
-    tally_locked_pair(
+    old, assignment.status = assignment.status, status
+    writes = list(along)
+    if old != status:
+        quote = connection.ops.quote_name
+        writes.append(
+            Write(
+                f"UPDATE {quote(Assignment._meta.db_table)} SET {quote('status')} = %s "
+                f"WHERE {quote('id')} = %s",
+                [status, assignment.pk],
+            )
+        )
+        writes.append(
+            judge_tally_shift(
+                campaign_id=campaign.pk, judge_id=assignment.judge_id, old=old, new=status
+            )
+        )
+    outcomes = tally_locked_pair(
         pair_id=assignment.pair_id,
         topic_id=assignment.pair.topic_id,
-        campaign_id=campaign.pk,
-        rule=campaign.adjudication_rule,
+        own=(assignment.pk, status, grade),
+        along=writes,
     )
+    if old != status and not outcomes[-1][0]:  # the judge's tally row is missing: count it
+        tally_judges(campaign_id=campaign.pk, judge_ids=[assignment.judge_id])
     mark_agreement_stale(campaign_id=campaign.pk, queued=assignment.refresh_queued)
-
-
-def _set_status(assignment: Assignment, status: str) -> None:
-    """Store the assignment's new status and shift its judge's tally to match (two UPDATEs
-    written out, one statement on PostgreSQL: nothing listens for an assignment's save)."""
-    old, assignment.status = assignment.status, status
-    quote = connection.ops.quote_name
-    store = (
-        f"UPDATE {quote(Assignment._meta.db_table)} SET {quote('status')} = %s "
-        f"WHERE {quote('id')} = %s",
-        [status, assignment.pk],
-    )
-    shift_judge_tally(
-        campaign_id=assignment.pair.campaign_id,
-        judge_id=assignment.judge_id,
-        old=old,
-        new=status,
-        along=store,
-    )
+    return outcomes[: len(along)]
 
 
 # What a grade changes on a judgment it finds (updated_at set on the way).
@@ -287,24 +296,28 @@ def record_judgment(
         judgment.skip_reason = ""
         judgment.seconds += max(0.0, float(seconds))
         judgment.last_request = request_id
-        # Written with SQL compiled once (common.compiled), as save() and create() would.
-        if judgment.pk is None:
-            compiled.insert(judgment)
+        # Written with SQL compiled once (common.compiled), as save() and create() would, and
+        # sent with the status, the judge's, pair's and topic's tallies in one round trip.
+        created = judgment.pk is None
+        if created:
+            writes = [compiled.insert_write(judgment)]
         else:
-            compiled.update(judgment, _REGRADED_FIELDS)
+            writes = [compiled.update_write(judgment, _REGRADED_FIELDS)]
+        change = None
         if old_grade != grade:
-            compiled.insert(
-                JudgmentChange(
-                    assignment=assignment,
-                    action=JudgmentAction.GRADED if old_grade is None else JudgmentAction.REGRADED,
-                    old_grade=old_grade,
-                    new_grade=grade,
-                    changed_by=judge,
-                )
+            change = JudgmentChange(
+                assignment=assignment,
+                action=JudgmentAction.GRADED if old_grade is None else JudgmentAction.REGRADED,
+                old_grade=old_grade,
+                new_grade=grade,
+                changed_by=judge,
             )
-        if assignment.status != AssignmentStatus.DONE:
-            _set_status(assignment, AssignmentStatus.DONE)
-        _tally(assignment)
+            writes.append(compiled.insert_write(change))
+        outcomes = _store(assignment, AssignmentStatus.DONE, grade, writes)
+        if created:
+            compiled.inserted(judgment, outcomes[0][1])
+        if change is not None:
+            compiled.inserted(change, outcomes[-1][1])
     return judgment
 
 
@@ -343,8 +356,7 @@ def skip_assignment(
             note=reason,
             changed_by=judge,
         )
-        _set_status(assignment, AssignmentStatus.SKIPPED)
-        _tally(assignment)
+        _store(assignment, AssignmentStatus.SKIPPED, None)
     return judgment
 
 
@@ -364,8 +376,7 @@ def undo_judgment(*, assignment_id: int, judge, campaign_id: int | None = None) 
             changed_by=judge,
         )
         judgment.delete()
-        _set_status(assignment, AssignmentStatus.OPEN)
-        _tally(assignment)
+        _store(assignment, AssignmentStatus.OPEN, None)
     return assignment
 
 

@@ -17,7 +17,9 @@ to decide, decided on each basis, and the sums of the pairs' tallies) are recoun
 the pairs' tallies by :func:`count_topics`, under a lock on the topic's row, in the same
 transaction: by tally_pairs for the topics of the pairs it counted, and by the services that
 change what decides a pair without touching its judges (a lead's decision, a gold grade, the
-campaign's rule) or add pairs. The lead's pages add up one row per topic.
+campaign's rule) or add pairs. A grade, a skip or an undo shifts its topic's counts by its
+pair's change instead (:func:`tally_locked_pair`, annotation/services/topic_counts.py), under
+the same lock. The lead's pages add up one row per topic.
 
 Each judge's tally in a campaign (JudgeTally) is kept by annotation/services/judge_tallies.py.
 """
@@ -25,24 +27,28 @@ Each judge's tally in a campaign (JudgeTally) is kept by annotation/services/jud
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db.models import F, Q, Sum
 
 from annotation.models import (
-    AdjudicationRule,
     Assignment,
     AssignmentStatus,
     Campaign,
     ExternalGrade,
     JudgeKind,
-    LeadDecision,
     Pair,
     Topic,
     TopicTally,
 )
-from common.compiled import prepared_cursor
+from annotation.services.topic_counts import (
+    TOPIC_FIELDS,
+    lead_decided,
+    topic_counts,
+    topic_share,
+)
+from common.compiled import Write, prepared_cursor, send_together
 
 FIELDS = (
     "judges_assigned",
@@ -133,88 +139,6 @@ def tally_pairs(
     return len(ids)
 
 
-# --- what decides a pair, as SQL over its tally ----------------------------------------------
-#
-# The conditions annotation.services.final_grades._settle applies to a PairState, written
-# over the pair's tally (and its current lead decision), so pages and TopicTally count and
-# filter pairs in the database.
-
-
-def lead_decided() -> Exists:
-    """The pair has a current (not superseded) lead decision."""
-    return Exists(LeadDecision.objects.filter(pair=OuterRef("pk"), superseded_by__isnull=True))
-
-
-def complete() -> Q:
-    """Every judge of the pair has graded or skipped it, and at least one who is not a
-    machine graded it (machine grades count beside a human's, never alone)."""
-    return Q(judges_open=0, judges_graded__gt=F("machines_graded"))
-
-
-def unanimous() -> Q:
-    return Q(lowest_grade=F("highest_grade"))
-
-
-def by_rule(rule: str) -> Q:
-    """adjudication.decide gives a complete pair a grade: unanimous under every rule; the
-    median always; the majority unless the most common grades tie; the lead never."""
-    if rule == AdjudicationRule.MEDIAN:
-        return complete()
-    if rule == AdjudicationRule.MAJORITY:
-        return complete() & (unanimous() | Q(grades_tied=False))
-    return complete() & unanimous()
-
-
-def disputed() -> Q:
-    return Q(highest_grade__gt=F("lowest_grade"))
-
-
-def to_decide(rule: str) -> Q:
-    """Disputed, done by every judge, and settled by neither a gold grade, a lead nor the
-    rule: the undecided queue (``lead_decided`` annotated)."""
-    return (
-        disputed() & Q(judges_open=0, gold_grade__isnull=True, lead_decided=False) & ~by_rule(rule)
-    )
-
-
-def _topic_counts(rule: str) -> dict:
-    """TopicTally's counts as aggregates over a topic's pairs (``lead_decided`` annotated)."""
-    undecided_by = Q(lead_decided=False, gold_grade__isnull=True)
-    # Under the lead's rule only unanimous pairs are settled, and they count as unanimous.
-    nothing = Q(pk__isnull=True)
-    rule_apart = nothing if rule == AdjudicationRule.LEAD else by_rule(rule) & ~unanimous()
-    return {
-        "pairs": Count("pk"),
-        "judged": Count("pk", filter=Q(judges_graded__gt=0)),
-        "assigned": Sum("judges_assigned"),
-        "open": Sum("judges_open"),
-        "graded": Sum("judges_graded"),
-        "disputed": Count("pk", filter=disputed()),
-        "waiting": Count("pk", filter=Q(judges_open__gt=0)),
-        "queue": Count("pk", filter=to_decide(rule)),
-        "lead": Count("pk", filter=Q(lead_decided=True)),
-        "gold": Count("pk", filter=Q(lead_decided=False, gold_grade__isnull=False)),
-        "unanimous": Count("pk", filter=undecided_by & complete() & unanimous()),
-        "by_rule": Count("pk", filter=undecided_by & rule_apart),
-    }
-
-
-TOPIC_FIELDS = (
-    "pairs",
-    "judged",
-    "assigned",
-    "open",
-    "graded",
-    "disputed",
-    "waiting",
-    "queue",
-    "lead",
-    "gold",
-    "unanimous",
-    "by_rule",
-)
-
-
 def count_topics(
     *, topic_ids: Iterable[int] | None = None, campaign: Campaign | None = None
 ) -> None:
@@ -301,18 +225,20 @@ def _tally_one(pair_id: int) -> None:
     _count_one(found[0][0])
 
 
-def _locked_pair_statements(rule: str) -> tuple:
-    """A grade's two tally statements (tally_locked_pair), written once per database and
-    rule: the pair's judges' and counted outside grades in one read (a UNION of the two
-    queries tally_pairs runs), and its topic's counts stored by one INSERT … SELECT."""
-    key = (connection.vendor, connection.alias, "locked", rule)
+def _locked_pair_statements() -> tuple:
+    """A grade's tally statements (tally_locked_pair), written once per database: one read
+    of the pair's judges' rows, its counted outside grades and what its topic's counts need
+    of the pair as it is (its tally, gold grade, current lead decision, its campaign's
+    rule), a UNION of three queries, its rows told apart by their first column; the pair's
+    new tally stored; and its topic's counts shifted by the difference."""
+    key = (connection.vendor, connection.alias, "locked")
     if key not in _STATEMENTS:
         quote = connection.ops.quote_name
         judges = _compiled(
             Assignment.objects.filter(pair_id=_SENTINEL)
             .order_by()
             .annotate(tally_status=F("status"), tally_grade=F("judgment__grade"))
-            .values_list("tally_status", "tally_grade")
+            .values_list("id", "tally_status", "tally_grade")
         )
         outside = _compiled(
             ExternalGrade.objects.filter(adjudicating_grades(), pair_id=_SENTINEL)
@@ -320,59 +246,84 @@ def _locked_pair_statements(rule: str) -> tuple:
             .annotate(tally_grade=F("grade"), tally_kind=F("judge__kind"))
             .values_list("tally_grade", "tally_kind")
         )
-        # Outside grades come with no status (every judge's row has one).
+        pair = _compiled(
+            Pair.objects.filter(pk=_SENTINEL)
+            .order_by()
+            .annotate(share_lead=lead_decided(), share_rule=F("campaign__adjudication_rule"))
+            .values_list(*FIELDS, "gold_grade", "share_lead", "share_rule")
+        )
+        rest = ", ".join(["NULL"] * (len(FIELDS) + 3))
+        # The pair's row first: PostgreSQL types a UNION's NULLs from the queries before them.
         read = (
-            f"SELECT j.{quote('tally_status')}, j.{quote('tally_grade')}, NULL FROM "
-            f"({judges[0]}) j UNION ALL SELECT NULL, o.{quote('tally_grade')}, "
-            f"o.{quote('tally_kind')} FROM ({outside[0]}) o",
-            judges[1] + outside[1],
-            [judges[2], len(judges[1]) + outside[2]],
+            f"SELECT 'p', NULL, NULL, NULL, NULL, p.* FROM ({pair[0]}) p UNION ALL "
+            f"SELECT 'j', j.{quote('id')}, j.{quote('tally_status')}, j.{quote('tally_grade')}, "
+            f"NULL, {rest} FROM ({judges[0]}) j UNION ALL SELECT 'o', NULL, NULL, "
+            f"o.{quote('tally_grade')}, o.{quote('tally_kind')}, {rest} FROM ({outside[0]}) o",
+            pair[1] + judges[1] + outside[1],
+            [pair[2], len(pair[1]) + judges[2], len(pair[1] + judges[1]) + outside[2]],
         )
         update = _pair_statements()[3]
-        (counts_sql, counts_params, at), _, _ = _statements(rule)
-        table = quote(TopicTally._meta.db_table)
-        columns = ["topic_id", "campaign_id", *TOPIC_FIELDS]
-        # Stored only while the campaign's rule is still the one these counts apply (read
-        # afresh by this statement, after the topic's lock): a rule changed meanwhile leaves
-        # nothing written, and the topic is recounted under the rule it has now.
-        store = (
-            f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) SELECT %s, %s, "
-            + ", ".join(f"COALESCE(x.{quote(f)}, 0)" for f in TOPIC_FIELDS)
-            + f" FROM ({counts_sql}) x WHERE (SELECT c.{quote('adjudication_rule')} FROM "
-            f"{quote(Campaign._meta.db_table)} c WHERE c.{quote('id')} = %s) = %s "
-            f"ON CONFLICT ({quote('topic_id')}) DO UPDATE SET "
-            + ", ".join(f"{quote(f)} = EXCLUDED.{quote(f)}" for f in TOPIC_FIELDS)
+        shift = (
+            f"UPDATE {quote(TopicTally._meta.db_table)} SET "
+            + ", ".join(f"{quote(f)} = {quote(f)} + %s" for f in TOPIC_FIELDS)
+            + f" WHERE {quote('topic_id')} = %s"
         )
-        _STATEMENTS[key] = (read, update, (store, counts_params, at))
+        _STATEMENTS[key] = (read, update, shift)
     return _STATEMENTS[key]
 
 
-def tally_locked_pair(*, pair_id: int, topic_id: int, campaign_id: int, rule: str) -> None:
+def tally_locked_pair(
+    *,
+    pair_id: int,
+    topic_id: int,
+    own: tuple[int, str, int | None] | None = None,
+    along: Sequence[Write] = (),
+) -> list[tuple[int, object]]:
     """tally_pairs and count_topics of one pair whose row and whose topic's row the caller
-    locked in this transaction (a grade, a skip, an undo: services.judging), in three
-    statements: read its judges' and counted outside grades, store its tally, count its
-    topic's pairs and store them. ``rule`` is the campaign's adjudication rule as the caller
-    read it; if it changed since, the topic is recounted as count_topics does."""
-    (read, read_params, places), update, (store, counts_params, at) = _locked_pair_statements(rule)
-    params = list(read_params)
-    for place in places:
+    locked in this transaction (a grade, a skip, an undo: services.judging): read its
+    judges' and counted outside grades and the pair as it is (one statement), store its new
+    tally, and shift its topic's counts by what the pair adds to them now less what it
+    added before (topic_counts.topic_share) instead of counting the topic's pairs again
+    (no shift is sent when nothing moves).
+
+    ``own``: the caller's assignment (id, status, grade or None) as it is once ``along`` is
+    written: ``along``, the caller's own writes, go with the tally's (common.compiled.
+    send_together: one round trip on PostgreSQL). Returns their outcomes.
+
+    The shift holds because every change to what a topic counts (a grade, a lead's
+    decision, a gold grade, the campaign's rule, pairs added) takes the topic's lock in its
+    transaction before it recounts or shifts, and the pair's lead decision, gold grade and
+    rule are read here after the caller took that lock: the counts the shift starts from
+    are those of the pair's state read here. A topic without its counts' row is counted."""
+    read, update, shift = _locked_pair_statements()
+    params = list(read[1])
+    for place in read[2]:
         params[place] = pair_id
-    counts = list(counts_params)
-    counts[at] = topic_id
+    judges, outside, before = [], [], None
     with prepared_cursor() as cursor:
-        cursor.execute(read, params)
-        judges, outside = [], []
-        for status, grade, kind in cursor.fetchall():
-            if status is None:
+        cursor.execute(read[0], params)
+        for part, assignment_id, status, grade, kind, *state in cursor.fetchall():
+            if part == "j":
+                if own is not None and assignment_id == own[0]:
+                    status, grade = own[1], own[2]
+                judges.append((status, grade))
+            elif part == "o":
                 outside.append((pair_id, grade, kind))
             else:
-                judges.append((status, grade))
-        tally = _tallies({pair_id: judges}, outside)[pair_id]
-        cursor.execute(update, [*tally, pair_id])
-        cursor.execute(store, [topic_id, campaign_id, *counts, campaign_id, rule])
-        stored = cursor.rowcount
-    if not stored:  # the rule changed, or the topic has no pairs (then zeros are stored)
+                before = state
+    *old, gold_grade, lead, rule = before
+    old[FIELDS.index("grades_tied")] = bool(old[FIELDS.index("grades_tied")])
+    tally = _tallies({pair_id: judges}, outside)[pair_id]
+    now = topic_share(tally, gold_grade=gold_grade, lead=bool(lead), rule=rule)
+    then = topic_share(tuple(old), gold_grade=gold_grade, lead=bool(lead), rule=rule)
+    moved = [a - b for a, b in zip(now, then, strict=True)]
+    writes = [*along, Write(update, [*tally, pair_id])]
+    if any(moved):
+        writes.append(Write(shift, [*moved, topic_id]))
+    outcomes = send_together(writes)
+    if any(moved) and not outcomes[-1][0]:  # a topic whose counts were never stored
         _count_one(topic_id)
+    return outcomes[: len(along)]
 
 
 def _statements(rule: str) -> tuple:
@@ -383,7 +334,7 @@ def _statements(rule: str) -> tuple:
             .annotate(lead_decided=lead_decided())
             .order_by()
             .values("topic_id")
-            .annotate(**_topic_counts(rule))
+            .annotate(**topic_counts(rule))
         )
         names = [*counts.query.values_select, *counts.query.annotation_select]
         quote = connection.ops.quote_name
@@ -442,7 +393,7 @@ def _count_locked(topics) -> None:
             .annotate(lead_decided=lead_decided())
             .order_by()
             .values("topic_id")
-            .annotate(**_topic_counts(rules[campaign_id]))
+            .annotate(**topic_counts(rules[campaign_id]))
         }
         for pk in ids:
             figures = {k: v or 0 for k, v in counted.get(pk, {}).items()}

@@ -505,37 +505,38 @@ def test_an_open_pairs_fragment_costs_the_same_four_queries(world, django_assert
         client.get(url("judge-pair", world, assignment))
 
 
-def test_a_first_grade_costs_thirteen_queries_twelve_on_postgresql(
-    world, django_assert_num_queries
-):
+def test_a_first_grade_costs_thirteen_queries_eight_on_postgresql(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
     # 1 session, 2 user, then services.record_judgment: 3 savepoint (BEGIN outside tests),
     # 4 the judge's assignment in this campaign, locked (the access check and the lock in one
     # statement), 5 its pair's and topic's rows locked, with the campaign's scale and rule,
-    # the judgment (none) and whether an agreement refresh is queued, 6 insert the judgment,
-    # 7 insert the JudgmentChange, 8 mark the assignment done and 9 move one count of the
-    # judge's tally (open -> graded): one statement on PostgreSQL (a data-modifying WITH);
-    # then the pair's tally: 10 its judges' and outside people's (and counted machines')
-    # grades, 11 update it; 12 count its topic's pairs of each kind and store them; 13
-    # release the savepoint (COMMIT). (The agreement is only marked stale with a task worker,
-    # from what 5 read: inline, nothing.)
-    with django_assert_num_queries(12 if connection.vendor == "postgresql" else 13):
+    # the judgment (none) and whether an agreement refresh is queued, 6 the pair's judges'
+    # and outside people's (and counted machines') grades and the pair as it is (its tally,
+    # gold grade, lead decision, rule); then the writes, one statement on PostgreSQL (a
+    # data-modifying WITH), one each elsewhere: 7 insert the judgment, 8 insert the
+    # JudgmentChange, 9 mark the assignment done, 10 move one count of the judge's tally
+    # (open -> graded), 11 store the pair's tally, 12 shift its topic's counts by the pair's
+    # change (no count of the topic's pairs); 13 release the savepoint (COMMIT). (The
+    # agreement is only marked stale with a task worker, from what 5 read: inline, nothing.)
+    with django_assert_num_queries(8 if connection.vendor == "postgresql" else 13):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
 
 
-def test_a_revised_grade_costs_eleven_queries(world, django_assert_num_queries):
+def test_a_revised_grade_costs_ten_queries_eight_on_postgresql(world, django_assert_num_queries):
     assignment = queue_of(world, "judy")[0]
     services.record_judgment(assignment_id=assignment, judge=world["judy"], grade=1)
     client = client_for(world, "judy")
     data = {"grade": 2, "seconds": "1.5", "request_id": str(uuid.uuid4())}
     # 1 session, 2 user, 3 savepoint, 4 the locked assignment, 5 the pair and topic locked
-    # with the scale and the judgment, 6 update it, 7 insert the JudgmentChange, 8-9 the
-    # pair's tally (read its judges' and outside grades, update), 10 its topic's tally
-    # (count and store), 11 release the savepoint.
-    with django_assert_num_queries(11):
+    # with the scale and the judgment, 6 the pair's grades and the pair as it is, then the
+    # writes (one statement on PostgreSQL): 7 update the judgment, 8 insert the
+    # JudgmentChange, 9 store the pair's tally (the assignment stays done; its topic's counts
+    # do not move: one judge's grade 1 -> 2 changes no count, so no shift is sent); 10
+    # release the savepoint.
+    with django_assert_num_queries(8 if connection.vendor == "postgresql" else 10):
         response = client.post(url("judge-grade", world, assignment), data)
     assert response.status_code == 200
     # A retry stops after the judgment is read: 1-5, then release.

@@ -142,14 +142,14 @@ def test_stored_tallies_equal_recounts_after_any_sequence_of_changes():
     CampaignMachine.TestCase().runTest()
 
 
-def test_a_grade_that_read_the_rule_before_it_changed_counts_its_topic_under_the_new_one(
+def test_a_grade_after_the_rule_changed_shifts_its_topic_under_the_new_one(
     django_user_model,
 ):
-    # A grade reads the campaign's rule with its pair's lock and stores its topic's counts
-    # in one statement, which checks the rule again: if a lead changed it in between (the
-    # change recounts the topics, but may commit before the grade's count), the topic is
-    # recounted under the rule as it now stands.
-    from annotation.models import Campaign, TopicTally
+    # A grade shifts its topic's counts by its pair's change under the campaign's rule as it
+    # reads it after the topic's lock (the statement that stores the pair's tally): a rule
+    # changed before (the change recounts the topics in its transaction) is the one the
+    # counts and the shift are under, whatever rule the grade's caller read.
+    from annotation.models import Campaign, Judgment, TopicTally
     from annotation.services.tallies import tally_locked_pair
 
     lead = django_user_model.objects.create_user("lead")
@@ -163,11 +163,91 @@ def test_a_grade_that_read_the_rule_before_it_changed_counts_its_topic_under_the
     pair = Pair.objects.get()
     # Two grades tied: the majority leaves the pair to the lead, the median settles it.
     assert TopicTally.objects.get().queue == 1
-    Campaign.objects.filter(pk=c.pk).update(adjudication_rule=AdjudicationRule.MEDIAN)
+    services.update_campaign(campaign=c, adjudication_rule=AdjudicationRule.MEDIAN)
+    assert (TopicTally.objects.get().queue, TopicTally.objects.get().by_rule) == (0, 1)
+    # bob's grade changes from 2 to 0: still tied, still settled by the median.
+    bobs = Assignment.objects.get(judge=judges[1])
+    Judgment.objects.filter(assignment=bobs).update(grade=0)
 
-    tally_locked_pair(
-        pair_id=pair.pk, topic_id=pair.topic_id, campaign_id=c.pk, rule=AdjudicationRule.MAJORITY
-    )
+    tally_locked_pair(pair_id=pair.pk, topic_id=pair.topic_id)
 
     assert (TopicTally.objects.get().queue, TopicTally.objects.get().by_rule) == (0, 1)
     assert_tallies_current(Campaign.objects.get(pk=c.pk))
+
+
+# Tallies a pair can have (tallies.FIELDS order): no judges; open; skipped; graded by one,
+# some open; complete with agreeing, split and tied grades; a machine among the graders;
+# a machine's grade alone.
+def _reachable_tallies():
+    for assigned, open_, graded, machines in (
+        (0, 0, 0, 0),
+        (1, 1, 0, 0),
+        (1, 0, 0, 0),
+        (2, 1, 1, 0),
+        (1, 0, 1, 0),
+        (2, 0, 2, 0),
+        (3, 0, 3, 1),
+        (1, 0, 1, 1),
+        (2, 1, 2, 1),
+    ):
+        grades = [(None, None, False)] if not graded else [(1, 1, False)]
+        if graded > 1:
+            grades += [(0, 2, False), (0, 2, True)]
+        for lowest, highest, tied in grades:
+            yield (assigned, open_, graded, lowest, highest, tied, machines)
+
+
+@pytest.mark.parametrize("rule", list(AdjudicationRule))
+def test_a_pairs_share_of_its_topics_counts_is_what_a_recount_counts_of_it(django_user_model, rule):
+    # A grade shifts its topic's counts by topic_share (Python); a recount counts them with
+    # topic_counts (SQL). On every kind of pair (its tally, a gold grade, a current lead
+    # decision, a superseded one) the two must agree, or the shifted counts drift.
+    from annotation.models import LeadDecision
+    from annotation.services.tallies import FIELDS
+    from annotation.services.topic_counts import (
+        TOPIC_FIELDS,
+        lead_decided,
+        topic_counts,
+        topic_share,
+    )
+
+    lead = django_user_model.objects.create_user("lead")
+    c = services.create_campaign(lead=lead, name="Shares", overlap=1, judges=[])
+    Topic.objects.create(campaign=c, qid="1", query="query 1")
+    kinds = list(
+        itertools.product(_reachable_tallies(), (None, 2), ("none", "current", "superseded"))
+    )
+    services.add_pairs(
+        campaign=c, pairs=[("1", f"d{i:03d}") for i in range(len(kinds))], source="imported"
+    )
+    pairs = list(Pair.objects.filter(campaign=c).order_by("document__docno"))
+    expected = {}
+    for pair, (tally, gold, decided) in zip(pairs, kinds, strict=True):
+        Pair.objects.filter(pk=pair.pk).update(
+            gold_grade=gold, **dict(zip(FIELDS, tally, strict=True))
+        )
+        if decided != "none":
+            first = LeadDecision.objects.create(pair=pair, grade=1, reason="first")
+        if decided == "superseded":
+            LeadDecision.objects.create(pair=pair, grade=2, reason="again", supersedes=first)
+        share = topic_share(tally, gold_grade=gold, lead=decided != "none", rule=rule)
+        expected[pair.pk] = dict(zip(TOPIC_FIELDS, share, strict=True))
+
+    counted = {
+        row.pop("pk"): {field: row[field] or 0 for field in TOPIC_FIELDS}
+        for row in Pair.objects.filter(campaign=c)
+        .annotate(lead_decided=lead_decided())
+        .order_by()
+        .values("pk")
+        .annotate(**topic_counts(rule))
+    }
+
+    differing = {
+        kinds[pairs.index(next(p for p in pairs if p.pk == pk))]: (expected[pk], counted[pk])
+        for pk in expected
+        if expected[pk] != counted[pk]
+    }
+    assert not differing, (
+        "topic_share and topic_counts disagree on these pairs (tally, gold, lead decision): "
+        f"{differing}; make topic_share count what topic_counts' filters count"
+    )
