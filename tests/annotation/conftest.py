@@ -1,4 +1,5 @@
 import pytest
+from django.contrib.auth.models import Group
 
 from annotation import services
 from annotation.models import PairSource, Topic
@@ -24,3 +25,11 @@ def three_judges(user_model):
         source=PairSource.IMPORTED,
     )
     return campaign, lead, judges
+
+
+@pytest.fixture
+def lead(django_user_model):
+    """A user in the lead's role (the machine judges' tests)."""
+    user = django_user_model.objects.create_user("lea")
+    user.groups.add(Group.objects.get_or_create(name="lead")[0])
+    return user

@@ -48,13 +48,6 @@ def fast_backoff(settings):
 
 
 @pytest.fixture
-def lead(django_user_model):
-    user = django_user_model.objects.create_user("lea")
-    user.groups.add(Group.objects.get_or_create(name="lead")[0])
-    return user
-
-
-@pytest.fixture
 def campaign(lead):
     """Two topics × three documents with text, and one pair whose document has none."""
     campaign = services.create_campaign(lead=lead, name="Tides")

@@ -10,7 +10,6 @@ import time
 from io import StringIO
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 from django.urls import reverse
@@ -28,13 +27,6 @@ from tests.llm_server import KEY, ChatServer
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_loopback")]
 
 ENDED = machine_judges.MESSAGES["cancel_ended"]
-
-
-@pytest.fixture
-def lead(django_user_model):
-    user = django_user_model.objects.create_user("lea")
-    user.groups.add(Group.objects.get_or_create(name="lead")[0])
-    return user
 
 
 @pytest.fixture
