@@ -27,9 +27,15 @@ def three_judges(user_model):
     return campaign, lead, judges
 
 
+def user_with(user_model, name, *roles):
+    """A user holding ``roles`` (no password: hashing is slow)."""
+    user = user_model.objects.create_user(name)
+    for role in roles:
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+    return user
+
+
 @pytest.fixture
 def lead(django_user_model):
-    """A user in the lead's role (the machine judges' tests)."""
-    user = django_user_model.objects.create_user("lea")
-    user.groups.add(Group.objects.get_or_create(name="lead")[0])
-    return user
+    """``lea``, a user in the lead's role."""
+    return user_with(django_user_model, "lea", "lead")

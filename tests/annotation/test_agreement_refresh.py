@@ -24,13 +24,6 @@ WORKER = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
 
 
 @pytest.fixture
-def lead(django_user_model):
-    from tests.annotation.test_agreement_views import user_with
-
-    return user_with(django_user_model, "lea", "lead")
-
-
-@pytest.fixture
 def judges(django_user_model):
     from tests.annotation.test_agreement_views import user_with
 

@@ -9,7 +9,6 @@ import json
 import re
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation import agreement, services
@@ -20,6 +19,7 @@ from annotation.services import agreement_export
 from annotation.services import gold as gold_service
 from annotation.services.tallies import tally_pairs
 from common.exports import csv_safe, write_csv
+from tests.annotation.conftest import user_with
 
 pytestmark = pytest.mark.django_db
 
@@ -33,18 +33,6 @@ GRADES = {
     ("2", "d5"): {"ann": 1, "bob": 2, "cy": 0},
     ("2", "d6"): {"ann": 2, "bob": 3, "cy": 0},
 }
-
-
-def user_with(django_user_model, name, *roles):
-    user = django_user_model.objects.create_user(name)  # no password: hashing is slow
-    for role in roles:
-        user.groups.add(Group.objects.get_or_create(name=role)[0])
-    return user
-
-
-@pytest.fixture
-def lead(django_user_model):
-    return user_with(django_user_model, "lea", "lead")
 
 
 @pytest.fixture

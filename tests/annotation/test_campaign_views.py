@@ -3,7 +3,6 @@
 import re
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -21,6 +20,7 @@ from annotation.models import (
 from annotation.views.common import sorting
 from evaluation import services as evaluation
 from jobs.models import Job, JobStatus
+from tests.annotation.conftest import user_with
 
 pytestmark = pytest.mark.django_db
 
@@ -28,18 +28,6 @@ RUN_A = b"".join(b"1 Q0 a%d %d %d.0 A\n" % (i, i, 20 - i) for i in range(1, 13))
     b"2 Q0 a1 1 5.0 A\n9 Q0 z1 1 1.0 A\n"
 )
 RUN_B = b"".join(b"1 Q0 a%d %d %d.0 B\n" % (i, i - 4, 20 - i) for i in range(5, 17))
-
-
-def user_with(django_user_model, name, *roles):
-    user = django_user_model.objects.create_user(name)  # no password: hashing is slow
-    for role in roles:
-        user.groups.add(Group.objects.get_or_create(name=role)[0])
-    return user
-
-
-@pytest.fixture
-def lead(django_user_model):
-    return user_with(django_user_model, "lea", "lead")
 
 
 @pytest.fixture

@@ -26,11 +26,6 @@ def judges(django_user_model):
 
 
 @pytest.fixture
-def lead(django_user_model):
-    return user_with(django_user_model, "lea", "lead")
-
-
-@pytest.fixture
 def post(client, lead, django_capture_on_commit_callbacks):
     """``post(url, data)`` as the lead; a job started runs when the request commits."""
     client.force_login(lead)

@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -23,6 +22,7 @@ from annotation.models import (
 )
 from annotation.services import machine_judges, machine_runs
 from jobs.models import Job, JobStatus
+from tests.annotation.conftest import user_with
 from tests.llm_server import KEY, ChatServer, Reply, Status
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_loopback")]
@@ -31,18 +31,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_lo
 @pytest.fixture(autouse=True)
 def fast_backoff(settings):
     settings.MACHINE_JUDGE_BACKOFF_SECONDS = 0.01
-
-
-def user_with(django_user_model, name, *roles):
-    user = django_user_model.objects.create_user(name)
-    for role in roles:
-        user.groups.add(Group.objects.get_or_create(name=role)[0])
-    return user
-
-
-@pytest.fixture
-def lead(django_user_model):
-    return user_with(django_user_model, "lea", "lead")
 
 
 @pytest.fixture
