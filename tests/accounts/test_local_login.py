@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import SESSION_KEY
 
 from accounts.oidc.config import read_provider
-from tests.config.test_settings import run_python
+from tests.config.test_settings import run_django, run_python
 
 pytestmark = pytest.mark.django_db
 
@@ -87,9 +87,8 @@ def test_an_unknown_role_in_the_mapping_fails_the_checks():
         "OIDC_CLIENT_SECRET": "y",
         "OIDC_GROUP_ROLES": "leads:leader",
     }
-    result = run_python(
-        "import os, django; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; "
-        "django.setup(); from django.core.management import call_command; call_command('check')",
+    result = run_django(
+        "from django.core.management import call_command; call_command('check')",
         **env,
     )
     assert result.returncode != 0 and "accounts.E002" in result.stderr

@@ -2,11 +2,10 @@
 
 import json
 import socket
-import textwrap
 
 import pytest
 
-from tests.config.test_settings import run_python
+from tests.config.test_settings import run_django
 
 pytestmark = pytest.mark.django_db
 
@@ -85,17 +84,11 @@ def test_readyz_passes_with_a_shared_redis_cache(client, settings):
 
 def test_readyz_names_the_database_when_it_is_unreachable():
     # A real process with a database nobody listens for: the check fails, the others pass.
-    code = textwrap.dedent(
-        """
-        import django, json, os
-        os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-        django.setup()
-        from config.health import readiness
-        ready, checks = readiness()
-        print(json.dumps({"ready": ready, "checks": checks}))
-        """
+    result = run_django(
+        "import json; from config.health import readiness; ready, checks = readiness();"
+        "print(json.dumps({'ready': ready, 'checks': checks}))",
+        DATABASE_URL="postgres://postgres@127.0.0.1:1/nothing",
     )
-    result = run_python(code, DATABASE_URL="postgres://postgres@127.0.0.1:1/nothing")
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     assert outcome["ready"] is False
@@ -108,8 +101,7 @@ def test_readyz_names_the_database_when_it_is_unreachable():
 
 
 def test_redis_url_selects_the_shared_cache():
-    result = run_python(
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+    result = run_django(
         "from django.conf import settings; c = settings.CACHES['default'];"
         "print(c['BACKEND'], c['LOCATION'])",
         REDIS_URL="redis://cache.internal:6379/2",
@@ -122,8 +114,7 @@ def test_redis_url_selects_the_shared_cache():
 
 
 def test_without_redis_url_each_process_keeps_its_own_cache():
-    result = run_python(
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+    result = run_django(
         "from django.conf import settings; print(settings.CACHES['default']['BACKEND'])",
         REDIS_URL="",
     )

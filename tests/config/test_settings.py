@@ -21,6 +21,15 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+def run_django(code: str = "", **env: str) -> subprocess.CompletedProcess:
+    """run_python with Django set up on the project's settings first, then ``code``."""
+    return run_python(
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings';"
+        f"django.setup(); {code}",
+        **env,
+    )
+
+
 @pytest.mark.parametrize(
     "raw,expected",
     [("1", True), ("true", True), ("On", True), ("0", False), ("no", False), ("", False)],
@@ -48,8 +57,7 @@ def test_env_list_splits_on_commas_and_drops_blanks(monkeypatch):
 
 
 def test_empty_database_url_means_the_embedded_sqlite_default():
-    result = run_python(
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+    result = run_django(
         "from django.conf import settings; print(settings.DATABASES['default']['ENGINE'])",
         DATABASE_URL="",
     )

@@ -13,14 +13,13 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from tests.config.test_observability import TOKEN, sample
-from tests.config.test_settings import ROOT, run_python
+from tests.config.test_settings import ROOT, run_django
 from tests.s3_server import free_port
 
 
 def test_json_logs_are_one_object_per_line_with_the_request_id():
-    result = run_python(
-        "import django, logging, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings';"
-        "django.setup(); logging.getLogger('evaluation').warning('scored %s runs', 3)",
+    result = run_django(
+        "import logging; logging.getLogger('evaluation').warning('scored %s runs', 3)",
         LOG_FORMAT="json",
     )
     assert result.returncode == 0, result.stderr
@@ -31,10 +30,7 @@ def test_json_logs_are_one_object_per_line_with_the_request_id():
 
 
 def test_an_unknown_log_format_stops_start_up():
-    result = run_python(
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup()",
-        LOG_FORMAT="xml",
-    )
+    result = run_django(LOG_FORMAT="xml")
     assert result.returncode != 0
     assert "LOG_FORMAT='xml': use text or json" in result.stderr
 
