@@ -25,7 +25,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from django.apps import apps
 from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
@@ -36,6 +35,7 @@ from annotation.services import agreement_export
 from evaluation import services as evaluation
 from evaluation.models import QrelsVersion, Run, System
 from jobs.models import Job, JobStatus
+from tests import rows
 from tests.worlds import made_once
 
 CORPUS = Path(__file__).resolve().parent / "data" / "hostile"
@@ -118,9 +118,7 @@ def build_place(django_user_model, client_class) -> Place:
 
 def row_counts() -> dict[str, int]:
     """Rows of every model, but the jobs: a refused file's job is how the user is told."""
-    return {
-        model._meta.label: model.objects.count() for model in apps.get_models() if model is not Job
-    }
+    return rows.row_counts(leave_out=[Job])
 
 
 # --- entry points --------------------------------------------------------------------------

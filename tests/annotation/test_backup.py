@@ -13,7 +13,6 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
@@ -60,6 +59,7 @@ from common.secrets import seal
 from evaluation import services as evaluation
 from evaluation.models import QrelsEntry, QrelsVersion
 from tests.llm_server import KEY, ChatServer, Reply
+from tests.rows import row_counts
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("outbound_allows_loopback")]
 
@@ -416,10 +416,6 @@ def delete_everything() -> None:
     Campaign.objects.all().delete()
     QrelsVersion.objects.all().delete()
     User.objects.all().delete()
-
-
-def row_counts() -> dict[str, int]:
-    return {model._meta.label: model.objects.count() for model in apps.get_models()}
 
 
 def export(campaign, path: Path) -> str:

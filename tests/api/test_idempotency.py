@@ -7,7 +7,6 @@ with a session. Every table's row count after the retry equals its count after t
 request, and the retry's status, body and Location are the first answer's."""
 
 import pytest
-from django.apps import apps
 from django.db import transaction
 from django.test import Client
 
@@ -16,6 +15,7 @@ from accounts.services.tokens import create_token
 from tests.api import test_permissions as api_matrix
 from tests.api.conftest import OTHER_RUN, upload
 from tests.pages import test_permissions as page_matrix
+from tests.rows import row_counts
 
 pytestmark = pytest.mark.django_db
 
@@ -33,10 +33,6 @@ def page_ids(world) -> dict:
         team=world.campaign.team, name="ci gate", scope="read", created_by=world.users["lead"]
     )
     return {**world.ids, "token": token.pk, "upload": upload.pk, "service_token": service.pk}
-
-
-def row_counts() -> dict[str, int]:
-    return {model._meta.label: model.objects.count() for model in apps.get_models()}
 
 
 def allowed_role(statuses) -> str:

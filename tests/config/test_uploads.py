@@ -9,7 +9,6 @@ import json
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.apps import apps
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http.multipartparser import MultiPartParser
@@ -19,6 +18,7 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, FakePayload, encode_
 from annotation import services
 from annotation.models import Topic
 from common import uploads
+from tests.rows import row_counts
 
 pytestmark = pytest.mark.django_db
 
@@ -45,10 +45,6 @@ def lead(django_user_model):
 @pytest.fixture
 def campaign(lead):
     return services.create_campaign(lead=lead, name="Robust")
-
-
-def row_counts() -> dict[str, int]:
-    return {model._meta.label: model.objects.count() for model in apps.get_models()}
 
 
 def big_topics(size: int = 2 * MIB) -> SimpleUploadedFile:
