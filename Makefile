@@ -38,8 +38,10 @@ run: setup
 	$(PY) manage.py db_worker --no-reload --no-startup-delay --interval 0.2 -v 0 & worker=$$!; \
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-## Set everything up (Chromium for the browser tests too) and run the whole test suite.
-test: setup chromium
+## Set everything up (Chromium for the browser tests too; the database is the tests' own, so
+## it is not migrated) and run the whole test suite.
+test: chromium
+	@scripts/setup --no-migrate
 	@$(PY) -m ruff check .
 	@$(PY) -m ruff format --check .
 	@$(PY) -m pytest $(PYTEST_ARGS)
