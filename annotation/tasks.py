@@ -50,7 +50,7 @@ from common.uploads import max_upload_bytes
 from evaluation.models import Run
 from evaluation.trec import TrecFormatError
 from jobs.models import Job
-from jobs.services import JobFailed, Progress, running
+from jobs.services import JobCancelled, JobFailed, Progress, running
 
 MESSAGES = {
     "campaign_gone": "The campaign no longer exists.",
@@ -434,8 +434,8 @@ def refresh_live_board_task(*, campaign_id: int, measure: str) -> None:
 
 @task
 def machine_judge_job(*, job_id: int, run_id: int) -> None:
-    """Run a machine judge (annotation/services/machine_runs.py). A cancelled run, or one
-    that gave up on a failing endpoint, ends as a failed job that says so (not retryable:
+    """Run a machine judge (annotation/services/machine_runs.py). A cancelled run ends its
+    job cancelled, one that gave up on a failing endpoint failed, saying so (not retried:
     running the judge again resumes it); a crash is retryable and resumes likewise. A run
     cancelled while its job waited for a worker has ended already, its job with it: nothing
     to do (machine_runs.cancel_run)."""
@@ -448,13 +448,15 @@ def machine_judge_job(*, job_id: int, run_id: int) -> None:
         if run is None:
             raise JobFailed(MESSAGES["campaign_gone"])
         if run.cancelled:  # cancelled between the look above and this job marked running
-            raise JobFailed(machine_runs.MESSAGES["cancel_ended"])
+            raise JobCancelled(machine_runs.MESSAGES["cancel_ended"])
         url = run.machine.get_absolute_url()
         progress.result = {"url": url, "label": "See the machine judge", "summary": ""}
         Job.objects.filter(pk=progress.job.pk).update(result=progress.result)
         try:
             summary = machine_runs.run_machine_judge(run=run, progress=progress)
-        except (machine_runs.Cancelled, machine_runs.GaveUp) as stopped:
+        except machine_runs.Cancelled as stopped:
+            raise JobCancelled(str(stopped)) from None
+        except machine_runs.GaveUp as stopped:
             raise JobFailed(str(stopped)) from None
         except ValidationError as error:
             raise _failure(error) from None
@@ -464,7 +466,7 @@ def machine_judge_job(*, job_id: int, run_id: int) -> None:
 @task
 def gullibility_gate_job(*, job_id: int, gate_id: int) -> None:
     """Run a machine judge's gullibility gate (annotation/services/gates.py). A cancelled
-    gate ends as a failed job that says so, like a cancelled machine run. A gate cancelled
+    gate ends as a cancelled job that says so, like a cancelled machine run. A gate cancelled
     while its job waited for a worker has ended already, its job with it: nothing to do."""
     if GullibilityGate.objects.filter(pk=gate_id, cancelled=True).exists():
         return
@@ -473,7 +475,7 @@ def gullibility_gate_job(*, job_id: int, gate_id: int) -> None:
         if gate is None:
             raise JobFailed(MESSAGES["campaign_gone"])
         if gate.cancelled:  # cancelled between the look above and this job marked running
-            raise JobFailed(gates.MESSAGES["cancel_ended"])
+            raise JobCancelled(gates.MESSAGES["cancel_ended"])
         url = reverse(
             "annotation:machine-gate", args=[gate.machine.judge.campaign_id, gate.machine_id]
         )
@@ -482,7 +484,7 @@ def gullibility_gate_job(*, job_id: int, gate_id: int) -> None:
         try:
             progress.result["summary"] = gates.run_gate(gate=gate, progress=progress)
         except machine_runs.Cancelled as stopped:  # a lead cancelled it: says so, not retried
-            raise JobFailed(str(stopped)) from None
+            raise JobCancelled(str(stopped)) from None
         except ValidationError as error:
             raise _failure(error) from None
 

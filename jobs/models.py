@@ -27,6 +27,8 @@ class JobStatus(models.TextChoices):
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Done"
     FAILED = "failed", "Failed"
+    # Its user stopped the work (a machine judge's run, a gate): not a failure, not retried.
+    CANCELLED = "cancelled", "Cancelled"
 
 
 class Job(models.Model):
@@ -71,7 +73,7 @@ class Job(models.Model):
 
     @property
     def finished(self) -> bool:
-        return self.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
+        return self.status in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED)
 
     @property
     def stalled(self) -> bool:

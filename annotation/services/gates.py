@@ -186,7 +186,7 @@ CANCEL_ENDED, CANCEL_ASKED, CANCEL_LATE = (
 
 def cancel_gate(*, gate: GullibilityGate) -> str:
     """Stop a gate that has not finished, with no statistic stored (cancel_work). A gate
-    whose job no worker has started ends cancelled now, its job failed saying so (the job,
+    whose job no worker has started ends cancelled now, its job cancelled saying so (the job,
     if a worker takes it later, finds the gate cancelled and does nothing:
     gullibility_gate_job). A running one is asked to stop: its job ends at its next look
     (between calls). Returns CANCEL_ENDED, CANCEL_ASKED or CANCEL_LATE."""

@@ -106,7 +106,7 @@ def prepare_run(
 
 def cancel_run(*, run: MachineRun) -> str:
     """Stop a run that has not finished (jobs.services.cancellation.cancel_work). A run
-    whose job no worker has started ends cancelled now, with no pair asked, its job failed
+    whose job no worker has started ends cancelled now, with no pair asked, its job cancelled
     saying so (a queued job may wait for a worker a long time, or forever, and the run would
     show "asked to stop" until then; the job, if a worker takes it later, finds the run
     cancelled and does nothing: annotation.tasks.machine_judge_job). A running one, or one

@@ -38,6 +38,7 @@ MESSAGES = {
     "not_retryable_running": "This job is still running: wait for it to finish.",
     "not_retryable_queued": "This job is waiting for a worker already.",
     "not_retryable_succeeded": "This job succeeded; there is nothing to try again.",
+    "not_retryable_cancelled": "This job was cancelled; start the work again from its page.",
     "not_retryable_refused": "This job was refused for a reason trying again will not change "
     "(see its errors): fix the input and start a new one.",
     "not_retryable_unknown": "This job cannot be started again: it predates retries.",
@@ -81,6 +82,11 @@ class JobFailed(Exception):
             errors=[str(line) for line in error.errors],
             total=error.total,
         )
+
+
+class JobCancelled(JobFailed):
+    """The work stopped because its user cancelled it (between its steps): the job ends
+    cancelled, with the message saying what was done, and is not tried again."""
 
 
 class JobNotRetryable(Exception):
@@ -185,8 +191,9 @@ class _Heartbeat(threading.Thread):
 @contextmanager
 def running(job_id: int) -> Iterator[Progress]:
     """Run a job's work: marks it running, then succeeded (with the result the work put in
-    ``progress.result``) or failed (with the errors of a JobFailed, or a generic message for
-    an unexpected crash, which is logged and re-raised so the task backend sees it).
+    ``progress.result``), failed (with the errors of a JobFailed, or a generic message for
+    an unexpected crash, which is logged and re-raised so the task backend sees it) or
+    cancelled (a JobCancelled: its user stopped the work).
 
     A crash leaves the job retryable and keeps its staged upload; success and a JobFailed
     (a refused input, which trying again would not change) delete it. Only the job's current
@@ -209,7 +216,7 @@ def running(job_id: int) -> Iterator[Progress]:
     except JobFailed as failure:
         if _finish(
             job,
-            JobStatus.FAILED,
+            JobStatus.CANCELLED if isinstance(failure, JobCancelled) else JobStatus.FAILED,
             step=str(failure),
             errors=failure.errors[:MAX_ERRORS_SHOWN],
             error_total=failure.total,
@@ -250,7 +257,7 @@ def _finish(job: Job, status: JobStatus, **fields) -> bool:
 
 
 def end_queued_job(*, job_id: int, step: str) -> bool:
-    """Mark failed, not to be tried again, a job no worker has started (its user cancelled
+    """Mark cancelled, not to be tried again, a job no worker has started (its user cancelled
     the work before it began), with ``step`` saying so. False when a worker started it (or it
     had finished): then only the work can stop itself. The task may still wait in its
     queue; a worker that takes it later must find in the work's own record that it was
@@ -258,7 +265,11 @@ def end_queued_job(*, job_id: int, step: str) -> bool:
     now = timezone.now()
     return bool(
         Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
-            status=JobStatus.FAILED, step=step, finished_at=now, updated_at=now, retryable=False
+            status=JobStatus.CANCELLED,
+            step=step,
+            finished_at=now,
+            updated_at=now,
+            retryable=False,
         )
     )
 
@@ -303,6 +314,7 @@ def _why_not(job: Job) -> str:
         JobStatus.QUEUED: MESSAGES["not_retryable_queued"],
         JobStatus.RUNNING: MESSAGES["not_retryable_running"],
         JobStatus.SUCCEEDED: MESSAGES["not_retryable_succeeded"],
+        JobStatus.CANCELLED: MESSAGES["not_retryable_cancelled"],
     }.get(job.status, MESSAGES["not_retryable_refused"])
 
 

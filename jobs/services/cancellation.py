@@ -6,8 +6,8 @@ own, as ``manage.py run_machine_judge`` does), ``cancel_requested_at`` (the work
 between steps and stops), ``cancelled`` and ``finished_at``. Asking is not enough while the
 job is still queued: no worker has the work yet to read the request, and a queue may keep a
 job waiting for a long time, or forever when no worker runs, so the record would show
-"asked to stop" until then. Such a job is ended at once instead (its row failed, not to be
-tried again, ``step`` saying why) and the record ends cancelled with it, nothing of the work
+"asked to stop" until then. Such a job is ended at once instead (its row cancelled, not to
+be tried again, ``step`` saying why) and the record ends cancelled with it, nothing of the work
 done. The task, if a worker takes it later, must find the record cancelled and do nothing
 (jobs know only their row): the work's task checks ``cancelled`` before it marks its job
 running and again after, since the end may land in between.
@@ -31,7 +31,7 @@ def cancel_work(*, model: type[Model], pk: int, step: str, still_open: Q | None 
     """Stop the work of ``model`` row ``pk`` (see the module). ``still_open``: conditions
     besides not finished, not cancelled and not asked already under which the work can still
     be stopped (a gate with a verdict cannot). Returns CANCEL_ENDED (its job was queued: now
-    failed with ``step``, the record cancelled and finished), CANCEL_ASKED (a worker has the
+    cancelled with ``step``, the record cancelled and finished), CANCEL_ASKED (a worker has the
     job, or the work has no job: it stops at its next look) or CANCEL_LATE."""
     now = timezone.now()
     with transaction.atomic():

@@ -1,6 +1,6 @@
 """Cancelling a machine judge's gullibility gate (issue 33): a lead stops a running gate from
-its page, the API or the command line, as a machine run is stopped; the job ends as a failed
-job that says so, and the gate ends cancelled with no calls, rises or verdict stored (a part
+its page, the API or the command line, as a machine run is stopped; the job ends cancelled,
+saying so, and the gate ends cancelled with no calls, rises or verdict stored (a part
 of the probes says nothing about the machine), so filling still needs a finished gate. A gate
 whose job is still queued ends at once, and its job does nothing when a worker takes it."""
 
@@ -100,7 +100,7 @@ def test_a_gate_cancelled_before_its_job_starts_ends_at_once_and_its_job_never_r
         job.refresh_from_db()
         assert gate.cancelled and gate.finished_at and gate.cancel_requested_at
         assert gates.verdict(gate) == "cancelled"
-        assert job.status == "failed" and job.step == gates.MESSAGES["cancel_ended"]
+        assert job.status == "cancelled" and job.step == gates.MESSAGES["cancel_ended"]
         assert job.finished_at is not None and not job.retryable
         ended = (job.updated_at, job.finished_at)
         assert gates.cancel_gate(gate=gate) == gates.CANCEL_LATE
@@ -108,7 +108,7 @@ def test_a_gate_cancelled_before_its_job_starts_ends_at_once_and_its_job_never_r
     job.refresh_from_db()
     gate.refresh_from_db()
     assert (job.status, job.step, (job.updated_at, job.finished_at)) == (
-        "failed",
+        "cancelled",
         gates.MESSAGES["cancel_ended"],
         ended,
     )
@@ -139,7 +139,7 @@ def test_a_gate_cancelled_just_as_a_worker_takes_its_job_is_not_run(graded, monk
     asked_before = len(server.requests)
     gullibility_gate_job.call(job_id=job.pk, gate_id=gate.pk)
     job.refresh_from_db()
-    assert (job.status, job.step) == ("failed", gates.MESSAGES["cancel_ended"])
+    assert (job.status, job.step) == ("cancelled", gates.MESSAGES["cancel_ended"])
     assert not job.retryable and len(server.requests) == asked_before
     assert gates.verdict(gates.latest_gate(machine)) == "cancelled"
 
@@ -161,7 +161,7 @@ def test_a_gate_whose_job_started_is_asked_to_stop_and_stops_at_its_next_look(gr
     gullibility_gate_job.call(job_id=job.pk, gate_id=gate.pk)  # the worker's run
     job.refresh_from_db()
     gate.refresh_from_db()
-    assert job.status == "failed" and job.step.startswith("Cancelled after 0 of 30 calls")
+    assert job.status == "cancelled" and job.step.startswith("Cancelled after 0 of 30 calls")
     assert len(server.requests) == asked_before
     assert gate.cancelled and gates.verdict(gate) == "cancelled"
 
@@ -219,4 +219,4 @@ def test_a_lead_cancels_a_gate_on_its_page_over_the_api_and_from_the_command_lin
     body = api.post(f"/api/v1/campaigns/{campaign.pk}/machine-gates/{fresh.pk}/cancel/").json()
     assert body["cancelled"] is True and body["verdict"] == "cancelled"
     queued.refresh_from_db()
-    assert queued.status == "failed" and queued.step == gates.MESSAGES["cancel_ended"]
+    assert queued.status == "cancelled" and queued.step == gates.MESSAGES["cancel_ended"]

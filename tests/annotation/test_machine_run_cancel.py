@@ -1,5 +1,5 @@
 """Cancelling a machine judge's run whose job no worker has started (issue 33): it ends
-cancelled at once, with no pair asked, its job failed saying so, rather than showing "asked to
+cancelled at once, with no pair asked, its job cancelled saying so, rather than showing "asked to
 stop" for as long as the job waits for a worker (forever, with none running); a worker that
 takes the job later does nothing. A run whose job a worker has is asked to stop, as before.
 The rule is jobs.services.cancellation's, shared with the gullibility gate
@@ -70,14 +70,14 @@ def test_a_run_cancelled_before_its_job_starts_ends_at_once_and_its_job_never_ru
         run.refresh_from_db()
         job.refresh_from_db()
         assert run.cancelled and run.finished_at and run.cancel_requested_at
-        assert (job.status, job.step, job.retryable) == ("failed", ENDED, False)
+        assert (job.status, job.step, job.retryable) == ("cancelled", ENDED, False)
         assert job.finished_at is not None
         assert machine_runs.active_run(machine) is None  # the judge may run again
         ended = (job.updated_at, job.finished_at)
         assert machine_runs.cancel_run(run=run) == machine_runs.CANCEL_LATE
     # The queued task ran when the block ended (a worker taking it late): it did nothing.
     job.refresh_from_db()
-    assert (job.status, job.step, (job.updated_at, job.finished_at)) == ("failed", ENDED, ended)
+    assert (job.status, job.step, (job.updated_at, job.finished_at)) == ("cancelled", ENDED, ended)
     nothing_done(run, machine)
     # A new run grades the pool as usual afterwards.
     with django_capture_on_commit_callbacks(execute=True):
@@ -101,7 +101,7 @@ def test_a_run_cancelled_just_as_a_worker_takes_its_job_is_not_run(machine, lead
     monkeypatch.setattr(tasks, "running", cancelled_first)
     machine_judge_job.call(job_id=job.pk, run_id=run.pk)
     job.refresh_from_db()
-    assert (job.status, job.step, job.retryable) == ("failed", ENDED, False)
+    assert (job.status, job.step, job.retryable) == ("cancelled", ENDED, False)
     run.refresh_from_db()
     assert run.cancelled and run.finished_at is not None
     nothing_done(run, machine)
@@ -132,7 +132,7 @@ def test_a_job_a_worker_takes_between_the_ask_and_the_end_is_asked_not_ended(
     assert machine_runs.cancel_run(run=run) == machine_runs.CANCEL_LATE
     machine_judge_job.call(job_id=job.pk, run_id=run.pk)  # the worker's run
     job.refresh_from_db()
-    assert job.status == "failed" and job.step.startswith("Cancelled after 0 of 6 pairs")
+    assert job.status == "cancelled" and job.step.startswith("Cancelled after 0 of 6 pairs")
     run.refresh_from_db()
     assert run.cancelled and run.finished_at is not None
     nothing_done(run, machine)
@@ -149,7 +149,7 @@ def test_a_running_job_is_asked_to_stop_and_stops_at_its_next_look(machine, lead
     assert job.status == "running" and run.cancel_requested_at and not run.cancelled
     machine_judge_job.call(job_id=job.pk, run_id=run.pk)
     job.refresh_from_db()
-    assert job.status == "failed" and job.step.startswith("Cancelled after 0 of 6 pairs")
+    assert job.status == "cancelled" and job.step.startswith("Cancelled after 0 of 6 pairs")
     nothing_done(run, machine)
 
 
@@ -181,7 +181,7 @@ def test_a_lead_cancels_a_queued_run_on_the_page_and_over_the_api(machine, lead,
     assert 'data-testid="machine-cancel"' not in text and "Running now" not in text
     assert "(cancelled)" in text
     job.refresh_from_db()
-    assert (job.status, job.step) == ("failed", ENDED)
+    assert (job.status, job.step) == ("cancelled", ENDED)
     again = client.post(url, follow=True).content.decode()
     assert PAGE_MESSAGES["cancel_late"] in again
 
@@ -203,7 +203,7 @@ def test_a_lead_cancels_a_queued_run_on_the_page_and_over_the_api(machine, lead,
     body = api.post(url).json()
     assert body["cancelled"] is True and body["finished_at"] and body["cancel_requested_at"]
     job.refresh_from_db()
-    assert (job.status, job.step, job.retryable) == ("failed", ENDED, False)
+    assert (job.status, job.step, job.retryable) == ("cancelled", ENDED, False)
     later = api.post(url)
     assert later.status_code == 200 and later.json() == body
     nothing_done(run, machine)
@@ -314,7 +314,7 @@ def test_a_worker_taking_the_job_while_the_lead_ends_it_does_nothing(no_worker, 
     thread.join(30)
     assert outcome == ["ran"]
     job.refresh_from_db()
-    assert (job.status, job.step, job.retryable) == ("failed", ENDED, False)
+    assert (job.status, job.step, job.retryable) == ("cancelled", ENDED, False)
     run.refresh_from_db()
     assert run.cancelled and run.finished_at is not None
     # The worker did mark the job running and end it again (its second look), after the

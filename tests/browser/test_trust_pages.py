@@ -111,7 +111,11 @@ def test_redraw_cancel_anchoring_and_the_certified_evaluation_pages(
     page.get_by_test_id("machine-cancel").click()
     expect(page.get_by_role("status").first).to_contain_text("Cancelled before it started")
     expect(page.get_by_test_id("machine-cancel")).to_have_count(0)  # not "Stopping…"
-    expect(page.locator("#machine-runs tbody tr").first).to_contain_text("(cancelled)")
+    row = page.locator("#machine-runs tbody tr").first
+    expect(row).to_contain_text("(cancelled)")
+    # Its job says cancelled too, not "Failed" beside "(cancelled)".
+    expect(row.get_by_role("link", name="Cancelled", exact=True)).to_be_visible()
+    expect(row).not_to_contain_text("Failed")
     no_sideways_scroll(page)
     shot(f"trust-machine-run-cancelled-queued-{width}")
 

@@ -70,6 +70,7 @@ def test_a_refused_file_is_not_retryable_and_its_upload_is_deleted(start_import,
         (JobStatus.QUEUED, "not_retryable_queued"),
         (JobStatus.RUNNING, "not_retryable_running"),
         (JobStatus.SUCCEEDED, "not_retryable_succeeded"),
+        (JobStatus.CANCELLED, "not_retryable_cancelled"),
     ],
 )
 def test_only_crashed_or_stalled_jobs_can_be_retried(start_import, status, message):
@@ -341,13 +342,16 @@ def test_a_job_the_immediate_backend_ran_keeps_no_queue_row(start_import):
     assert job.task_result_id == ""
 
 
-@pytest.mark.parametrize("status", [JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.FAILED])
+@pytest.mark.parametrize(
+    "status", [JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED]
+)
 def test_only_a_job_no_worker_started_is_ended_as_cancelled(engineer, status):
     queued = Job.objects.create(kind="k", title="t", created_by=engineer, task=RUN)
     assert services.end_queued_job(job_id=queued.pk, step="Cancelled before it started.")
     queued.refresh_from_db()
+    assert queued.finished and queued.get_status_display() == "Cancelled"
     assert (queued.status, queued.step, queued.retryable) == (
-        JobStatus.FAILED,
+        JobStatus.CANCELLED,
         "Cancelled before it started.",
         False,
     )
