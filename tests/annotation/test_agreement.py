@@ -67,6 +67,9 @@ def matrix_of(ratings: Ratings) -> list[list[int | None]]:
     return [[ratings.scale[c] if c >= 0 else None for c in row] for row in ratings.codes.tolist()]
 
 
+_SCALARS = {int, float, str, bool, type(None)}
+
+
 def statistics_in(obj):
     """Every Statistic inside a report / dataclass / list, recursively."""
     if isinstance(obj, Statistic):
@@ -75,6 +78,8 @@ def statistics_in(obj):
         for field in dataclasses.fields(obj):
             yield from statistics_in(getattr(obj, field.name))
     elif isinstance(obj, list | tuple):
+        if set(map(type, obj)) <= _SCALARS:
+            return  # numbers alone (a row of a confusion matrix, 300 on the largest scale)
         for x in obj:
             yield from statistics_in(x)
 
