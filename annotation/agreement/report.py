@@ -256,7 +256,7 @@ def _pair_rows(ratings, pairs, result, confidence) -> tuple[PairAgreement, ...]:
                 judge_a=ratings.judges[a],
                 judge_b=ratings.judges[b],
                 n=n,
-                confusion=tuple(tuple(int(x) for x in row) for row in confusion),
+                confusion=tuple(map(tuple, confusion.tolist())),
                 kappa=value(p, 0, n, why),
                 kappa_unweighted=value(p, 1, n, why, se=kappa_std_error(confusion)),
                 kappa_at_threshold=value(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -95,6 +96,9 @@ class _Reader(HTMLParser):
         self.sections: list[Section] = []
         # Open elements: (tag, what it opened: "section", "drop", "heading", "pre" or "").
         self.stack: list[tuple[str, str]] = []
+        # How many of each tag the stack holds: a stray end tag is known without a scan of
+        # the stack (pages close some 400,000 elements).
+        self.open_tags: Counter[str] = Counter()
         self.open_sections: list[Section] = []
         self.dropping = 0
         self.pre = 0
@@ -137,12 +141,14 @@ class _Reader(HTMLParser):
         if self.open_sections and not self.dropping and attrs.get("id"):
             self.open_sections[-1].ids.append(attrs["id"])
         self.stack.append((tag, role))
+        self.open_tags[tag] += 1
 
     def handle_endtag(self, tag):
-        if tag in _VOID or not any(open_tag == tag for open_tag, _ in self.stack):
+        if tag in _VOID or not self.open_tags[tag]:
             return  # a stray end tag: nothing it could close
         while self.stack:
             open_tag, role = self.stack.pop()
+            self.open_tags[open_tag] -= 1
             self._close(role)
             if open_tag == tag:
                 break

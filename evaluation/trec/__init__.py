@@ -59,7 +59,9 @@ until the last):
    long lines) going through the reference line checker. 4 MiB at a time (lines.PIECE_BYTES),
    so memory holds one piece's work besides the frame of a valid file.
 3. The line-by-line parser behind :func:`iter_run` and :func:`iter_qrels`, the reference for
-   the grammar, when polars cannot read the lines at all.
+   the grammar, when polars cannot read the lines at all; and alone for small inputs (at most
+   reading.FEW_BYTES, or reading.FEW_DECLINED_BYTES once path 1 declined), where each polars
+   call costs more than the whole parse.
 
 Each path accepts a file only when it is certain the grammar does; tests feed hostile input to
 all three and require the same frames and the same error lists.

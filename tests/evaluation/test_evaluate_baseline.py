@@ -36,9 +36,31 @@ def files(tmp_path_factory):
 
 
 def manage(*args):
+    """`manage.py evaluate ARGS` in a process of its own: for the exit status the gate gives."""
     return subprocess.run(
         [sys.executable, "manage.py", "evaluate", *args], cwd=ROOT, capture_output=True, text=True
     )
+
+
+@pytest.fixture
+def evaluate(capsys):
+    """`evaluate ARGS` through call_command, without a process's ~2 s of Django start-up: what
+    manage.py would give, its exit status and output (a CommandError's message ends stderr,
+    as manage.py prints it; --help's SystemExit gives its status)."""
+
+    def run(*args) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        try:
+            call_command("evaluate", *args)
+            code, error = 0, ""
+        except CommandError as failure:
+            code, error = failure.returncode, f"CommandError: {failure}\n"
+        except SystemExit as exit_:
+            code, error = exit_.code, ""
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["evaluate", *args], code, out, err + error)
+
+    return run
 
 
 def measure_args():
@@ -61,9 +83,9 @@ def test_a_significantly_worse_run_fails_the_gate(files):
     assert "significantly worse" in result.stdout
 
 
-def test_a_better_run_passes_the_gate_and_the_trec_output_is_unchanged(files):
-    plain = manage(str(files / "qrels.txt"), str(files / "strong.run"), *measure_args())
-    gated = manage(
+def test_a_better_run_passes_the_gate_and_the_trec_output_is_unchanged(files, evaluate):
+    plain = evaluate(str(files / "qrels.txt"), str(files / "strong.run"), *measure_args())
+    gated = evaluate(
         str(files / "qrels.txt"),
         str(files / "strong.run"),
         *measure_args(),
@@ -81,8 +103,8 @@ def test_a_better_run_passes_the_gate_and_the_trec_output_is_unchanged(files):
     assert all(line.endswith("significantly better") for line in table[4:])
 
 
-def test_the_json_comparison_is_significance_on_the_common_topics(files):
-    out = manage(
+def test_the_json_comparison_is_significance_on_the_common_topics(files, evaluate):
+    out = evaluate(
         str(files / "qrels.txt"),
         str(files / "weak.run"),
         *measure_args(),
@@ -119,7 +141,7 @@ def test_the_json_comparison_is_significance_on_the_common_topics(files):
     assert document["all"] == {
         k: v
         for k, v in json.loads(
-            manage(
+            evaluate(
                 str(files / "qrels.txt"),
                 str(files / "weak.run"),
                 *measure_args(),
@@ -130,8 +152,8 @@ def test_the_json_comparison_is_significance_on_the_common_topics(files):
     }
 
 
-def test_the_csv_comparison_is_a_second_block(files):
-    out = manage(
+def test_the_csv_comparison_is_a_second_block(files, evaluate):
+    out = evaluate(
         str(files / "qrels.txt"),
         str(files / "weak.run"),
         "-m",
@@ -147,20 +169,20 @@ def test_the_csv_comparison_is_a_second_block(files):
     assert second.splitlines()[1].startswith("map,") and second.rstrip().endswith(",worse")
 
 
-def test_fail_if_worse_needs_a_baseline(files):
-    result = manage(str(files / "qrels.txt"), str(files / "weak.run"), "--fail-if-worse")
+def test_fail_if_worse_needs_a_baseline(files, evaluate):
+    result = evaluate(str(files / "qrels.txt"), str(files / "weak.run"), "--fail-if-worse")
 
     assert result.returncode == 1 and "--fail-if-worse needs --baseline" in result.stderr
 
 
-def test_topics_only_one_run_has_are_left_out(files, tmp_path):
+def test_topics_only_one_run_has_are_left_out(files, tmp_path, evaluate):
     lines = (files / "weak.run").read_text().splitlines(keepends=True)
     first_topic = lines[0].split()[0]
     (tmp_path / "fewer.run").write_text(
         "".join(line for line in lines if line.split()[0] != first_topic)
     )
 
-    out = manage(
+    out = evaluate(
         str(files / "qrels.txt"),
         str(tmp_path / "fewer.run"),
         "-m",
@@ -256,14 +278,16 @@ def unjudged_instead_of_judged_nonrelevant(folder):
         (folder / name).write_text("".join(lines))
 
 
-def test_a_run_with_many_unjudged_documents_but_equal_effectiveness_passes_the_gate(tmp_path):
+def test_a_run_with_many_unjudged_documents_but_equal_effectiveness_passes_the_gate(
+    tmp_path, evaluate
+):
     unjudged_instead_of_judged_nonrelevant(tmp_path)
     args = [str(tmp_path / "qrels.txt"), str(tmp_path / "new.run")]
     args += ["-m", "ndcg_cut.10", "-m", "P.5", "-m", "map", "-m", "judged.10"]
     args += ["--baseline", str(tmp_path / "base.run"), "--fail-if-worse"]
 
-    result = manage(*args)
-    as_json = json.loads(manage(*args[:-1], "--format", "json").stdout)
+    result = evaluate(*args)
+    as_json = json.loads(evaluate(*args[:-1], "--format", "json").stdout)
 
     assert result.returncode == 0, (
         "judged@10 must not gate: a run retrieving unjudged documents is not worse\n"
@@ -319,16 +343,16 @@ def test_with_one_gated_measure_the_gate_is_the_plain_test():
     assert gate.worse(0.05) == ["ndcg_cut_10"]
 
 
-def test_the_gate_help_says_judged_is_not_gated_and_p_values_are_holm_adjusted():
-    result = manage("--help")
+def test_the_gate_help_says_judged_is_not_gated_and_p_values_are_holm_adjusted(evaluate):
+    result = evaluate("--help")
 
     help_text = " ".join(result.stdout.split())
     assert "Holm-adjusted over all the gated measures" in help_text
     assert "except judged.k" in help_text
 
 
-def test_the_gate_takes_ir_measures_names_and_leaves_counts_out(files):
-    result = manage(
+def test_the_gate_takes_ir_measures_names_and_leaves_counts_out(files, evaluate):
+    result = evaluate(
         str(files / "qrels.txt"),
         str(files / "weak.run"),
         *["-m", "nDCG@10", "-m", "P(rel=2)@5", "-m", "ERR@10", "-m", "NumRet(rel=2)"],

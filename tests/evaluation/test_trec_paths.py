@@ -25,6 +25,7 @@ from evaluation.trec import (
     native,
     read_qrels,
     read_run,
+    reading,
     write_run,
 )
 from evaluation.trec import lines as line_path
@@ -399,54 +400,74 @@ def assert_same_verdict(read, expected, data: bytes) -> None:
 def check_agreement(fmt, data: bytes):
     """Every path agrees with the reference parser; returns the canonical path's frame."""
     expected = reference(fmt, data)
-    reader = read_run if fmt is grammar.RUN else read_qrels
     if text_problem(data[:TEXT_HEAD]) is not None:
         # Refused as a whole (an AAC header, say) before any path reads a line: the paths
         # below are never given such a file, only the readers, which check it first, are.
-        assert_same_verdict(lambda: reader(data, name="f", max_errors=3), expected, data)
+        check_readers(fmt, data, expected)
         return None
     # Small pieces put piece boundaries everywhere, as large files do at every 16 MiB. Path 1
     # reads run pieces with runscan.c where it is built, else (and where it declines) with
-    # polars: both ways.
+    # polars: both ways. Without runscan.c, and for qrels (it reads runs only), "polars only"
+    # is the same call again, so it is made once.
+    canonical = None
     for piece_bytes, polars_only in itertools.product((1, 16, None), (False, True)):
+        if polars_only and (fmt is not grammar.RUN or native._LIBRARY is None):
+            continue
         with mock.patch.object(native, "_LIBRARY", None) if polars_only else nullcontext():
             pieces = read_canonical(fmt, data, piece_bytes=piece_bytes)
+        if piece_bytes is None and not polars_only:
+            canonical = pieces  # what the readers' path 1 gives
         if pieces is not None:
             assert not isinstance(expected, TrecFormatError), (
                 f"canonical path in {piece_bytes}-byte pieces (polars only: {polars_only}) "
                 f"accepted what the reference rejects: {data!r}: {expected}"
             )
             assert_same_frame(pieces, expected)
-    canonical = read_canonical(fmt, data)
-    if canonical is not None:
-        assert not isinstance(expected, TrecFormatError), (
-            f"canonical path accepted what the reference rejects: {data!r}: {expected}"
-        )
-        assert_same_frame(canonical, expected)
 
     # Path 2 reads 4 MiB pieces: small ones put a piece boundary between any two lines. Its
     # lines are split by polars, or by Python in a piece that holds every byte polars could
-    # take as separator.
+    # take as separator. Whole, it also collects the notices, compared below.
+    whole_log = NoticeLog("f")
     for piece_bytes, python_split in ((1, False), (16, True), (None, False)):
 
         def any_layout(piece_bytes=piece_bytes, python_split=python_split):
             no_separator = mock.patch.object(line_path, "_FREE_BYTE_CANDIDATES", [])
+            log = whole_log if piece_bytes is None else None
             with no_separator if python_split else nullcontext():
-                frame = read_any_layout(fmt, data, "f", 3, piece_bytes=piece_bytes)
+                frame = read_any_layout(fmt, data, "f", 3, log, piece_bytes=piece_bytes)
             assert frame is not None, f"any-layout path gave up on {data!r} ({piece_bytes})"
             return frame
 
         assert_same_verdict(any_layout, expected, data)
-    assert_same_verdict(lambda: reader(data, name="f", max_errors=3), expected, data)
+    notices = check_readers(fmt, data, expected)
     if not isinstance(expected, TrecFormatError):
         # The notices (extra fields, a rank that is not an integer) agree too.
-        logs = NoticeLog("f"), NoticeLog("f")
-        read_line_by_line(fmt, data, "f", 3, logs[0])
-        read_any_layout(fmt, data, "f", 3, logs[1])
-        assert logs[0].notices() == logs[1].notices(), f"different notices for {data!r}"
+        log = NoticeLog("f")
+        read_line_by_line(fmt, data, "f", 3, log)
+        assert log.notices() == whole_log.notices(), f"different notices for {data!r}"
+        if notices is not None:
+            assert notices == (log.notices(), log.notices()), f"readers' notices for {data!r}"
         if canonical is not None:
-            assert logs[0].notices() == [], f"canonical path read a file with notices: {data!r}"
+            assert log.notices() == [], f"canonical path read a file with notices: {data!r}"
     return canonical
+
+
+def check_readers(fmt, data: bytes, expected):
+    """read_run or read_qrels agrees with the reference, both as they read a file this small
+    (path 3 alone, reading.FEW_BYTES) and as they read large ones (path 1, then 2, then 3);
+    returns the notices read_run gave each way (None for qrels, which have none)."""
+    reader = read_run if fmt is grammar.RUN else read_qrels
+    notices = ([], []) if fmt is grammar.RUN else None
+    large = mock.patch.multiple(reading, FEW_BYTES=-1, FEW_DECLINED_BYTES=-1)
+    for way, patch in enumerate((nullcontext(), large)):
+        kwargs = {} if notices is None else {"notices": notices[way]}
+        with patch:
+            assert_same_verdict(
+                lambda kwargs=kwargs: reader(data, name="f", max_errors=3, **kwargs),
+                expected,
+                data,
+            )
+    return notices
 
 
 AGREEMENT = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
