@@ -21,6 +21,8 @@ from accounts.models import Team
 from accounts.services.roles import Role
 from accounts.services.teams import holds, in_teams, team_ids
 from annotation.models import Assignment, Campaign
+from common.compiled import Statement
+from common.ids import MAX_ID
 from evaluation.models import Run
 
 NOT_LED = "No such campaign among those you lead."
@@ -37,10 +39,27 @@ def leads(user, campaign: Campaign) -> bool:
 def get_campaign_for_lead(user, pk, *, campaigns=None) -> Campaign:
     """A campaign the user leads, else Http404 (see the module's docstring); ``campaigns``:
     the queryset to fetch it from (its select_related and prefetches), by default all."""
-    campaign = (Campaign.objects.all() if campaigns is None else campaigns).filter(pk=pk).first()
+    if campaigns is None and isinstance(pk, int) and 1 <= pk <= MAX_ID:
+        campaign = campaign_by_pk(pk)
+    else:
+        campaign = (
+            (Campaign.objects.all() if campaigns is None else campaigns).filter(pk=pk).first()
+        )
     if campaign is None or not leads(user, campaign):
         raise Http404(NOT_LED)
     return campaign
+
+
+def campaign_by_pk(pk: int) -> Campaign | None:
+    """The campaign whose id is ``pk`` (1 to MAX_ID), whoever may see it: the statement is
+    compiled once and, on PostgreSQL, prepared (common.compiled). Every lead's page and
+    endpoint under a campaign fetches it first, and the ORM compiled it again each time
+    (issue 35); a grade reads it too (annotation/services/judging.py)."""
+    found = _CAMPAIGN.instances(pk)
+    return found[0] if found else None
+
+
+_CAMPAIGN = Statement("annotation.campaign", lambda pk: Campaign.objects.filter(pk=pk), 1)
 
 
 def get_campaign_for_judge(user, pk) -> Campaign:

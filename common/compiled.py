@@ -8,7 +8,8 @@ numbers where the request's values go, and kept: later runs put the values in th
 and hand the rows through the compiler's converters, as the ORM would (dates, JSON, UUIDs,
 booleans come back as the ORM gives them on either database).
 
-Only whole numbers are put in (ids): a sentinel must reach the SQL's parameters unchanged.
+Whole numbers are put in (ids), or text where a statement says so (a key's hash compared
+for equality): a sentinel must reach the SQL's parameters unchanged.
 
 On PostgreSQL the grade path's statements go through :func:`prepared_cursor`: planned once
 per connection and then run from the plan (planning these small statements cost PostgreSQL
@@ -41,6 +42,8 @@ def default_connection():
 
 # Numbers no id takes; each must reach the compiled statement's parameters (once or more).
 SENTINELS = (-7_654_321, -7_654_322, -7_654_323, -7_654_324)
+# Text no value takes (a NUL: PostgreSQL refuses it in text), for a statement's text values.
+TEXT_SENTINEL = "\x00compiled-sentinel\x00"
 _CACHE: dict[tuple, tuple] = {}
 
 
@@ -48,11 +51,24 @@ class Statement:
     """A queryset made by ``build(*sentinels)``, compiled once per database connection alias.
 
     ``rows(*values)`` runs it with the values in the sentinels' places; ``instances(*values)``
-    (for a queryset of model instances) gives them as the ORM would.
+    (for a queryset of model instances) gives them as the ORM would. With ``text=True`` its
+    one value is text (compared for equality only) instead of a whole number.
     """
 
-    def __init__(self, name: str, build: Callable[..., QuerySet], arity: int, lock_of: tuple = ()):
+    def __init__(
+        self,
+        name: str,
+        build: Callable[..., QuerySet],
+        arity: int,
+        lock_of: tuple = (),
+        *,
+        text: bool = False,
+    ):
+        if text and arity != 1:
+            raise ValueError(f"{name}: a text statement takes one value")
         self.name, self.build, self.arity = name, build, arity
+        self.sentinels = (TEXT_SENTINEL,) if text else SENTINELS[:arity]
+        self.kind = str if text else int
         # Models whose rows the statement locks (FOR UPDATE OF their tables, each joined once;
         # where the database has row locks: SQLite's IMMEDIATE transactions serialise writers).
         self.lock_of = lock_of
@@ -61,7 +77,7 @@ class Statement:
         connection = default_connection()
         key = (connection.alias, connection.vendor, self.name)
         if key not in _CACHE:
-            queryset = self.build(*SENTINELS[: self.arity])
+            queryset = self.build(*self.sentinels)
             compiler = queryset.query.get_compiler(connection=connection)
             sql, params = compiler.as_sql()
             params = list(params)
@@ -70,7 +86,7 @@ class Statement:
                 sql += f" FOR UPDATE OF {', '.join(tables)}"
             places = [
                 [at for at, param in enumerate(params) if param == sentinel]
-                for sentinel in SENTINELS[: self.arity]
+                for sentinel in self.sentinels
             ]
             if not all(places):
                 raise ValueError(f"{self.name}: a sentinel did not reach the SQL's parameters")
@@ -83,12 +99,12 @@ class Statement:
             _CACHE[key] = (queryset.model, compiler, sql, params, places, converters)
         return _CACHE[key]
 
-    def rows(self, *values: int) -> list[tuple]:
+    def rows(self, *values: int | str) -> list[tuple]:
         _, compiler, sql, params, places, converters = self._compiled()
         params = list(params)
         for where, value in zip(places, values, strict=True):
             for place in where:
-                params[place] = int(value)
+                params[place] = self.kind(value)
         with prepared_cursor() as cursor:
             cursor.execute(sql, params)
             fetched = cursor.fetchall()

@@ -21,7 +21,7 @@ from django.utils import timezone
 from accounts.models import Membership, ServiceScope, ServiceToken
 from accounts.services.roles import Role
 from accounts.services.teams import holds
-from accounts.services.tokens import hash_key
+from accounts.services.tokens import ActiveKeys, hash_key
 
 KEY_PREFIX = "rss_"  # personal tokens' keys start rs_: the two never collide
 SHOWN_LENGTH = len(KEY_PREFIX) + 8
@@ -106,11 +106,10 @@ def revoke_service_token(*, token: ServiceToken, by) -> bool:
 
 
 def find_active_service_token(key: str) -> ServiceToken | None:
-    return (
-        ServiceToken.objects.select_related("user", "team")
-        .filter(key_hash=hash_key(key), revoked_at__isnull=True)
-        .first()
-    )
+    return _ACTIVE_SERVICE_TOKENS.find(key)
+
+
+_ACTIVE_SERVICE_TOKENS = ActiveKeys(ServiceToken, "user", "team")
 
 
 def allows(scope: str, method: str, path: str) -> bool:

@@ -15,6 +15,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import PersonalToken
+from common.compiled import Statement, default_connection
 from common.database import is_database_locked
 
 # Recognisable in logs and to secret scanners; the page shows the prefix plus a few
@@ -80,13 +81,57 @@ def revoke_user_tokens(*, user, now: datetime | None = None) -> int:
     return active_tokens(user).update(revoked_at=now or timezone.now())
 
 
+class ActiveKeys:
+    """The active key of ``model`` (a Key) by its key's hash, with its ``related`` objects
+    (non-null foreign keys), as ``select_related(*related).filter(...).first()`` gives it.
+
+    Every API request with a token looks its key up: the statement is compiled once and, on
+    PostgreSQL, prepared (common.compiled); the ORM compiled the join again on each request,
+    about 0.8 ms of a request's CPU (issue 35)."""
+
+    def __init__(self, model, *related: str):
+        self.model, self.related = model, related
+        self.statement = Statement(
+            f"accounts.active_key.{model._meta.label}", self._build, 1, text=True
+        )
+
+    def _columns(self) -> tuple[list[str], list[tuple[str, type, list[str]]]]:
+        own = [f.attname for f in self.model._meta.concrete_fields]
+        others = []
+        for name in self.related:
+            related = self.model._meta.get_field(name).related_model
+            others.append((name, related, [f.attname for f in related._meta.concrete_fields]))
+        return own, others
+
+    def _build(self, key_hash):
+        own, others = self._columns()
+        joined = [f"{name}__{column}" for name, _, columns in others for column in columns]
+        return (
+            self.model.objects.filter(key_hash=key_hash, revoked_at__isnull=True)
+            .order_by()  # key_hash is unique
+            .values_list(*own, *joined)
+        )
+
+    def find(self, key: str):
+        rows = self.statement.rows(hash_key(key))
+        if not rows:
+            return None
+        alias = default_connection().alias
+        own, others = self._columns()
+        found = self.model.from_db(alias, own, rows[0][: len(own)])
+        at = len(own)
+        for name, related, columns in others:
+            setattr(found, name, related.from_db(alias, columns, rows[0][at : at + len(columns)]))
+            at += len(columns)
+        return found
+
+
+_ACTIVE_TOKENS = ActiveKeys(PersonalToken, "user")
+
+
 def find_active_token(key: str) -> PersonalToken | None:
     """The active token whose key is ``key``, with its user, or None."""
-    return (
-        PersonalToken.objects.select_related("user")
-        .filter(key_hash=hash_key(key), revoked_at__isnull=True)
-        .first()
-    )
+    return _ACTIVE_TOKENS.find(key)
 
 
 def note_token_use(token, *, now: datetime | None = None) -> bool:

@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
 from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, QuerySet
 
+from annotation.access import campaign_by_pk
 from annotation.models import (
     AgreementRefresh,
     Assignment,
@@ -111,7 +112,6 @@ def _locked(campaign_scoped: bool) -> Statement:
 
 _LOCKED_FIELDS = ("id", "pair_id", "judge_id", "status")
 _LOCKED = {True: _locked(True), False: _locked(False)}
-_CAMPAIGN = Statement("judging.campaign", lambda pk: Campaign.objects.filter(pk=pk), 1)
 _JUDGMENT = Statement(
     "judging.judgment", lambda pk: Judgment.objects.filter(assignment_id=pk).order_by(), 1
 )
@@ -191,7 +191,7 @@ def _own_assignment(
     # statement wait for the pair's or topic's lock, PostgreSQL reads the campaign and the
     # judgment as they were when it started, after the assignment's lock: still current.)
     if not lock_pair:
-        pair.campaign = _CAMPAIGN.instances(campaign)[0]
+        pair.campaign = campaign_by_pk(campaign)
         return assignment
     row = _PAIR_STATE.rows(assignment.pk)[0]
     width = len(_CAMPAIGN_FIELDS)

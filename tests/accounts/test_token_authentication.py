@@ -212,3 +212,41 @@ def busy_timeout() -> int | None:
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA busy_timeout")
         return cursor.fetchone()[0]
+
+
+def _fields(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+
+def test_a_key_is_found_in_one_statement_as_the_orm_finds_it(engineer, django_assert_num_queries):
+    """The key lookups are compiled once (accounts.services.tokens.ActiveKeys, issue 35): the
+    token, its user and (for a service token) its team, field for field what the ORM's
+    select_related gives, in one statement; a revoked or unknown key finds nothing."""
+    from accounts.models import ServiceScope, ServiceToken
+    from accounts.services import service_tokens
+    from accounts.services.teams import default_team
+    from accounts.services.tokens import find_active_token, hash_key
+
+    token, key = create_token(user=engineer, name="ci")
+    service, service_key = service_tokens.create_service_token(
+        team=default_team(),
+        name="gate",
+        scope=ServiceScope.READ,
+        created_by=engineer.__class__.objects.create_superuser("root", password=None),
+    )
+    kinds = [
+        (find_active_token, key, PersonalToken, ("user",)),
+        (service_tokens.find_active_service_token, service_key, ServiceToken, ("user", "team")),
+    ]
+    for find, raw, model, related in kinds:
+        with django_assert_num_queries(1):
+            found = find(raw)
+            related_fields = {name: _fields(getattr(found, name)) for name in related}
+        expected = model.objects.select_related(*related).get(key_hash=hash_key(raw))
+        assert _fields(found) == _fields(expected)
+        assert related_fields == {name: _fields(getattr(expected, name)) for name in related}
+        assert find(raw + "x") is None
+    revoke_token(token=token)
+    ServiceToken.objects.filter(pk=service.pk).update(revoked_at=timezone.now())
+    assert find_active_token(key) is None
+    assert service_tokens.find_active_service_token(service_key) is None
