@@ -481,16 +481,17 @@ def test_the_ir_measures_format_scores_every_qrels_topic_as_ir_measures(collecti
     names = PYTREC_NAMES + OTHER_PROVIDERS + ["P(rel=2)@5", "AP(judged_only=True)"]
     mine = ir_measures_lines(qrels, run, names)
     reference = theirs(qrels, run, names)
-    aggregates = ir_measures.calc_aggregate(
-        [ir_measures.parse_measure(n) for n in names], qrels, run
-    )
     for name in names:
         key = canonical(name)
         per_topic = reference.get(key, {})
         assert {q for q, n in mine if n == key and q != "all"} == set(qrels), key
         for qid, value in per_topic.items():
             assert mine[(qid, key)] == pytest.approx(value, abs=TOLERANCE), (key, qid)
-        expected_all = aggregates[ir_measures.parse_measure(name)]
+        # One measure at a time, as theirs() asks: asked together, ir_measures' pytrec_eval
+        # provider may put NumRet into its judged_only call, as the set of measures happens
+        # to be ordered (PYTHONHASHSEED=4 gives NumRet 0 for a run of one unjudged document).
+        measure = ir_measures.parse_measure(name)
+        expected_all = ir_measures.calc_aggregate([measure], qrels, run)[measure]
         assert mine[("all", key)] == pytest.approx(expected_all, abs=1e-9), key
 
 
