@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from annotation.models import Assignment, DesignPair, MachineJudge
 from evaluation import services as evaluation
 from tests.annotation.trust_data import grade_open, trust_world
+from tests.browser.conftest import no_sideways_scroll
 from tests.llm_server import ChatServer, gullible_grade, honest_grade
 
 pytestmark = [
@@ -36,13 +37,6 @@ def shot(screenshot):
         screenshot(name)
 
     return take
-
-
-def no_sideways_scroll(page) -> None:
-    widths = page.evaluate(
-        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert widths[0] <= widths[1], f"the page scrolls sideways at {widths[1]} px: {widths}"
 
 
 def new_machine(page, base, server, name):

@@ -16,6 +16,7 @@ from annotation.models import (
     PairSource,
     Topic,
 )
+from tests.browser.conftest import no_sideways_scroll
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -331,15 +332,6 @@ LONG_TEXT = "\n\n".join(
     f"Paragraph {n}: renewing an adult passport by mail costs $130; the card is $30 more."
     for n in range(1, 31)
 )
-
-
-def no_sideways_scroll(page) -> None:
-    widths = page.evaluate(
-        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert widths[0] <= widths[1], (
-        f"the page scrolls sideways at 390 px: {widths[0]} px wide in a {widths[1]} px window"
-    )
 
 
 def viewport_top_of(page, selector: str) -> float:

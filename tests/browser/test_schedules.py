@@ -21,6 +21,7 @@ from evaluation.models import Schedule
 from evaluation.services import schedule_runs
 from evaluation.services import schedules as schedule_service
 from evaluation.services import search as search_service
+from tests.browser.conftest import scroll_width
 from tests.search_servers import EngineServer, Status
 
 pytestmark = [
@@ -59,10 +60,6 @@ def setup(django_user_model, media_root, settings, engine):
     return endpoint, qrels
 
 
-def wide(page) -> int:
-    return page.evaluate("document.documentElement.scrollWidth")
-
-
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_lead_schedules_an_endpoint_and_sees_the_alert_after_a_drop(
     page, live_server, login, setup, engine, screenshot, width
@@ -83,7 +80,7 @@ def test_a_lead_schedules_an_endpoint_and_sees_the_alert_after_a_drop(
     page.get_by_test_id("schedule-threshold").fill("0.05")
     page.get_by_test_id("schedule-save").click()
     expect(page.get_by_test_id("schedule-error")).to_contain_text("fires 1 minute apart")
-    assert wide(page) <= width, "the schedules page scrolls sideways"
+    assert scroll_width(page) <= width, "the schedules page scrolls sideways"
     screenshot(f"schedule-refused-{width}")
 
     page.get_by_test_id("schedule-cron").fill("0 3 * * *")
@@ -108,12 +105,12 @@ def test_a_lead_schedules_an_endpoint_and_sees_the_alert_after_a_drop(
     expect(banner).to_contain_text("Quality dropped")
     expect(banner).to_contain_text("nDCG@10 1.0000 →")
     expect(page.locator(".chart canvas")).to_be_visible()
-    assert wide(page) <= width, "the schedule's page scrolls sideways"
+    assert scroll_width(page) <= width, "the schedule's page scrolls sideways"
     screenshot(f"schedule-alert-{width}")
 
     page.goto(f"{live_server.url}/evaluation/leaderboard/?qrels={qrels.pk}")
     expect(page.get_by_test_id("schedule-alert-banner")).to_contain_text("Nightly es")
-    assert wide(page) <= width, "the leaderboard scrolls sideways"
+    assert scroll_width(page) <= width, "the leaderboard scrolls sideways"
     screenshot(f"schedule-leaderboard-alert-{width}")
 
     page.get_by_test_id("acknowledge").first.click()
@@ -123,7 +120,7 @@ def test_a_lead_schedules_an_endpoint_and_sees_the_alert_after_a_drop(
 
     page.goto(f"{live_server.url}/evaluation/schedules/")
     expect(page.get_by_test_id("schedules")).to_contain_text("Nightly es")
-    assert wide(page) <= width
+    assert scroll_width(page) <= width
     screenshot(f"schedule-list-{width}")
 
     # The engine answers every query with a 500: the firing fails and says so in a banner.
@@ -135,7 +132,7 @@ def test_a_lead_schedules_an_endpoint_and_sees_the_alert_after_a_drop(
     expect(failure).to_contain_text("Firing failed")
     expect(failure).to_contain_text("Every query failed")
     expect(page.get_by_test_id("failure-message")).to_contain_text("Every query failed")
-    assert wide(page) <= width, "the schedule's page with a failure scrolls sideways"
+    assert scroll_width(page) <= width, "the schedule's page with a failure scrolls sideways"
     screenshot(f"schedule-failed-firing-{width}")
 
     # Editing: a refused cron expression is named beside its field; then it is saved.
@@ -148,7 +145,7 @@ def test_a_lead_schedules_an_endpoint_and_sees_the_alert_after_a_drop(
     page.get_by_test_id("edit-save").click()
     expect(page.get_by_test_id("cron-error")).to_contain_text("fires 5 minutes apart")
     expect(page.get_by_test_id("edit-measures")).to_have_value("P@5 nDCG@10")
-    assert wide(page) <= width, "the edit form scrolls sideways"
+    assert scroll_width(page) <= width, "the edit form scrolls sideways"
     screenshot(f"schedule-edit-{width}")
     page.get_by_test_id("edit-cron").fill("30 4 * * 1-5")
     page.get_by_test_id("edit-save").click()

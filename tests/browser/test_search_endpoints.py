@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from annotation import services
 from annotation.models import Topic
 from evaluation.models import SearchRun
+from tests.browser.conftest import scroll_width
 from tests.search_servers import EngineServer, Status
 
 pytestmark = [
@@ -40,10 +41,6 @@ def engine():
         yield server
 
 
-def wide(page) -> int:
-    return page.evaluate("document.documentElement.scrollWidth")
-
-
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_lead_configures_tests_and_runs_an_endpoint(
     page, live_server, login, campaign, engine, screenshot, width
@@ -58,7 +55,7 @@ def test_a_lead_configures_tests_and_runs_an_endpoint(
     page.get_by_label("Retries").fill("0")
     page.get_by_role("button", name="Save the endpoint").click()
     expect(page.get_by_role("heading", name="es-local")).to_be_visible()
-    assert wide(page) <= width, "the endpoint's page scrolls sideways"
+    assert scroll_width(page) <= width, "the endpoint's page scrolls sideways"
 
     # Test connection: the mapped hits, then the exact error.
     page.get_by_test_id("test-query").fill("heat pumps")
@@ -72,7 +69,7 @@ def test_a_lead_configures_tests_and_runs_an_endpoint(
     page.get_by_test_id("test-query").fill("boom")
     page.get_by_test_id("test-connection").click()
     expect(page.get_by_test_id("test-error")).to_contain_text("HTTP 500")
-    assert wide(page) <= width
+    assert scroll_width(page) <= width
 
     # Make a run from the campaign's topics.
     page.get_by_test_id("query-set").select_option(label="Homes 2026")
@@ -82,7 +79,7 @@ def test_a_lead_configures_tests_and_runs_an_endpoint(
     page.get_by_role("button", name="See the run").click()
     expect(page.get_by_test_id("run-failed-warning")).to_contain_text("1 of 3 queries failed")
     expect(page.get_by_test_id("search-queries")).to_contain_text("the endpoint failed (HTTP 503)")
-    assert wide(page) <= width, "the run's page scrolls sideways"
+    assert scroll_width(page) <= width, "the run's page scrolls sideways"
     screenshot(f"search-run-{width}")
     page.goto(f"{live_server.url}/evaluation/runs/")
     expect(page.get_by_test_id("run-failed-queries")).to_contain_text("1 of 3 queries failed")

@@ -13,7 +13,7 @@ from annotation.models import Topic
 from evaluation import services as evaluation
 from evaluation.models import SearchEndpoint
 from evaluation.services import search as search_service
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import SCREENSHOTS, scroll_width
 from tests.search_servers import EngineServer
 
 pytestmark = [
@@ -44,10 +44,6 @@ def endpoint(django_user_model, media_root, settings):
         )
 
 
-def wide(page) -> int:
-    return page.evaluate("document.documentElement.scrollWidth")
-
-
 def shot(page, name: str, width: int) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SHOTS / f"{name}-{width}.png", full_page=True)
@@ -69,7 +65,7 @@ def test_a_lead_tunes_a_template_in_the_sandbox_and_saves_it(
     page.get_by_test_id("sandbox-query-set").select_option(label="Homes 2026")
     page.get_by_test_id("sandbox-qrels").select_option(label="homes v1")
     page.get_by_label("Depth k").fill("10")
-    assert wide(page) <= width, "the sandbox scrolls sideways"
+    assert scroll_width(page) <= width, "the sandbox scrolls sideways"
     page.get_by_test_id("sandbox-try").click()
     # The job runs inside the request here (no worker): six queries, two runs stored, scored.
     expect(page.get_by_test_id("job-summary")).to_contain_text(
@@ -85,7 +81,7 @@ def test_a_lead_tunes_a_template_in_the_sandbox_and_saves_it(
     queries = page.get_by_test_id("trial-queries")
     expect(queries.locator("tbody tr").first).to_contain_text("sourdough starter")
     expect(page.get_by_test_id("template-diff")).to_contain_text("{{query}} air")
-    assert wide(page) <= width, "the trial's page scrolls sideways"
+    assert scroll_width(page) <= width, "the trial's page scrolls sideways"
     shot(page, "trial", width)
     trial_url = page.url
     page.get_by_test_id("keep-editing").click()
@@ -99,7 +95,7 @@ def test_a_lead_tunes_a_template_in_the_sandbox_and_saves_it(
     page.get_by_test_id("trial-diff").click()
     expect(page.get_by_test_id("diff-summary")).to_be_visible()
     expect(page.locator("h1")).to_contain_text("trial-")
-    assert wide(page) <= width, "the diff scrolls sideways"
+    assert scroll_width(page) <= width, "the diff scrolls sideways"
     shot(page, "trial-diff", width)
     page.goto(trial_url)
 
@@ -112,7 +108,7 @@ def test_a_lead_tunes_a_template_in_the_sandbox_and_saves_it(
     expect(page.get_by_test_id("versions")).to_contain_text("air added")
     page.get_by_test_id("diff-versions").click()
     expect(page.get_by_test_id("template-diff")).to_contain_text("{{query}} air")
-    assert wide(page) <= width, "the versions page scrolls sideways"
+    assert scroll_width(page) <= width, "the versions page scrolls sideways"
     shot(page, "versions", width)
     # The trial's runs stay off the runs list.
     page.goto(f"{live_server.url}/evaluation/runs/")

@@ -11,7 +11,7 @@ from accounts.models import Membership, Team
 from annotation import services as annotation
 from evaluation import services as evaluation
 from tests.api.conftest import QRELS, RUN
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import SCREENSHOTS, scroll_width
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -39,10 +39,6 @@ def shoot(page, name: str) -> None:
     page.screenshot(path=SHOTS / f"{name}.png", full_page=True)
 
 
-def wide(page) -> int:
-    return page.evaluate("document.documentElement.scrollWidth")
-
-
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_lead_of_another_team_cannot_see_a_teams_campaign_run_or_qrels(
     page, live_server, login, teams, width
@@ -59,7 +55,7 @@ def test_a_lead_of_another_team_cannot_see_a_teams_campaign_run_or_qrels(
     ):
         page.goto(base + listing)
         expect(page.locator("main")).not_to_contain_text(hidden)
-        assert wide(page) <= width, f"{listing} scrolls sideways"
+        assert scroll_width(page) <= width, f"{listing} scrolls sideways"
     for address in (
         f"/campaigns/{campaign.pk}/",
         f"/evaluation/runs/{run.pk}/",
@@ -77,7 +73,7 @@ def test_a_lead_of_another_team_cannot_see_a_teams_campaign_run_or_qrels(
     sharing = page.get_by_test_id("qrels-sharing")
     sharing.get_by_label("Web search").check()
     shoot(page, f"qrels-sharing-{width}")
-    assert wide(page) <= width, "the qrels page scrolls sideways"
+    assert scroll_width(page) <= width, "the qrels page scrolls sideways"
     sharing.get_by_role("button", name="Save the sharing").click()
     expect(page.locator("body")).to_contain_text("shared read-only with Web search")
 
@@ -88,7 +84,7 @@ def test_a_lead_of_another_team_cannot_see_a_teams_campaign_run_or_qrels(
     expect(page.get_by_test_id("qrels-team")).to_contain_text("shared with your team, read-only")
     expect(page.get_by_test_id("qrels-sharing")).to_have_count(0)
     shoot(page, f"qrels-shared-read-only-{width}")
-    assert wide(page) <= width
+    assert scroll_width(page) <= width
     assert page.goto(f"{base}/campaigns/{campaign.pk}/").status == 404
     assert page.goto(f"{base}/evaluation/runs/{run.pk}/").status == 404
 
@@ -103,7 +99,7 @@ def test_a_lead_of_another_team_cannot_see_a_teams_campaign_run_or_qrels(
     key = page.locator("#new-token-key").input_value()
     assert key.startswith("rss_")
     shoot(page, f"teams-service-token-{width}")
-    assert wide(page) <= width, "the Teams page scrolls sideways"
+    assert scroll_width(page) <= width, "the Teams page scrolls sideways"
     page.goto(f"{base}/accounts/teams/")
     expect(page.locator("main")).not_to_contain_text(key)
     expect(page.get_by_test_id("team-web-search")).to_contain_text("nightly gate")
@@ -119,7 +115,7 @@ def test_a_lead_of_two_teams_picks_the_campaigns_team(page, live_server, login, 
     picker = page.get_by_test_id("team-picker")
     expect(picker).to_be_visible()
     shoot(page, f"campaign-team-picker-{width}")
-    assert wide(page) <= width, "the campaign form scrolls sideways"
+    assert scroll_width(page) <= width, "the campaign form scrolls sideways"
     picker.select_option("web-search")
     page.get_by_label("Name", exact=True).fill("Web relevance")
     page.get_by_role("button", name="Create the campaign").click()

@@ -11,6 +11,7 @@ from annotation.services import adjudication, certified, gates, machine_judges, 
 from annotation.services.campaigns import update_campaign
 from evaluation import services as evaluation
 from tests.annotation.trust_data import grade_open, trust_world
+from tests.browser.conftest import no_sideways_scroll
 from tests.llm_server import KEY, ChatServer, honest_grade
 
 pytestmark = [
@@ -30,13 +31,6 @@ def shot(screenshot):
         screenshot(name)
 
     return take
-
-
-def no_sideways_scroll(page) -> None:
-    widths = page.evaluate(
-        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert widths[0] <= widths[1], f"the page scrolls sideways at {widths[1]} px: {widths}"
 
 
 @pytest.mark.parametrize("viewport", ["desktop", "phone"])
