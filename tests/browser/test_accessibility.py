@@ -35,6 +35,7 @@ from django.urls import resolve
 from evaluation import services as evaluation
 from tests.api.conftest import OTHER_RUN, QRELS, make_user, world  # noqa: F401 (fixtures)
 from tests.api.test_permissions import ROLES
+from tests.browser.conftest import page_widths
 from tests.pages.conftest import ids  # noqa: F401 (fixture)
 from tests.pages.test_permissions import MATRIX, SCORED
 
@@ -191,11 +192,7 @@ WIDEST = """() => {
 def sideways(page, label: str) -> list[str]:
     """A phone must never scroll the whole page sideways: what is wider than the screen
     scrolls inside its own box (a table's .overflow-auto or .table-scroll)."""
-    # Two frames: what follows the width (charts' ResizeObserver) has redrawn by then.
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    wide, screen = page.evaluate(
-        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
+    wide, screen = page_widths(page)
     if wide <= screen:
         return []
     return [
@@ -205,7 +202,7 @@ def sideways(page, label: str) -> list[str]:
 
 # Transitions a change of width started (a link's colour eases over 0.2 s in Pico), ended or
 # cancelled; an endless animation (a pulsing dot) is not waited for.
-SETTLED = """() => Promise.all(document.getAnimations()
+TRANSITIONS_ENDED = """() => Promise.all(document.getAnimations()
   .filter(a => a instanceof CSSTransition).map(a => a.finished.catch(() => null)))"""
 
 
@@ -215,7 +212,7 @@ def narrow(page) -> None:
     page's nor the narrow page's (a contrast failure only the narrow layout has was missed
     when axe read it on the way)."""
     page.set_viewport_size(PHONE)
-    page.evaluate(SETTLED)
+    page.evaluate(TRANSITIONS_ENDED)
 
 
 def visit(page, live_server, path, expect, source, label, open_menus=False) -> list[str]:
