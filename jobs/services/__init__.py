@@ -60,6 +60,8 @@ class JobFailed(Exception):
     ``errors`` are the lines to list (file:line: problem), ``total`` how many there were;
     ``result`` a way on (``url`` and ``label``: the job's page shows it as a button)."""
 
+    status = JobStatus.FAILED  # how the job ends
+
     def __init__(
         self,
         message: str,
@@ -87,6 +89,8 @@ class JobFailed(Exception):
 class JobCancelled(JobFailed):
     """The work stopped because its user cancelled it (between its steps): the job ends
     cancelled, with the message saying what was done, and is not tried again."""
+
+    status = JobStatus.CANCELLED
 
 
 class JobNotRetryable(Exception):
@@ -216,7 +220,7 @@ def running(job_id: int) -> Iterator[Progress]:
     except JobFailed as failure:
         if _finish(
             job,
-            JobStatus.CANCELLED if isinstance(failure, JobCancelled) else JobStatus.FAILED,
+            failure.status,
             step=str(failure),
             errors=failure.errors[:MAX_ERRORS_SHOWN],
             error_total=failure.total,
