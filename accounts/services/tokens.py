@@ -5,6 +5,7 @@ A key has 256 random bits, so an unsalted SHA-256 is enough to make a stolen dat
 useless for calling the API, and it lets the lookup be one indexed equality."""
 
 import contextlib
+import functools
 import hashlib
 import logging
 import secrets
@@ -95,7 +96,9 @@ class ActiveKeys:
             f"accounts.active_key.{model._meta.label}", self._build, 1, text=True
         )
 
+    @functools.cached_property
     def _columns(self) -> tuple[list[str], list[tuple[str, type, list[str]]]]:
+        """The key's own columns and each related model's, read from the models once."""
         own = [f.attname for f in self.model._meta.concrete_fields]
         others = []
         for name in self.related:
@@ -104,7 +107,7 @@ class ActiveKeys:
         return own, others
 
     def _build(self, key_hash):
-        own, others = self._columns()
+        own, others = self._columns
         joined = [f"{name}__{column}" for name, _, columns in others for column in columns]
         return (
             self.model.objects.filter(key_hash=key_hash, revoked_at__isnull=True)
@@ -117,7 +120,7 @@ class ActiveKeys:
         if not rows:
             return None
         alias = default_connection().alias
-        own, others = self._columns()
+        own, others = self._columns
         found = self.model.from_db(alias, own, rows[0][: len(own)])
         at = len(own)
         for name, related, columns in others:
