@@ -22,7 +22,7 @@ from accounts.services.roles import Role
 from accounts.services.teams import holds, in_teams, team_ids
 from annotation.models import Assignment, Campaign
 from common.compiled import Statement
-from common.ids import MAX_ID
+from common.ids import is_id
 from evaluation.models import Run
 
 NOT_LED = "No such campaign among those you lead."
@@ -39,7 +39,7 @@ def leads(user, campaign: Campaign) -> bool:
 def get_campaign_for_lead(user, pk, *, campaigns=None) -> Campaign:
     """A campaign the user leads, else Http404 (see the module's docstring); ``campaigns``:
     the queryset to fetch it from (its select_related and prefetches), by default all."""
-    if campaigns is None and isinstance(pk, int) and 1 <= pk <= MAX_ID:
+    if campaigns is None and is_id(pk):
         campaign = campaign_by_pk(pk)
     else:
         campaign = (
@@ -51,7 +51,7 @@ def get_campaign_for_lead(user, pk, *, campaigns=None) -> Campaign:
 
 
 def campaign_by_pk(pk: int) -> Campaign | None:
-    """The campaign whose id is ``pk`` (1 to MAX_ID), whoever may see it: the statement is
+    """The campaign whose id is ``pk`` (common.ids.is_id), whoever may see it: the statement is
     compiled once and, on PostgreSQL, prepared (common.compiled). Every lead's page and
     endpoint under a campaign fetches it first, and the ORM compiled it again each time
     (issue 35); a grade reads it too (annotation/services/judging.py)."""

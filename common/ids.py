@@ -16,7 +16,12 @@ def parse_id(raw: str | None) -> int | None:
     if raw is None or not _DIGITS.fullmatch(raw):
         return None
     value = int(raw)
-    return value if 1 <= value <= MAX_ID else None
+    return value if is_id(value) else None
+
+
+def is_id(value) -> bool:
+    """Whether ``value`` is a whole number a database id can be (1 to 2**63 - 1)."""
+    return type(value) is int and 1 <= value <= MAX_ID
 
 
 def parse_ids(raws) -> list[int]:
