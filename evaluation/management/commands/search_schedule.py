@@ -131,7 +131,7 @@ class Command(BaseCommand):
         if not found:
             raise CommandError(f"{user} has no search endpoint named {endpoint!r} in their teams")
         if len(found) > 1:
-            teams = ", ".join(e.team.slug for e in found)
+            teams = ", ".join(sorted(e.team.slug for e in found))
             raise CommandError(f"several of {user}'s teams have an endpoint {endpoint!r}: {teams}")
         found = found[0]
         schedule = service.create_schedule(
