@@ -20,6 +20,13 @@ bind = [os.environ.get("WEB_BIND", "0.0.0.0:8000")]
 workers = env_int("WEB_WORKERS", 3)
 threads = env_int("WEB_THREADS", 8)
 worker_class = "config.gunicorn_worker.DeadlineThreadWorker"
+# The app (Django, every view and what they import: config/wsgi.py) is loaded once, in the
+# master, and each worker is forked from it: a worker starts, or is replaced after a crash
+# or a timeout, at once and sharing the master's memory, instead of spending 1.5-2.5 s of
+# CPU importing it all again. The master opens no database connection (config/wsgi.py
+# closes any before the first fork). A new release means restarting the master (SIGHUP
+# reloads the configuration, not the code).
+preload_app = True
 # A worker whose main loop is silent this long is restarted. The loop keeps beating while
 # its threads serve, so this bounds a hung process, not a long request.
 timeout = 120

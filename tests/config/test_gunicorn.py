@@ -46,6 +46,8 @@ def test_the_config_file_runs_threaded_workers_with_deadlines():
     assert (config["workers"], config["threads"]) == ("3", "8")
     assert config["bind"] == "['0.0.0.0:8000']"
     assert config["accesslog"] == "-"
+    # The app is imported once, in the master, and the workers forked from it.
+    assert config["preload_app"] == "True"
 
 
 def test_workers_threads_and_address_come_from_the_environment():
