@@ -34,14 +34,23 @@ def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 800}}
 
 
+def save_screenshot(page, path: Path) -> None:
+    """A full-page screenshot at ``path`` (under SCREENSHOTS) for people to look at; none
+    with ``SCREENSHOTS=0`` (CI's lanes: nobody looks at a clone's pictures, and drawing and
+    encoding them cost Chromium a sixth of the browser tests' CPU). No test reads them."""
+    if os.environ.get("SCREENSHOTS", "1") == "0":
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=path, full_page=True)
+
+
 @pytest.fixture
 def screenshot(page, request):
-    """Save a full-page screenshot under test-artifacts/screenshots/ for people to look at."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    """Save a full-page screenshot under test-artifacts/screenshots/ (``save_screenshot``)."""
 
     def take(name: str) -> Path:
         path = SCREENSHOTS / f"{name}.png"
-        page.screenshot(path=path, full_page=True)
+        save_screenshot(page, path)
         return path
 
     return take

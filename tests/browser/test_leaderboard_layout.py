@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from evaluation import dashboards, services
 from evaluation.collection import synthetic
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import SCREENSHOTS, save_screenshot
 from tests.evaluation.dashboard_data import user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -124,7 +124,6 @@ def test_on_a_phone_the_table_scrolls_in_its_box_and_judged_at_10_is_in_view(
         assert widths[0] > widths[1]  # the other measures: a swipe inside the table's box
         assert no_sideways_scroll(page)
         expect(page.locator(".u-legend")).to_be_hidden()
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=SCREENSHOTS / "leaderboard-390.png", full_page=True)
+        save_screenshot(page, SCREENSHOTS / "leaderboard-390.png")
     finally:
         context.close()

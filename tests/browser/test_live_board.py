@@ -13,7 +13,7 @@ from annotation.models import Assignment, Campaign, Document, PoolOrdering
 from annotation.views import live as live_views
 from evaluation import services as evaluation_services
 from tests.annotation.live_data import GOOD, WEAK, person, truth
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import SCREENSHOTS, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,8 +42,7 @@ def log_in(page, live_server, username):
 
 
 def shoot(page, name):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+    save_screenshot(page, SCREENSHOTS / f"{name}.png")
 
 
 def start_bandit_campaign(lead, live_server, runs) -> Campaign:

@@ -13,7 +13,7 @@ from annotation.models import Topic
 from evaluation import services as evaluation
 from evaluation.models import SearchEndpoint
 from evaluation.services import search as search_service
-from tests.browser.conftest import SCREENSHOTS, scroll_width
+from tests.browser.conftest import SCREENSHOTS, save_screenshot, scroll_width
 from tests.search_servers import EngineServer
 
 pytestmark = [
@@ -45,8 +45,7 @@ def endpoint(django_user_model, media_root, settings):
 
 
 def shot(page, name: str, width: int) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SHOTS / f"{name}-{width}.png", full_page=True)
+    save_screenshot(page, SHOTS / f"{name}-{width}.png")
 
 
 @pytest.mark.parametrize("width", [1280, 390])

@@ -11,7 +11,7 @@ from accounts.models import Membership, Team
 from annotation import services as annotation
 from evaluation import services as evaluation
 from tests.api.conftest import QRELS, RUN
-from tests.browser.conftest import SCREENSHOTS, scroll_width
+from tests.browser.conftest import SCREENSHOTS, save_screenshot, scroll_width
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,8 +35,7 @@ def teams(django_user_model, media_root):
 
 
 def shoot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SHOTS / f"{name}.png", full_page=True)
+    save_screenshot(page, SHOTS / f"{name}.png")
 
 
 @pytest.mark.parametrize("width", [1280, 390])
