@@ -4,6 +4,7 @@ size caps, answers cut short, servers that drip, header injection, the concurren
 error wording that cannot tell a closed port from a service that is not HTTP."""
 
 import ipaddress
+import re
 import socket
 import threading
 import time
@@ -271,8 +272,29 @@ def _reset(connection):
     connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
 
 
+def _read_request(connection) -> None:
+    """The client's whole request, its head and then its Content-Length of body. Closing a
+    socket whose receive buffer still holds bytes sends a reset, not the end of the answer:
+    after one recv, a body that came in a second segment (a busy machine) was still there,
+    and the client lost the answer to the reset (CI, 2026-11-29)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length:\s*(\d+)\s*$", head)
+    missing = (int(length.group(1)) if length else 0) - len(body)
+    while missing > 0:
+        chunk = connection.recv(missing)
+        if not chunk:
+            return
+        missing -= len(chunk)
+
+
 def _odd_length(connection):
-    connection.recv(65536)
+    _read_request(connection)
     connection.sendall(
         b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
         + b"Content-Length: \xb2"  # "²" as http.client reads headers (latin-1)
