@@ -8,9 +8,12 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and roles"
 
     def ready(self):
-        # Registers the checks, a schema extension and the receivers that end a user's tokens
-        # when their password changes.
-        from accounts import checks, schema, signals  # noqa: F401
+        # Registers the checks and the receivers that end a user's tokens when their password
+        # changes. (accounts.schema, the OpenAPI extension, is imported by drf-spectacular
+        # through REST_FRAMEWORK's DEFAULT_SCHEMA_CLASS before it describes any operation: not
+        # here, where it cost every process, a worker's or a command's, DRF's and
+        # drf-spectacular's imports.)
+        from accounts import checks, signals  # noqa: F401
 
 
 class AdminConfig(admin_apps.AdminConfig):

@@ -1,6 +1,6 @@
 """How drf-spectacular describes personal tokens and the Idempotency-Key header in the OpenAPI
-schema (imported by AccountsConfig.ready, which registers the extension; AutoSchema is
-REST_FRAMEWORK's DEFAULT_SCHEMA_CLASS)."""
+schema. AutoSchema is REST_FRAMEWORK's DEFAULT_SCHEMA_CLASS: drf-spectacular imports this
+module through it before it describes the first operation, which registers the extension."""
 
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
