@@ -9,6 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import no_sideways_scroll
 from tests.oidc_server import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,10 +26,6 @@ def sign_in_at_provider(page, login):
     page.get_by_label("Login").fill(login)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-
-
-def no_sideways_scroll(page):
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 @pytest.mark.parametrize("viewport", ["desktop", "phone"])
